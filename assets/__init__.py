@@ -1,0 +1,1 @@
+"""Dagster definitions for dagster-ocr: partitions, assets, checks, sensors, schedules, jobs."""

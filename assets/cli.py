@@ -1,0 +1,178 @@
+"""``dagster-ocr``: run the asset graph over an inbox in process, run the demo, query, approve.
+
+The CLI sits in the Dagster layer because it runs the very asset graph the UI runs (one code
+path): it registers the inbox files, adds one partition per document, and executes the
+``ingest_document`` job once per partition in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from dagster_ocr.ingest import DocumentStore, ingest_inbox
+from dagster_ocr.warehouse import Warehouse
+
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def default_data_dir(warehouse: Path) -> Path:
+    return warehouse.with_name(warehouse.stem + "_data")
+
+
+def run_inbox(
+    inbox: Path,
+    warehouse: Path,
+    data_dir: Path | None = None,
+    settings_file: str | None = None,
+    overrides_json: str = "{}",
+    ocr_engine: str | None = None,
+    show_progress: bool = True,
+    verbose: bool = False,
+) -> pd.DataFrame:
+    """Parse every document in ``inbox`` into ``warehouse``; returns the per-document summary."""
+    import dagster as dg
+    from tqdm import tqdm
+
+    from assets.definitions import build_definitions
+    from assets.partitions import documents_partitions
+
+    data_dir = data_dir or default_data_dir(warehouse)
+    defs = build_definitions(data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine)
+    job = defs.resolve_job_def("ingest_document")
+    found = ingest_inbox(inbox, DocumentStore(data_dir / "store"))
+    Warehouse(warehouse).ensure_schema()
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(documents_partitions.name, [rec.doc_id for rec, _ in found])
+    bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)
+    for rec, _ in bar:
+        bar.set_postfix_str(rec.file_name[:40])
+        job.execute_in_process(
+            partition_key=rec.doc_id,
+            instance=instance,
+            raise_on_error=False,
+            run_config=None if verbose else QUIET_RUN_CONFIG,
+            tags={"dagster-ocr/file_name": rec.file_name[:200]},
+        )
+    ids = [rec.doc_id for rec, _ in found]
+    summary = Warehouse(warehouse).document_summary()
+    if ids:
+        wh = Warehouse(warehouse)
+        in_run = wh.query("SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))", [ids])
+        summary = summary[summary.file_name.isin(in_run.file_name)]
+    return summary
+
+
+def _print_frame(frame: pd.DataFrame) -> None:
+    with pd.option_context("display.max_colwidth", 70, "display.width", 160):
+        print(frame.to_string(index=False) if len(frame) else "(no rows)")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    summary = run_inbox(
+        Path(args.inbox),
+        Path(args.warehouse),
+        Path(args.data_dir) if args.data_dir else None,
+        args.settings,
+        args.set or "{}",
+        args.ocr,
+        not args.no_progress,
+        args.verbose,
+    )
+    _print_frame(summary)
+    counts = summary.status.value_counts().to_dict() if len(summary) else {}
+    print(
+        f"\n{len(summary)} document(s) in {time.perf_counter() - start:.1f}s: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        + f"; warehouse {args.warehouse}"
+    )
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dagster_ocr.samples import write_samples
+
+    root = Path(args.dir)
+    inbox = root / "inbox"
+    written = write_samples(inbox)
+    print(f"sample documents in {inbox}: {', '.join(p.name for p in written)}")
+    warehouse = root / "warehouse.duckdb"
+    start = time.perf_counter()
+    summary = run_inbox(inbox, warehouse, show_progress=not args.no_progress)
+    print("\nPer-document summary:")
+    _print_frame(summary)
+    print(f"\n({time.perf_counter() - start:.1f}s)")
+    query = (Path(__file__).resolve().parents[1] / "sql" / "queries" / "example.sql").read_text()
+    print("\nExample analyst query:\n" + query.strip())
+    _print_frame(Warehouse(warehouse).query(query))
+    print("\nQuarantine view (documents held back, with reasons):")
+    _print_frame(
+        Warehouse(warehouse).query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
+    )
+    print(
+        f'\nQuery it yourself: .venv/bin/dagster-ocr query --warehouse {warehouse} "SELECT * FROM documents"'
+    )
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    _print_frame(Warehouse(args.warehouse).query(args.sql))
+    return 0
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    wh = Warehouse(args.warehouse)
+    wh.ensure_schema()
+    wh.approve(args.doc_id, args.by, args.reason)
+    print(f"approved {args.doc_id}; re-materialize duckdb_tables and knowledge_base for it to load it")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dagster-ocr", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="parse every document in INBOX into a DuckDB warehouse")
+    run.add_argument("inbox")
+    run.add_argument("--warehouse", required=True, help="DuckDB file to write")
+    run.add_argument("--data-dir", help="where copies and stage outputs are kept (default: <warehouse>_data)")
+    run.add_argument("--settings", help="settings file (JSON or YAML)")
+    run.add_argument(
+        "--set", help='JSON object of settings overrides, e.g. \'{"text": {"ocr_mode": "never"}}\''
+    )
+    run.add_argument("--ocr", choices=["rapidocr", "none"], help="OCR engine (overrides settings)")
+    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("-v", "--verbose", action="store_true", help="show Dagster's event log")
+    run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser("demo", help="generate sample documents and run the pipeline on them")
+    demo.add_argument("--dir", default="demo", help="folder for the samples and the warehouse")
+    demo.add_argument("--no-progress", action="store_true")
+    demo.set_defaults(func=cmd_demo)
+
+    query = sub.add_parser("query", help="run SQL against a warehouse (read-only)")
+    query.add_argument("sql")
+    query.add_argument("--warehouse", required=True)
+    query.set_defaults(func=cmd_query)
+
+    approve = sub.add_parser("approve", help="let a quarantined document into the knowledge base")
+    approve.add_argument("doc_id")
+    approve.add_argument("--warehouse", required=True)
+    approve.add_argument("--by", required=True, help="who approves")
+    approve.add_argument("--reason", required=True)
+    approve.set_defaults(func=cmd_approve)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

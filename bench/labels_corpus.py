@@ -1,0 +1,83 @@
+"""Page-label accuracy on the shared corpus (exact-match share of pages, per file).
+
+Columns: ``stage`` is ``label_pages`` as the pipeline runs it; ``tree`` is ``pdf_page_labels``
+(our own /PageLabels reader); ``pymupdf`` is ``Page.get_label()`` as PyMuPDF returns it;
+``printed`` is the printed-number inference alone (as if the PDF had no /PageLabels).
+
+    .venv/bin/python bench/labels_corpus.py [CORPUS_DIR]
+
+``printed`` is expected to fall short on files whose printed numbers differ from their
+/PageLabels (issue14847.pdf prints "iii", "1", "2", "3" where /PageLabels say i..iv, 1, 2) or
+that carry no text (labelled_pages.pdf): the truth there is the /PageLabels tree.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pymupdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dagster_ocr.labels import LabelSettings, label_pages, pdf_page_labels
+from dagster_ocr.model import Line, Page
+
+
+def pages_from_pdf(doc: pymupdf.Document) -> list[Page]:
+    """Text-layer pages with one Line per PyMuPDF line (enough for page-number detection)."""
+    pages = []
+    for i in range(doc.page_count):
+        page = doc[i]
+        lines = []
+        for block in page.get_text("dict")["blocks"]:
+            for ln in block.get("lines", []):
+                text = "".join(s["text"] for s in ln["spans"]).strip()
+                if text:
+                    lines.append(Line(text=text, bbox=tuple(ln["bbox"]), block=block["number"]))
+        pages.append(Page(index=i, width=page.rect.width, height=page.rect.height, lines=lines))
+    return pages
+
+
+def share(got: list[str] | None, want: list[str]) -> float:
+    if not got:
+        return 0.0
+    return sum(g == w for g, w in zip(got, want, strict=False)) / len(want)
+
+
+def main() -> None:
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared/corpus"
+    folder = corpus / "page_labels"
+    expected = json.loads((folder / "expected_labels.json").read_text())
+    printed_only = LabelSettings(use_pdf_labels=False)
+    print(f"{'file':28} {'pages':>5} {'stage':>6} {'tree':>6} {'pymupdf':>7} {'printed':>7} {'ms':>6}")
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for name, truth in expected.items():
+        want = truth["labels"]
+        doc = pymupdf.open(folder / name)
+        t0 = time.perf_counter()
+        pages = pages_from_pdf(doc)
+        stage = [pl.label for pl in label_pages(doc, pages)]
+        ms = (time.perf_counter() - t0) * 1000
+        tree = pdf_page_labels(doc)
+        raw = [doc[i].get_label() for i in range(doc.page_count)]
+        printed = [pl.label for pl in label_pages(None, pages, printed_only)]
+        row = [share(stage, want), share(tree, want), share(raw, want), share(printed, want)]
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+        print(
+            f"{name:28} {len(want):5d} "
+            + " ".join(f"{v:6.3f}" for v in row[:2])
+            + f" {row[2]:7.3f} {row[3]:7.3f} {ms:6.0f}"
+        )
+    n = len(expected)
+    print(
+        f"{'mean':28} {'':5} "
+        + " ".join(f"{v / n:6.3f}" for v in totals[:2])
+        + f" {totals[2] / n:7.3f} {totals[3] / n:7.3f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""The document model shared by every stage.
+
+Coordinates are PDF points with the origin at the top-left of the (unrotated) page, as PyMuPDF
+reports them; OCR engines convert pixels to points so that labels, tables and paragraphs work
+unchanged on scanned pages. ``page_index`` is always 0-based and physical.
+
+Plain dataclasses with slots: they are created per line and per cell, pickle cheaply between
+Dagster assets, and carry no validation cost on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+BBox = tuple[float, float, float, float]
+
+
+class DocStatus(StrEnum):
+    PARSED = "parsed"
+    QUARANTINED = "quarantined"  # parsed, but held back from the knowledge base by a quality check
+    FAILED = "failed"  # could not be parsed at all (bad input)
+
+
+class TextSource(StrEnum):
+    TEXT_LAYER = "text_layer"
+    OCR = "ocr"
+    NONE = "none"  # no text found and no OCR engine available / OCR disabled
+
+
+class LabelSource(StrEnum):
+    PDF = "pdf"  # the document's /PageLabels tree
+    PRINTED = "printed"  # a page number printed on the page itself
+    INFERRED = "inferred"  # filled in from a consistent run of printed numbers
+    PHYSICAL = "physical"  # fallback: 1-based physical page number
+
+
+@dataclass(slots=True)
+class Span:
+    """A run of text in one font."""
+
+    text: str
+    bbox: BBox
+    font: str = ""
+    size: float = 0.0
+    bold: bool = False
+    italic: bool = False
+
+
+@dataclass(slots=True)
+class Line:
+    """One line of text on a page, from the text layer or from OCR."""
+
+    text: str
+    bbox: BBox
+    spans: list[Span] = field(default_factory=list)
+    #: block number from the text layer (layout hint for paragraphs); -1 for OCR lines
+    block: int = -1
+    #: recognition confidence in [0, 1]; 1.0 for text-layer lines
+    confidence: float = 1.0
+    #: set when the line is page furniture: "page_number", "header" or "footer"
+    furniture: str | None = None
+
+    @property
+    def size(self) -> float:
+        """Dominant font size (largest span), or the line height when no span carries one."""
+        sizes = [s.size for s in self.spans if s.size > 0]
+        return max(sizes) if sizes else self.bbox[3] - self.bbox[1]
+
+    @property
+    def bold(self) -> bool:
+        """True when every non-blank span is bold."""
+        spans = [s for s in self.spans if s.text.strip()]
+        return bool(spans) and all(s.bold for s in spans)
+
+
+@dataclass(slots=True)
+class Page:
+    """One physical page and the text found on it."""
+
+    index: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+    text_source: TextSource = TextSource.TEXT_LAYER
+    #: what produced the lines: "pymupdf", "rapidocr", "transformers", or "" when nothing did
+    engine: str = "pymupdf"
+    #: why ``text_source`` was chosen (for example "no text layer", "image covers 97% of page")
+    route_reason: str = ""
+    rotation: int = 0
+    #: share of the page area covered by images, in [0, 1]
+    image_coverage: float = 0.0
+    ocr_confidence: float | None = None
+    label: str = ""
+    label_source: LabelSource = LabelSource.PHYSICAL
+    label_confidence: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+
+@dataclass(slots=True)
+class PageLabel:
+    """The printed label of one physical page."""
+
+    page_index: int
+    label: str
+    source: LabelSource
+    confidence: float
+    #: index in ``Page.lines`` of the printed page-number line, so later stages treat it as furniture
+    line_index: int | None = None
+
+
+@dataclass(slots=True)
+class Cell:
+    """One table cell. A spanning cell sits at its first row and column; covered cells are absent."""
+
+    row: int
+    col: int
+    text: str
+    page_index: int
+    row_span: int = 1
+    col_span: int = 1
+    bbox: BBox | None = None
+    is_header: bool = False
+    #: size out of line with its row or column: worth a human look (possible merged cell)
+    suspicious: bool = False
+
+
+@dataclass(slots=True)
+class Table:
+    """A table, possibly merged from parts on consecutive pages."""
+
+    table_id: str
+    first_page_index: int
+    last_page_index: int
+    n_rows: int
+    n_cols: int
+    cells: list[Cell]
+    #: bbox on the first page
+    bbox: BBox
+    header_rows: int = 0
+    #: every physical page that contributed rows, in order
+    pages: list[int] = field(default_factory=list)
+    #: how the table was found, e.g. "lines" or "text"
+    strategy: str = ""
+    caption: str = ""
+    #: how the parts were joined: "" (single page), "rows" or "columns"
+    merge_kind: str = ""
+    #: (page_index, bbox) of every part, so other stages can tell table text from body text
+    regions: list[tuple[int, BBox]] = field(default_factory=list)
+
+    def grid(self) -> list[list[str]]:
+        """The table as a rectangular list of rows (covered cells empty)."""
+        rows = [["" for _ in range(self.n_cols)] for _ in range(self.n_rows)]
+        for c in self.cells:
+            if c.row < self.n_rows and c.col < self.n_cols:
+                rows[c.row][c.col] = c.text
+        return rows
+
+
+@dataclass(slots=True)
+class Section:
+    section_id: str
+    parent_id: str | None
+    level: int
+    title: str
+    page_index: int
+    page_label: str = ""
+    #: 0-based position among all sections of the document
+    ordinal: int = 0
+    #: clause number when the heading carries one ("3", "3.2", "Article 5")
+    number: str = ""
+
+
+@dataclass(slots=True)
+class Paragraph:
+    paragraph_id: str
+    section_id: str | None
+    #: 0-based position in the document
+    reading_order: int
+    page_index: int
+    text: str
+    bbox: BBox
+    page_label: str = ""
+    #: validation flags such as "replacement_char", "mojibake", "control_char"
+    flags: list[str] = field(default_factory=list)
+    #: "body", "heading", "list_item", "clause"
+    kind: str = "body"
+    #: the paragraph continues from the previous page (or past a table) and was joined
+    continued: bool = False
+    #: last physical page the paragraph reaches (equal to page_index unless continued)
+    last_page_index: int = -1
+
+
+@dataclass(slots=True)
+class SourceDocument:
+    """A registered input file: its identity and where its bytes are kept."""
+
+    doc_id: str  # sha256 of the bytes
+    file_name: str
+    source_path: str  # where it was found (inbox)
+    stored_path: str  # content-addressed copy kept by the pipeline
+    size_bytes: int
+    #: detected from magic bytes: "pdf", "png", "jpeg", "tiff", or "unknown"
+    kind: str
+
+
+@dataclass(slots=True)
+class ExtractedDocument:
+    """Output of the text stage: the document's pages, or the reason it could not be read."""
+
+    source: SourceDocument
+    status: DocStatus
+    pages: list[Page] = field(default_factory=list)
+    error: str = ""
+    title: str = ""
+    #: physical page count (0 for a failed document)
+    n_pages: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status != DocStatus.FAILED
+
+
+@dataclass(slots=True)
+class ParagraphResult:
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)

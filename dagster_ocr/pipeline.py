@@ -1,0 +1,146 @@
+"""The stages as plain functions over the document model: what each Dagster asset calls.
+
+Every stage takes the previous stages' outputs and returns its own; none raises on bad input.
+A document that cannot be read comes out of ``extract_document`` with status ``failed`` and a
+reason, and the later stages pass it through as empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pymupdf
+
+from dagster_ocr.errors import BadInputError, CorruptInputError
+from dagster_ocr.labels import label_pages
+from dagster_ocr.model import (
+    DocStatus,
+    ExtractedDocument,
+    LabelSource,
+    Page,
+    PageLabel,
+    ParagraphResult,
+    SourceDocument,
+    Table,
+)
+from dagster_ocr.ocr.base import OcrEngine, ocr_page
+from dagster_ocr.paragraphs import build_paragraphs
+from dagster_ocr.settings import Settings
+from dagster_ocr.tables import extract_tables
+from dagster_ocr.textlayer import iter_pages, open_document
+
+log = logging.getLogger(__name__)
+
+#: progress callback: (pages done, pages total)
+Progress = Callable[[int, int], None]
+
+
+@contextlib.contextmanager
+def _opened(doc: ExtractedDocument, settings: Settings) -> Iterator[pymupdf.Document]:
+    pdf = open_document(doc.source, settings.limits)
+    try:
+        yield pdf
+    finally:
+        pdf.close()
+
+
+def extract_document(
+    source: SourceDocument,
+    settings: Settings | None = None,
+    engine: OcrEngine | None = None,
+    progress: Progress | None = None,
+) -> ExtractedDocument:
+    """Text per page (text layer, or OCR where the router says so). Bad input → status failed."""
+    settings = settings or Settings()
+    try:
+        pdf = open_document(source, settings.limits)
+    except BadInputError as exc:
+        log.warning("%s: %s", source.file_name, exc.reason)
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
+
+    ocr = None
+    if engine is not None:
+        dpi = settings.ocr.dpi
+        ocr = lambda page, index: ocr_page(engine, page, index, dpi)  # noqa: E731
+    pages: list[Page] = []
+    try:
+        with pdf:
+            title = (pdf.metadata or {}).get("title") or ""
+            n = pdf.page_count
+            for page in iter_pages(pdf, settings.text, ocr):
+                pages.append(page)
+                if progress:
+                    progress(len(pages), n)
+    except BadInputError as exc:
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
+    except (RuntimeError, ValueError) as exc:  # MuPDF errors on a page the repair could not save
+        reason = CorruptInputError(f"reading page {len(pages)}: {exc}").reason
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
+    return ExtractedDocument(source=source, status=DocStatus.PARSED, pages=pages, title=title, n_pages=n)
+
+
+def document_labels(doc: ExtractedDocument, settings: Settings | None = None) -> list[PageLabel]:
+    """Printed page labels for every page (the PDF's /PageLabels, printed numbers, or physical)."""
+    if not doc.ok:
+        return []
+    settings = settings or Settings()
+    try:
+        with _opened(doc, settings) as pdf:
+            return label_pages(pdf, doc.pages, settings.labels)
+    except BadInputError as exc:  # the stored file changed under us: fall back, don't crash
+        log.warning("labels fell back to physical numbers: %s", exc.reason)
+        return [PageLabel(p.index, str(p.index + 1), LabelSource.PHYSICAL, 0.0) for p in doc.pages]
+
+
+def document_tables(doc: ExtractedDocument, settings: Settings | None = None) -> list[Table]:
+    """Tables per page, merged across page breaks."""
+    if not doc.ok:
+        return []
+    settings = settings or Settings()
+    with _opened(doc, settings) as pdf:
+        return extract_tables(pdf, doc.pages, settings.tables)
+
+
+def document_paragraphs(
+    doc: ExtractedDocument, labels: list[PageLabel], tables: list[Table], settings: Settings | None = None
+) -> ParagraphResult:
+    """Paragraphs and sections, validated, with furniture removed."""
+    if not doc.ok:
+        return ParagraphResult()
+    settings = settings or Settings()
+    return build_paragraphs(doc.pages, labels, tables, settings.paragraphs)
+
+
+@dataclass
+class ParsedDocument:
+    """Every stage's output for one document (for benchmarks and tests of the core alone)."""
+
+    document: ExtractedDocument
+    labels: list[PageLabel] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    paragraphs: ParagraphResult = field(default_factory=ParagraphResult)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def parse(
+    source: SourceDocument, settings: Settings | None = None, engine: OcrEngine | None = None
+) -> ParsedDocument:
+    """All stages in order, timed (the Dagster assets run the same functions one per asset)."""
+    settings = settings or Settings()
+    t = time.perf_counter()
+    out = ParsedDocument(extract_document(source, settings, engine))
+    out.seconds["text"] = time.perf_counter() - t
+    t = time.perf_counter()
+    out.labels = document_labels(out.document, settings)
+    out.seconds["labels"] = time.perf_counter() - t
+    t = time.perf_counter()
+    out.tables = document_tables(out.document, settings)
+    out.seconds["tables"] = time.perf_counter() - t
+    t = time.perf_counter()
+    out.paragraphs = document_paragraphs(out.document, out.labels, out.tables, settings)
+    out.seconds["paragraphs"] = time.perf_counter() - t
+    return out

@@ -1,0 +1,234 @@
+"""Opening documents safely, reading the PDF text layer, and routing each page to OCR when needed.
+
+A page keeps its text layer when the layer is present and sound. It is sent to OCR when it has no
+text, when its text fails validation (replacement characters, unmapped glyphs, mojibake), or when
+an image covers most of it and little text sits on top (a scan with a thin, partial OCR layer).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Literal
+
+import pymupdf
+from pydantic import BaseModel, ConfigDict, Field
+
+from dagster_ocr.errors import (
+    BadInputError,
+    CorruptInputError,
+    EmptyInputError,
+    EncryptedInputError,
+    OverLimitError,
+    UnsupportedInputError,
+)
+from dagster_ocr.ingest import SUPPORTED_KINDS
+from dagster_ocr.model import BBox, Line, Page, SourceDocument, Span, TextSource
+from dagster_ocr.validation import garbage_ratio
+
+log = logging.getLogger(__name__)
+
+pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter on broken files; we report ourselves
+
+
+class LimitSettings(BaseModel):
+    """Limits that protect a run from hostile or absurd inputs; each breach is a recorded reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_file_bytes: int = Field(512 * 1024 * 1024, description="Largest input file accepted, in bytes.")
+    max_pages: int = Field(5000, description="Most pages a document may have.")
+    max_page_area: float = Field(
+        200.0 * 200.0 * 72 * 72, description="Largest page area in square points (default: 200x200 inches)."
+    )
+    max_image_pixels: int = Field(
+        100_000_000, description="Largest image (pixels) accepted as a document or rendered for OCR."
+    )
+
+
+class TextSettings(BaseModel):
+    """How each page's text is obtained."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ocr_mode: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="auto: OCR pages whose text layer is missing or unsound; always / never: override.",
+    )
+    min_chars: int = Field(
+        8, description="A page with fewer non-space text-layer characters than this counts as having no text."
+    )
+    max_garbage_ratio: float = Field(
+        0.10,
+        description="Share of suspicious characters (U+FFFD, unmapped glyphs, mojibake) above which "
+        "the text layer is rejected and the page is OCR'd.",
+    )
+    scan_image_coverage: float = Field(
+        0.85, description="A page covered by images at least this much is treated as a scan ..."
+    )
+    scan_max_chars: int = Field(
+        200, description="... unless its text layer holds more than this many characters."
+    )
+
+
+def open_document(source: SourceDocument, limits: LimitSettings | None = None) -> pymupdf.Document:
+    """Open a registered file as a PyMuPDF document (images become one page per frame).
+
+    Raises a ``BadInputError`` subclass with a clear reason for empty, unsupported, corrupt,
+    encrypted or over-limit input; never returns a document that cannot be read.
+    """
+    limits = limits or LimitSettings()
+    if source.size_bytes == 0:
+        raise EmptyInputError("the file is empty (0 bytes)")
+    if source.size_bytes > limits.max_file_bytes:
+        raise OverLimitError(
+            f"file is {source.size_bytes} bytes, above max_file_bytes={limits.max_file_bytes}"
+        )
+    if source.kind not in SUPPORTED_KINDS:
+        raise UnsupportedInputError(
+            f"{source.file_name!r} is not a PDF or a PNG/JPEG/TIFF image (content does not match any "
+            "supported file signature)"
+        )
+    try:
+        doc = pymupdf.open(source.stored_path, filetype=source.kind)
+    except Exception as exc:  # MuPDF raises FileDataError, RuntimeError, ValueError on broken input
+        raise CorruptInputError(f"cannot open {source.kind}: {exc}") from exc
+    try:
+        if doc.needs_pass and not doc.authenticate(""):
+            raise EncryptedInputError("the PDF is encrypted and needs a password")
+        if doc.page_count == 0:
+            raise CorruptInputError("the document has no readable pages")
+        if doc.page_count > limits.max_pages:
+            raise OverLimitError(f"{doc.page_count} pages, above max_pages={limits.max_pages}")
+        if not doc.is_pdf:
+            doc = _image_as_pdf(doc, limits)
+        for page in doc:  # touching each page's size is cheap and catches broken page trees early
+            area = page.rect.width * page.rect.height
+            if area > limits.max_page_area:
+                raise OverLimitError(
+                    f"page {page.number} is {page.rect.width:.0f}x{page.rect.height:.0f} pt, above "
+                    f"max_page_area={limits.max_page_area:.0f}"
+                )
+    except BadInputError:
+        doc.close()
+        raise
+    except Exception as exc:
+        doc.close()
+        raise CorruptInputError(f"cannot read the page tree: {exc}") from exc
+    return doc
+
+
+def _image_as_pdf(doc: pymupdf.Document, limits: LimitSettings) -> pymupdf.Document:
+    for page in doc:
+        info = page.get_image_info()
+        pixels = max((i["width"] * i["height"] for i in info), default=0)
+        if pixels > limits.max_image_pixels:
+            raise OverLimitError(
+                f"image has {pixels} pixels, above max_image_pixels={limits.max_image_pixels}"
+            )
+    pdf = pymupdf.open("pdf", doc.convert_to_pdf())
+    doc.close()
+    return pdf
+
+
+def _image_coverage(page: pymupdf.Page) -> float:
+    area = abs(page.rect) or 1.0
+    covered = 0.0
+    for info in page.get_image_info():
+        r = pymupdf.Rect(info["bbox"]) & page.rect
+        covered += abs(r)
+    return min(covered / area, 1.0)
+
+
+def extract_lines(page: pymupdf.Page) -> list[Line]:
+    """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
+    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES, sort=False)
+    rot = page.rotation_matrix if page.rotation else None
+
+    def box(b: tuple[float, float, float, float]) -> BBox:
+        if rot is None:
+            return (b[0], b[1], b[2], b[3])
+        r = pymupdf.Rect(b) * rot
+        return (r.x0, r.y0, r.x1, r.y1)
+
+    lines: list[Line] = []
+    for block in data["blocks"]:
+        if block.get("type") != 0:
+            continue
+        for ln in block["lines"]:
+            spans = [
+                Span(
+                    text=s["text"],
+                    bbox=box(s["bbox"]),
+                    font=s["font"],
+                    size=round(s["size"], 2),
+                    bold=bool(s["flags"] & pymupdf.TEXT_FONT_BOLD) or "bold" in s["font"].lower(),
+                    italic=bool(s["flags"] & pymupdf.TEXT_FONT_ITALIC),
+                )
+                for s in ln["spans"]
+            ]
+            text = "".join(s.text for s in spans).strip()
+            if text:
+                lines.append(Line(text=text, bbox=box(ln["bbox"]), spans=spans, block=block["number"]))
+    return lines
+
+
+def route_page(lines: list[Line], image_coverage: float, settings: TextSettings) -> tuple[bool, str]:
+    """Decide whether a page needs OCR. Returns (needs_ocr, reason)."""
+    if settings.ocr_mode == "always":
+        return True, "ocr_mode=always"
+    text = "".join(line.text for line in lines)
+    n_chars = sum(1 for c in text if not c.isspace())
+    if settings.ocr_mode == "never":
+        return False, "ocr_mode=never"
+    if n_chars < settings.min_chars:
+        return True, f"no text layer ({n_chars} characters)"
+    ratio = garbage_ratio(text)
+    if ratio > settings.max_garbage_ratio:
+        return True, f"text layer fails validation ({ratio:.0%} suspicious characters)"
+    if image_coverage >= settings.scan_image_coverage and n_chars <= settings.scan_max_chars:
+        return True, f"image covers {image_coverage:.0%} of the page with little text ({n_chars} characters)"
+    return False, "text layer sound"
+
+
+#: OCR one page: (pymupdf page, physical index) -> Page with text_source=ocr
+PageOcr = Callable[[pymupdf.Page, int], Page]
+
+
+def iter_pages(
+    doc: pymupdf.Document,
+    settings: TextSettings | None = None,
+    ocr: PageOcr | None = None,
+) -> Iterator[Page]:
+    """Yield one ``Page`` per physical page, streaming (nothing but the current page is rendered).
+
+    ``ocr`` is called for pages the router sends to OCR; without it such pages keep whatever text
+    layer they have and record why (``text_source`` "none" when they have no text at all).
+    """
+    settings = settings or TextSettings()
+    for page in doc:
+        lines = extract_lines(page)
+        coverage = _image_coverage(page)
+        needs_ocr, reason = route_page(lines, coverage, settings)
+        result = Page(
+            index=page.number,
+            width=page.rect.width,
+            height=page.rect.height,
+            lines=lines,
+            text_source=TextSource.TEXT_LAYER,
+            engine="pymupdf",
+            route_reason=reason,
+            rotation=page.rotation,
+            image_coverage=round(coverage, 4),
+        )
+        if needs_ocr:
+            if ocr is not None:
+                result = ocr(page, page.number)
+                result.route_reason = reason
+                result.image_coverage = round(coverage, 4)
+            elif not lines:
+                result.text_source, result.engine = TextSource.NONE, ""
+                result.route_reason = f"{reason}; OCR disabled"
+            else:
+                result.route_reason = f"{reason}; OCR disabled, text layer kept"
+        yield result

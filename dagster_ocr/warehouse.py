@@ -1,0 +1,340 @@
+"""The DuckDB warehouse: schema from ``sql/``, atomic and idempotent writes per document.
+
+Every write replaces one document's rows inside one transaction (delete, then insert), so a
+re-run never duplicates rows and a crash mid-write leaves the previous version whole. Connections
+are short-lived: DuckDB lets one process hold a file for writing, and a long-held connection
+would lock analysts and other runs out (see FACTS.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from dagster_ocr import __version__
+from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+
+log = logging.getLogger(__name__)
+
+#: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
+SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
+
+#: tables holding one document's parsed content (replaced together by ``write_document``)
+CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    frame = pd.DataFrame.from_records(rows)
+    con.register("_rows", frame)
+    try:
+        # BY NAME: the DataFrame may carry a subset of the columns, in any order
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+    finally:
+        con.unregister("_rows")
+
+
+class Warehouse:
+    """One DuckDB file. Methods open a connection, do one unit of work, and close it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @contextlib.contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.path), read_only=read_only)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def ensure_schema(self) -> None:
+        with self.connect() as con:
+            con.execute((SQL_DIR / "schema.sql").read_text())
+            con.execute((SQL_DIR / "views.sql").read_text())
+
+    # ---- writes -------------------------------------------------------------------------------
+
+    def write_document(
+        self,
+        doc: ExtractedDocument,
+        labels: Sequence[PageLabel],
+        tables: Sequence[Table],
+        paragraphs: ParagraphResult,
+    ) -> dict[str, int]:
+        """Replace everything stored for ``doc`` with this parse. Returns row counts per table."""
+        self.ensure_schema()
+        rows = document_rows(doc, labels, tables, paragraphs)
+        doc_id = doc.source.doc_id
+        with self.transaction() as con:
+            for table in (*CONTENT_TABLES, "documents"):
+                con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
+            # a new parse invalidates the previous verdicts and knowledge-base load
+            con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
+            con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
+            for table, table_rows in rows.items():
+                _insert(con, table, table_rows)
+        return {table: len(r) for table, r in rows.items()}
+
+    def record_quality(
+        self, doc_id: str, check_name: str, results: Sequence[dict[str, Any]], status: DocStatus | None
+    ) -> None:
+        """Store one check's expectation results and, when given, the document's new status."""
+        now = _now()
+        with self.transaction() as con:
+            con.execute(
+                "DELETE FROM quality_results WHERE doc_id = ? AND check_name = ?", [doc_id, check_name]
+            )
+            _insert(
+                con,
+                "quality_results",
+                [{**r, "doc_id": doc_id, "check_name": check_name, "evaluated_at": now} for r in results],
+            )
+            if status is not None:
+                failed = [
+                    f"{r['expectation']} (observed {r['observed_value']})"
+                    for r in results
+                    if not r["success"] and r["severity"] == "ERROR"
+                ]
+                error = ("quality: " + "; ".join(failed)) if failed else None
+                con.execute(
+                    "UPDATE documents SET status = ?, error = CASE WHEN ? = 'failed' THEN error ELSE ? END "
+                    "WHERE doc_id = ?",
+                    [str(status), str(status), error, doc_id],
+                )
+
+    def approve(self, doc_id: str, approved_by: str, reason: str) -> None:
+        """Record a reviewer's decision to load a quarantined document despite failed checks."""
+        with self.transaction() as con:
+            con.execute("DELETE FROM approvals WHERE doc_id = ?", [doc_id])
+            con.execute("INSERT INTO approvals VALUES (?, ?, ?, ?)", [doc_id, approved_by, reason, _now()])
+
+    def is_approved(self, doc_id: str) -> bool:
+        self.ensure_schema()
+        with self.connect() as con:
+            return con.execute("SELECT count(*) FROM approvals WHERE doc_id = ?", [doc_id]).fetchone()[0] > 0
+
+    def write_kb(self, doc_id: str, chunks: Sequence[dict[str, Any]]) -> int:
+        """Replace the document's knowledge-base chunks."""
+        now = _now()
+        with self.transaction() as con:
+            con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
+            _insert(con, "kb_chunks", [{**c, "doc_id": doc_id, "loaded_at": now} for c in chunks])
+        return len(chunks)
+
+    def delete_kb(self, doc_id: str) -> None:
+        with self.transaction() as con:
+            con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+        with self.connect(read_only=True) as con:
+            return con.execute(sql, params or []).df()
+
+    def document_summary(self) -> pd.DataFrame:
+        return self.query(
+            """
+            SELECT d.file_name, d.status, d.n_pages, d.n_ocr_pages AS ocr_pages, d.n_tables AS tables,
+                   d.n_paragraphs AS paragraphs,
+                   (SELECT count(*) FROM kb_chunks k WHERE k.doc_id = d.doc_id) AS kb_chunks,
+                   coalesce(d.error, '') AS reason
+            FROM documents d ORDER BY d.file_name
+            """
+        )
+
+
+def document_rows(
+    doc: ExtractedDocument,
+    labels: Sequence[PageLabel],
+    tables: Sequence[Table],
+    paragraphs: ParagraphResult,
+) -> dict[str, list[dict[str, Any]]]:
+    """The rows of every contract table for one document (pure: no database)."""
+    doc_id = doc.source.doc_id
+    label_of = {lab.page_index: lab for lab in labels}
+
+    def page_label(i: int) -> str:
+        lab = label_of.get(i)
+        return lab.label if lab else str(i + 1)
+
+    pages, lines = [], []
+    for page in doc.pages:
+        lab = label_of.get(page.index)
+        pages.append(
+            {
+                "doc_id": doc_id,
+                "page_index": page.index,
+                "page_label": page_label(page.index),
+                "label_source": str(lab.source) if lab else "physical",
+                "label_confidence": lab.confidence if lab else 0.0,
+                "text_source": str(page.text_source),
+                "engine": page.engine,
+                "route_reason": page.route_reason,
+                "width": page.width,
+                "height": page.height,
+                "rotation": page.rotation,
+                "image_coverage": page.image_coverage,
+                "ocr_confidence": page.ocr_confidence,
+                "n_lines": len(page.lines),
+                "text": page.text,
+            }
+        )
+        number_line = lab.line_index if lab else None
+        for i, line in enumerate(page.lines):
+            span = line.spans[0] if line.spans else None
+            furniture = line.furniture or ("page_number" if i == number_line else None)
+            lines.append(
+                {
+                    "doc_id": doc_id,
+                    "page_index": page.index,
+                    "line_index": i,
+                    "page_label": page_label(page.index),
+                    "text": line.text,
+                    "x0": line.bbox[0],
+                    "y0": line.bbox[1],
+                    "x1": line.bbox[2],
+                    "y1": line.bbox[3],
+                    "font": span.font if span else "",
+                    "size": line.size,
+                    "bold": line.bold,
+                    "confidence": line.confidence,
+                    "furniture": furniture,
+                }
+            )
+
+    sections = [
+        {
+            "doc_id": doc_id,
+            "section_id": s.section_id,
+            "parent_id": s.parent_id,
+            "level": s.level,
+            "title": s.title,
+            "number": s.number,
+            "page_index": s.page_index,
+            "page_label": s.page_label or page_label(s.page_index),
+            "ordinal": s.ordinal,
+        }
+        for s in paragraphs.sections
+    ]
+
+    paras = [
+        {
+            "doc_id": doc_id,
+            "paragraph_id": p.paragraph_id,
+            "section_id": p.section_id,
+            "reading_order": p.reading_order,
+            "page_index": p.page_index,
+            "page_label": p.page_label or page_label(p.page_index),
+            "last_page_index": p.last_page_index if p.last_page_index >= 0 else p.page_index,
+            "text": p.text,
+            "x0": p.bbox[0],
+            "y0": p.bbox[1],
+            "x1": p.bbox[2],
+            "y1": p.bbox[3],
+            "flags": list(p.flags),
+            "kind": p.kind,
+            "continued": p.continued,
+        }
+        for p in paragraphs.paragraphs
+    ]
+
+    table_rows, cells = [], []
+    for t in tables:
+        table_rows.append(
+            {
+                "doc_id": doc_id,
+                "table_id": t.table_id,
+                "first_page_index": t.first_page_index,
+                "last_page_index": t.last_page_index,
+                "first_page_label": page_label(t.first_page_index),
+                "last_page_label": page_label(t.last_page_index),
+                "n_rows": t.n_rows,
+                "n_cols": t.n_cols,
+                "header_rows": t.header_rows,
+                "pages": list(t.pages or [t.first_page_index]),
+                "merge_kind": t.merge_kind,
+                "strategy": t.strategy,
+                "caption": t.caption,
+                "x0": t.bbox[0],
+                "y0": t.bbox[1],
+                "x1": t.bbox[2],
+                "y1": t.bbox[3],
+            }
+        )
+        for c in t.cells:
+            bb = c.bbox or (None, None, None, None)
+            cells.append(
+                {
+                    "doc_id": doc_id,
+                    "table_id": t.table_id,
+                    "row_idx": c.row,
+                    "col_idx": c.col,
+                    "text": c.text,
+                    "page_index": c.page_index,
+                    "page_label": page_label(c.page_index),
+                    "row_span": c.row_span,
+                    "col_span": c.col_span,
+                    "is_header": c.is_header,
+                    "suspicious": c.suspicious,
+                    "x0": bb[0],
+                    "y0": bb[1],
+                    "x1": bb[2],
+                    "y1": bb[3],
+                }
+            )
+
+    src = doc.source
+    documents = [
+        {
+            "doc_id": doc_id,
+            "file_name": src.file_name,
+            "source_path": src.source_path,
+            "stored_path": src.stored_path,
+            "kind": src.kind,
+            "size_bytes": src.size_bytes,
+            "n_pages": doc.n_pages,
+            "status": str(doc.status),
+            "error": doc.error or None,
+            "title": doc.title,
+            "n_paragraphs": len(paras),
+            "n_tables": len(table_rows),
+            "n_ocr_pages": sum(1 for p in doc.pages if str(p.text_source) == "ocr"),
+            "pipeline_version": __version__,
+            "parsed_at": _now(),
+        }
+    ]
+    return {
+        "documents": documents,
+        "pages": pages,
+        "lines": lines,
+        "sections": sections,
+        "paragraphs": paras,
+        "tables": table_rows,
+        "table_cells": cells,
+    }

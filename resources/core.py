@@ -1,0 +1,79 @@
+"""Resources for the document store, the warehouse, settings and the OCR engine.
+
+Config stays flat (Dagster rejects nested pydantic models in a resource); the full settings tree
+lives in an optional settings file plus a JSON object of overrides.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.ocr import get_engine
+from dagster_ocr.ocr.base import OcrEngine, OcrSettings
+from dagster_ocr.settings import Settings
+from dagster_ocr.warehouse import Warehouse
+
+
+class DocumentStoreResource(dg.ConfigurableResource):
+    """Where new documents arrive (inbox) and where the pipeline keeps its copy of each (store)."""
+
+    inbox_dir: str = "data/inbox"
+    store_dir: str = "data/store"
+
+    def store(self) -> DocumentStore:
+        return DocumentStore(Path(self.store_dir))
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """The DuckDB file analysts query."""
+
+    path: str = "data/warehouse.duckdb"
+
+    def warehouse(self) -> Warehouse:
+        return Warehouse(Path(self.path))
+
+
+class SettingsResource(dg.ConfigurableResource):
+    """Pipeline settings: an optional JSON/YAML file, then a JSON object of overrides on top.
+
+    Example override from the launchpad: ``{"tables": {"merge_across_pages": false}}``.
+    """
+
+    settings_file: str | None = None
+    overrides_json: str = "{}"
+
+    def load(self) -> Settings:
+        overrides: dict[str, Any] = json.loads(self.overrides_json or "{}")
+        return Settings.load(self.settings_file, overrides)
+
+
+# One engine per process and configuration: loading OCR models is the expensive part, and Dagster
+# builds resources per run (and per step in multiprocess runs).
+_ENGINES: dict[str, OcrEngine | None] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+class OcrResource(dg.ConfigurableResource):
+    """The OCR engine for pages the router sends to OCR.
+
+    ``engine`` overrides ``settings.ocr.engine`` when set ("rapidocr", or "none" to disable OCR);
+    every other OCR tunable comes from the pipeline settings.
+    """
+
+    engine: str | None = None
+
+    def get_engine(self, settings: OcrSettings) -> OcrEngine | None:
+        if self.engine is not None:
+            settings = settings.model_copy(update={"engine": self.engine})
+            settings = OcrSettings.model_validate(settings.model_dump())  # validate the override
+        key = settings.model_dump_json()
+        with _ENGINES_LOCK:
+            if key not in _ENGINES:
+                _ENGINES[key] = get_engine(settings)
+            return _ENGINES[key]
