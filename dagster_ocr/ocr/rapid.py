@@ -1,0 +1,103 @@
+"""The default CPU OCR engine: rapidocr (PP-OCR models run with onnxruntime).
+
+rapidocr 3.x ships its default detection, orientation and recognition models inside the wheel,
+so it works offline; any other model choice would be downloaded at first use and fail on an
+offline host, which is why the configuration below only touches runtime knobs, never models.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+
+from dagster_ocr.errors import EngineError
+from dagster_ocr.ocr.base import OcrLine, OcrSettings
+
+logger = logging.getLogger(__name__)
+
+#: rapidocr's own logger: it has a coloured stream handler and does not propagate
+_RAPIDOCR_LOGGER = "RapidOCR"
+
+
+class RapidOcrEngine:
+    """``OcrEngine`` backed by rapidocr. The model loads on the first ``recognize`` and is reused.
+
+    Calls are serialised by a lock: rapidocr keeps per-call state on the instance, and
+    onnxruntime already uses every core for one image, so parallel calls would gain nothing.
+    """
+
+    name = "rapidocr"
+
+    def __init__(self, settings: OcrSettings | None = None):
+        self.settings = settings or OcrSettings()
+        self._ocr: Any = None
+        self._lock = threading.Lock()
+
+    def _params(self) -> dict[str, Any]:
+        s = self.settings
+        params: dict[str, Any] = {
+            # "error": its only warnings are "detection result is empty", normal on blank pages
+            "Global.log_level": "error",
+            # we filter by confidence ourselves (engine-independent, see ocr_page); keep all here
+            "Global.text_score": 0.0,
+            "Global.max_side_len": s.max_side_len,
+        }
+        if s.num_threads:
+            params["EngineConfig.onnxruntime.intra_op_num_threads"] = s.num_threads
+            params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
+        return params
+
+    def load(self) -> None:
+        """Load the models now (otherwise the first ``recognize`` does). Idempotent."""
+        if self._ocr is not None:
+            return
+        with self._lock:
+            if self._ocr is None:
+                self._ocr = self._build()
+
+    def _build(self) -> Any:
+        # quiet its chatter before import: rapidocr configures its logger at import time
+        logging.getLogger(_RAPIDOCR_LOGGER).setLevel(logging.ERROR)
+        try:
+            from rapidocr import RapidOCR
+
+            ocr = RapidOCR(params=self._params())
+            # rapidocr itself loads each model lazily; load them here so a missing model fails at
+            # start-up as an EngineError instead of in the middle of a document
+            ocr._load_det_model()
+            ocr._load_cls_model()
+            ocr._load_rec_model()
+        except Exception as exc:
+            raise EngineError(f"cannot load rapidocr: {exc}") from exc
+        logger.info("rapidocr loaded (max_side_len=%d)", self.settings.max_side_len)
+        return ocr
+
+    def recognize(self, image: np.ndarray) -> list[OcrLine]:
+        """Recognise text lines in an HxWx3 uint8 RGB image; boxes are axis-aligned pixels."""
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise ValueError(f"expected an HxWx3 uint8 RGB image, got {image.shape} {image.dtype}")
+        self.load()
+        # rapidocr treats a numpy array as OpenCV BGR
+        bgr = np.ascontiguousarray(image[:, :, ::-1])
+        with self._lock:
+            try:
+                result = self._ocr(bgr)
+            except Exception as exc:
+                raise EngineError(f"rapidocr failed: {exc}") from exc
+        boxes, txts, scores = result.boxes, result.txts, result.scores
+        if boxes is None or txts is None or scores is None:
+            return []  # no text found
+        lines: list[OcrLine] = []
+        for box, text, score in zip(boxes, txts, scores, strict=True):
+            pts = np.asarray(box, dtype=float).reshape(-1, 2)  # 4-point polygon, maybe tilted
+            x0, y0 = pts.min(axis=0)
+            x1, y1 = pts.max(axis=0)
+            lines.append(
+                OcrLine(
+                    text=str(text), bbox=(float(x0), float(y0), float(x1), float(y1)), confidence=float(score)
+                )
+            )
+        return lines

@@ -1,0 +1,262 @@
+"""OCR engine protocol, the rapidocr engine, page rendering, reading order and CER."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+import pytest
+from pydantic import ValidationError
+
+from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
+from dagster_ocr.metrics import cer, levenshtein, wer
+from dagster_ocr.model import TextSource
+from dagster_ocr.ocr import (
+    OcrEngine,
+    OcrLine,
+    OcrSettings,
+    get_engine,
+    load_image_pages,
+    ocr_lines_to_model,
+    ocr_page,
+    reading_order,
+    render_page,
+)
+from dagster_ocr.ocr.rapid import RapidOcrEngine
+
+INVOICE = "Invoice 2024 total 1,250.00"
+TERMS = "Payment due within 30 days"
+
+
+@pytest.fixture(scope="module")
+def engine() -> RapidOcrEngine:
+    """One loaded rapidocr engine for the whole module (loading costs ~1-2 s)."""
+    eng = RapidOcrEngine()
+    eng.load()
+    return eng
+
+
+def _text_page(rotation: int = 0) -> tuple[pymupdf.Document, pymupdf.Page]:
+    """A page with two lines that read upright as displayed, like a scan stored with /Rotate."""
+    doc = pymupdf.open()
+    # a small page: OCR time grows with pixels, and this keeps the test file fast
+    page = doc.new_page(width=420, height=300)
+    page.set_rotation(rotation)
+    for (x, y), text, font, size in (((72, 100), INVOICE, "helv", 14), ((150, 220), TERMS, "tiro", 12)):
+        # insert_text takes unrotated coordinates: map the displayed position back
+        point = pymupdf.Point(x, y) * page.derotation_matrix
+        page.insert_text(point, text, fontname=font, fontsize=size, rotate=rotation)
+    return doc, page
+
+
+def _text_layer_bbox(page: pymupdf.Page, text: str) -> tuple[float, float, float, float]:
+    for block in page.get_text("dict")["blocks"]:
+        for line in block.get("lines", []):
+            if "".join(s["text"] for s in line["spans"]).strip() == text:
+                return tuple(line["bbox"])
+    raise AssertionError(f"{text!r} not in the text layer")
+
+
+def _assert_bbox_close(ocr_bbox, ref_bbox, tol: float = 4.0) -> None:
+    assert all(abs(a - b) <= tol for a, b in zip(ocr_bbox, ref_bbox, strict=True)), (ocr_bbox, ref_bbox)
+
+
+# ---------------------------------------------------------------------------------- the engine
+
+
+def test_ocr_page_reads_text_and_maps_boxes_to_points(engine):
+    doc, page = _text_page()
+    result = ocr_page(engine, page, 3, dpi=200)
+    assert [ln.text for ln in result.lines] == [INVOICE, TERMS]
+    assert result.index == 3
+    assert result.text_source == TextSource.OCR
+    assert result.engine == "rapidocr"
+    assert (result.width, result.height) == (420, 300)
+    assert result.ocr_confidence is not None and result.ocr_confidence > 0.9
+    for ln, size in zip(result.lines, (14, 12), strict=True):
+        # pixels came back as points: the OCR box sits where the text layer says the text is
+        _assert_bbox_close(ln.bbox, _text_layer_bbox(page, ln.text))
+        assert ln.block == -1 and 0.9 < ln.confidence <= 1.0
+        assert len(ln.spans) == 1 and ln.spans[0].text == ln.text
+        assert abs(ln.size - size) / size < 0.25, (ln.size, size)
+
+
+def test_rotated_page_is_read_upright_in_unrotated_coordinates(engine):
+    doc, page = _text_page(rotation=90)
+    result = ocr_page(engine, page, 0, dpi=150)
+    assert [ln.text for ln in result.lines] == [INVOICE, TERMS]
+    assert result.rotation == 90
+    assert (result.width, result.height) == (300, 420)  # page.rect, as displayed
+    for ln in result.lines:
+        # the same coordinate system PyMuPDF's text layer uses on a rotated page
+        _assert_bbox_close(ln.bbox, _text_layer_bbox(page, ln.text), tol=5.0)
+
+
+def test_blank_page_gives_no_lines(engine):
+    doc = pymupdf.open()
+    page = doc.new_page(width=300, height=300)
+    result = ocr_page(engine, page, 0, dpi=72)
+    assert result.lines == [] and result.ocr_confidence is None and result.text_source == TextSource.OCR
+
+
+def test_phototest_character_error_rate(engine, corpus: Path):
+    tif = corpus / "ocr" / "tesseract" / "phototest.tif"
+    with pymupdf.open(tif) as doc:
+        page = doc[0]
+        result = ocr_page(engine, page, 0, dpi=None)  # image document: native 200 dpi
+    ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
+    # measured 0.000 with rapidocr 3.10 (PP-OCRv6): 8/8 lines exact, in reading order
+    assert cer(ref, result.text) < 0.02, result.text
+    assert result.lines[0].text.startswith("This is a lot of 12 point text")
+
+
+def test_eurotext_accents_and_quotes(engine, corpus: Path):
+    tif = corpus / "ocr" / "tesseract" / "eurotext.tif"
+    with pymupdf.open(tif) as doc:
+        page = doc[0]
+        result = ocr_page(engine, page, 0, dpi=None)
+    ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
+    assert cer(ref, result.text) < 0.03, result.text  # measured 0.005
+    assert "über den faulen Hund" in result.text
+
+
+def test_image_only_pdf(engine, corpus: Path):
+    pdf = corpus / "ocr" / "docling" / "ocr_test.pdf"
+    with pymupdf.open(pdf) as doc:
+        page = doc[0]
+        assert not page.get_text().strip()  # a scan: no text layer at all
+        result = ocr_page(engine, page, 0, dpi=100)  # large print: 100 dpi reads it exactly, quickly
+    ref = (corpus / "ocr" / "docling" / "groundtruth" / "ocr_test.rapidocr.full_page.md").read_text("utf-8")
+    assert cer(ref, result.text) < 0.02, result.text  # measured 0.000 at 72-200 dpi
+    first = result.lines[0]
+    assert first.text.startswith("Docling bundles PDF")
+    assert 60 < first.bbox[1] < first.bbox[3] < 110 and 15 < first.size < 30  # points, not pixels
+
+
+def test_recognize_rejects_non_rgb(engine):
+    with pytest.raises(ValueError, match="RGB"):
+        engine.recognize(np.zeros((10, 10), dtype=np.uint8))
+
+
+def test_rapidocr_logger_is_quiet(engine):
+    assert logging.getLogger("RapidOCR").getEffectiveLevel() >= logging.WARNING
+
+
+# --------------------------------------------------------------------------- factory, settings
+
+
+def test_get_engine_factory():
+    assert get_engine(OcrSettings(engine="none")) is None
+    eng = get_engine(OcrSettings())
+    assert isinstance(eng, RapidOcrEngine) and isinstance(eng, OcrEngine)
+    assert eng.name == "rapidocr"
+    assert eng._ocr is None  # nothing loaded until the first page
+
+
+def test_settings_reject_unknown_keys_and_engines():
+    with pytest.raises(ValidationError):
+        OcrSettings(dpi=200, colour="red")
+    with pytest.raises(ValidationError):
+        OcrSettings(engine="tesseract")
+    assert OcrSettings().dpi == 200 and OcrSettings.model_fields["dpi"].description
+
+
+# ---------------------------------------------------------------------------- images, rendering
+
+
+def test_render_page_size_and_pixel_cap():
+    doc, page = _text_page()
+    img = render_page(page, 100)
+    assert img.dtype == np.uint8 and img.shape[2] == 3
+    assert abs(img.shape[0] - 300 * 100 / 72) <= 1 and abs(img.shape[1] - 420 * 100 / 72) <= 1
+    # ink where the text was drawn (x 72.., baseline y 100 at 100 dpi)
+    assert img[int(92 * 100 / 72) : int(102 * 100 / 72), 100:300].min() < 100
+    small = render_page(page, 300, max_pixels=100_000)
+    assert small.shape[0] * small.shape[1] <= 100_000 * 1.01
+    page.set_rotation(90)
+    h, w = render_page(page, 72).shape[:2]
+    assert abs(h - 420) <= 1 and abs(w - 300) <= 1  # as displayed: portrait
+
+
+def test_load_image_pages_tiff_png_and_multipage(tmp_path, corpus: Path):
+    frames = list(load_image_pages(corpus / "ocr" / "tesseract" / "phototest.tif"))
+    assert len(frames) == 1 and frames[0].shape == (480, 640, 3) and frames[0].dtype == np.uint8
+
+    doc, page = _text_page()
+    pix = page.get_pixmap(dpi=50)
+    png = tmp_path / "page.png"
+    pix.save(png)
+    (img,) = load_image_pages(png)
+    assert img.shape == (pix.height, pix.width, 3)
+
+    pil = pytest.importorskip("PIL.Image")  # only to write a multi-page TIFF fixture
+    a = pil.new("RGB", (120, 80), "white")
+    b = pil.new("L", (60, 200), 0)
+    multi = tmp_path / "multi.tiff"
+    a.save(multi, save_all=True, append_images=[b])
+    shapes = [f.shape for f in load_image_pages(multi)]
+    assert shapes == [(80, 120, 3), (200, 60, 3)]
+
+
+def test_load_image_pages_rejects_bad_input(tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n this is not a png")
+    with pytest.raises(CorruptInputError):
+        list(load_image_pages(bad))
+    pdf = tmp_path / "doc.pdf"
+    doc = pymupdf.open()
+    doc.new_page()
+    doc.save(pdf)
+    with pytest.raises(UnsupportedInputError):
+        list(load_image_pages(pdf))
+
+
+# ---------------------------------------------------------------------- reading order, convert
+
+
+def _ln(text: str, x0: float, y0: float, x1: float, y1: float) -> OcrLine:
+    return OcrLine(text=text, bbox=(x0, y0, x1, y1), confidence=0.9)
+
+
+def test_reading_order_heading_then_columns():
+    # detection order as rapidocr might give it: rows interleaved across the two columns
+    lines = [
+        _ln("L1", 50, 200, 280, 220),
+        _ln("R1", 320, 200, 550, 220),
+        _ln("Title", 50, 100, 550, 130),
+        _ln("R2", 320, 225, 550, 245),
+        _ln("L2", 50, 225, 280, 245),
+        _ln("L3", 50, 250, 200, 270),
+        _ln("Footer", 50, 800, 550, 820),
+    ]
+    assert [ln.text for ln in reading_order(lines)] == ["Title", "L1", "L2", "L3", "R1", "R2", "Footer"]
+
+
+def test_reading_order_same_row_left_to_right():
+    # a form row split by the detector, slightly misaligned, and a word-gap-sized split
+    lines = [_ln("Total:", 400, 102, 470, 122), _ln("Name:", 50, 100, 120, 120), _ln("x", 128, 101, 140, 121)]
+    assert [ln.text for ln in reading_order(lines)] == ["Name:", "x", "Total:"]
+
+
+def test_ocr_lines_to_model_scales_pixels_to_points():
+    (line,) = ocr_lines_to_model([_ln(" Hello ", 200, 400, 600, 450)], scale=72 / 200)
+    assert line.text == "Hello" and line.block == -1 and line.confidence == 0.9
+    assert line.bbox == pytest.approx((72.0, 144.0, 216.0, 162.0))
+    assert 14 < line.size < 20  # an 18 pt box height reads as a ~17 pt font
+    assert ocr_lines_to_model([_ln("   ", 0, 0, 10, 10)], scale=1.0) == []
+
+
+# ------------------------------------------------------------------------------------- metrics
+
+
+def test_levenshtein_and_cer():
+    assert levenshtein("kitten", "sitting") == 3
+    assert levenshtein("", "abc") == 3 and levenshtein("flaw", "lawn") == 2
+    assert cer("a  b\nc ", "a b c") == 0.0  # whitespace-normalised
+    assert cer("abcd", "abxd") == pytest.approx(0.25)
+    assert cer("", "") == 0.0 and cer("", "x") == 1.0
+    assert wer("the cat sat", "the bat sat") == pytest.approx(1 / 3)
+    long_a, long_b = "ab" * 2000, "ba" * 2000
+    assert levenshtein(long_a, long_b) == 2  # vectorised DP stays exact (and fast) on long texts
