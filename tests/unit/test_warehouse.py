@@ -1,0 +1,104 @@
+"""The warehouse: contract schema, idempotent per-document replacement, atomic writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagster_ocr.model import (
+    Cell,
+    DocStatus,
+    ExtractedDocument,
+    LabelSource,
+    Line,
+    Page,
+    PageLabel,
+    Paragraph,
+    ParagraphResult,
+    Section,
+    SourceDocument,
+    Table,
+)
+from dagster_ocr.warehouse import Warehouse
+
+
+def _doc(doc_id: str, n_pages: int = 2) -> tuple:
+    src = SourceDocument(doc_id, f"{doc_id[:4]}.pdf", "/in/x.pdf", "/store/x", 10, "pdf")
+    pages = [Page(i, 612, 792, [Line(f"line {i}", (72, 72, 200, 84))]) for i in range(n_pages)]
+    doc = ExtractedDocument(src, DocStatus.PARSED, pages, n_pages=n_pages)
+    labels = [PageLabel(i, ["iv", "A-3"][i % 2], LabelSource.PDF, 1.0) for i in range(n_pages)]
+    table = Table("t0", 0, 1, 2, 2, [Cell(0, 0, "a", 0), Cell(1, 1, "¥ 5", 1)], (0, 0, 10, 10), pages=[0, 1])
+    paras = ParagraphResult(
+        [Paragraph("p_iv_0_0", "s0", 0, 0, "§ 1 text", (72, 72, 200, 84), flags=["mojibake"])],
+        [Section("s0", None, 1, "1. Scope", 0)],
+    )
+    return doc, labels, [table], paras
+
+
+def test_contract_tables_and_labels_are_written(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    counts = wh.write_document(*_doc("a" * 64))
+    assert counts == {
+        "documents": 1,
+        "pages": 2,
+        "lines": 2,
+        "sections": 1,
+        "paragraphs": 1,
+        "tables": 1,
+        "table_cells": 2,
+    }
+    cells = wh.query("SELECT row_idx, col_idx, text, page_label FROM table_cells ORDER BY row_idx")
+    assert cells.values.tolist() == [[0, 0, "a", "iv"], [1, 1, "¥ 5", "A-3"]]
+    para = wh.query("SELECT page_label, flags, section_id FROM paragraphs")
+    assert para.page_label[0] == "iv" and list(para["flags"][0]) == ["mojibake"]
+    assert wh.query("SELECT first_page_label, last_page_label FROM tables").values.tolist() == [["iv", "A-3"]]
+
+
+def test_rewriting_a_document_replaces_its_rows_only(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_document(*_doc("a" * 64))
+    wh.write_document(*_doc("b" * 64))
+    wh.write_kb(
+        "a" * 64,
+        [
+            {
+                "chunk_id": "c0",
+                "source_kind": "paragraph",
+                "source_id": "p",
+                "text": "x",
+                "citation": "a.pdf, p. iv",
+            }
+        ],
+    )
+    wh.write_document(*_doc("a" * 64, n_pages=3))
+    per_doc = wh.query("SELECT doc_id, count(*) AS n FROM pages GROUP BY doc_id ORDER BY doc_id")
+    assert per_doc.n.tolist() == [3, 2]
+    assert wh.query("SELECT count(*) AS n FROM documents").n[0] == 2
+    # a new parse invalidates the old knowledge-base load
+    assert wh.query("SELECT count(*) AS n FROM kb_chunks").n[0] == 0
+
+
+def test_a_failed_write_leaves_the_previous_version_whole(tmp_path, monkeypatch):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_document(*_doc("a" * 64))
+    import dagster_ocr.warehouse as module
+
+    real = module._insert
+
+    def crash_on_cells(con, table, rows):
+        if table == "table_cells":
+            raise RuntimeError("simulated crash mid-write")
+        real(con, table, rows)
+
+    monkeypatch.setattr(module, "_insert", crash_on_cells)
+    with pytest.raises(RuntimeError):
+        wh.write_document(*_doc("a" * 64, n_pages=5))
+    assert wh.query("SELECT count(*) AS n FROM pages").n[0] == 2
+    assert wh.query("SELECT count(*) AS n FROM table_cells").n[0] == 2
+
+
+def test_hostile_file_names_are_data_not_sql(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    doc, labels, tables, paras = _doc("c" * 64)
+    doc.source.file_name = "x'); DROP TABLE documents; --.pdf"
+    wh.write_document(doc, labels, tables, paras)
+    assert wh.query("SELECT file_name FROM documents").file_name[0] == doc.source.file_name
