@@ -1,23 +1,55 @@
-"""Quality expectations that gate the knowledge-base load, evaluated per document.
+"""The quality gate: Great Expectations suites that decide whether a document may enter the knowledge base.
 
-Expectations run on the rows the warehouse holds (what analysts will see), read back as pandas
-DataFrames. Each result says what was expected, what was observed and whether it blocks (ERROR)
-or only warns (WARN).
+Expectations run on the rows the warehouse holds for one document (what analysts will read), read
+back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pandas data source
+(GX's SQL data source fails on DuckDB, see FACTS.md). There is one suite per stage:
+
+* ``document_parsed``: the file could be read and yields text;
+* ``pages_complete``: one row per physical page, each with a page label;
+* ``paragraphs_valid``: non-empty text, unique ids, few validation flags, boxes inside the page;
+* ``tables_valid``: rectangular grids, no empty (merged) table, header text where a header was detected;
+* ``ocr_confident``: OCR'd text is confident enough to be trusted.
+
+Every expectation carries a severity: ERROR results block the knowledge-base load, WARN results
+are reported only. Thresholds and severities live in :class:`QualitySettings`.
+
+GX costs 2-6 s to import, so it is imported on first use and its context is built once per process.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
+import json
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 Severity = Literal["ERROR", "WARN"]
 
+#: the suites, in the order they are evaluated and shown; each becomes one asset check
+SUITES: tuple[str, ...] = (
+    "document_parsed",
+    "pages_complete",
+    "paragraphs_valid",
+    "tables_valid",
+    "ocr_confident",
+)
+
+SUITE_DESCRIPTIONS: dict[str, str] = {
+    "document_parsed": "The file could be opened and yields text.",
+    "pages_complete": "One row per physical page, each with a page label.",
+    "paragraphs_valid": "Paragraphs non-empty, ids unique, few garbled, boxes on their page.",
+    "tables_valid": "Tables are rectangular and non-empty, with header text where a header was detected.",
+    "ocr_confident": "Mean OCR confidence over the document's OCR'd lines is above threshold.",
+}
+
 
 class QualitySettings(BaseModel):
-    """Thresholds of the quality gate."""
+    """Thresholds and severities of the quality gate."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -26,16 +58,34 @@ class QualitySettings(BaseModel):
         description="Largest share of paragraphs with validation flags (garbled text) a document may have.",
     )
     min_ocr_confidence: float = Field(
-        0.70, description="Lowest mean OCR confidence accepted over a document's OCR'd pages."
+        0.70,
+        description="Lowest mean recognition confidence (0..1) over all OCR'd lines of a document.",
+    )
+    min_line_confidence: float = Field(
+        0.50, description="An OCR'd line below this confidence (0..1) counts as a low-confidence line."
+    )
+    max_low_confidence_line_share: float = Field(
+        0.20, description="Largest share of OCR'd lines below min_line_confidence (a WARN by default)."
     )
     min_text_chars: int = Field(
         1,
         description="A parsed document must yield at least this many characters of paragraph or table text.",
     )
+    bbox_tolerance_pt: float = Field(
+        1.0, description="How far (PDF points) a paragraph box may stick out of its page before it counts."
+    )
+    severity_overrides: dict[str, Severity] = Field(
+        default_factory=dict,
+        description="Per-expectation severity, e.g. {'paragraph_bbox_inside_page': 'ERROR'}; "
+        "names as in quality_results.expectation. WARN never blocks the knowledge base.",
+    )
 
 
 @dataclass(slots=True)
 class ExpectationResult:
+    """One expectation's verdict on one document."""
+
+    suite: str
     expectation: str
     severity: Severity
     success: bool
@@ -44,125 +94,440 @@ class ExpectationResult:
     description: str
 
     def as_row(self) -> dict[str, object]:
-        return asdict(self)
+        """The ``quality_results`` columns (the suite is the row's ``check_name``)."""
+        row = asdict(self)
+        row.pop("suite")
+        return row
+
+    @property
+    def blocking(self) -> bool:
+        return not self.success and self.severity == "ERROR"
+
+
+@dataclass(slots=True)
+class DocumentFrames:
+    """One document's warehouse rows, as the expectations read them."""
+
+    document: dict[str, Any]
+    pages: pd.DataFrame
+    paragraphs: pd.DataFrame
+    tables: pd.DataFrame
+    cells: pd.DataFrame
+    #: confidence of every line on an OCR'd page (column ``confidence``)
+    ocr_lines: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"confidence": []}))
+
+
+# ------------------------------------------------------------------------------ expectation specs
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    suite: str
+    name: str
+    frame: str  # which prepared frame it validates
+    severity: Severity
+    description: str
+    expectation: Callable[[QualitySettings], Any]  # -> a GX Expectation
+    threshold: Callable[[QualitySettings], str]
+    id_column: str | None = None  # names the offending rows in the observed value
+
+
+def _specs() -> list[_Spec]:
+    import great_expectations.expectations as gxe  # lazy: see module docstring
+
+    return [
+        _Spec(
+            "document_parsed",
+            "document_opened",
+            "document",
+            "ERROR",
+            "The document could be opened and read (status is not 'failed').",
+            lambda s: gxe.ExpectColumnValuesToNotBeInSet(column="status", value_set=["failed"]),
+            lambda s: "status != failed",
+            "reason",
+        ),
+        _Spec(
+            "document_parsed",
+            "text_extracted",
+            "document",
+            "ERROR",
+            "The document yields text (paragraph or table-cell characters).",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="n_chars", min_value=s.min_text_chars),
+            lambda s: f">= {s.min_text_chars} chars",
+            "n_chars",
+        ),
+        _Spec(
+            "pages_complete",
+            "page_rows_match_page_count",
+            "pages",
+            "ERROR",
+            "Exactly one page row per physical page of the file.",
+            lambda s: gxe.ExpectTableRowCountToEqual(value={"$PARAMETER": "n_pages"}),
+            lambda s: "= n_pages",
+        ),
+        _Spec(
+            "pages_complete",
+            "page_indexes_unique",
+            "pages",
+            "ERROR",
+            "No physical page appears twice.",
+            lambda s: gxe.ExpectColumnValuesToBeUnique(column="page_index"),
+            lambda s: "unique",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "page_indexes_in_range",
+            "pages",
+            "ERROR",
+            "Every page index lies in 0 .. n_pages - 1.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="page_index", min_value=0, max_value={"$PARAMETER": "max_page_index"}
+            ),
+            lambda s: "0 .. n_pages - 1",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "page_labels_present",
+            "pages",
+            "ERROR",
+            "Every page carries a page label (citations name printed pages).",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="label_len", min_value=1),
+            lambda s: "non-empty",
+            "page_index",
+        ),
+        _Spec(
+            "paragraphs_valid",
+            "paragraphs_non_empty",
+            "paragraphs",
+            "ERROR",
+            "No paragraph is empty or whitespace only.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="text_len", min_value=1),
+            lambda s: ">= 1 char",
+            "paragraph_id",
+        ),
+        _Spec(
+            "paragraphs_valid",
+            "paragraph_ids_unique",
+            "paragraphs",
+            "ERROR",
+            "Paragraph ids are unique within the document (citations point at one paragraph).",
+            lambda s: gxe.ExpectColumnValuesToBeUnique(column="paragraph_id"),
+            lambda s: "unique",
+            "paragraph_id",
+        ),
+        _Spec(
+            "paragraphs_valid",
+            "flagged_paragraph_share",
+            "paragraphs",
+            "ERROR",
+            "Share of paragraphs carrying validation flags (replacement chars, mojibake, ...).",
+            lambda s: gxe.ExpectColumnMeanToBeBetween(
+                column="flagged", max_value=s.max_flagged_paragraph_share
+            ),
+            lambda s: f"<= {s.max_flagged_paragraph_share}",
+        ),
+        _Spec(
+            "paragraphs_valid",
+            "paragraph_bbox_inside_page",
+            "paragraphs",
+            "WARN",
+            "Every paragraph box lies inside its page (within bbox_tolerance_pt).",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="bbox_inside", value_set=[True]),
+            lambda s: f"inside ± {s.bbox_tolerance_pt} pt",
+            "paragraph_id",
+        ),
+        _Spec(
+            "tables_valid",
+            "tables_rectangular",
+            "tables",
+            "ERROR",
+            "Every cell lies inside its table's n_rows x n_cols grid, one cell per position.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="grid_violations", max_value=0),
+            lambda s: "0 cells off-grid or doubled",
+            "table_id",
+        ),
+        _Spec(
+            "tables_valid",
+            "tables_non_empty",
+            "tables",
+            "ERROR",
+            "No table (merged across pages or not) is without text.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="text_cells", min_value=1),
+            lambda s: ">= 1 cell with text",
+            "table_id",
+        ),
+        _Spec(
+            "tables_valid",
+            "table_headers_present",
+            "tables",
+            "WARN",
+            "A table with detected header rows has text in its header.",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="header_ok", value_set=[True]),
+            lambda s: "header text where header_rows > 0",
+            "table_id",
+        ),
+        _Spec(
+            "ocr_confident",
+            "ocr_mean_confidence",
+            "ocr_lines",
+            "ERROR",
+            "Mean recognition confidence over every OCR'd line of the document.",
+            lambda s: gxe.ExpectColumnMeanToBeBetween(column="confidence", min_value=s.min_ocr_confidence),
+            lambda s: f">= {s.min_ocr_confidence}",
+        ),
+        _Spec(
+            "ocr_confident",
+            "ocr_low_confidence_lines",
+            "ocr_lines",
+            "WARN",
+            "Share of OCR'd lines below min_line_confidence.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="confidence",
+                min_value=s.min_line_confidence,
+                mostly=max(0.0, 1.0 - s.max_low_confidence_line_share),
+            ),
+            lambda s: f"<= {s.max_low_confidence_line_share} below {s.min_line_confidence}",
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------ frames to validate
+
+
+def _non_empty_chars(series: pd.Series) -> pd.Series:
+    return series.fillna("").astype(str).str.strip().str.len()
+
+
+def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[str, pd.DataFrame]:
+    """The DataFrames the expectations read: warehouse rows plus the columns they test."""
+    doc = frames.document
+    pages, paras, tables, cells = frames.pages, frames.paragraphs, frames.tables, frames.cells
+    n_chars = int(_non_empty_chars(paras["text"]).sum()) if len(paras) else 0
+    n_chars += int(_non_empty_chars(cells["text"]).sum()) if len(cells) else 0
+    document = pd.DataFrame(
+        [
+            {
+                "status": str(doc.get("status")),
+                "reason": str(doc.get("error") or doc.get("status")),
+                "n_chars": n_chars,
+            }
+        ]
+    )
+
+    pages_out = pd.DataFrame(
+        {
+            "page_index": pages["page_index"].astype("int64") if len(pages) else pd.Series([], dtype="int64"),
+            "label_len": _non_empty_chars(pages["page_label"])
+            if len(pages)
+            else pd.Series([], dtype="int64"),
+        }
+    )
+
+    if len(paras):
+        sizes = pages[["page_index", "width", "height"]] if len(pages) else None
+        merged = (
+            paras.merge(sizes, on="page_index", how="left")
+            if sizes is not None
+            else paras.assign(width=float("nan"), height=float("nan"))
+        )
+        tol = settings.bbox_tolerance_pt
+        # a paragraph on a page without a row has no size to check against: pages_complete reports it
+        inside = ~(
+            (merged.x0 < -tol)
+            | (merged.y0 < -tol)
+            | (merged.x1 > merged.width + tol)
+            | (merged.y1 > merged.height + tol)
+        )
+        paras_out = pd.DataFrame(
+            {
+                "paragraph_id": merged["paragraph_id"].astype(str),
+                "text_len": _non_empty_chars(merged["text"]),
+                "flagged": merged["flags"].apply(lambda f: float(f is not None and len(f) > 0)),
+                "bbox_inside": inside.astype(bool),
+            }
+        )
+    else:
+        paras_out = pd.DataFrame(
+            {"paragraph_id": [], "text_len": [], "flagged": [], "bbox_inside": []}
+        ).astype({"text_len": "int64", "flagged": "float64", "bbox_inside": bool})
+
+    rows = []
+    for t in tables.itertuples() if len(tables) else []:
+        tc = cells[cells["table_id"] == t.table_id] if len(cells) else cells
+        n_rows, n_cols = int(t.n_rows or 0), int(t.n_cols or 0)
+        off_grid = int(
+            ((tc.row_idx < 0) | (tc.row_idx >= n_rows) | (tc.col_idx < 0) | (tc.col_idx >= n_cols)).sum()
+        )
+        doubled = int(tc.duplicated(["row_idx", "col_idx"]).sum()) if len(tc) else 0
+        has_text = _non_empty_chars(tc["text"]) > 0 if len(tc) else pd.Series([], dtype=bool)
+        header_rows = int(t.header_rows or 0)
+        header_text = int((has_text & (tc.row_idx < header_rows)).sum()) if len(tc) else 0
+        rows.append(
+            {
+                "table_id": str(t.table_id),
+                "grid_violations": off_grid + doubled,
+                "text_cells": int(has_text.sum()) if n_rows * n_cols > 0 else 0,
+                "header_ok": header_rows == 0 or header_text > 0,
+            }
+        )
+    tables_out = pd.DataFrame(rows, columns=["table_id", "grid_violations", "text_cells", "header_ok"])
+
+    ocr = frames.ocr_lines
+    ocr_out = pd.DataFrame({"confidence": pd.to_numeric(ocr["confidence"], errors="coerce")}).dropna()
+    return {
+        "document": document,
+        "pages": pages_out,
+        "paragraphs": paras_out,
+        "tables": tables_out,
+        "ocr_lines": ocr_out,
+    }
+
+
+# ------------------------------------------------------------------------------ GX, once per process
+
+_GX_LOCK = threading.Lock()
+_GX: dict[str, Any] = {}
+
+
+def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any], list[_Spec]]:
+    """(batch definitions by frame, suites by name, specs) for these settings; built once per process."""
+    with _GX_LOCK:
+        if "context" not in _GX:
+            with warnings.catch_warnings():
+                # GX's import chain warns about sre_constants; it is not ours to fix
+                warnings.simplefilter("ignore", DeprecationWarning)
+                import great_expectations as gx
+                from great_expectations.data_context.types.base import ProgressBarsConfig
+
+            context = gx.get_context(mode="ephemeral")
+            # tqdm bars per validation would flood Dagster's captured stderr
+            context.variables.progress_bars = ProgressBarsConfig(globally=False)
+            source = context.data_sources.add_pandas("dagster_ocr_quality")
+            frames = ("document", "pages", "paragraphs", "tables", "ocr_lines")
+            _GX["gx"] = gx
+            _GX["context"] = context
+            _GX["batches"] = {
+                f: source.add_dataframe_asset(f).add_batch_definition_whole_dataframe(f) for f in frames
+            }
+            _GX["suites"] = {}
+        key = settings.model_dump_json()
+        if key not in _GX["suites"]:
+            gx, context = _GX["gx"], _GX["context"]
+            specs = _specs()
+            suites: dict[str, Any] = {}
+            tag = f"{len(_GX['suites'])}"
+            for spec in specs:
+                name = f"{spec.suite}__{spec.frame}__{tag}"
+                if name not in suites:
+                    suites[name] = context.suites.add(gx.ExpectationSuite(name=name))
+                exp = spec.expectation(settings)
+                exp.meta = {"dagster_ocr_name": spec.name}
+                suites[name].add_expectation(exp)
+            _GX["suites"][key] = (suites, specs, tag)
+        suites, specs, tag = _GX["suites"][key]
+        return _GX["batches"], suites, specs
+
+
+def _observed(result: Any, frame: pd.DataFrame, id_column: str | None) -> str:
+    """A short human-readable observed value: the aggregate, or how many rows failed and which."""
+    res = result.result or {}
+    if "observed_value" in res:
+        value = res["observed_value"]
+        if isinstance(value, float):
+            value = round(value, 4)
+        elif hasattr(value, "item"):  # numpy scalar
+            value = value.item()
+            value = round(value, 4) if isinstance(value, float) else value
+        return "no rows" if value is None else str(value)
+    if len(frame) == 1 and id_column and id_column in frame.columns:
+        return str(frame[id_column].iloc[0])  # one-row frame (the document): show the value itself
+    n_bad, n_all = res.get("unexpected_count", 0) or 0, res.get("element_count", len(frame))
+    text = f"{n_bad} of {n_all}"
+    if n_bad and id_column and id_column in frame.columns:
+        idx = [i for i in res.get("partial_unexpected_index_list") or [] if i in frame.index][:5]
+        ids = [str(v) for v in frame.loc[idx, id_column].tolist()]
+        if ids:
+            text += ": " + ", ".join(ids) + (" …" if n_bad > len(ids) else "")
+    return text
 
 
 def evaluate_document(
-    document: pd.Series,
-    pages: pd.DataFrame,
-    paragraphs: pd.DataFrame,
-    tables: pd.DataFrame,
-    cells: pd.DataFrame,
-    settings: QualitySettings | None = None,
+    frames: DocumentFrames, settings: QualitySettings | None = None
 ) -> list[ExpectationResult]:
-    """Every expectation for one document's rows."""
+    """Run every suite on one document's rows; one result per expectation, in suite order.
+
+    A document that could not be read is only judged by ``document_parsed``: its other suites
+    would only repeat that it has no rows.
+    """
     s = settings or QualitySettings()
-    out: list[ExpectationResult] = []
+    batches, suites, specs = _gx_state(s)
+    prepared = prepare_frames(frames, s)
+    n_pages = int(frames.document.get("n_pages") or 0)
+    params = {"n_pages": n_pages, "max_page_index": max(n_pages - 1, 0)}
+    by_name = {spec.name: spec for spec in specs}
+    failed_to_parse = str(frames.document.get("status")) == "failed"
 
-    def expect(
-        name: str, severity: Severity, ok: bool, observed: object, threshold: object, why: str
-    ) -> None:
-        out.append(ExpectationResult(name, severity, bool(ok), str(observed), str(threshold), why))
-
-    failed = document["status"] == "failed"
-    expect(
-        "document_parsed",
-        "ERROR",
-        not failed,
-        document["error"] if failed else "parsed",
-        "not failed",
-        "The document could be opened and read.",
-    )
-    if failed:
-        return out
-
-    n_pages = int(document["n_pages"] or 0)
-    indexes = sorted(pages["page_index"].tolist())
-    expect(
-        "pages_complete",
-        "ERROR",
-        indexes == list(range(n_pages)),
-        f"{len(indexes)} of {n_pages}",
-        "one row per physical page",
-        "Every physical page has exactly one row.",
-    )
-    missing_labels = int((pages["page_label"].fillna("") == "").sum())
-    expect(
-        "page_labels_present",
-        "ERROR",
-        missing_labels == 0,
-        missing_labels,
-        0,
-        "Every page carries a page label.",
-    )
-
-    n_chars = int(paragraphs["text"].str.len().sum() if len(paragraphs) else 0)
-    n_chars += int(cells["text"].fillna("").str.len().sum() if len(cells) else 0)
-    expect(
-        "text_extracted",
-        "ERROR",
-        n_chars >= s.min_text_chars,
-        n_chars,
-        s.min_text_chars,
-        "The document yields text (paragraphs or table cells).",
-    )
-
-    if len(paragraphs):
-        flagged = paragraphs["flags"].apply(lambda f: f is not None and len(f) > 0).mean()
-        expect(
-            "paragraphs_valid",
-            "ERROR",
-            flagged <= s.max_flagged_paragraph_share,
-            round(float(flagged), 4),
-            s.max_flagged_paragraph_share,
-            "Share of paragraphs with garbled text (validation flags).",
+    verdicts: dict[str, ExpectationResult] = {}
+    for suite_name, suite in suites.items():
+        suite_id, frame_name, _ = suite_name.split("__")
+        if failed_to_parse and suite_id != "document_parsed":
+            continue
+        frame = prepared[frame_name]
+        outcome = (
+            batches[frame_name]
+            .get_batch(batch_parameters={"dataframe": frame})
+            .validate(suite, expectation_parameters=params)
         )
-        dupes = int(paragraphs["paragraph_id"].duplicated().sum())
-        expect("paragraph_ids_unique", "ERROR", dupes == 0, dupes, 0, "Paragraph ids are unique.")
-        empty = int((paragraphs["text"].str.strip() == "").sum())
-        expect("paragraphs_non_empty", "ERROR", empty == 0, empty, 0, "No paragraph is empty.")
-        merged = paragraphs.merge(pages[["page_index", "width", "height"]], on="page_index", how="left")
-        tol = 1.0
-        outside = int(
-            (
-                (merged.x0 < -tol)
-                | (merged.y0 < -tol)
-                | (merged.x1 > merged.width + tol)
-                | (merged.y1 > merged.height + tol)
-            ).sum()
-        )
-        expect(
-            "paragraph_bbox_inside_page",
-            "WARN",
-            outside == 0,
-            outside,
-            0,
-            "Paragraph boxes lie inside their page.",
-        )
+        for r in outcome.results:
+            spec = by_name[r.expectation_config.meta["dagster_ocr_name"]]
+            success = bool(r.success)
+            observed = _observed(r, frame, spec.id_column)
+            if len(frame) == 0 and not success and (r.result or {}).get("observed_value") is None:
+                # an aggregate over no rows (no OCR'd lines, no paragraphs): nothing to judge
+                success, observed = True, "no rows"
+            if r.exception_info and r.exception_info.get("raised_exception"):
+                observed = "GX error: " + str(r.exception_info.get("exception_message"))[:200]
+            verdicts[spec.name] = ExpectationResult(
+                suite=spec.suite,
+                expectation=spec.name,
+                severity=s.severity_overrides.get(spec.name, spec.severity),
+                success=success,
+                observed_value=observed,
+                threshold=spec.threshold(s),
+                description=spec.description,
+            )
+    # in spec order, so every run lists results the same way
+    return [verdicts[spec.name] for spec in specs if spec.name in verdicts]
 
-    ocr = pages[pages["text_source"] == "ocr"]
-    if len(ocr):
-        conf = float(ocr["ocr_confidence"].fillna(0).mean())
-        expect(
-            "ocr_confidence",
-            "ERROR",
-            conf >= s.min_ocr_confidence,
-            round(conf, 4),
-            s.min_ocr_confidence,
-            "Mean OCR confidence over OCR'd pages.",
-        )
 
-    if len(tables):
-        empty_tables = int((tables["n_rows"] * tables["n_cols"] == 0).sum())
-        expect("tables_non_empty", "ERROR", empty_tables == 0, empty_tables, 0, "No table is empty.")
-        if len(cells):
-            outside = cells.merge(tables[["table_id", "n_rows", "n_cols"]], on="table_id")
-            bad = int(((outside.row_idx >= outside.n_rows) | (outside.col_idx >= outside.n_cols)).sum())
-        else:
-            bad = 0
-        expect("tables_rectangular", "WARN", bad == 0, bad, 0, "Every cell lies inside its table's grid.")
+def expectation_names() -> list[str]:
+    """Every expectation's name, as stored in ``quality_results.expectation``."""
+    return [spec.name for spec in _specs()]
+
+
+def by_suite(results: list[ExpectationResult]) -> dict[str, list[ExpectationResult]]:
+    """Results grouped per suite, every suite present (empty when not evaluated)."""
+    out: dict[str, list[ExpectationResult]] = {suite: [] for suite in SUITES}
+    for r in results:
+        out[r.suite].append(r)
     return out
 
 
 def blocking_failures(results: list[ExpectationResult]) -> list[ExpectationResult]:
-    return [r for r in results if not r.success and r.severity == "ERROR"]
+    """Failed ERROR expectations: any one of them keeps the document out of the knowledge base."""
+    return [r for r in results if r.blocking]
+
+
+def describe_failures(results: list[ExpectationResult]) -> str:
+    """One line naming each blocking failure with its observed value (documents.error, quarantine)."""
+    return "; ".join(
+        f"{r.suite}.{r.expectation}: observed {r.observed_value} (expected {r.threshold})"
+        for r in blocking_failures(results)
+    )
+
+
+def results_json(results: list[ExpectationResult]) -> str:
+    """The results as JSON (for logs and metadata)."""
+    return json.dumps([asdict(r) for r in results])

@@ -1,20 +1,65 @@
 -- Views over the contract tables (recreated on every connection that writes).
 
--- documents held back from the knowledge base, with every reason
+-- documents held back from the knowledge base, with every reason: the blocking (ERROR)
+-- expectations that failed, or the parse error of a file that could not be read. A document a
+-- reviewer approved but that has not been re-materialized yet shows its approval here.
 CREATE OR REPLACE VIEW quarantine AS
 SELECT d.doc_id, d.file_name, d.status, d.stored_path,
        coalesce(d.error, '') AS error,
        list(q.check_name || '.' || q.expectation || ': observed ' || coalesce(q.observed_value, '?')
             || ' (threshold ' || coalesce(q.threshold, '-') || ')' ORDER BY q.check_name, q.expectation)
-           FILTER (WHERE q.success IS NOT NULL) AS failed_expectations
+           FILTER (WHERE q.success IS NOT NULL) AS failed_expectations,
+       any_value(a.approved_by) AS approved_by,
+       any_value(a.reason) AS approval_reason,
+       max(q.evaluated_at) AS evaluated_at
 FROM documents d
 LEFT JOIN quality_results q
        ON q.doc_id = d.doc_id AND NOT q.success AND q.severity = 'ERROR'
+LEFT JOIN approvals a ON a.doc_id = d.doc_id
 WHERE d.status IN ('quarantined', 'failed')
-GROUP BY ALL;
+GROUP BY d.doc_id, d.file_name, d.status, d.stored_path, d.error;
+
+-- every failed expectation of every document, blocking or not (WARN rows included), with the
+-- approval that let a blocked document through, if any
+CREATE OR REPLACE VIEW quality_failures AS
+SELECT d.file_name, d.status, q.check_name, q.expectation, q.severity, q.observed_value, q.threshold,
+       q.description, a.approved_by, a.reason AS approval_reason, q.evaluated_at, q.doc_id
+FROM quality_results q
+JOIN documents d USING (doc_id)
+LEFT JOIN approvals a USING (doc_id)
+WHERE NOT q.success;
+
+-- one row per suite per document: passed, warned or blocked (what the Dagster UI shows per check)
+CREATE OR REPLACE VIEW quality_checks AS
+SELECT q.doc_id, d.file_name, q.check_name,
+       CASE WHEN bool_and(q.success) THEN 'passed'
+            WHEN bool_or(NOT q.success AND q.severity = 'ERROR') THEN
+                 CASE WHEN d.status = 'parsed' THEN 'approved' ELSE 'blocked' END
+            ELSE 'warned' END AS outcome,
+       count(*) AS expectations,
+       count(*) FILTER (WHERE NOT q.success) AS failed,
+       max(q.evaluated_at) AS evaluated_at
+FROM quality_results q
+JOIN documents d USING (doc_id)
+GROUP BY q.doc_id, d.file_name, q.check_name, d.status;
+
+-- documents by status, with what each holds and how much of it reached the knowledge base
+CREATE OR REPLACE VIEW document_status AS
+SELECT d.status, d.file_name, d.n_pages, d.n_paragraphs, d.n_tables, d.n_ocr_pages,
+       (SELECT count(*) FROM kb_chunks k WHERE k.doc_id = d.doc_id) AS kb_chunks,
+       coalesce(d.error, '') AS reason, d.parsed_at, d.doc_id
+FROM documents d;
 
 -- physical page <-> printed label, both ways (a label may repeat across parts of a document)
 CREATE OR REPLACE VIEW page_label_map AS
 SELECT doc_id, page_index, page_label, label_source,
        count(*) OVER (PARTITION BY doc_id, page_label) > 1 AS label_repeats
 FROM pages;
+
+-- the knowledge base with each chunk's document, for citing: "file, p. label, section"
+CREATE OR REPLACE VIEW kb_citations AS
+SELECT k.doc_id, d.file_name, k.chunk_id, k.source_kind, k.source_id, k.section_title,
+       k.page_index, k.page_label, k.last_page_label, k.citation, k.text
+FROM kb_chunks k
+JOIN documents d USING (doc_id)
+WHERE d.status = 'parsed';

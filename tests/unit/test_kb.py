@@ -1,0 +1,138 @@
+"""Knowledge-base chunks and BM25 search on a small hand-made warehouse."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dagster_ocr.kb import KbSettings, build_chunks, format_hits, search, tokenize
+from dagster_ocr.warehouse import Warehouse
+
+
+def _paragraphs(rows):
+    return pd.DataFrame(
+        [
+            {"paragraph_id": f"p{i}", "reading_order": i, "kind": kind, "section_id": sec, "page_index": page}
+            | {"last_page_index": page, "text": text}
+            for i, (kind, sec, page, text) in enumerate(rows)
+        ]
+    )
+
+
+SECTIONS = pd.DataFrame(
+    {"section_id": ["s1", "s2"], "parent_id": [None, "s1"], "title": ["2. Services", "2.1 Scope"]}
+)
+NO_TABLES = pd.DataFrame(columns=["table_id", "n_rows", "n_cols", "header_rows", "caption"])
+NO_CELLS = pd.DataFrame(columns=["table_id", "row_idx", "col_idx", "text", "page_index"])
+
+
+def test_chunks_cite_section_path_and_one_printed_page():
+    paras = _paragraphs(
+        [
+            ("heading", "s1", 0, "2. Services"),
+            ("body", "s2", 0, "The Supplier provides hosting."),
+            ("body", "s2", 0, "Backups run nightly."),
+            ("body", "s2", 1, "Support answers within one hour."),
+        ]
+    )
+    chunks = build_chunks("a.pdf", paras, SECTIONS, NO_TABLES, NO_CELLS, {0: "iv", 1: "1"})
+    assert [c["citation"] for c in chunks] == [
+        "a.pdf, p. iv, 2. Services › 2.1 Scope",
+        "a.pdf, p. 1, 2. Services › 2.1 Scope",
+    ]
+    assert chunks[0]["text"] == "The Supplier provides hosting.\nBackups run nightly."
+    merged = build_chunks(
+        "a.pdf", paras, SECTIONS, NO_TABLES, NO_CELLS, {0: "iv", 1: "1"}, KbSettings(split_at_pages=False)
+    )
+    assert [c["citation"] for c in merged] == ["a.pdf, pp. iv–1, 2. Services › 2.1 Scope"]
+
+
+def test_tokenize_folds_case_width_and_splits_unspaced_scripts():
+    assert tokenize("Fee: ¥1,200 per § 4.2 — ＡＢＣ Straße") == [
+        "fee",
+        "1",
+        "200",
+        "per",
+        "4",
+        "2",
+        "abc",
+        "strasse",
+    ]
+    assert tokenize("東京都の契約 v2") == ["東", "京", "都", "の", "契", "約", "v2"]
+    assert tokenize("   ") == []
+
+
+@pytest.fixture()
+def warehouse(tmp_path) -> Warehouse:
+    wh = Warehouse(tmp_path / "kb.duckdb")
+    wh.ensure_schema()
+    texts = {
+        "good": [
+            ("c0", "1", "Payment is due within thirty days of the invoice date."),
+            ("c1", "2", "The supplier keeps backups of customer data for ninety days."),
+            ("c2", "3", "Either party may terminate the agreement with three months notice."),
+            ("c3", "4", "Invoices are paid by bank transfer. Payment payment payment terms apply."),
+        ],
+        "held": [("c0", "7", "Payment terms of the quarantined document.")],
+    }
+    with wh.transaction() as con:
+        for doc_id, status in (("good", "parsed"), ("held", "quarantined")):
+            con.execute(
+                "INSERT INTO documents (doc_id, file_name, status) VALUES (?, ?, ?)",
+                [doc_id, f"{doc_id}.pdf", status],
+            )
+    for doc_id, rows in texts.items():
+        wh.write_kb(
+            doc_id,
+            [
+                {"chunk_id": cid, "source_kind": "paragraph", "source_id": cid, "page_index": int(label)}
+                | {"page_label": label, "last_page_label": label, "text": text}
+                | {"citation": f"{doc_id}.pdf, p. {label}"}
+                for cid, label, text in rows
+            ],
+        )
+    return wh
+
+
+def test_search_ranks_by_bm25_and_cites_pages(warehouse):
+    hits = search(warehouse, "terminate the agreement")
+    assert hits[0].citation == "good.pdf, p. 3" and hits[0].page_label == "3"
+    assert "terminate" in hits[0].snippet
+    # a rare term outweighs a common one; repetition saturates instead of winning outright
+    hits = search(warehouse, "payment backups")
+    assert {h.page_label for h in hits[:3]} == {"1", "2", "4"}
+    assert format_hits(hits).startswith("1. [")
+
+
+def test_bm25_score_matches_the_formula(warehouse):
+    hit = search(warehouse, "ninety", limit=1)[0]
+    lengths = [
+        len(tokenize(t))
+        for t in [
+            "Payment is due within thirty days of the invoice date.",
+            "The supplier keeps backups of customer data for ninety days.",
+            "Either party may terminate the agreement with three months notice.",
+            "Invoices are paid by bank transfer. Payment payment payment terms apply.",
+        ]
+    ]
+    n, avg = 4, sum(lengths) / 4
+    idf = math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
+    expected = idf * 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * lengths[1] / avg))
+    assert hit.score == pytest.approx(expected, abs=1e-3)
+
+
+def test_search_skips_documents_not_parsed_and_sees_new_loads(warehouse):
+    assert all(h.doc_id == "good" for h in search(warehouse, "quarantined payment terms", limit=10))
+    assert search(warehouse, "") == []
+    assert search(warehouse, "zebra") == []
+    warehouse.write_kb(
+        "good",
+        [
+            {"chunk_id": "c0", "source_kind": "paragraph", "source_id": "p0"}
+            | {"page_index": 0, "page_label": "i", "last_page_label": "i"}
+            | {"text": "A zebra crossing.", "citation": "good.pdf, p. i"}
+        ],
+    )
+    assert [h.page_label for h in search(warehouse, "zebra")] == ["i"]

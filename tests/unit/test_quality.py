@@ -1,0 +1,207 @@
+"""The expectation suites on hand-made warehouse rows: each defect fails exactly its expectation."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dagster_ocr.quality import (
+    SUITES,
+    DocumentFrames,
+    QualitySettings,
+    blocking_failures,
+    by_suite,
+    describe_failures,
+    evaluate_document,
+    expectation_names,
+)
+
+
+def _frames() -> DocumentFrames:
+    """A sound two-page document: three paragraphs, one 2 x 2 table with a header, one OCR'd page."""
+    pages = pd.DataFrame(
+        {
+            "page_index": [0, 1],
+            "page_label": ["i", "1"],
+            "width": [595.0, 595.0],
+            "height": [842.0, 842.0],
+            "text_source": ["text_layer", "ocr"],
+        }
+    )
+    paragraphs = pd.DataFrame(
+        {
+            "paragraph_id": ["p0", "p1", "p2"],
+            "page_index": [0, 0, 1],
+            "text": ["Fees are due monthly.", "Payment within 30 days.", "Signed in Tokyo."],
+            "flags": [[], [], []],
+            "x0": [72.0] * 3,
+            "y0": [90.0, 120.0, 90.0],
+            "x1": [520.0] * 3,
+            "y1": [110.0, 140.0, 110.0],
+        }
+    )
+    tables = pd.DataFrame({"table_id": ["t0"], "n_rows": [2], "n_cols": [2], "header_rows": [1]})
+    cells = pd.DataFrame(
+        {
+            "table_id": ["t0"] * 4,
+            "row_idx": [0, 0, 1, 1],
+            "col_idx": [0, 1, 0, 1],
+            "text": ["Item", "Amount", "Fee", "1,200"],
+        }
+    )
+    return DocumentFrames(
+        document={"status": "parsed", "error": None, "n_pages": 2},
+        pages=pages,
+        paragraphs=paragraphs,
+        tables=tables,
+        cells=cells,
+        ocr_lines=pd.DataFrame({"confidence": [0.97, 0.95, 0.99]}),
+    )
+
+
+def _failed(frames: DocumentFrames, settings: QualitySettings | None = None) -> set[str]:
+    return {r.expectation for r in evaluate_document(frames, settings) if not r.success}
+
+
+def test_a_sound_document_passes_every_expectation():
+    results = evaluate_document(_frames())
+    assert [r.expectation for r in results] == expectation_names()
+    assert all(r.success for r in results), [r for r in results if not r.success]
+    assert set(by_suite(results)) == set(SUITES)
+    assert {r.suite for r in results} == set(SUITES)
+
+
+def _drop_page(f):
+    f.pages = f.pages.iloc[:1]
+
+
+def _double_page(f):
+    f.pages = pd.concat([f.pages, f.pages.iloc[:1]], ignore_index=True)
+    f.document["n_pages"] = 3
+
+
+def _page_out_of_range(f):
+    f.pages.loc[1, "page_index"] = 7
+
+
+def _blank_label(f):
+    f.pages.loc[1, "page_label"] = " "
+
+
+def _empty_paragraph(f):
+    f.paragraphs.loc[1, "text"] = "   "
+
+
+def _double_paragraph_id(f):
+    f.paragraphs.loc[2, "paragraph_id"] = "p0"
+
+
+def _garbled(f):
+    f.paragraphs["flags"] = [["mojibake"], [], []]
+
+
+def _box_outside(f):
+    f.paragraphs.loc[0, "x1"] = 700.0
+
+
+def _off_grid(f):
+    f.cells.loc[3, "row_idx"] = 5
+
+
+def _empty_table(f):
+    f.cells["text"] = ["", " ", "", None]
+
+
+def _blank_header(f):
+    f.cells.loc[[0, 1], "text"] = ""
+
+
+def _low_ocr(f):
+    f.ocr_lines = pd.DataFrame({"confidence": [0.4, 0.5, 0.6]})
+
+
+def _unreadable(f):
+    f.document.update(status="failed", error="corrupt: no readable pages")
+
+
+def _no_text(f):
+    f.paragraphs = f.paragraphs.iloc[0:0]
+    f.cells = f.cells.assign(text="")
+
+
+@pytest.mark.parametrize(
+    ("defect", "expectation", "blocks"),
+    [
+        (_drop_page, "page_rows_match_page_count", True),
+        (_double_page, "page_indexes_unique", True),
+        (_page_out_of_range, "page_indexes_in_range", True),
+        (_blank_label, "page_labels_present", True),
+        (_empty_paragraph, "paragraphs_non_empty", True),
+        (_double_paragraph_id, "paragraph_ids_unique", True),
+        (_garbled, "flagged_paragraph_share", True),
+        (_box_outside, "paragraph_bbox_inside_page", False),
+        (_off_grid, "tables_rectangular", True),
+        (_empty_table, "tables_non_empty", True),
+        (_blank_header, "table_headers_present", False),
+        (_low_ocr, "ocr_mean_confidence", True),
+        (_unreadable, "document_opened", True),
+        (_no_text, "text_extracted", True),
+    ],
+)
+def test_each_defect_fails_its_expectation(defect, expectation, blocks):
+    frames = _frames()
+    defect(frames)
+    results = evaluate_document(frames)
+    failed = {r.expectation for r in results if not r.success}
+    assert expectation in failed
+    assert bool(blocking_failures(results)) is blocks
+    if blocks:
+        assert expectation in describe_failures(results)
+
+
+def test_an_unreadable_document_is_judged_by_document_parsed_only():
+    frames = _frames()
+    _unreadable(frames)
+    results = evaluate_document(frames)
+    assert {r.suite for r in results} == {"document_parsed"}
+    opened = next(r for r in results if r.expectation == "document_opened")
+    assert opened.observed_value == "corrupt: no readable pages"
+
+
+def test_observed_values_name_the_offending_rows_and_aggregates():
+    frames = _frames()
+    _double_paragraph_id(frames)
+    _low_ocr(frames)
+    results = {r.expectation: r for r in evaluate_document(frames)}
+    assert results["paragraph_ids_unique"].observed_value.startswith("2 of 3: p0")
+    assert float(results["ocr_mean_confidence"].observed_value) == pytest.approx(0.5)
+    assert results["ocr_mean_confidence"].threshold == ">= 0.7"
+
+
+def test_thresholds_and_severities_come_from_settings():
+    frames = _frames()
+    _low_ocr(frames)
+    assert "ocr_mean_confidence" not in _failed(frames, QualitySettings(min_ocr_confidence=0.45))
+    demoted = evaluate_document(frames, QualitySettings(severity_overrides={"ocr_mean_confidence": "WARN"}))
+    assert not blocking_failures(demoted)
+    frames = _frames()
+    _box_outside(frames)
+    promoted = QualitySettings(severity_overrides={"paragraph_bbox_inside_page": "ERROR"})
+    assert [r.expectation for r in blocking_failures(evaluate_document(frames, promoted))] == [
+        "paragraph_bbox_inside_page"
+    ]
+    with pytest.raises(ValueError):
+        QualitySettings(severity_overrides={"ocr_mean_confidence": "FATAL"})
+    with pytest.raises(ValueError):
+        QualitySettings(max_flagged_share=0.1)  # a typo is an error, not a silent default
+
+
+def test_nothing_to_judge_passes():
+    frames = _frames()
+    frames.tables, frames.cells = frames.tables.iloc[0:0], frames.cells.iloc[0:0]
+    frames.ocr_lines = pd.DataFrame({"confidence": []})
+    results = {r.expectation: r for r in evaluate_document(frames)}
+    assert (
+        results["ocr_mean_confidence"].success and results["ocr_mean_confidence"].observed_value == "no rows"
+    )
+    assert results["tables_rectangular"].success
