@@ -127,11 +127,62 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from dagster_ocr.kb import format_hits, search
+
+    print(format_hits(search(args.warehouse, args.query, args.limit)))
+    return 0
+
+
+def recheck(
+    doc_id: str,
+    warehouse: Path,
+    data_dir: Path | None = None,
+    settings_file: str | None = None,
+    overrides_json: str = "{}",
+) -> bool:
+    """Re-run the warehouse load, its quality checks and the knowledge base for one document.
+
+    The earlier stages' outputs come from the data folder, so nothing is re-extracted or re-OCR'd.
+    Returns whether the run succeeded (False when a blocking check still fails).
+    """
+    import dagster as dg
+
+    from assets.definitions import build_definitions
+
+    data_dir = data_dir or default_data_dir(warehouse)
+    defs = build_definitions(data_dir, warehouse, None, settings_file, overrides_json)
+    job = defs.resolve_job_def("ingest_document")
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("documents", [doc_id])
+    result = job.execute_in_process(
+        partition_key=doc_id,
+        instance=instance,
+        raise_on_error=False,
+        run_config=QUIET_RUN_CONFIG,
+        asset_selection=[dg.AssetKey("duckdb_tables"), dg.AssetKey("knowledge_base")],
+    )
+    return result.success
+
+
+def cmd_recheck(args: argparse.Namespace) -> int:
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    ok = recheck(args.doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
+    _print_frame(
+        Warehouse(args.warehouse).query(
+            "SELECT file_name, status, coalesce(error, '') AS reason FROM documents WHERE doc_id = ?",
+            [args.doc_id],
+        )
+    )
+    return 0 if ok else 1
+
+
 def cmd_approve(args: argparse.Namespace) -> int:
     wh = Warehouse(args.warehouse)
     wh.ensure_schema()
     wh.approve(args.doc_id, args.by, args.reason)
-    print(f"approved {args.doc_id}; re-materialize duckdb_tables and knowledge_base for it to load it")
+    print(f"approved {args.doc_id}. Load it now with:")
+    print(f"  dagster-ocr recheck {args.doc_id} --warehouse {args.warehouse}")
     return 0
 
 
@@ -161,6 +212,22 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("sql")
     query.add_argument("--warehouse", required=True)
     query.set_defaults(func=cmd_query)
+
+    search = sub.add_parser("search", help="search the knowledge base (BM25), with citations")
+    search.add_argument("query")
+    search.add_argument("--warehouse", required=True)
+    search.add_argument("--limit", type=int, default=5)
+    search.set_defaults(func=cmd_search)
+
+    recheck_p = sub.add_parser(
+        "recheck", help="re-load one document into the warehouse and re-run its checks (no re-extraction)"
+    )
+    recheck_p.add_argument("doc_id")
+    recheck_p.add_argument("--warehouse", required=True)
+    recheck_p.add_argument("--data-dir", help="the run's data folder (default: <warehouse>_data)")
+    recheck_p.add_argument("--settings", help="settings file (JSON or YAML), e.g. with new thresholds")
+    recheck_p.add_argument("--set", help="JSON object of settings overrides")
+    recheck_p.set_defaults(func=cmd_recheck)
 
     approve = sub.add_parser("approve", help="let a quarantined document into the knowledge base")
     approve.add_argument("doc_id")

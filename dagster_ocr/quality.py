@@ -19,6 +19,7 @@ GX costs 2-6 s to import, so it is imported on first use and its context is buil
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import warnings
 from collections.abc import Callable
@@ -401,6 +402,8 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
                 import great_expectations as gx
                 from great_expectations.data_context.types.base import ProgressBarsConfig
 
+            # its INFO lines ("Created temporary directory ...") are noise in every run's log
+            logging.getLogger("great_expectations").setLevel(logging.WARNING)
             context = gx.get_context(mode="ephemeral")
             # tqdm bars per validation would flood Dagster's captured stderr
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
