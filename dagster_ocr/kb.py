@@ -80,7 +80,15 @@ def build_chunks(
     label = lambda i: page_labels.get(int(i), str(int(i) + 1))  # noqa: E731
     chunks: list[dict[str, Any]] = []
 
-    def emit(kind: str, source_id: str, section_id: str | None, first: int, last: int, text: str) -> None:
+    def emit(
+        kind: str,
+        source_id: str,
+        section_id: str | None,
+        first: int,
+        last: int,
+        text: str,
+        paragraph_ids: list[str] | None = None,
+    ) -> None:
         title = titles.get(section_id) if section_id else None
         chunks.append(
             {
@@ -95,6 +103,7 @@ def build_chunks(
                 "last_page_label": label(last),
                 "text": text,
                 "citation": _citation(file_name, label(first), label(last), section_path(section_id)),
+                "paragraph_ids": paragraph_ids or [],
             }
         )
 
@@ -106,7 +115,8 @@ def build_chunks(
             if run:
                 text = "\n".join(r.text for r in run)
                 last = max(int(r.last_page_index) for r in run)
-                emit("paragraph", run[0].paragraph_id, run[0].section_id, int(run[0].page_index), last, text)
+                ids = [r.paragraph_id for r in run]
+                emit("paragraph", ids[0], run[0].section_id, int(run[0].page_index), last, text, ids)
                 run.clear()
 
         for row in body.itertuples():

@@ -24,6 +24,10 @@ printed-number inference (or the physical fallback) is used. A page whose /PageL
 empty (outside every range, or a range with neither style nor prefix) also falls back to the
 printed inference for that page.
 
+The first or last line of a page also counts as a candidate outside the zones when it is only a
+number, centred and set apart (a cropped page whose number sits right under the text).
+``pages_for_label`` and ``label_for_page`` look labels up both ways (a label may repeat).
+
 ``PageLabel.line_index`` points at the printed page-number line whenever one is found on the
 page (also when the label itself comes from /PageLabels), so the paragraph stage can drop it.
 """
@@ -60,6 +64,17 @@ class LabelSettings(BaseModel):
     )
     edge_numbers: bool = Field(
         True, description="Also accept a number at the start or end of a running header/footer line."
+    )
+    isolated_edge_lines: bool = Field(
+        True,
+        description="Also take the first and last line of a page, outside the zones, when it is only a "
+        "number, centred, and set apart (cropped pages, short last pages).",
+    )
+    isolated_gap: float = Field(
+        1.5, description="... set apart by at least this many of its own line heights from the next line."
+    )
+    isolated_centre: float = Field(
+        0.08, description="... centred within this share of the page width of the page's centre."
     )
     strong_weight: float = Field(
         1.0, description="Vote of an explicit pattern: 'Page 3', '- 3 -', '3/40', '第3页'."
@@ -571,6 +586,33 @@ def page_number_candidates(page: Page, settings: LabelSettings | None = None) ->
         cand = _parse_line(page.lines[i].text, i, s)
         if cand is not None:
             out.append(cand)
+    if s.isolated_edge_lines:
+        out.extend(_isolated_edge_candidates(page, {i for _, i in chosen}, s))
+    return out
+
+
+def _isolated_edge_candidates(page: Page, seen: set[int], s: LabelSettings) -> list[_Candidate]:
+    """A number on a line of its own, centred, set apart below (or above) everything else.
+
+    A cropped page or a short last page puts the page number well inside the page, out of the
+    margin zones ("62" at two thirds of the height, right under the last paragraph).
+    """
+    order = sorted(range(len(page.lines)), key=lambda i: page.lines[i].bbox[1])
+    if len(order) < 2:
+        return []
+    out = []
+    for i, neighbour in ((order[-1], order[-2]), (order[0], order[1])):
+        if i in seen:
+            continue
+        ln, other = page.lines[i], page.lines[neighbour]
+        height = max(ln.bbox[3] - ln.bbox[1], 1.0)
+        gap = ln.bbox[1] - other.bbox[3] if i == order[-1] else other.bbox[1] - ln.bbox[3]
+        centre = (ln.bbox[0] + ln.bbox[2]) / 2
+        if gap < s.isolated_gap * height or abs(centre - page.width / 2) > s.isolated_centre * page.width:
+            continue
+        cand = _parse_line(ln.text, i, s)
+        if cand is not None and cand.whole_line:
+            out.append(cand)
     return out
 
 
@@ -755,3 +797,34 @@ def label_pages(
             disagreements,
         )
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Lookups both ways
+
+
+def _label_key(label: str) -> str:
+    return re.sub(r"\s+", " ", label).strip()
+
+
+def pages_for_label(labels: list[PageLabel], label: str) -> list[int]:
+    """Physical page indexes (0-based, ascending) whose label is ``label``.
+
+    A label can repeat across parts of a document (each appendix restarting at "1"), so this is a
+    list. Exact matches win; when there are none, the match is retried ignoring case ("iv" finds
+    a page labelled "IV"). Surrounding and repeated whitespace never matters.
+    """
+    want = _label_key(label)
+    exact = sorted({pl.page_index for pl in labels if _label_key(pl.label) == want})
+    if exact or not want:
+        return exact
+    folded = want.casefold()
+    return sorted({pl.page_index for pl in labels if _label_key(pl.label).casefold() == folded})
+
+
+def label_for_page(labels: list[PageLabel], page_index: int) -> str:
+    """The label of physical page ``page_index``; its 1-based number when no label covers it."""
+    for pl in labels:
+        if pl.page_index == page_index:
+            return pl.label
+    return str(page_index + 1)

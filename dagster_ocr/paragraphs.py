@@ -6,14 +6,16 @@ trustworthy order. The steps, per document:
 1. **Furniture.** Lines already marked, the printed page number found by the label stage
    (``PageLabel.line_index``) and running headers/footers (text that, with digits normalised,
    recurs in the top or bottom zone of many pages) are marked on the ``Page`` objects and left
-   out. Lines inside a table region are left out too: the table stage owns them.
+   out. Lines inside a table region are left out too: the table stage owns them (unless the
+   "table" is a narrow grid of sentence-length cells: columns of prose, kept as paragraphs).
 2. **Rows.** Fragments of one visual line (the text layer often splits "5.1" from its title, or a
    bullet from its item) are merged into rows. A leading fragment made only of a lone bullet,
    control or private-use glyph (Wingdings bullets and check boxes) becomes the marker "•".
-3. **Reading order.** Columns are found per page from the x-ranges of the rows (a vertical
-   channel of white space with enough text on both sides). A row that crosses a channel is
-   full-width and breaks the column flow: the rows between two full-width rows are read column
-   by column.
+3. **Reading order.** Recursive layout analysis per page: a vertical channel of white space with
+   enough text on both sides splits rows into columns (rows crossing it are full-width and break
+   the column flow), and each column is analysed again. Where no channel runs through a whole
+   region (parts of the page with different gutters), the region is cut horizontally at the
+   widest gap that exposes one. A drop cap is joined to the word it begins.
 4. **Paragraphs.** Consecutive rows of one flow are split on a vertical gap that is large for the
    local line height, a change of indentation, font size or style, a short line ending a
    sentence, or a clause/list start ("Article 5", "第五条", "5.2", "(a)", "§ 3", "1.", "•").
@@ -39,7 +41,7 @@ import logging
 import re
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,41 +59,66 @@ class ParagraphSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gap_factor: float = Field(
-        0.6, description="A vertical gap larger than the page's usual line gap plus this many line heights "
-        "starts a new paragraph.")
+        0.6,
+        description="A vertical gap larger than the page's usual line gap plus this many line heights "
+        "starts a new paragraph.",
+    )
     indent_tolerance: float = Field(
-        0.6, description="A change of left edge larger than this many font sizes counts as (out)indentation.")
+        0.6, description="A change of left edge larger than this many font sizes counts as (out)indentation."
+    )
     size_change: float = Field(
-        0.12, description="A relative change of font size larger than this starts a new paragraph.")
+        0.12, description="A relative change of font size larger than this starts a new paragraph."
+    )
     short_line_share: float = Field(
-        0.15, description="A line ending a sentence this share of the column width (and at least "
-        "`short_line_sizes` font sizes) short of the column's right edge ends its paragraph.")
+        0.15,
+        description="A line ending a sentence this share of the column width (and at least "
+        "`short_line_sizes` font sizes) short of the column's right edge ends its paragraph.",
+    )
     short_line_sizes: float = Field(5.0, description="Minimum shortfall of a short line, in font sizes.")
     margin_zone: float = Field(
-        0.12, description="Share of the page height at the top and at the bottom searched for "
-        "headers/footers.")
+        0.12,
+        description="Share of the page height at the top and at the bottom searched for headers/footers.",
+    )
     repeat_min_pages: int = Field(
-        3, description="A header/footer must recur (digits normalised) on at least this many pages.")
+        3, description="A header/footer must recur (digits normalised) on at least this many pages."
+    )
     repeat_min_share: float = Field(
-        0.4, description="... and on at least this share of the document's pages.")
+        0.4, description="... and on at least this share of the document's pages."
+    )
     row_join_gap: float = Field(
-        3.0, description="Fragments of one text-layer block on one visual line are merged when the "
-        "horizontal gap is below this many font sizes.")
+        3.0,
+        description="Fragments of one text-layer block on one visual line are merged when the "
+        "horizontal gap is below this many font sizes.",
+    )
     row_join_gap_ocr: float = Field(
-        0.8, description="The same for lines without a block number (OCR), which may be adjacent columns.")
+        0.8, description="The same for lines without a block number (OCR), which may be adjacent columns."
+    )
     column_min_gap: float = Field(6.0, description="Narrowest white channel between columns, in points.")
     column_min_rows: int = Field(
-        3, description="A column needs at least this many text rows (of `column_min_chars`) on each side.")
+        3, description="A column needs at least this many text rows (of `column_min_chars`) on each side."
+    )
     column_min_chars: int = Field(20, description="Characters a row needs to count as column text.")
     column_max_share: float = Field(
-        0.6, description="Rows wider than this share of the text width are never column rows.")
+        0.6, description="Rows wider than this share of the text width are never column rows."
+    )
     table_overlap: float = Field(
-        0.5, description="A line whose area lies this much inside a table region belongs to the table.")
+        0.5, description="A line whose area lies this much inside a table region belongs to the table."
+    )
+    prose_table_share: float = Field(
+        0.75,
+        description="A table of at most `prose_table_max_cols` columns whose non-empty cells are this "
+        "share sentence-length (25+ characters, 4+ words) is taken for columns of prose: its text stays in "
+        "the paragraphs.",
+    )
+    prose_table_max_cols: int = Field(3, description="Widest table the prose test applies to.")
+    drop_cap_ratio: float = Field(
+        1.8, description="A lone letter this many times the body size, beside the first lines, is a drop cap."
+    )
     heading_max_chars: int = Field(120, description="Longest text a heading may have.")
     heading_max_rows: int = Field(3, description="Most rows a heading may span.")
     heading_size_ratio: float = Field(
-        1.12, description="A paragraph set this much larger than the body median size is a heading "
-        "candidate.")
+        1.12, description="A paragraph set this much larger than the body median size is a heading candidate."
+    )
 
 
 # --------------------------------------------------------------------------- text patterns
@@ -100,8 +127,18 @@ _CJK_NUM = "一二三四五六七八九十百千零〇两"
 _ROMAN = r"[IVXLCDM]+"
 _KEYWORDS = {
     # canonical order: a document's keywords are ranked by this order to give section levels
-    "part": 0, "book": 0, "title": 1, "chapter": 2, "section": 3, "article": 4, "art.": 4,
-    "clause": 5, "rule": 5, "annex": 1, "appendix": 1, "schedule": 1,
+    "part": 0,
+    "book": 0,
+    "title": 1,
+    "chapter": 2,
+    "section": 3,
+    "article": 4,
+    "art.": 4,
+    "clause": 5,
+    "rule": 5,
+    "annex": 1,
+    "appendix": 1,
+    "schedule": 1,
 }
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>Part|PART|Book|BOOK|Title|TITLE|Chapter|CHAPTER|Section|SECTION|Article|ARTICLE|Art\.|"
@@ -124,7 +161,8 @@ _SENTENCE_END = ".!?。！？…:"
 _DIGITS = re.compile(r"\d+")
 # "12", "- 12 -", "7-45" (chapter-page), "iv": a page number standing alone
 _PAGE_NUMBER_RE = re.compile(
-    r"(?:[-–—]\s*)?(?:\d{1,4}(?:[-–.]\d{1,4})?|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})(?:\s*[-–—])?")
+    r"(?:[-–—]\s*)?(?:\d{1,4}(?:[-–.]\d{1,4})?|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})(?:\s*[-–—])?"
+)
 _WS = re.compile(r"\s+")
 
 
@@ -132,8 +170,13 @@ def is_cjk(ch: str) -> bool:
     """True for CJK ideographs, kana, Hangul and CJK punctuation (joined without spaces)."""
     o = ord(ch)
     return (
-        0x3000 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF
-        or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x2FA1F
+        0x3000 <= o <= 0x30FF
+        or 0x3400 <= o <= 0x4DBF
+        or 0x4E00 <= o <= 0x9FFF
+        or 0xAC00 <= o <= 0xD7AF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x20000 <= o <= 0x2FA1F
     )
 
 
@@ -195,8 +238,12 @@ class _Row:
 
 
 def _union(boxes: list[BBox]) -> BBox:
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
-            max(b[2] for b in boxes), max(b[3] for b in boxes))
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
 
 
 def _italic(line: Line) -> bool:
@@ -269,14 +316,21 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
             continue
         content = g[first:]
         sized = [ln.size for ln in content]
-        rows.append(_Row(
-            text=text, bbox=_union([ln.bbox for ln in g]), size=max(sized),
-            bold=all(ln.bold for ln in content), italic=all(_italic(ln) for ln in content),
-            bold_any=any(sp.bold for ln in content for sp in ln.spans if sp.text.strip()) or any(
-                ln.bold for ln in content),
-            italic_any=any(sp.italic for ln in content for sp in ln.spans if sp.text.strip()),
-            block=g[0].block if g[0].block >= 0 else content[0].block, page_index=page_index, marker=marker,
-        ))
+        rows.append(
+            _Row(
+                text=text,
+                bbox=_union([ln.bbox for ln in g]),
+                size=max(sized),
+                bold=all(ln.bold for ln in content),
+                italic=all(_italic(ln) for ln in content),
+                bold_any=any(sp.bold for ln in content for sp in ln.spans if sp.text.strip())
+                or any(ln.bold for ln in content),
+                italic_any=any(sp.italic for ln in content for sp in ln.spans if sp.text.strip()),
+                block=g[0].block if g[0].block >= 0 else content[0].block,
+                page_index=page_index,
+                marker=marker,
+            )
+        )
     return rows
 
 
@@ -329,9 +383,60 @@ def _mark_furniture(pages: list[Page], labels: list[PageLabel], settings: Paragr
             if line.furniture is not None or not line.text.strip():
                 continue
             zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
-            if zone and any(min(line.bbox[3], n.bbox[3]) - max(line.bbox[1], n.bbox[1])
-                            > 0.5 * (line.bbox[3] - line.bbox[1]) for n in numbers):
+            if zone and any(
+                min(line.bbox[3], n.bbox[3]) - max(line.bbox[1], n.bbox[1])
+                > 0.5 * (line.bbox[3] - line.bbox[1])
+                for n in numbers
+            ):
                 line.furniture = zone
+
+
+def _looks_like_prose(table: Table, settings: ParagraphSettings) -> bool:
+    """A narrow "table" whose cells are mostly sentence-length text: columns of prose, not data."""
+    if table.n_cols > settings.prose_table_max_cols:
+        return False
+    cells = [c.text.strip() for c in table.cells if c.text.strip()]
+    if len(cells) < 4:
+        return False
+    long = sum(1 for c in cells if len(c) >= 25 and len(c.split()) >= 4)
+    return long >= settings.prose_table_share * len(cells)
+
+
+def _attach_drop_caps(lines: list[Line], settings: ParagraphSettings) -> list[Line]:
+    """Join a drop cap (one large initial letter beside the first lines) to the word it begins.
+
+    Without this the letter is a one-character "heading" and the paragraph's first word is cut
+    ("O" + "ver the past"). The lines wrapped around the cap get its left edge, so indentation
+    rules see one paragraph. The lines themselves are copied, never changed on the page.
+    """
+    sizes = sorted(ln.size for ln in lines if len(ln.text) > 3)
+    if not sizes:
+        return lines
+    body_size = sizes[len(sizes) // 2]
+    out = list(lines)
+    for cap in lines:
+        t = cap.text.strip()
+        if len(t) != 1 or not t.isalpha() or cap.size < settings.drop_cap_ratio * body_size:
+            continue
+        cx0, cy0, cx1, cy1 = cap.bbox
+        beside = [
+            (i, ln)
+            for i, ln in enumerate(out)
+            if ln is not cap
+            and cx1 - 0.3 * cap.size <= ln.bbox[0] <= cx1 + 0.6 * cap.size
+            and cy0 - 0.5 * ln.size <= ln.bbox[1]
+            and ln.bbox[3] <= cy1 + 0.5 * ln.size
+        ]
+        if not beside:
+            continue
+        first_i, first = min(beside, key=lambda il: il[1].bbox[1])
+        if not first.text[:1].isalpha():
+            continue
+        for i, ln in beside:
+            out[i] = replace(ln, bbox=(cx0, *ln.bbox[1:]))
+        out[first_i] = replace(out[first_i], text=t + first.text.lstrip())
+        out = [ln for ln in out if ln is not cap]
+    return out
 
 
 def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> bool:
@@ -348,8 +453,15 @@ def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> b
 # --------------------------------------------------------------------------- columns and reading order
 
 
-def _column_gaps(rows: list[_Row], settings: ParagraphSettings) -> list[tuple[float, float]]:
-    """White vertical channels between columns, as (x_start, x_end), left to right."""
+def _column_gaps(
+    rows: list[_Row], settings: ParagraphSettings, span_ref: float | None = None
+) -> list[tuple[float, float]]:
+    """White vertical channels between columns, as (x_start, x_end), left to right.
+
+    Rows wider than ``column_max_share`` of ``span_ref`` (the page's text width; by default the
+    rows' own) are left out: a title or a full-width line may cross the channel, and is read as a
+    band separator instead.
+    """
     if len(rows) < 2 * settings.column_min_rows:
         return []
     left = min(r.bbox[0] for r in rows)
@@ -357,43 +469,35 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings) -> list[tuple[fl
     span = right - left
     if span <= 0:
         return []
-    cands = [r for r in rows if r.width < settings.column_max_share * span]
+    limit = settings.column_max_share * (span_ref or span)
+    cands = sorted((r for r in rows if r.width < limit), key=lambda r: r.bbox[0])
     if not cands:
         return []
-    n = int(span) + 2
-    covered = [False] * n
-    for r in cands:
-        for x in range(max(int(r.bbox[0] - left), 0), min(int(r.bbox[2] - left) + 1, n)):
-            covered[x] = True
+    # merge the rows' x-intervals; what lies between merged intervals is white space
     gaps: list[tuple[float, float]] = []
-    x = 0
-    while x < n:
-        if covered[x]:
-            x += 1
+    reach = cands[0].bbox[2]
+    for r in cands[1:]:
+        if r.bbox[0] > reach:
+            gaps.append((reach, r.bbox[0]))
+        reach = max(reach, r.bbox[2])
+    texty = [r for r in cands if len(r.text) >= settings.column_min_chars]
+    out = []
+    for gs, ge in gaps:
+        if ge - gs < settings.column_min_gap:
             continue
-        start = x
-        while x < n and not covered[x]:
-            x += 1
-        gs, ge = left + start, left + x
-        if ge - gs < settings.column_min_gap or start == 0 or x >= n:
-            continue
-        texty = [r for r in cands if len(r.text) >= settings.column_min_chars]
         n_left = sum(1 for r in texty if r.bbox[2] <= gs + 1)
         n_right = sum(1 for r in texty if r.bbox[0] >= ge - 1)
         if n_left >= settings.column_min_rows and n_right >= settings.column_min_rows:
-            gaps.append((gs, ge))
-    return gaps
+            out.append((gs, ge))
+    return out
 
 
-def _reading_order(rows: list[_Row], settings: ParagraphSettings, flow_start: int) -> tuple[list[_Row], int]:
-    """Rows in reading order with ``flow`` set; returns the rows and the next free flow id."""
-    rows = sorted(rows, key=lambda r: (r.bbox[1], r.bbox[0]))
-    gaps = _column_gaps(rows, settings)
-    flow = flow_start
-    if not gaps:
-        for r in rows:
-            r.flow = flow
-        return rows, flow + 1
+def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tuple[bool, list[_Row]]]:
+    """Rows (sorted top-down) as parts in reading order: (is_column, rows).
+
+    A row that crosses a channel is full-width and breaks the column flow: the rows between two
+    full-width rows are read column by column.
+    """
 
     def spans_gap(r: _Row) -> bool:
         return any(r.bbox[0] < gs - 1 and r.bbox[2] > ge + 1 for gs, ge in gaps)
@@ -402,40 +506,87 @@ def _reading_order(rows: list[_Row], settings: ParagraphSettings, flow_start: in
         cx = (r.bbox[0] + r.bbox[2]) / 2
         return sum(1 for gs, _ in gaps if cx > gs)
 
-    out: list[_Row] = []
+    parts: list[tuple[bool, list[_Row]]] = []
     band: list[_Row] = []
-    last_was_spanning = False
+    wide: list[_Row] = []
 
-    def flush() -> None:
-        nonlocal flow
+    def flush_band() -> None:
         cols: dict[int, list[_Row]] = defaultdict(list)
         for r in band:
             cols[column(r)].append(r)
-        for c in sorted(cols):
-            for r in cols[c]:
-                r.flow = flow
-                out.append(r)
-            flow += 1
+        parts.extend((True, cols[c]) for c in sorted(cols))
         band.clear()
 
     for r in rows:
         if spans_gap(r):
             if band:
-                flush()
-                last_was_spanning = False
-            if not last_was_spanning:
-                flow += 1
-            r.flow = flow
-            out.append(r)
-            last_was_spanning = True
+                flush_band()
+            wide.append(r)
         else:
-            if last_was_spanning:
-                flow += 1
-                last_was_spanning = False
+            if wide:
+                parts.append((False, wide))
+                wide = []
             band.append(r)
     if band:
-        flush()
-    return out, flow + 1
+        flush_band()
+    if wide:
+        parts.append((False, wide))
+    return parts
+
+
+def _segment(
+    rows: list[_Row], settings: ParagraphSettings, span_ref: float, depth: int = 0
+) -> list[list[_Row]]:
+    """Recursive layout analysis: the rows (sorted top-down) as flows in reading order.
+
+    A vertical white channel through the rows splits them into columns (each analysed again:
+    a column may hold its own sub-columns). When no channel runs through all of them (regions of
+    the page with different gutters, a full-width line crossing the gutter), the rows are cut
+    horizontally at the widest vertical gap that exposes a channel above or below it.
+    """
+    if depth > 6 or len(rows) < 2 * settings.column_min_rows:
+        return [rows]
+    gaps = _column_gaps(rows, settings, span_ref)
+    if gaps:
+        flows: list[list[_Row]] = []
+        for is_column, part in _split_columns(rows, gaps):
+            if is_column:
+                flows.extend(_segment(part, settings, span_ref, depth + 1))
+            else:
+                flows.append(part)
+        return flows
+    heights = sorted(r.height for r in rows)
+    min_cut = 0.3 * heights[len(heights) // 2]
+    cuts: list[tuple[float, int]] = []
+    bottom = rows[0].bbox[3]
+    for i in range(1, len(rows)):
+        gap = rows[i].bbox[1] - bottom
+        if gap > min_cut:
+            cuts.append((gap, i))
+        bottom = max(bottom, rows[i].bbox[3])
+    for _, i in sorted(cuts, reverse=True)[:24]:
+        top, rest = rows[:i], rows[i:]
+        if _column_gaps(top, settings, span_ref) or _column_gaps(rest, settings, span_ref):
+            return _segment(top, settings, span_ref, depth + 1) + _segment(
+                rest, settings, span_ref, depth + 1
+            )
+    return [rows]
+
+
+def _reading_order(rows: list[_Row], settings: ParagraphSettings, flow_start: int) -> tuple[list[_Row], int]:
+    """Rows in reading order with ``flow`` set; returns the rows and the next free flow id."""
+    rows = sorted(rows, key=lambda r: (r.bbox[1], r.bbox[0]))
+    if not rows:
+        return rows, flow_start
+    span = max(r.bbox[2] for r in rows) - min(r.bbox[0] for r in rows)
+    out: list[_Row] = []
+    flow = flow_start
+    for part in _segment(rows, settings, span):
+        for r in part:
+            r.flow = flow
+            out.append(r)
+        flow += 1
+    return out, flow
 
 
 # --------------------------------------------------------------------------- grouping
@@ -492,8 +643,12 @@ def _page_gap_baseline(rows: list[_Row]) -> dict[tuple[int, int], float]:
     for a, b in zip(rows, rows[1:], strict=False):
         gap = b.bbox[1] - a.bbox[3]
         # only running text teaches the line gap: table cells and labels overlap or sit apart
-        if (a.flow == b.flow and abs(a.size - b.size) < 0.5 and gap > -0.5 * a.height
-                and min(len(a.text), len(b.text)) >= 20):
+        if (
+            a.flow == b.flow
+            and abs(a.size - b.size) < 0.5
+            and gap > -0.5 * a.height
+            and min(len(a.text), len(b.text)) >= 20
+        ):
             gaps[(a.page_index, round(a.size))].append(gap)
     out = {}
     for key, vals in gaps.items():
@@ -506,8 +661,12 @@ def _style_break(a: _Row, b: _Row, s: ParagraphSettings) -> bool:
     if abs(a.size - b.size) > s.size_change * max(a.size, b.size):
         return True
     # only a clean switch counts: a row mixing bold and regular text continues either kind
-    return ((a.bold and not b.bold_any) or (b.bold and not a.bold_any)
-            or (a.italic and not b.italic_any) or (b.italic and not a.italic_any))
+    return (
+        (a.bold and not b.bold_any)
+        or (b.bold and not a.bold_any)
+        or (a.italic and not b.italic_any)
+        or (b.italic and not a.italic_any)
+    )
 
 
 def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _Para | None:
@@ -585,8 +744,9 @@ def _group(rows: list[_Row], tables_by_page: dict[int, list[BBox]], s: Paragraph
             brk = True
         elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
             brk = True  # a stray punctuation row after a finished sentence stands alone
-        elif clause is not None and (clause[2] or _ends_clause(a.text)
-                                     or cur.kind in ("clause", "list_item")):
+        elif clause is not None and (
+            clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item")
+        ):
             brk = True
         else:
             tol = s.indent_tolerance * size
@@ -596,8 +756,9 @@ def _group(rows: list[_Row], tables_by_page: dict[int, list[BBox]], s: Paragraph
             elif r.bbox[0] < a.bbox[0] - tol:
                 first_line_indent = len(cur.rows) == 1 and cur.kind == "body" and abs(r.bbox[0] - fl) <= tol
                 brk = not first_line_indent
-            elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(s.short_line_share * (fr - fl),
-                                                                     s.short_line_sizes * size):
+            elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(
+                s.short_line_share * (fr - fl), s.short_line_sizes * size
+            ):
                 nxt = r.text.lstrip()[:1]
                 brk = bool(nxt) and not nxt.islower()
             elif a.block >= 0 and r.block >= 0 and a.block != r.block:
@@ -642,16 +803,27 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
 
     for i, p in enumerate(paras):
         text = p.text.strip()
-        if (len(p.rows) > s.heading_max_rows or len(text) > s.heading_max_chars
-                or not any(c.isalpha() for c in text)
-                or text[-1] in ".,;" or p.kind == "list_item" or text[0].islower()):
+        if (
+            len(p.rows) > s.heading_max_rows
+            or len(text) > s.heading_max_chars
+            or not any(c.isalpha() for c in text)
+            or text[-1] in ".,;"
+            or p.kind == "list_item"
+            or text[0].islower()
+        ):
             continue
         size = max(r.size for r in p.rows)
         larger = size >= body * s.heading_size_ratio
         bold = all(r.bold for r in p.rows)
         nxt = paras[i + 1] if i + 1 < len(paras) else None
-        italic = (all(r.italic for r in p.rows) and len(p.rows) == 1 and len(text.split()) <= 10
-                  and text[0].isupper() and nxt is not None and not all(r.italic for r in nxt.rows))
+        italic = (
+            all(r.italic for r in p.rows)
+            and len(p.rows) == 1
+            and len(text.split()) <= 10
+            and text[0].isupper()
+            and nxt is not None
+            and not all(r.italic for r in nxt.rows)
+        )
         numbering = _heading_numbering(text)
         numbered = False
         if numbering is not None and size >= body * 0.95:
@@ -661,7 +833,7 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
                 # "Article 5" alone or with a short title; "第五条 ..." running into text is a clause
                 numbered = (words <= 12 if (bold or larger) else words <= 6) and not _ends_sentence(text)
             elif scheme in ("num", "roman"):
-                rest = text[len(numbering[1]):].lstrip(". )")
+                rest = text[len(numbering[1]) :].lstrip(". )")
                 numbered = bool(rest) and rest[0].isupper() and words <= 12 and (bold or larger)
         if size >= body * 0.95 and (larger or bold or italic or numbered):
             p.kind = "heading"
@@ -671,6 +843,7 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
 
 def _assign_levels(heads: list[_Para]) -> None:
     sizes = sorted({round(max(r.size for r in p.rows) * 2) / 2 for p in heads}, reverse=True)
+
     def scheme_rank(k: str) -> int:
         return _KEYWORDS.get(k[3:], 9) if k.startswith("kw:") else "编部章节条款项".find(k[4:])
 
@@ -702,7 +875,7 @@ def _label_for(page_index: int, labels: dict[int, str], pages: dict[int, Page]) 
     if page_index in labels:
         return labels[page_index]
     page = pages.get(page_index)
-    return (page.label if page is not None and page.label else str(page_index + 1))
+    return page.label if page is not None and page.label else str(page_index + 1)
 
 
 def _id_label(label: str) -> str:
@@ -725,6 +898,10 @@ def build_paragraphs(
     _mark_furniture(pages, labels, s)
     tables_by_page: dict[int, list[BBox]] = defaultdict(list)
     for t in tables:
+        if _looks_like_prose(t, s):
+            # two columns of running text taken for a table: dropping it would lose body text
+            log.info("table %s reads as running text; its text stays in the paragraphs", t.table_id)
+            continue
         for page_index, bbox in t.regions:
             tables_by_page[page_index].append(bbox)
 
@@ -732,8 +909,12 @@ def build_paragraphs(
     flow = 0
     for page in sorted(pages, key=lambda p: p.index):
         regions = tables_by_page.get(page.index, [])
-        body = [ln for ln in page.lines
-                if ln.furniture is None and ln.text.strip() and not _in_table(ln, regions, s)]
+        body = [
+            ln
+            for ln in page.lines
+            if ln.furniture is None and ln.text.strip() and not _in_table(ln, regions, s)
+        ]
+        body = _attach_drop_caps(body, s)
         page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
         rows.extend(page_rows)
 
@@ -754,9 +935,14 @@ def build_paragraphs(
             while stack and stack[-1].level >= p.heading_level:
                 stack.pop()
             current = Section(
-                section_id=f"s{len(result.sections)}", parent_id=stack[-1].section_id if stack else None,
-                level=p.heading_level, title=p.text.strip(), page_index=first_page, page_label=label,
-                ordinal=len(result.sections), number=p.number,
+                section_id=f"s{len(result.sections)}",
+                parent_id=stack[-1].section_id if stack else None,
+                level=p.heading_level,
+                title=p.text.strip(),
+                page_index=first_page,
+                page_label=label,
+                ordinal=len(result.sections),
+                number=p.number,
             )
             result.sections.append(current)
             stack.append(current)
@@ -767,19 +953,25 @@ def build_paragraphs(
             pid += "x"
         seen_ids.add(pid)
         text = p.text.strip()
-        result.paragraphs.append(Paragraph(
-            paragraph_id=pid,
-            section_id=current.section_id if current is not None else None,
-            reading_order=order,
-            page_index=first_page,
-            text=text,
-            bbox=_union([r.bbox for r in p.rows if r.page_index == first_page]),
-            page_label=label,
-            flags=validate_text(text),
-            kind=p.kind,
-            continued=p.continued,
-            last_page_index=p.rows[-1].page_index,
-        ))
-    log.debug("built %d paragraphs and %d sections from %d pages",
-              len(result.paragraphs), len(result.sections), len(pages))
+        result.paragraphs.append(
+            Paragraph(
+                paragraph_id=pid,
+                section_id=current.section_id if current is not None else None,
+                reading_order=order,
+                page_index=first_page,
+                text=text,
+                bbox=_union([r.bbox for r in p.rows if r.page_index == first_page]),
+                page_label=label,
+                flags=validate_text(text),
+                kind=p.kind,
+                continued=p.continued,
+                last_page_index=p.rows[-1].page_index,
+            )
+        )
+    log.debug(
+        "built %d paragraphs and %d sections from %d pages",
+        len(result.paragraphs),
+        len(result.sections),
+        len(pages),
+    )
     return result

@@ -148,6 +148,7 @@ CREATE TABLE IF NOT EXISTS kb_chunks (
     last_page_index INTEGER,
     last_page_label VARCHAR,
     text            VARCHAR NOT NULL,
-    citation        VARCHAR NOT NULL,      -- e.g. "service_agreement.pdf, p. iv, § 2.1"
+    citation        VARCHAR NOT NULL,      -- e.g. "service_agreement.pdf, p. iv, 2. Services › 2.1 Scope"
+    paragraph_ids   VARCHAR[],             -- every paragraph the chunk holds (empty for tables)
     loaded_at       TIMESTAMP
 );

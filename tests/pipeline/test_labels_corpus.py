@@ -8,7 +8,14 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from dagster_ocr.labels import LabelSettings, decode_hex_prefix, label_pages, pdf_page_labels
+from dagster_ocr.labels import (
+    LabelSettings,
+    decode_hex_prefix,
+    label_for_page,
+    label_pages,
+    pages_for_label,
+    pdf_page_labels,
+)
 from dagster_ocr.model import LabelSource, Line, Page
 
 
@@ -108,3 +115,13 @@ def test_roman_then_restart_printed(expected, parsed):
     result = label_pages(None, pages)
     assert [pl.label for pl in result] == expected["bug793632.pdf"]["labels"]
     assert {pl.source for pl in result} == {LabelSource.PRINTED}
+
+
+def test_lookup_both_ways_on_every_file(expected, parsed):
+    for name, (doc, pages) in parsed.items():
+        result = label_pages(doc, pages)
+        want = expected[name]["labels"]
+        for index, label in enumerate(want):
+            assert label_for_page(result, index) == label, name
+            # a label can repeat (labelled_pages.pdf restarts); every page carrying it is found
+            assert pages_for_label(result, label) == [i for i, w in enumerate(want) if w == label], name

@@ -12,12 +12,14 @@ from dagster_ocr.labels import (
     decode_hex_prefix,
     decode_pdf_text,
     format_label,
+    label_for_page,
     label_pages,
     page_number_candidates,
+    pages_for_label,
     pdf_page_labels,
     to_roman,
 )
-from dagster_ocr.model import LabelSource, Line, Page
+from dagster_ocr.model import LabelSource, Line, Page, PageLabel
 
 H = 800.0
 W = 600.0
@@ -178,8 +180,23 @@ def test_candidates_only_in_header_and_footer_zones():
     page = make_page(0, "5")
     found = page_number_candidates(page)
     assert [c.label for c in found] == ["5"]
-    narrow = page_number_candidates(page, LabelSettings(zone_fraction=0.01))
+    narrow = page_number_candidates(page, LabelSettings(zone_fraction=0.01, isolated_edge_lines=False))
     assert narrow == []
+
+
+def test_isolated_centred_number_below_the_text_is_a_candidate():
+    """A cropped page: the number sits right under the last paragraph, far from the bottom margin."""
+    lines = [
+        Line(text=f"Body text line {k} mentions 42.", bbox=(72, 100 + 20 * k, 520, 112 + 20 * k))
+        for k in range(5)
+    ]
+    numbered = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(293, 230, 307, 242))])
+    assert [(c.label, c.line_index) for c in page_number_candidates(numbered)] == [("62", 5)]
+    # off centre (a table total, a figure value) or hugging the text above: not a page number
+    off_centre = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(480, 230, 494, 242))])
+    hugging = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(293, 194, 307, 206))])
+    assert page_number_candidates(off_centre) == []
+    assert page_number_candidates(hugging) == []
 
 
 def test_settings_reject_unknown_keys():
@@ -394,3 +411,37 @@ def test_the_penalties_matter(settings, test, monkeypatch):
     monkeypatch.setattr(mod, "LabelSettings", lambda: settings)
     with pytest.raises(AssertionError):
         test()
+
+
+# --------------------------------------------------------------------------------------------
+# lookups both ways
+
+
+def test_pages_for_label_finds_every_part_of_a_restarting_document():
+    printed = ["i", "ii", "1", "2", "3", "1", "2"]
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)])
+    assert labels(result) == printed
+    assert pages_for_label(result, "1") == [2, 5]  # a label repeats across parts: every page
+    assert pages_for_label(result, " ii ") == [1]  # whitespace never matters
+    assert pages_for_label(result, "3") == [4]
+    assert pages_for_label(result, "99") == []
+    assert pages_for_label(result, "") == []
+
+
+def test_pages_for_label_falls_back_to_case_insensitive():
+    result = [
+        PageLabel(0, "iv", LabelSource.PDF, 1.0),
+        PageLabel(1, "IV", LabelSource.PDF, 1.0),
+        PageLabel(2, "A-3", LabelSource.PDF, 1.0),
+    ]
+    assert pages_for_label(result, "IV") == [1]  # an exact match wins over a case-folded one
+    assert pages_for_label(result, "a-3") == [2]
+
+
+def test_label_for_page_round_trips_and_falls_back_to_physical():
+    printed = ["i", "ii", "1", "2", "A-1", "A-2"]
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)])
+    for pl in result:
+        assert label_for_page(result, pl.page_index) == pl.label
+        assert pl.page_index in pages_for_label(result, pl.label)
+    assert label_for_page(result, 40) == "41"

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from dagster_ocr.model import LabelSource, Line, Page, PageLabel, Span, Table
+from dagster_ocr.model import Cell, LabelSource, Line, Page, PageLabel, Span, Table
 from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs, clause_number
 
 W, H = 595.0, 842.0
 
 
-def line(text: str, x0: float, y0: float, size: float = 10.0, *, x1: float | None = None,
-         bold: bool = False, italic: bool = False, block: int = 0) -> Line:
+def line(
+    text: str,
+    x0: float,
+    y0: float,
+    size: float = 10.0,
+    *,
+    x1: float | None = None,
+    bold: bool = False,
+    italic: bool = False,
+    block: int = 0,
+) -> Line:
     """A text-layer line; width is estimated from the text unless given."""
     x1 = x1 if x1 is not None else x0 + 0.5 * size * len(text)
     bbox = (x0, y0, x1, y0 + 1.2 * size)
@@ -20,13 +29,15 @@ def page(lines: list[Line], index: int = 0) -> Page:
     return Page(index=index, width=W, height=H, lines=lines)
 
 
-def texts(pages: list[Page], labels: list[PageLabel] | None = None,
-          tables: list[Table] | None = None) -> list[str]:
+def texts(
+    pages: list[Page], labels: list[PageLabel] | None = None, tables: list[Table] | None = None
+) -> list[str]:
     return [p.text for p in build_paragraphs(pages, labels or [], tables or []).paragraphs]
 
 
-def body(lines: list[str], x0: float = 72, y0: float = 100, pitch: float = 12.0,
-         x1: float = 500) -> list[Line]:
+def body(
+    lines: list[str], x0: float = 72, y0: float = 100, pitch: float = 12.0, x1: float = 500
+) -> list[Line]:
     """Full-width justified lines at a tight pitch (last one short)."""
     out = []
     for i, t in enumerate(lines):
@@ -36,10 +47,15 @@ def body(lines: list[str], x0: float = 72, y0: float = 100, pitch: float = 12.0,
 
 
 def test_new_clause_starts_paragraph_despite_tight_spacing() -> None:
-    lines = body(["(a) the buyer shall pay the price within thirty days of delivery of", "the goods; and",
-                  "(b) the seller shall deliver the goods at the agreed place.",
-                  "Article 5 Either party may terminate this agreement by notice",
-                  "第五条 本合同自双方签字之日起生效。"])
+    lines = body(
+        [
+            "(a) the buyer shall pay the price within thirty days of delivery of",
+            "the goods; and",
+            "(b) the seller shall deliver the goods at the agreed place.",
+            "Article 5 Either party may terminate this agreement by notice",
+            "第五条 本合同自双方签字之日起生效。",
+        ]
+    )
     paras = build_paragraphs([page(lines)], [], []).paragraphs
     assert [p.text for p in paras] == [
         "(a) the buyer shall pay the price within thirty days of delivery of the goods; and",
@@ -51,10 +67,12 @@ def test_new_clause_starts_paragraph_despite_tight_spacing() -> None:
 
 
 def test_wrapped_number_does_not_split_a_sentence() -> None:
-    lines = body(["The amount was increased several times until",
-                  "2010. After that it stayed flat for years."])
-    assert texts([page(lines)]) == ["The amount was increased several times until 2010. After that it stayed "
-                                    "flat for years."]
+    lines = body(
+        ["The amount was increased several times until", "2010. After that it stayed flat for years."]
+    )
+    assert texts([page(lines)]) == [
+        "The amount was increased several times until 2010. After that it stayed flat for years."
+    ]
 
 
 def test_clause_numbers() -> None:
@@ -81,13 +99,19 @@ def test_gap_relative_to_line_height_and_indentation() -> None:
     second = body(["The second paragraph starts after a gap of one line height and", "ends here."], y0=136)
     assert len(texts([page(first + second)])) == 2
     # same absolute gap, but in 30pt type the gap is small: one paragraph
-    big = [line("Large type line one goes on", 72, 100, 30, x1=500),
-           line("and continues here.", 72, 140, 30, x1=300)]
+    big = [
+        line("Large type line one goes on", 72, 100, 30, x1=500),
+        line("and continues here.", 72, 140, 30, x1=300),
+    ]
     assert len(texts([page(big)])) == 1
     # tight spacing, but the next paragraph has a first-line indent
-    indented = body(["Body text of the first paragraph, long enough to be justified here",
-                     "and more body text",
-                     "that ends the paragraph here."])
+    indented = body(
+        [
+            "Body text of the first paragraph, long enough to be justified here",
+            "and more body text",
+            "that ends the paragraph here.",
+        ]
+    )
     indented.append(line("Indented start of the next paragraph, again long enough", 90, 136, x1=500))
     indented.append(line("to wrap onto a second line.", 72, 148, x1=220))
     assert len(texts([page(indented)])) == 2
@@ -95,10 +119,14 @@ def test_gap_relative_to_line_height_and_indentation() -> None:
 
 def test_two_columns_read_column_by_column() -> None:
     title = line("A Title Across Both Columns", 72, 60, 16, x1=520, bold=True, block=0)
-    left = [line(f"left column line {i} with some words in it.", 72, 100 + 12 * i, x1=285, block=1)
-            for i in range(6)]
-    right = [line(f"Right column line {i} with some words too", 310, 100 + 12 * i, x1=523, block=2)
-             for i in range(6)]
+    left = [
+        line(f"left column line {i} with some words in it.", 72, 100 + 12 * i, x1=285, block=1)
+        for i in range(6)
+    ]
+    right = [
+        line(f"Right column line {i} with some words too", 310, 100 + 12 * i, x1=523, block=2)
+        for i in range(6)
+    ]
     lines = [title] + [x for pair in zip(left, right, strict=True) for x in pair]  # interleaved, as in PDFs
     result = build_paragraphs([page(lines)], [], [])
     paras = [p.text for p in result.paragraphs]
@@ -110,11 +138,15 @@ def test_two_columns_read_column_by_column() -> None:
 
 
 def test_column_flow_continues_unfinished_sentence() -> None:
-    left = [line("The agreement binds both parties and remains in force", 72, 100 + 12 * i, x1=285, block=1)
-            for i in range(4)]
+    left = [
+        line("The agreement binds both parties and remains in force", 72, 100 + 12 * i, x1=285, block=1)
+        for i in range(4)
+    ]
     right = [line("until it is terminated by either party in writing.", 310, 100, x1=523, block=2)]
-    right += [line(f"Another paragraph of the right column number {i}.", 310, 130 + 12 * i, x1=523, block=3)
-              for i in range(3)]
+    right += [
+        line(f"Another paragraph of the right column number {i}.", 310, 130 + 12 * i, x1=523, block=3)
+        for i in range(3)
+    ]
     paras = texts([page(left + right)])
     assert paras[0].endswith("remains in force until it is terminated by either party in writing.")
 
@@ -146,24 +178,46 @@ def test_headings_and_section_tree() -> None:
     ]
     assert secs[1].number == "1.1"
     kinds = [(p.kind, p.section_id) for p in result.paragraphs]
-    assert kinds == [("heading", "s0"), ("body", "s0"), ("heading", "s1"), ("body", "s1"),
-                     ("heading", "s2"), ("body", "s2"), ("heading", "s3"), ("body", "s3")]
+    assert kinds == [
+        ("heading", "s0"),
+        ("body", "s0"),
+        ("heading", "s1"),
+        ("body", "s1"),
+        ("heading", "s2"),
+        ("body", "s2"),
+        ("heading", "s3"),
+        ("body", "s3"),
+    ]
 
 
 def test_legal_headings_article_and_chinese() -> None:
-    lines = [line("ARTICLE V", 250, 80, 10, bold=True), line("The parties agree as follows.", 72, 110),
-             line("第五条", 250, 140, 10, bold=True), line("本合同自签字之日起生效。", 72, 170)]
+    lines = [
+        line("ARTICLE V", 250, 80, 10, bold=True),
+        line("The parties agree as follows.", 72, 110),
+        line("第五条", 250, 140, 10, bold=True),
+        line("本合同自签字之日起生效。", 72, 170),
+    ]
     result = build_paragraphs([page(lines)], [], [])
     assert [s.title for s in result.sections] == ["ARTICLE V", "第五条"]
     assert [s.number for s in result.sections] == ["ARTICLE V", "第五条"]
 
 
 def test_cross_page_continuation() -> None:
-    p0 = page(body(["A paragraph that is long enough to fill the line and keeps going",
-                    "and the contract shall remain in force until it is"], y0=700, x1=500)
-              [:1] + [line("and the contract shall remain in force until it is", 72, 712, x1=500)], 0)
-    p1 = page([line("terminated by either party.", 72, 80, x1=210),
-               line("A new paragraph.", 72, 110, x1=160)], 1)
+    p0 = page(
+        body(
+            [
+                "A paragraph that is long enough to fill the line and keeps going",
+                "and the contract shall remain in force until it is",
+            ],
+            y0=700,
+            x1=500,
+        )[:1]
+        + [line("and the contract shall remain in force until it is", 72, 712, x1=500)],
+        0,
+    )
+    p1 = page(
+        [line("terminated by either party.", 72, 80, x1=210), line("A new paragraph.", 72, 110, x1=160)], 1
+    )
     labels = [PageLabel(0, "iv", LabelSource.PDF, 1.0), PageLabel(1, "v", LabelSource.PDF, 1.0)]
     paras = build_paragraphs([p0, p1], labels, []).paragraphs
     assert len(paras) == 2
@@ -183,10 +237,12 @@ def test_finished_paragraph_is_not_joined_across_pages() -> None:
 def test_furniture_removed_and_marked() -> None:
     pages = []
     for i in range(4):
-        lines = [line(f"ACME Annual Report {2024} - Page {i + 1}", 72, 30, 8, x1=300),
-                 line("Confidential draft", 72, 800, 8, x1=200),
-                 line(f"Body text on page {i} that is a sentence.", 72, 300, x1=300),
-                 line(str(i + 1), 290, 815, 8, x1=300)]
+        lines = [
+            line(f"ACME Annual Report {2024} - Page {i + 1}", 72, 30, 8, x1=300),
+            line("Confidential draft", 72, 800, 8, x1=200),
+            line(f"Body text on page {i} that is a sentence.", 72, 300, x1=300),
+            line(str(i + 1), 290, 815, 8, x1=300),
+        ]
         pages.append(page(lines, i))
     labels = [PageLabel(i, str(i + 1), LabelSource.PRINTED, 0.9, line_index=3) for i in range(4)]
     result = build_paragraphs(pages, labels, [])
@@ -199,9 +255,12 @@ def test_furniture_removed_and_marked() -> None:
 
 
 def test_table_regions_excluded() -> None:
-    lines = [line("Text before the table.", 72, 100, x1=200),
-             line("cell A", 72, 130, x1=120), line("cell B", 200, 130, x1=250),
-             line("Text after the table.", 72, 170, x1=200)]
+    lines = [
+        line("Text before the table.", 72, 100, x1=200),
+        line("cell A", 72, 130, x1=120),
+        line("cell B", 200, 130, x1=250),
+        line("Text after the table.", 72, 170, x1=200),
+    ]
     table = Table("t0", 0, 0, 1, 2, [], (60, 125, 300, 150), regions=[(0, (60, 125, 300, 150))])
     assert texts([page(lines)], tables=[table]) == ["Text before the table.", "Text after the table."]
 
@@ -216,18 +275,32 @@ def test_symbols_survive_and_flags() -> None:
 
 
 def test_wingdings_bullets_become_list_items() -> None:
-    lines = [line("\x84", 60, 100, 10, x1=66), line("First option of the list", 72, 100, x1=200),
-             line("\x84", 60, 114, 10, x1=66), line("Second option", 72, 114, x1=150)]
+    lines = [
+        line("\x84", 60, 100, 10, x1=66),
+        line("First option of the list", 72, 100, x1=200),
+        line("\x84", 60, 114, 10, x1=66),
+        line("Second option", 72, 114, x1=150),
+    ]
     paras = build_paragraphs([page(lines)], [], []).paragraphs
     assert [(p.text, p.kind, p.flags) for p in paras] == [
-        ("• First option of the list", "list_item", []), ("• Second option", "list_item", [])]
+        ("• First option of the list", "list_item", []),
+        ("• Second option", "list_item", []),
+    ]
 
 
 def test_ids_unique_and_shaped() -> None:
     pages = []
     for i in range(3):
-        pages.append(page([line("Heading Same", 72, 200, 14, x1=200, bold=True),
-                           line("Body one.", 72, 240, x1=150), line("Body two.", 72, 270, x1=150)], i))
+        pages.append(
+            page(
+                [
+                    line("Heading Same", 72, 200, 14, x1=200, bold=True),
+                    line("Body one.", 72, 240, x1=150),
+                    line("Body two.", 72, 270, x1=150),
+                ],
+                i,
+            )
+        )
     labels = [PageLabel(i, "A 1", LabelSource.PDF, 1.0) for i in range(3)]  # duplicate labels on purpose
     result = build_paragraphs(pages, labels, [])
     ids = [p.paragraph_id for p in result.paragraphs]
@@ -251,3 +324,364 @@ def test_settings_reject_unknown_keys() -> None:
 def test_empty_input() -> None:
     result = build_paragraphs([page([])], [], [])
     assert result.paragraphs == [] and result.sections == []
+
+
+# --------------------------------------------------------------------------- real PDFs built with PyMuPDF
+# Each test below writes a PDF, reopens it and reads it back through the text layer
+# (textlayer.extract_lines), so fonts, spans and bboxes are what production sees.
+
+import pymupdf  # noqa: E402
+
+from dagster_ocr.textlayer import extract_lines  # noqa: E402
+
+_FONTS: dict[str, pymupdf.Font] = {}
+
+
+def _font(name: str) -> pymupdf.Font:
+    if name not in _FONTS:
+        _FONTS[name] = pymupdf.Font(name)
+    return _FONTS[name]
+
+
+def pdf_pages(spec: list[list[tuple[float, float, str, float, str]]]) -> list[Page]:
+    """Pages from [(x, baseline y, text, size, font name)] per page, via a saved and reopened PDF."""
+    doc = pymupdf.open()
+    for items in spec:
+        pg = doc.new_page(width=W, height=H)
+        tw = pymupdf.TextWriter(pg.rect)
+        for x, y, text, size, font in items:
+            tw.append((x, y), text, font=_font(font), fontsize=size)
+        tw.write_text(pg)
+    doc = pymupdf.open("pdf", doc.tobytes())
+    return [Page(index=p.number, width=W, height=H, lines=extract_lines(p)) for p in doc]
+
+
+def stack(
+    lines: list[str],
+    y0: float = 100,
+    pitch: float = 12.0,
+    size: float = 10.0,
+    x: float = 72,
+    font: str = "tiro",
+    gaps: dict[int, float] | None = None,
+) -> list[tuple[float, float, str, float, str]]:
+    """Lines at a fixed pitch; ``gaps[i]`` adds extra space before line i."""
+    out, y = [], y0
+    for i, t in enumerate(lines):
+        y += (gaps or {}).get(i, 0.0)
+        out.append((x, y, t, size, font))
+        y += pitch
+    return out
+
+
+def paras_of(pages: list[Page], tables: list[Table] | None = None) -> list:
+    return build_paragraphs(pages, [], tables or []).paragraphs
+
+
+def test_pdf_contract_clauses_two_points_apart_stay_apart() -> None:
+    # size 10 at a 12 pt pitch: every line, inside a clause or between clauses, sits ~2 pt below the last
+    clauses = [
+        [
+            "Article 5 The Supplier shall deliver the goods to the premises named by the Buyer",
+            "within ten days.",
+        ],
+        [
+            "5.1 The Buyer shall pay the price within thirty days of the date of the invoice",
+            "issued by the Supplier.",
+        ],
+        [
+            "5.2 Late payment bears interest at the statutory rate from the due date until the",
+            "day of payment.",
+        ],
+        ["(a) the Buyer may withhold payment of any amount it disputes in good faith;"],
+        ["(b) the Supplier may suspend deliveries while an undisputed amount is overdue."],
+        ["§ 6 Neither party is liable for delays caused by events beyond its control."],
+    ]
+    lines = [t for c in clauses for t in c]
+    pages = pdf_pages([stack(lines)])
+    gaps = [b.bbox[1] - a.bbox[3] for a, b in zip(pages[0].lines, pages[0].lines[1:], strict=False)]
+    assert max(gaps) < 3.5  # the geometry really is tight: only clause structure can split
+    assert [p.text for p in paras_of(pages)] == [" ".join(c) for c in clauses]
+
+
+def test_pdf_whitelisted_symbols_survive_unchanged_and_unflagged() -> None:
+    from dagster_ocr.validation import PROTECTED_SYMBOLS
+
+    latin = "Fees under § 3 ¶ 2: € 12, £ 9, ¥ 1500, 20 °C ± 2, 3 × 4 ÷ 2, 5 ‰, © ACME ® Widget™, note† and‡."
+    marks = sorted(c for c in PROTECTED_SYMBOLS if ord(c) >= 0x2000 and not c.isspace() and c not in "™‰†‡")
+    half = len(marks) // 2
+    cjk = ["根据" + "".join(f"{m}条" for m in marks[:half]), "根据" + "".join(f"{m}条" for m in marks[half:])]
+    pages = pdf_pages(
+        [[(72, 100, latin, 10, "cjk"), (72, 160, cjk[0], 10, "cjk"), (72, 220, cjk[1], 10, "cjk")]]
+    )
+    paras = paras_of(pages)
+    assert [p.text for p in paras] == [latin, *cjk]
+    assert all(p.flags == [] for p in paras)
+    wanted = {c for c in PROTECTED_SYMBOLS if not c.isspace()}
+    assert wanted <= set(latin + "".join(cjk))  # the page really carries every whitelisted symbol
+
+
+def test_pdf_mojibake_is_flagged_clean_accents_are_not() -> None:
+    pages = pdf_pages(
+        [
+            [
+                (72, 100, "The cafÃ© menu lists crÃ¨me brÃ»lÃ©e.", 10, "tiro"),
+                (72, 160, "The café menu lists crème brûlée.", 10, "tiro"),
+            ]
+        ]
+    )
+    assert [p.flags for p in paras_of(pages)] == [["mojibake"], []]
+
+
+def test_pdf_gap_threshold_follows_the_local_line_height() -> None:
+    # small print: two paragraphs 6 pt apart; large print: one paragraph with 8 pt between its lines
+    small = stack(
+        ["Small print paragraph one runs over two lines of text in", "a small size."],
+        y0=100,
+        pitch=9,
+        size=7,
+        gaps={},
+    )
+    small += stack(
+        ["Small print paragraph two starts after a visible gap and", "goes on."], y0=124, pitch=9, size=7
+    )
+    large = stack(
+        [
+            "Large print paragraph with generous leading between all",
+            "its lines stays one paragraph",
+            "even though its line gap is wider than the small gap.",
+        ],
+        y0=300,
+        pitch=22,
+        size=14,
+    )
+    paras = paras_of(pdf_pages([small + large]))
+    assert [p.text.split()[:3] for p in paras] == [["Small", "print", "paragraph"]] * 2 + [
+        ["Large", "print", "paragraph"]
+    ]
+    assert paras[2].text.endswith("small gap.")
+
+
+def test_pdf_indentation_dehyphenation_and_hyphen_kept() -> None:
+    lines = stack(
+        [
+            "The first paragraph explains the exam-",
+            "ple in detail and ends here with a full line",
+            "of text.",
+            "A new paragraph starts indented and mentions the Self-",
+            "Locking nut which keeps",
+            "its hyphen.",
+        ]
+    )
+    # indent the first line of the second paragraph
+    lines[3] = (90, *lines[3][1:])
+    texts_ = [p.text for p in paras_of(pdf_pages([lines]))]
+    assert texts_ == [
+        "The first paragraph explains the example in detail and ends here with a full line of text.",
+        "A new paragraph starts indented and mentions the Self-Locking nut which keeps its hyphen.",
+    ]
+
+
+def test_pdf_two_columns_and_continuation_across_columns() -> None:
+    left = stack(
+        [
+            "Left column text begins the story and it goes on",
+            "for a while in the left column of the",
+            "page, until the column ends in the middle of a",
+        ],
+        x=50,
+        size=9,
+        pitch=11,
+    )
+    right = stack(
+        [
+            "sentence that continues at the top of the right",
+            "column and is finished here at last.",
+            "A second paragraph follows in the right column",
+            "and ends quickly.",
+        ],
+        x=320,
+        size=9,
+        pitch=11,
+        gaps={2: 8},
+    )
+    paras = paras_of(pdf_pages([left + right]))
+    assert [p.text for p in paras] == [
+        "Left column text begins the story and it goes on for a while in the left column of the page, "
+        "until the column ends in the middle of a sentence that continues at the top of the right column "
+        "and is finished here at last.",
+        "A second paragraph follows in the right column and ends quickly.",
+    ]
+
+
+def test_pdf_paragraph_continues_onto_the_next_page_and_past_a_table() -> None:
+    p1 = stack(
+        ["This paragraph starts on the first page and describes the terms", "agreed between the"], y0=700
+    )
+    p2 = stack(["parties, which are binding on both of them from the date of", "signature."], y0=80)
+    p2 += [(72, 200, "Cell A", 10, "tiro"), (300, 200, "Cell B", 10, "tiro")]
+    p2 += stack(
+        ["A paragraph interrupted by a table goes on", "after it when the text resumes in lower case"], y0=160
+    )
+    p2 = p2[:2] + p2[4:] + p2[2:4]
+    p2 += stack(["and finishes below the table."], y0=240)
+    pages = pdf_pages([p1, p2])
+    table = Table("t0", 1, 1, 1, 2, [], (60, 185, 400, 210), regions=[(1, (60, 185, 400, 210))])
+    paras = paras_of(pages, [table])
+    assert [p.text for p in paras] == [
+        "This paragraph starts on the first page and describes the terms agreed between the parties, "
+        "which are binding on both of them from the date of signature.",
+        "A paragraph interrupted by a table goes on after it when the text resumes in lower case and "
+        "finishes below the table.",
+    ]
+    assert paras[0].continued and (paras[0].page_index, paras[0].last_page_index) == (0, 1)
+    assert not paras[1].continued
+
+
+def test_pdf_running_header_and_page_numbers_are_furniture() -> None:
+    spec = []
+    for i in range(3):
+        items = [
+            (72, 40, "ACME Supply Agreement — Confidential", 8, "tiro"),
+            (290, 810, str(i + 1), 9, "tiro"),
+        ]
+        items += stack([f"Body paragraph on page {i + 1} that carries the real content."], y0=120)
+        spec.append(items)
+    from dagster_ocr.labels import label_pages
+
+    pages = pdf_pages(spec)
+    paras = build_paragraphs(pages, label_pages(None, pages), []).paragraphs
+    assert [p.text for p in paras] == [
+        f"Body paragraph on page {i + 1} that carries the real content." for i in range(3)
+    ]
+    kinds = {ln.text: ln.furniture for pg in pages for ln in pg.lines if ln.furniture}
+    assert kinds == {
+        "ACME Supply Agreement — Confidential": "header",
+        "1": "page_number",
+        "2": "page_number",
+        "3": "page_number",
+    }
+
+
+def test_pdf_headings_sections_and_ids() -> None:
+    items = [(72, 80, "1 Introduction", 14, "tibo")]
+    items += stack(["The introduction has one paragraph of body text here."], y0=110)
+    items += [(72, 160, "1.1 Scope", 12, "tibo")]
+    items += stack(["The scope applies to all goods delivered under the agreement."], y0=190)
+    items += [(72, 240, "2 Definitions", 14, "tibo")]
+    items += stack(["Terms used in this agreement have the meanings below."], y0=270)
+    result = build_paragraphs(pdf_pages([items]), [], [])
+    assert [(s.title, s.level, s.parent_id) for s in result.sections] == [
+        ("1 Introduction", 1, None),
+        ("1.1 Scope", 2, "s0"),
+        ("2 Definitions", 1, None),
+    ]
+    assert [(p.paragraph_id, p.kind, p.section_id) for p in result.paragraphs] == [
+        ("p_1_0_0", "heading", "s0"),
+        ("p_1_0_1", "body", "s0"),
+        ("p_1_1_0", "heading", "s1"),
+        ("p_1_1_1", "body", "s1"),
+        ("p_1_2_0", "heading", "s2"),
+        ("p_1_2_1", "body", "s2"),
+    ]
+
+
+def test_pdf_regions_with_different_gutters_are_read_column_by_column() -> None:
+    # top: two columns with the gutter at 295-312; below a title, two columns with the gutter at 347-359
+    # (the union of the two layouts has no white channel through the whole page)
+    top_l = stack(
+        [f"Top left column line {k} of the first article text" for k in range(4)] + ["ends here."],
+        x=68,
+        y0=60,
+        size=8.5,
+        pitch=10,
+    )
+    top_r = stack(
+        [f"Top right column line {k} of the first article" for k in range(4)] + ["ends too."],
+        x=312,
+        y0=60,
+        size=8.5,
+        pitch=10,
+    )
+    title = [(68, 200, "A Title Set Across The Whole Width Of The Page Between Articles", 18, "tibo")]
+    low_l = stack(
+        [f"Lower left column line {k} of the second article, set a good deal wider, okay" for k in range(4)]
+        + ["finishes."],
+        x=68,
+        y0=240,
+        size=8.5,
+        pitch=10,
+    )
+    low_r = stack(
+        [f"Lower right line {k} of the second article" for k in range(4)] + ["done."],
+        x=359,
+        y0=240,
+        size=8.5,
+        pitch=10,
+    )
+    paras = paras_of(pdf_pages([top_l + top_r + title + low_l + low_r]))
+    firsts = [p.text.split(" line")[0] for p in paras]
+    assert firsts == [
+        "Top left column",
+        "Top right column",
+        "A Title Set Across The Whole Width Of The Page Between Articles",
+        "Lower left column",
+        "Lower right",
+    ]
+
+
+def test_pdf_drop_cap_joins_its_word() -> None:
+    items = [(72, 128, "O", 34, "tiro")]
+    items += stack(
+        [
+            "ver the past three decades increasing pressure from",
+            "governments has required companies to",
+            "examine their impact, and this paragraph wraps around",
+            "the initial before it reaches the full",
+            "width of the column again at the end.",
+        ],
+        x=100,
+        y0=104,
+        size=10,
+        pitch=12,
+    )
+    items = items[:4] + [(72, y, t, sz, f) for (x, y, t, sz, f) in items[4:]]
+    paras = paras_of(pdf_pages([items]))
+    assert len(paras) == 1 and paras[0].text.startswith("Over the past three decades")
+    assert paras[0].kind == "body"
+
+
+def test_columns_of_prose_taken_for_a_table_keep_their_text() -> None:
+    lines = body(
+        [
+            "The first column of running text is long enough to be prose.",
+            "It goes on for several lines without any numbers at all.",
+        ]
+    )
+    prose = Table(
+        "t0",
+        0,
+        0,
+        2,
+        2,
+        [
+            Cell(0, 0, "The first column of running text is long", 0),
+            Cell(0, 1, "enough to be prose and it goes", 0),
+            Cell(1, 0, "on for several lines without any numbers", 0),
+            Cell(1, 1, "at all in any of its cells, none", 0),
+        ],
+        (60, 95, 520, 130),
+        regions=[(0, (60, 95, 520, 130))],
+    )
+    assert len(texts([page(lines)], tables=[prose])) == 1
+    data = Table(
+        "t1",
+        0,
+        0,
+        2,
+        2,
+        [Cell(0, 0, "Year", 0), Cell(0, 1, "2024", 0), Cell(1, 0, "Sales", 0), Cell(1, 1, "1,136", 0)],
+        (60, 95, 520, 130),
+        regions=[(0, (60, 95, 520, 130))],
+    )
+    assert texts([page(lines)], tables=[data]) == []
