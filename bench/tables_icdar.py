@@ -8,18 +8,26 @@ to one by shared relations; every predicted table counts, so an unmatched predic
 false positives. Predicted tables merged across pages are split back per page, since the ground
 truth annotates one region per page.
 
-    .venv/bin/python bench/tables_icdar.py [--corpus DIR] [--finder layout_text] [--all] [--docs us-020,...]
+The same metric is applied to the tabula-java and camelot test PDFs in the corpus, scored against
+their expected CSVs (page 1 only; camelot's "hybrid" variant of health.pdf and the image-only
+unstructured PDF are left out). Baselines run in the same process on the same files: plain PyMuPDF
+``find_tables()`` (layout model), ``find_tables(use_layout=False)`` and pdfplumber
+``extract_tables()`` (bench-only dependency: ``pip install pdfplumber==0.11.10``).
+
+    .venv/bin/python bench/tables_icdar.py [--corpus DIR] [--finder auto] [--all] [--baselines] [--docs ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import logging
 import sys
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
@@ -159,6 +167,106 @@ def run(corpus: Path, settings: TableSettings, docs: list[str] | None = None) ->
     }
 
 
+Extractor = Callable[[Path, pymupdf.Document], list[tuple[int, Grid]]]
+
+
+def ours(settings: TableSettings) -> Extractor:
+    """dagster_ocr.tables with the given settings, merged tables split back per page."""
+    return lambda _path, doc: predicted_parts(extract_tables(doc, pages_of(doc), settings))
+
+
+def pymupdf_plain(use_layout: bool) -> Extractor:
+    """Plain PyMuPDF ``find_tables`` with ``Table.extract()`` cell texts."""
+
+    def run_one(_path: Path, doc: pymupdf.Document) -> list[tuple[int, Grid]]:
+        out = []
+        for i in range(doc.page_count):
+            pg = doc[i]
+            for t in pg.find_tables(use_layout=use_layout).tables:
+                out.append((i, [[c or "" for c in r] for r in t.extract()]))
+        return out
+
+    return run_one
+
+
+def pdfplumber_plain(path: Path, _doc: pymupdf.Document) -> list[tuple[int, Grid]]:
+    """pdfplumber ``extract_tables()`` with default settings."""
+    import pdfplumber
+
+    out = []
+    with pdfplumber.open(path) as pdf:
+        for i, pg in enumerate(pdf.pages):
+            for t in pg.extract_tables():
+                out.append((i, [[c or "" for c in r] for r in t]))
+    return out
+
+
+def csv_cases(corpus: Path) -> list[tuple[str, Path, list[tuple[int, Grid]]]]:
+    """(name, pdf, ground-truth regions on page index 0) for the tabula-java and camelot test PDFs."""
+    cases = []
+    for sub in ("tabula-java", "camelot"):
+        for d in sorted((corpus / "tables" / sub).iterdir()):
+            pdf = d / f"{d.name}.pdf"
+            files = sorted(f for f in (d / "expected").glob("*.csv") if "hybrid" not in f.name)
+            if pdf.exists() and files:
+                gt = [(0, list(csv.reader(f.open(encoding="utf-8", newline="")))) for f in files]
+                cases.append((f"{sub}/{d.name}", pdf, gt))
+    return cases
+
+
+def score_set(cases: list[tuple[str, Path, list[tuple[int, Grid]]]], extract: Extractor) -> dict:
+    """Micro-averaged P/R/F1 and pages/s of one extractor over (name, pdf, ground truth) cases."""
+    tp = n_pred = n_gt = n_pages = 0
+    elapsed = 0.0
+    per_doc = {}
+    for name, pdf, gt in cases:
+        doc = pymupdf.open(pdf)
+        gt_pages = {p for p, _ in gt} if name.startswith(("tabula", "camelot")) else None
+        t0 = time.perf_counter()
+        pred = extract(pdf, doc)
+        elapsed += time.perf_counter() - t0
+        if gt_pages is not None:  # only the page the expected CSVs describe is scored
+            pred = [(p, g) for p, g in pred if p in gt_pages]
+        a, b, c = score_doc(gt, pred)
+        per_doc[name] = {"tp": a, "pred": b, "gt": c}
+        tp, n_pred, n_gt, n_pages = tp + a, n_pred + b, n_gt + c, n_pages + doc.page_count
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gt if n_gt else 0.0
+    return {
+        "precision": round(p, 3),
+        "recall": round(r, 3),
+        "f1": round(2 * p * r / (p + r), 3) if p + r else 0.0,
+        "pages": n_pages,
+        "pages_per_s": round(n_pages / elapsed, 2) if elapsed else 0.0,
+        "docs": per_doc,
+    }
+
+
+def icdar_cases(
+    corpus: Path, docs: list[str] | None = None
+) -> list[tuple[str, Path, list[tuple[int, Grid]]]]:
+    """(name, pdf, ground-truth regions) for the ICDAR-2013 documents."""
+    root = corpus / "tables" / "icdar2013"
+    names = sorted(d.name for d in root.iterdir() if d.is_dir())
+    return [
+        (n, root / n / f"{n}.pdf", gt_regions(root / n / f"{n}-str.xml"))
+        for n in names
+        if not docs or n in docs
+    ]
+
+
+def side_by_side(corpus: Path, docs: list[str] | None = None) -> list[tuple[str, dict, dict]]:
+    """Our default and every baseline on the ICDAR and CSV sets: (tool, icdar result, csv result)."""
+    tools: list[tuple[str, Extractor]] = [
+        (f"dagster_ocr ({TableSettings().finder})", ours(TableSettings())),
+        ("PyMuPDF find_tables() (layout)", pymupdf_plain(True)),
+        ("PyMuPDF find_tables(use_layout=False)", pymupdf_plain(False)),
+        ("pdfplumber extract_tables()", pdfplumber_plain),
+    ]
+    icdar, csvs = icdar_cases(corpus, docs), csv_cases(corpus)
+    return [(name, score_set(icdar, fn), score_set(csvs, fn)) for name, fn in tools]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
@@ -168,11 +276,35 @@ def main() -> None:
     ap.add_argument("--no-merge", action="store_true")
     ap.add_argument("--refine", action="store_true", help="find_tables(refine=True)")
     ap.add_argument("--json", action="store_true", help="print per-document details as JSON")
+    ap.add_argument("--baselines", action="store_true", help="our default and the baselines, side by side")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    all_finders = ["layout", "lines", "text", "layout_text"]
-    finders = all_finders if args.all else [args.finder or TableSettings().finder]
     docs = [d for d in args.docs.split(",") if d] or None
+    if args.baselines:
+        rows = side_by_side(args.corpus, docs)
+        print("| tool | ICDAR P | ICDAR R | ICDAR F1 | pages/s | tabula+camelot CSV P | R | F1 |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, a, b in rows:
+            cols = [
+                name,
+                a["precision"],
+                a["recall"],
+                a["f1"],
+                a["pages_per_s"],
+                b["precision"],
+                b["recall"],
+                b["f1"],
+            ]
+            print("| " + " | ".join(str(x) for x in cols) + " |", flush=True)
+        best = max(rows[1:], key=lambda r: r[1]["f1"])
+        print(
+            f"\nICDAR F1 margin over the best baseline ({best[0]}): {rows[0][1]['f1'] - best[1]['f1']:+.3f}"
+        )
+        if args.json:
+            print(json.dumps({n: {"icdar": a["docs"], "csv": b["docs"]} for n, a, b in rows}, indent=1))
+        return
+    all_finders = ["auto", "stream", "layout", "lines", "text", "layout_text"]
+    finders = all_finders if args.all else [args.finder or TableSettings().finder]
     print("| finder | precision | recall | F1 | pages/s |\n|---|---|---|---|---|")
     results = []
     for f in finders:

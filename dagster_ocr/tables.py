@@ -1,7 +1,12 @@
 """Table extraction per page and merging of tables that continue across pages.
 
-Extraction uses PyMuPDF's ``page.find_tables()``; which finder runs is a setting (see
-``TableSettings.finder`` and bench/tables_icdar.py for the measurements behind the default).
+The default finder ('auto') reads ruled tables with PyMuPDF's line finder (``use_layout=False``,
+run only on pages that draw a grid) and finds every other table by text alignment, the way
+camelot's stream mode and Nurminen's tabula algorithm do: words are cut into chunks at wide gaps,
+runs of multi-chunk lines form table areas, column gutters are x ranges no word covers, rows are
+text lines (stacked header lines and wrapped cells joined). Cell text always comes from word boxes
+(``Table.extract()`` drops inter-word spaces). Other finders remain selectable for comparison
+(see ``TableSettings.finder`` and bench/tables_icdar.py).
 Merging is evidence-based: the last table on page N is joined with the first table on page N+1
 only when nothing but page furniture or a few short lines separates them, the column layouts
 agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
@@ -10,7 +15,9 @@ agree, and (optionally) a "continued" caption says so. A continuation's repeated
 from __future__ import annotations
 
 import logging
+import math
 import re
+import statistics
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -22,7 +29,7 @@ from dagster_ocr.model import BBox, Cell, Line, Page, Table, TextSource
 
 logger = logging.getLogger(__name__)
 
-Finder = Literal["layout", "lines", "text", "layout_text"]
+Finder = Literal["auto", "stream", "layout", "lines", "text", "layout_text"]
 
 _CAPTION_RE = re.compile(r"^\s*(table|tab\.|表|续表)\s*", re.IGNORECASE)
 _CONTINUED_RE = re.compile(
@@ -36,15 +43,60 @@ class TableSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     finder: Finder = Field(
-        "layout",
+        "auto",
         description=(
-            "How tables are found: 'layout' = PyMuPDF's ML layout model (find_tables default), "
-            "'lines' = classic ruling-line finder (use_layout=False), 'text' = text-alignment "
-            "finder on the whole page, 'layout_text' = layout model for table regions, then the "
-            "text-alignment finder inside each region. Measured on ICDAR-2013 (bench/tables_icdar.py): "
-            "layout F1 0.31, layout_text 0.23, text 0.16, lines 0.10; layout_text gives the most "
-            "consistent column grids across pages (it merges continuations the layout grid misses)."
+            "How tables are found: 'auto' = ruled tables from PyMuPDF's line finder (use_layout=False), "
+            "then the text-alignment ('stream') finder on the rest of the page; 'stream' = text "
+            "alignment only; 'layout' = PyMuPDF's ML layout model (find_tables default), 'lines' = "
+            "the classic ruling-line finder, 'text' = PyMuPDF's text strategy, 'layout_text' = layout "
+            "regions re-read with PyMuPDF's text strategy. bench/tables_icdar.py has the measurements."
         ),
+    )
+    chunk_gap: float = Field(
+        0.5,
+        description="A horizontal gap wider than this many line heights cuts a text line into separate "
+        "cells (an inter-word space is about 0.2 line heights).",
+    )
+    min_col_gap: float = Field(
+        0.35, description="Minimum width of a column gutter, in median line heights of the table."
+    )
+    span_tolerance: float = Field(
+        0.12,
+        description="Share of a table's lines that may cross a gutter (spanning header cells, "
+        "overflowing text) without erasing that column boundary.",
+    )
+    max_row_gap: float = Field(
+        2.2, description="A vertical gap above this many line heights ends a text-aligned table."
+    )
+    max_bridge_lines: int = Field(
+        3,
+        description="How many consecutive single-cell lines (stub-only rows) a text-aligned table may hold.",
+    )
+    merge_wrapped: bool = Field(
+        True,
+        description="Join a line into the row above when it fills none of the key columns and only "
+        "columns that row fills (a cell wrapped onto a second line).",
+    )
+    key_column_fill: float = Field(
+        0.7, description="A column filled in at least this share of body lines is a key column."
+    )
+    wrap_gap: float = Field(
+        0.35, description="Max vertical gap (line heights) between a wrapped line and the line above."
+    )
+    min_stream_rows: int = Field(
+        3,
+        description="Minimum rows of a table found by text alignment alone (two aligned lines are "
+        "as often a definition list or a signature block as a table).",
+    )
+    max_median_words: float = Field(
+        5.0,
+        description="A text-aligned table whose median filled cell holds at least this many words is "
+        "prose set in columns (two-column pages, footnotes), not a table.",
+    )
+    suspicious_ratio: float = Field(
+        1.8,
+        description="A cell whose height exceeds this multiple of its row's median cell height, or a "
+        "body cell spanning columns, is flagged suspicious (possible merged cell).",
     )
     refine: bool = Field(
         False,
@@ -151,9 +203,9 @@ def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool = False) -> list[
     return found
 
 
-def _to_part(tab: Any, strategy: str, page_index: int) -> _Part | None:
+def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None = None) -> _Part | None:
     try:
-        rows = tab.extract()
+        rows = tab.extract() if words is None else _cell_texts(tab, words)
     except Exception:  # a malformed grid from the finder must not sink the document
         logger.warning("table extraction failed on page %d", page_index, exc_info=True)
         return None
@@ -192,13 +244,344 @@ def _to_part(tab: Any, strategy: str, page_index: int) -> _Part | None:
     )
 
 
+# ------------------------------------------------------------------------------------------------
+# Text-alignment ("stream") finder
+# ------------------------------------------------------------------------------------------------
+
+_NUM_RE = re.compile(r"^[\(\[]?[-–—+−]?[$€£¥]?\d[\d,.\s]*%?[\)\]]?[a-z*†‡]?$", re.IGNORECASE)
+
+
+@dataclass
+class _Word:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+
+@dataclass
+class _TextLine:
+    """Words on one baseline band, split into chunks at gaps wider than a few spaces."""
+
+    words: list[_Word]
+    chunks: list[list[_Word]]
+
+    @property
+    def y0(self) -> float:
+        return min(w.y0 for w in self.words)
+
+    @property
+    def y1(self) -> float:
+        return max(w.y1 for w in self.words)
+
+    @property
+    def x0(self) -> float:
+        return min(w.x0 for w in self.words)
+
+    @property
+    def x1(self) -> float:
+        return max(w.x1 for w in self.words)
+
+
+def _page_words(pg: pymupdf.Page, exclude: list[BBox]) -> list[_Word]:
+    """Horizontal words of the page outside ``exclude`` regions (ruled tables already read)."""
+    out: list[_Word] = []
+    # Words come in unrotated coordinates, the line finder's grid in display coordinates.
+    rot = pg.rotation_matrix if pg.rotation else None
+    for x0, y0, x1, y1, text, *_ in pg.get_text("words", sort=False):
+        if rot is not None:
+            x0, y0, x1, y1 = pymupdf.Rect(x0, y0, x1, y1) * rot
+        if not text.strip() or x1 - x0 <= 0 or y1 - y0 <= 0:
+            continue
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        if any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in exclude):
+            continue
+        out.append(_Word(x0, y0, x1, y1, text))
+    return out
+
+
+def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
+    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
+    words = sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
+    bands: list[list[_Word]] = []
+    band_y: list[tuple[float, float]] = []
+    for w in words:
+        h = w.y1 - w.y0
+        if bands:
+            by0, by1 = band_y[-1]
+            overlap = min(by1, w.y1) - max(by0, w.y0)
+            if overlap >= 0.5 * min(h, by1 - by0):
+                bands[-1].append(w)
+                # the band keeps the core of its first words so superscripts do not stretch it
+                continue
+        bands.append([w])
+        band_y.append((w.y0, w.y1))
+    lines: list[_TextLine] = []
+    for band in bands:
+        band.sort(key=lambda w: w.x0)
+        h = statistics.median(w.y1 - w.y0 for w in band)
+        chunks: list[list[_Word]] = [[band[0]]]
+        for w in band[1:]:
+            if w.x0 - chunks[-1][-1].x1 > gap_factor * h:
+                chunks.append([w])
+            else:
+                chunks[-1].append(w)
+        lines.append(_TextLine(band, chunks))
+    return lines
+
+
+def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
+    """Cell texts of a PyMuPDF grid read from word boxes (Table.extract() drops inter-word spaces)."""
+    out: list[list[str | None]] = []
+    for r in tab.rows:
+        row: list[str | None] = []
+        for c in r.cells:
+            if c is None:
+                row.append(None)
+                continue
+            x0, y0, x1, y1 = c
+            inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+            lines = _text_lines(inside, 1e9)
+            row.append(" ".join(_words_text(ln.words) for ln in lines))
+        out.append(row)
+    return out
+
+
+def _is_num(text: str) -> bool:
+    return bool(_NUM_RE.match(text.strip())) if text.strip() else False
+
+
+def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
+    """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates."""
+    if not lines:
+        return []
+    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
+    areas: list[list[_TextLine]] = []
+    cur: list[_TextLine] = []
+    pending: list[_TextLine] = []
+    for ln in lines:
+        multi = len(ln.chunks) >= 2
+        if cur:
+            last = pending[-1] if pending else cur[-1]
+            gap = ln.y0 - last.y1
+            if gap > s.max_row_gap * h:
+                areas.append(cur)
+                cur, pending = [], []
+        if multi:
+            if cur:
+                cur.extend(pending)
+            pending = []
+            cur.append(ln)
+            continue
+        if not cur:
+            continue
+        # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
+        # the first column; a centred caption or a paragraph does not.
+        left = min(x.x0 for x in cur)
+        right = max(x.x1 for x in cur)
+        if (
+            len(pending) < s.max_bridge_lines
+            and abs(ln.x0 - left) <= 3 * h
+            and ln.x1 <= right + h
+            and ln.x1 - ln.x0 < 0.6 * (right - left)
+        ):
+            pending.append(ln)
+        else:
+            areas.append(cur)
+            cur, pending = [], []
+    if cur:
+        areas.append(cur)
+    return [a for a in areas if len(a) >= s.min_rows]
+
+
+def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
+    """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
+    x0 = min(ln.x0 for ln in area)
+    x1 = max(ln.x1 for ln in area)
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    n = int(math.ceil(x1 - x0)) + 1
+    cover = [0] * n
+    for ln in area:
+        seen = [False] * n
+        for w in ln.words:
+            for i in range(max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))):
+                seen[i] = True
+        for i, v in enumerate(seen):
+            cover[i] += v
+    limit = int(s.span_tolerance * len(area))
+    bounds: list[float] = []
+    i = 0
+    while i < n:
+        if cover[i] <= limit:
+            j = i
+            while j < n and cover[j] <= limit:
+                j += 1
+            if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
+                # inside the gutter, the position with the fewest crossings
+                best = min(range(i, j), key=lambda k: (cover[k], abs(k - (i + j) / 2)))
+                bounds.append(x0 + best + 0.5)
+            i = j
+        else:
+            i += 1
+    return [x0 - 0.5, *bounds, x1 + 0.5]
+
+
+def _col_of(x: float, edges: list[float]) -> int:
+    for c in range(len(edges) - 1):
+        if x < edges[c + 1]:
+            return c
+    return len(edges) - 2
+
+
+def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
+    """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
+    cells: dict[int, tuple[int, list[_Word]]] = {}
+    inner = edges[1:-1]
+    for chunk in ln.chunks:
+        crosses = any(w.x0 + 1 < e < w.x1 - 1 for w in chunk for e in inner)
+        if crosses:
+            c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
+            c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
+            c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
+            c1 = max(c1, _col_of(chunk[-1].x1 - 1, edges))
+            groups = [(c0, c1, chunk)]
+        else:
+            groups = []
+            for w in chunk:
+                c = _col_of((w.x0 + w.x1) / 2, edges)
+                if groups and groups[-1][0] == c:
+                    groups[-1][2].append(w)
+                else:
+                    groups.append((c, c, [w]))
+        for c0, c1, ws in groups:
+            if c0 in cells:  # two chunks in one column (a gap inside the cell): join them
+                e1, prev = cells[c0]
+                cells[c0] = (max(e1, c1), prev + ws)
+            else:
+                cells[c0] = (c1, list(ws))
+    return cells
+
+
+def _words_text(ws: list[_Word]) -> str:
+    return " ".join(w.text for w in ws)
+
+
+def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
+    edges = _column_bounds(area, s)
+    n_cols = len(edges) - 1
+    if n_cols < s.min_cols:
+        return None
+    line_cells = [_line_cells(ln, edges) for ln in area]
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+
+    # Header: leading lines whose stub is empty or whose other cells hold no number.
+    def headerish(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+        if 0 not in cells:
+            return True
+        return not any(_is_num(_words_text(ws)) for c, (_, ws) in cells.items() if c > 0)
+
+    n_head = 0
+    while n_head < min(len(area) - 1, s.header_scan_rows) and headerish(line_cells[n_head]):
+        n_head += 1
+    if n_head == len(area) - 1 or n_head == 0:
+        n_head = 1 if len(area) > 2 else 0
+
+    # Group lines into rows. Header lines without spanning cells stack into one header row
+    # (a multi-line header); body lines continue the previous row only when they fill none of
+    # the key columns (filled in most body lines) and only columns the previous row fills.
+    body = line_cells[n_head:]
+    fill = [sum(1 for lc in body if c in lc) for c in range(n_cols)]
+    key = {c for c in range(n_cols) if fill[c] >= s.key_column_fill * max(len(body), 1)}
+    rows: list[dict[int, tuple[int, list[_Word]]]] = []
+    row_kind: list[bool] = []  # True = header
+    for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
+        is_head = k < n_head
+        spans = any(e > c for c, (e, _) in cells.items())
+        if rows and k > 0:
+            prev_ln = area[k - 1]
+            tight = ln.y0 - prev_ln.y1 <= s.wrap_gap * h
+            prev = rows[-1]
+            prev_spans = any(e > c for c, (e, _) in prev.items())
+            join = False
+            if is_head and row_kind[-1] and not spans and not prev_spans and tight:
+                join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and s.merge_wrapped
+                and tight
+                and key
+                and not (key & set(cells))
+                and set(cells) <= set(prev)
+            ):
+                join = True
+            if join:
+                for c, (e, ws) in cells.items():
+                    if c in prev:
+                        pe, pws = prev[c]
+                        prev[c] = (max(pe, e), pws + ws)
+                    else:
+                        prev[c] = (e, list(ws))
+                continue
+        rows.append({c: (e, list(ws)) for c, (e, ws) in cells.items()})
+        row_kind.append(is_head)
+
+    grid: list[list[str | None]] = []
+    bbs: list[list[BBox | None]] = []
+    for row in rows:
+        texts: list[str | None] = [""] * n_cols
+        boxes: list[BBox | None] = [None] * n_cols
+        for c, (e, ws) in sorted(row.items()):
+            if texts[c] is None:  # covered by a span to its left: keep the words with that cell
+                continue
+            # order words by line, then x, so a stacked header reads top to bottom
+            ws_sorted = sorted(ws, key=lambda w: (round((w.y0 + w.y1) / 2 / max(h * 0.5, 1)), w.x0))
+            texts[c] = _clean(_words_text(ws_sorted))
+            boxes[c] = (edges[c], min(w.y0 for w in ws), edges[e + 1], max(w.y1 for w in ws))
+            for cc in range(c + 1, e + 1):
+                if cc in row:  # a chunk in a covered column: its words join the spanning cell
+                    texts[c] = _clean(f"{texts[c]} {_words_text(row[cc][1])}")
+                texts[cc] = None
+        grid.append(texts)
+        bbs.append(boxes)
+    header_rows = sum(1 for k in row_kind if k)
+    if header_rows >= len(rows):
+        header_rows = 0
+    top = min(ln.y0 for ln in area)
+    bottom = max(ln.y1 for ln in area)
+    part = _Part(
+        page_index=page_index,
+        bbox=(edges[0], top, edges[-1], bottom),
+        rows=grid,
+        row_bboxes=bbs,
+        col_edges=edges,
+        header_rows=header_rows,
+        strategy="stream",
+    )
+    return part
+
+
+_MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)
+
+
 def _keep(part: _Part, s: TableSettings) -> bool:
     n_rows = len(part.rows)
     if n_rows < s.min_rows or part.n_cols < s.min_cols:
         return False
     cells = [c for r in part.rows for c in r if c is not None]
-    filled = sum(1 for c in cells if c)
-    return bool(cells) and filled / len(cells) >= s.min_filled_ratio
+    filled = [c for c in cells if c]
+    if not cells or len(filled) / len(cells) < s.min_filled_ratio:
+        return False
+    if part.strategy != "stream":
+        return True
+    if n_rows < s.min_stream_rows:
+        return False
+    # Prose in columns and bulleted lists align like tables; their cells give them away.
+    if statistics.median(len(c.split()) for c in filled) >= s.max_median_words:
+        return False
+    stubs = [r[0] for r in part.rows if r[0]]
+    return not (part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs))
 
 
 def _outside(line: Line, regions: list[BBox]) -> bool:
@@ -229,13 +612,73 @@ def _find_caption(part: _Part, lines: list[Line], s: TableSettings) -> None:
             return
 
 
+def _overlap(a: BBox, b: BBox) -> float:
+    """Intersection area over the smaller box's area."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return w * h / small if small > 0 else 0.0
+
+
+def _has_grid(pg: pymupdf.Page) -> bool:
+    """True when the page draws at least two vertical and two horizontal rules.
+
+    PyMuPDF's line finder reads every character of the page first (most of its cost); pages with
+    only horizontal rules (booktabs style) or none give it nothing to find, so it is skipped there.
+    """
+    vert = horiz = 0
+    for path in pg.get_drawings():
+        stroked = path.get("type") in ("s", "fs")
+        for item in path["items"]:
+            if item[0] == "l":
+                a, b = item[1], item[2]
+                if abs(a.x - b.x) < 1 and abs(a.y - b.y) > 5:
+                    vert += 1
+                elif abs(a.y - b.y) < 1 and abs(a.x - b.x) > 5:
+                    horiz += 1
+            elif item[0] == "re":
+                r = item[1]
+                if r.width < 3 and r.height > 5:
+                    vert += 1
+                elif r.height < 3 and r.width > 5:
+                    horiz += 1
+                elif r.width > 5 and r.height > 5 and stroked:  # a filled box is shading, not a rule
+                    vert, horiz = vert + 2, horiz + 2
+            if vert >= 2 and horiz >= 2:
+                return True
+    return False
+
+
+def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_Part]:
+    """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page."""
+    all_words = _page_words(pg, [])
+    ruled: list[_Part] = []
+    if s.finder == "auto" and _has_grid(pg):
+        for tab in pg.find_tables(use_layout=False).tables:
+            part = _to_part(tab, "lines", page_index, all_words)
+            if part is not None and _keep(part, s):
+                ruled.append(part)
+    words = _page_words(pg, [p.bbox for p in ruled]) if ruled else all_words
+    parts = list(ruled)
+    for area in _table_areas(_text_lines(words, s.chunk_gap), s):
+        part = _stream_part(area, page_index, s)
+        if part is not None and _keep(part, s) and not any(_overlap(part.bbox, r.bbox) > 0.5 for r in ruled):
+            parts.append(part)
+    return parts
+
+
 def _page_parts(doc: pymupdf.Document, page: Page, lines: list[Line], s: TableSettings) -> list[_Part]:
     pg = doc[page.index]
     parts: list[_Part] = []
-    for tab, strategy in _raw_tables(pg, s.finder, s.refine):
-        part = _to_part(tab, strategy, page.index)
-        if part is not None and _keep(part, s):
-            parts.append(part)
+    if s.finder in ("auto", "stream"):
+        parts = _stream_parts(pg, page.index, s)
+    else:
+        for tab, strategy in _raw_tables(pg, s.finder, s.refine):
+            part = _to_part(tab, strategy, page.index)
+            if part is not None and _keep(part, s):
+                parts.append(part)
     parts.sort(key=lambda p: (p.bbox[1], p.bbox[0]))
     for part in parts:
         _find_caption(part, lines, s)
@@ -334,7 +777,7 @@ def _continues(
     return below_a and above_b
 
 
-def _build(parts: list[_Part], drop: list[int], table_id: str) -> Table:
+def _build(parts: list[_Part], drop: list[int], table_id: str, s: TableSettings) -> Table:
     first = parts[0]
     n_cols = first.n_cols
     cells: list[Cell] = []
@@ -360,6 +803,15 @@ def _build(parts: list[_Part], drop: list[int], table_id: str) -> Table:
                                 row_span += 1
                                 continue
                         break
+                is_header = part is first and r_local < first.header_rows
+                heights = [b[3] - b[1] for b in bbs if b is not None]
+                # A body cell spanning columns, or one much taller than its row, is often two cells
+                # the finder fused: flag it for review rather than guess.
+                suspicious = (not is_header and col_span > 1) or (
+                    bb is not None
+                    and len(heights) > 1
+                    and bb[3] - bb[1] > s.suspicious_ratio * statistics.median(heights)
+                )
                 cells.append(
                     Cell(
                         row=r,
@@ -369,7 +821,8 @@ def _build(parts: list[_Part], drop: list[int], table_id: str) -> Table:
                         row_span=row_span,
                         col_span=min(col_span, n_cols - c),
                         bbox=bb,
-                        is_header=(part is first and r_local < first.header_rows),
+                        is_header=is_header,
+                        suspicious=suspicious,
                     )
                 )
         row0 += len(part.rows) - skip
@@ -423,4 +876,4 @@ def extract_tables(
                     logger.debug("table on page %d continues on page %d", prev.page_index, idx)
                     continue
             groups.append(([part], [0]))
-    return [_build(chain, drop, f"t{k}") for k, (chain, drop) in enumerate(groups)]
+    return [_build(chain, drop, f"t{k}", s) for k, (chain, drop) in enumerate(groups)]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pymupdf
 import pytest
 from pydantic import ValidationError
 
 from dagster_ocr.model import Page, TextSource
+from dagster_ocr.samples import SAMPLE_FACTS, write_samples
 from dagster_ocr.tables import TableSettings, extract_tables
 
 # The classic ruling-line finder is exact and fast on drawn grids; the merge logic does not
@@ -112,3 +115,86 @@ def test_ocr_pages_are_skipped() -> None:
 def test_settings_reject_unknown_keys() -> None:
     with pytest.raises(ValidationError):
         TableSettings(finder="lines", bogus=1)  # type: ignore[call-arg]
+
+
+# --- text-alignment ("stream") finder: tables without ruling lines -------------------------------
+
+STREAM_COLS = [60.0, 250.0, 360.0, 470.0]  # left edge of each printed column
+
+
+def _borderless(page: pymupdf.Page, y0: float, rows: list[list[str]], pitch: float = 14.0) -> float:
+    """Print rows of cells at fixed column positions, no rules at all; returns the bottom y."""
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            if text:
+                page.insert_text((STREAM_COLS[c], y0 + r * pitch), text, fontsize=9)
+    return y0 + len(rows) * pitch
+
+
+def test_borderless_table_with_stacked_header() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), LOREM, fontsize=9)
+    body = [[f"District {i}", str(100 + i), f"{i * 3}.5", f"{i}%"] for i in range(8)]
+    # a two-line header: the lines stack into one header row (ICDAR's convention for wrapped headers)
+    _borderless(page, 130, [["", "Counts", "", "Percent"], ["Area", "Pupils", "Ratio", "Share"], *body])
+    page.insert_text((60, 300), LOREM, fontsize=9)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    t = tables[0]
+    assert t.strategy == "stream" and t.n_cols == 4 and t.n_rows == 9
+    grid = t.grid()
+    assert grid[0] == ["Area", "Counts Pupils", "Ratio", "Percent Share"]
+    assert grid[1] == ["District 0", "100", "0.5", "0%"] and grid[-1] == ["District 7", "107", "21.5", "7%"]
+    assert t.header_rows == 1
+    assert all(c.is_header == (c.row == 0) for c in t.cells)
+    assert not any(c.suspicious for c in t.cells)
+
+
+def test_two_column_prose_and_bullets_are_not_tables() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    words = LOREM.split()
+    for k in range(20):  # two columns of running text
+        page.insert_text((60, 80 + 12 * k), " ".join(words[k % 5 : k % 5 + 7]), fontsize=9)
+        page.insert_text((320, 80 + 12 * k), " ".join(words[(k + 2) % 6 : (k + 2) % 6 + 7]), fontsize=9)
+    for k in range(4):
+        page.insert_text((60, 400 + 14 * k), "•", fontsize=9)
+        page.insert_text((90, 400 + 14 * k), f"item number {k}", fontsize=9)
+    assert extract_tables(doc, _pages(doc)) == []
+
+
+def test_borderless_table_continued_on_next_page_is_merged() -> None:
+    doc = pymupdf.open()
+    head = ["Region", "Pupils", "Ratio", "Share"]
+    p1 = doc.new_page(width=595, height=842)
+    p1.insert_text((60, 80), LOREM, fontsize=9)
+    p1.insert_text((60, 110), "Table 2. Pupils by region", fontsize=10)
+    _borderless(p1, 130, [head, *[[f"North {i}", str(200 + i), f"{i}.25", f"{i}%"] for i in range(45)]])
+    p1.insert_text((290, 820), "1", fontsize=9)
+    p2 = doc.new_page(width=595, height=842)
+    p2.insert_text((60, 60), "Table 2. Pupils by region (continued)", fontsize=10)
+    bottom = _borderless(
+        p2, 80, [head, *[[f"South {i}", str(300 + i), f"{i}.75", f"{i}%"] for i in range(6)]]
+    )
+    p2.insert_text((60, bottom + 30), LOREM, fontsize=9)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    t = tables[0]
+    assert t.pages == [0, 1] and t.merge_kind == "rows" and t.n_rows == 1 + 45 + 6
+    grid = t.grid()
+    assert sum(1 for row in grid if row == head) == 1
+    assert grid[45] == ["North 44", "244", "44.25", "44%"] and grid[46] == ["South 0", "300", "0.75", "0%"]
+
+
+def test_sample_contract_table_merges_with_default_finder(tmp_path: Path) -> None:
+    write_samples(tmp_path)
+    doc = pymupdf.open(tmp_path / SAMPLE_FACTS["file_name"])
+    facts = SAMPLE_FACTS["table"]
+    tables = [t for t in extract_tables(doc, _pages(doc)) if t.caption.startswith("Table 1")]
+    assert len(tables) == 1
+    t = tables[0]
+    assert t.pages == facts["pages"] and t.n_cols == facts["n_cols"] and t.n_rows == facts["n_rows_merged"]
+    grid = t.grid()
+    assert grid[0] == facts["header"] and grid[1] == facts["first_row"] and grid[-1] == facts["last_row"]
+    assert t.caption == facts["caption"]
