@@ -61,3 +61,28 @@ def wer(ref: str, hyp: str) -> float:
     if not r:
         return 0.0 if not h else 1.0
     return levenshtein(r, h) / len(r)
+
+
+def substring_cer(needle: str, haystack: str) -> float:
+    """Edit distance of ``needle`` to its best-matching substring of ``haystack``, over len(needle).
+
+    The fuzzy "is this text present" measure of olmOCR-bench's checks: 0.0 when ``needle`` occurs
+    verbatim (whitespace-normalised), 1.0 or more when nothing resembles it. Semi-global alignment:
+    the match may start and end anywhere in ``haystack`` at no cost.
+    """
+    n, h = normalize_whitespace(needle), normalize_whitespace(haystack)
+    if not n:
+        return 0.0
+    if not h:
+        return 1.0
+    codes: dict = {}
+    h_codes = np.array([codes.setdefault(c, len(codes)) for c in h], dtype=np.int64)
+    idx = np.arange(len(h) + 1, dtype=np.int64)
+    prev = np.zeros(len(h) + 1, dtype=np.int64)  # a match may start at any position for free
+    for i, ch in enumerate(n, start=1):
+        code = codes.get(ch, -1)
+        tmp = np.empty(len(h) + 1, dtype=np.int64)
+        tmp[0] = i
+        tmp[1:] = np.minimum(prev[:-1] + (h_codes != code), prev[1:] + 1)
+        prev = np.minimum.accumulate(tmp - idx) + idx
+    return float(prev.min()) / len(n)

@@ -37,7 +37,7 @@ class OcrSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: Literal["rapidocr", "none"] = Field(
+    engine: Literal["rapidocr", "transformers", "none"] = Field(
         "rapidocr",
         description="OCR engine for pages without a usable text layer; 'none' disables OCR "
         "(such pages get text_source='none').",
@@ -72,6 +72,40 @@ class OcrSettings(BaseModel):
         ge=0,
         description="Threads for the ONNX runtime per engine; 0 lets onnxruntime use every core.",
     )
+    use_angle_classifier: bool = Field(
+        True,
+        description="Run rapidocr's 0/180-degree line classifier. It reads upside-down lines and is the "
+        "cheap signal that a page is turned; without it a turned page is only found by a retry on low "
+        "confidence.",
+    )
+    det_limit_side_len: int = Field(
+        736,
+        ge=32,
+        description="rapidocr's detector input size: with det_limit_type='min' the shorter side is scaled "
+        "UP to at least this (its default), with 'max' the longer side DOWN to at most this (faster, "
+        "loses small print).",
+    )
+    det_limit_type: Literal["min", "max"] = Field(
+        "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
+    )
+    detect_orientation: bool = Field(
+        True,
+        description="Detect pages whose content is turned 90, 180 or 270 degrees (a scan fed sideways, "
+        "no /Rotate) and OCR them upright. Costs one more recognition pass, only on pages that look "
+        "turned (most lines vertical, upside down, or low confidence).",
+    )
+    orientation_retry_confidence: float = Field(
+        0.75,
+        ge=0.0,
+        le=1.0,
+        description="When the engine gives no upside-down hint, a page whose mean line confidence is below "
+        "this is also tried turned 180 degrees (and kept turned only if that reads better).",
+    )
+    native_resolution_cap: bool = Field(
+        True,
+        description="Never render a scanned page (one image covering it) above the image's own "
+        "resolution: up-sampling a scan adds pixels to process, not detail.",
+    )
 
 
 @dataclass(slots=True)
@@ -85,6 +119,9 @@ class OcrLine:
     text: str
     bbox: BBox
     confidence: float
+    #: the engine's own 0/180 classifier read this line upside down (None: the engine cannot tell).
+    #: Used as an orientation hint; engines without a classifier leave it None.
+    upside_down: bool | None = None
 
 
 @runtime_checkable
@@ -141,12 +178,26 @@ def render_page(page: pymupdf.Page, dpi: int, max_pixels: int | None = None) -> 
     return _render(page, dpi, max_pixels)[0]
 
 
+def _scan_zoom(page: pymupdf.Page, min_coverage: float = 0.9) -> float | None:
+    """Pixels per point of the image covering ``page`` (a scan), or None when no image covers it.
+
+    Computed from areas, so an image placed rotated (a JPEG with an EXIF orientation, a scan
+    placed sideways) gives the same answer as an upright one.
+    """
+    page_area = abs(page.rect)
+    if page_area <= 0:
+        return None
+    for info in page.get_image_info():
+        placed = abs(pymupdf.Rect(info["bbox"]) & page.rect)
+        if placed >= min_coverage * page_area and info.get("width") and info.get("height"):
+            return math.sqrt(float(info["width"]) * float(info["height"]) / abs(pymupdf.Rect(info["bbox"])))
+    return None
+
+
 def _native_zoom(page: pymupdf.Page) -> float:
     """Zoom that renders an image-document page at the image's own pixel resolution."""
-    infos = page.get_image_info()
-    if infos and page.rect.width > 0:
-        return float(infos[0]["width"]) / page.rect.width
-    return 200 / 72.0  # no embedded image reported: fall back to a typical scan resolution
+    zoom = _scan_zoom(page, min_coverage=0.0) if page.rect.width > 0 else None
+    return zoom or 200 / 72.0  # no embedded image reported: fall back to a typical scan resolution
 
 
 def load_image_pages(path: str | Path, max_pixels: int | None = None) -> Iterator[np.ndarray]:
@@ -280,8 +331,9 @@ def ocr_lines_to_model(
     """Convert engine lines (pixels) to ``model.Line`` in PDF points, in reading order.
 
     ``scale`` is points per pixel (72/dpi). ``derotate`` (a rotated page's
-    ``page.derotation_matrix``) maps the displayed page back to unrotated coordinates, the
-    system the text layer reports in; reading order is decided before, on the page as displayed.
+    ``page.derotation_matrix``), when given, maps the displayed page back to PyMuPDF's unrotated
+    coordinates; ``ocr_page`` does not use it, since the pipeline (``textlayer.extract_lines``)
+    reports displayed coordinates. Reading order is decided on the page as displayed.
     Each line gets one span whose ``size`` estimates the font size in points: from the ink height
     when ``image`` (the RGB image the engine saw) is given, else from the box height.
     """
@@ -308,6 +360,94 @@ def ocr_lines_to_model(
     return out
 
 
+# ----------------------------------------------------------------------------------- orientation
+
+#: rapidocr turns a detected box at least this much taller than wide by 90 degrees before reading
+#: it (``get_rotate_crop_image``); text lines of a sideways page come out as such boxes
+_TALL_RATIO = 1.5
+
+
+def _weight(ln: OcrLine) -> int:
+    return len(ln.text.strip())
+
+
+def _is_tall(ln: OcrLine) -> bool:
+    return (ln.bbox[3] - ln.bbox[1]) >= _TALL_RATIO * max(ln.bbox[2] - ln.bbox[0], 1e-6)
+
+
+def _upright_score(lines: list[OcrLine]) -> float:
+    """Confidence-weighted characters on lines that read as upright, horizontal text."""
+    return sum(ln.confidence * _weight(ln) for ln in lines if not _is_tall(ln) and ln.upside_down is not True)
+
+
+def orientation_candidates(lines: list[OcrLine], settings: OcrSettings) -> list[int]:
+    """Clockwise turns (90, 180, 270) worth trying to read a page upright, best guess first.
+
+    Empty for a page that reads upright. Signals, cheapest first: most text in vertical boxes
+    (a sideways page), most text classified upside down by the engine (a page fed the wrong way
+    up), or, for engines that give no upside-down hint, a low mean confidence.
+    """
+    words = [ln for ln in lines if _weight(ln) >= 2]
+    total = sum(_weight(ln) for ln in words)
+    if not total:
+        return []
+
+    def share(sub: list[OcrLine], of: list[OcrLine]) -> float:
+        den = sum(_weight(ln) for ln in of)
+        return sum(_weight(ln) for ln in sub) / den if den else 0.0
+
+    tall = [ln for ln in words if _is_tall(ln)]
+    if share(tall, words) >= 0.5:
+        hinted = [ln for ln in tall if ln.upside_down is not None]
+        # rapidocr turns a tall crop 90 degrees counter-clockwise before reading it: if that reads
+        # upright, the page is turned clockwise and turning it 270 more puts it right
+        if hinted and share([ln for ln in hinted if ln.upside_down], hinted) > 0.5:
+            return [90, 270]
+        return [270, 90]
+    hinted = [ln for ln in words if ln.upside_down is not None]
+    if hinted:
+        return [180] if share([ln for ln in hinted if ln.upside_down], hinted) >= 0.5 else []
+    mean_conf = sum(ln.confidence * _weight(ln) for ln in words) / total
+    return [180] if mean_conf < settings.orientation_retry_confidence else []
+
+
+def turn_image(image: np.ndarray, degrees: int) -> np.ndarray:
+    """``image`` turned clockwise by a multiple of 90 degrees (contiguous, so engines can use it)."""
+    return np.ascontiguousarray(np.rot90(image, k=-(degrees // 90) % 4))
+
+
+def recognize_upright(
+    engine: OcrEngine, image: np.ndarray, settings: OcrSettings | None = None
+) -> tuple[list[OcrLine], int, np.ndarray]:
+    """Recognise ``image``, turning it 90/180/270 degrees first when its text is not upright.
+
+    Returns (lines, turn, image read): ``turn`` is the clockwise rotation applied (0 when the page
+    read upright) and the lines' boxes are pixels of the returned, turned image. One recognition
+    pass for an upright page; one more per orientation tried on a page that looks turned, and a
+    turn is kept only when it reads more confident text than the page as given.
+    """
+    s = settings or OcrSettings()
+    lines = engine.recognize(image)
+    if not s.detect_orientation:
+        return lines, 0, image
+    candidates = orientation_candidates(lines, s)
+    best = (lines, 0, image)
+    best_score = _upright_score(lines)
+    for turn in candidates:
+        turned = turn_image(image, turn)
+        tried = engine.recognize(turned)
+        score = _upright_score(tried)
+        logger.debug("orientation: %d degrees scores %.1f (best so far %.1f)", turn, score, best_score)
+        if score > best_score:
+            best, best_score = (tried, turn, turned), score
+        # the first guess reads cleanly: no need to try the others
+        if best[1] == turn and not orientation_candidates(tried, s):
+            break
+    if best[1]:
+        logger.info("page content turned %d degrees clockwise to read it upright", best[1])
+    return best
+
+
 def ocr_page(
     engine: OcrEngine,
     page: pymupdf.Page,
@@ -318,29 +458,45 @@ def ocr_page(
     """OCR one PyMuPDF page (of a PDF or an image document) into a ``model.Page``.
 
     With ``dpi=None`` a PDF page renders at ``settings.dpi`` and an image document's page (from
-    ``pymupdf.open("scan.tif")``) at the image's native resolution; either way the image is capped
-    at ``settings.max_image_pixels``. Lines below ``settings.min_confidence`` are dropped. Line
-    boxes are in points in the page's unrotated coordinates (as the text layer reports them);
-    ``width``/``height`` are ``page.rect`` (as displayed).
-    ``ocr_confidence`` is the mean confidence of the kept lines (None when there are none).
+    ``pymupdf.open("scan.tif")``) at the image's native resolution; a scanned page is never
+    rendered above its image's resolution (``native_resolution_cap``) and every image is capped at
+    ``settings.max_image_pixels``. ``settings`` default to the engine's own (``engine.settings``).
+    Lines below ``settings.min_confidence`` are dropped.
+
+    Coordinates are those of the page as read upright, in points: the page as displayed (after
+    /Rotate, like ``textlayer.extract_lines``), further turned when its content was found sideways
+    or upside down (``detect_orientation``). ``width``/``height`` and ``rotation`` (/Rotate plus the
+    turn found, clockwise) describe that upright page. ``ocr_confidence`` is the mean confidence of
+    the kept lines (None when there are none).
     """
-    s = settings or OcrSettings()
+    s = settings or getattr(engine, "settings", None)
+    if not isinstance(s, OcrSettings):
+        s = OcrSettings()
     if dpi is None and page.parent.is_pdf:
         dpi = s.dpi
-    zoom = _capped_zoom(page.rect.width, page.rect.height, page_zoom(page, dpi), s.max_image_pixels)
+    zoom = page_zoom(page, dpi)
+    if s.native_resolution_cap:
+        native = _scan_zoom(page)
+        if native is not None and native < zoom:
+            zoom = native
+    zoom = _capped_zoom(page.rect.width, page.rect.height, zoom, s.max_image_pixels)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
     image = _pixmap_to_array(pix)
-    raw = [ln for ln in engine.recognize(image) if ln.confidence >= s.min_confidence and ln.text.strip()]
-    rotation = page.rotation % 360
-    lines = ocr_lines_to_model(raw, 1.0 / zoom, page.derotation_matrix if rotation else None, image)
+    del pix  # the page's pixels are held once, as the array
+    found, turn, image = recognize_upright(engine, image, s)
+    raw = [ln for ln in found if ln.confidence >= s.min_confidence and ln.text.strip()]
+    lines = ocr_lines_to_model(raw, 1.0 / zoom, None, image)
     conf = sum(ln.confidence for ln in lines) / len(lines) if lines else None
+    width, height = page.rect.width, page.rect.height
+    if turn in (90, 270):
+        width, height = height, width
     return Page(
         index=index,
-        width=page.rect.width,
-        height=page.rect.height,
+        width=width,
+        height=height,
         lines=lines,
         text_source=TextSource.OCR,
         engine=engine.name,
-        rotation=rotation,
+        rotation=(page.rotation + turn) % 360,
         ocr_confidence=conf,
     )

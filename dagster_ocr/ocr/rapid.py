@@ -44,6 +44,10 @@ class RapidOcrEngine:
             # we filter by confidence ourselves (engine-independent, see ocr_page); keep all here
             "Global.text_score": 0.0,
             "Global.max_side_len": s.max_side_len,
+            # the 0/180 line classifier also tells which way a page is turned (see OcrLine.upside_down)
+            "Global.use_cls": s.use_angle_classifier,
+            "Det.limit_side_len": s.det_limit_side_len,
+            "Det.limit_type": s.det_limit_type,
         }
         if s.num_threads:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = s.num_threads
@@ -84,20 +88,50 @@ class RapidOcrEngine:
         bgr = np.ascontiguousarray(image[:, :, ::-1])
         with self._lock:
             try:
-                result = self._ocr(bgr)
+                result, flips = self._run(bgr)
             except Exception as exc:
                 raise EngineError(f"rapidocr failed: {exc}") from exc
         boxes, txts, scores = result.boxes, result.txts, result.scores
-        if boxes is None or txts is None or scores is None:
+        if boxes is None or txts is None or scores is None or len(txts) == 0:
             return []  # no text found
+        if flips is not None and len(flips) != len(txts):
+            flips = None  # rapidocr filtered differently than expected: no hint rather than a wrong one
         lines: list[OcrLine] = []
-        for box, text, score in zip(boxes, txts, scores, strict=True):
+        for i, (box, text, score) in enumerate(zip(boxes, txts, scores, strict=True)):
             pts = np.asarray(box, dtype=float).reshape(-1, 2)  # 4-point polygon, maybe tilted
             x0, y0 = pts.min(axis=0)
             x1, y1 = pts.max(axis=0)
             lines.append(
                 OcrLine(
-                    text=str(text), bbox=(float(x0), float(y0), float(x1), float(y1)), confidence=float(score)
+                    text=str(text),
+                    bbox=(float(x0), float(y0), float(x1), float(y1)),
+                    confidence=float(score),
+                    upside_down=None if flips is None else flips[i],
                 )
             )
         return lines
+
+    def _run(self, bgr: np.ndarray) -> tuple[Any, list[bool] | None]:
+        """``RapidOCR.__call__`` unrolled, to keep the classifier's verdict per line.
+
+        rapidocr's result drops the 0/180 classifier output, yet it is the cheapest orientation
+        signal there is (the classifier runs anyway). The steps are the ones ``__call__`` runs in
+        rapidocr 3.10; without the classifier the flags are None (unknown).
+        """
+        ocr = self._ocr
+        ori = ocr.load_img(bgr)
+        img, record = ocr.preprocess_img(ori)
+        det, cls, rec, crops = ocr.run_ocr_steps(img, record)
+        raw_txts = rec.txts
+        cls_res = getattr(cls, "cls_res", None)
+        flips: list[bool] | None = None
+        if self.settings.use_angle_classifier and raw_txts is not None and cls_res is not None:
+            thresh = float(ocr.cfg.Cls.cls_thresh)
+            # build_final_output keeps lines with non-empty text, in order (text_score is 0)
+            flips = [
+                label == "180" and score > thresh
+                for (label, score), txt in zip(cls_res, raw_txts, strict=False)
+                if txt.strip()
+            ]
+        result = ocr.build_final_output(ori, det, cls, rec, crops, record)
+        return result, flips

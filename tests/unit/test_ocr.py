@@ -24,7 +24,9 @@ from dagster_ocr.ocr import (
     reading_order,
     render_page,
 )
+from dagster_ocr.ocr.base import orientation_candidates, turn_image
 from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.textlayer import extract_lines
 
 INVOICE = "Invoice 2024 total 1,250.00"
 TERMS = "Payment due within 30 days"
@@ -83,15 +85,57 @@ def test_ocr_page_reads_text_and_maps_boxes_to_points(engine):
         assert abs(ln.size - size) / size < 0.25, (ln.size, size)
 
 
-def test_rotated_page_is_read_upright_in_unrotated_coordinates(engine):
+def test_rotated_page_is_read_upright_in_displayed_coordinates(engine):
     doc, page = _text_page(rotation=90)
     result = ocr_page(engine, page, 0, dpi=150)
     assert [ln.text for ln in result.lines] == [INVOICE, TERMS]
     assert result.rotation == 90
     assert (result.width, result.height) == (300, 420)  # page.rect, as displayed
+    layer = {ln.text: ln.bbox for ln in extract_lines(page)}
     for ln in result.lines:
-        # the same coordinate system PyMuPDF's text layer uses on a rotated page
-        _assert_bbox_close(ln.bbox, _text_layer_bbox(page, ln.text), tol=5.0)
+        # the coordinate system the pipeline's text layer uses: the page as displayed
+        _assert_bbox_close(ln.bbox, layer[ln.text], tol=5.0)
+
+
+@pytest.mark.slow  # two recognition passes per case; 180 is also covered by the next (fast) test
+@pytest.mark.parametrize("turned", [90, 180, 270])
+def test_turned_scan_without_rotate_flag_is_detected_and_read(engine, corpus: Path, tmp_path, turned):
+    pil = pytest.importorskip("PIL.Image")
+    tif = corpus / "ocr" / "tesseract" / "phototest.tif"
+    png = tmp_path / f"turned{turned}.png"
+    pil.open(tif).convert("RGB").rotate(-turned, expand=True).save(png)  # PIL turns counter-clockwise
+    with pymupdf.open(png) as doc:
+        page = doc[0]
+        assert page.rotation == 0  # nothing in the file says it is turned
+        result = ocr_page(engine, page, 0, dpi=None)
+    assert result.rotation == (360 - turned) % 360  # the clockwise turn that put it upright
+    assert (result.width, result.height) == (480, 360)  # the upright page, in points (96 dpi PNG)
+    assert cer(tif.with_suffix(".txt").read_text("utf-8"), result.text) < 0.02, result.text
+    assert result.lines[0].text.startswith("This is a lot of 12 point text")
+
+
+def test_orientation_detection_can_be_switched_off(engine, corpus: Path, tmp_path):
+    pil = pytest.importorskip("PIL.Image")
+    png = tmp_path / "upside_down.png"
+    pil.open(corpus / "ocr" / "tesseract" / "phototest.tif").convert("RGB").rotate(180).save(png)
+    calls: list[tuple[int, ...]] = []
+
+    class Counting:
+        name = "counting"
+
+        def recognize(self, image):
+            calls.append(image.shape)
+            return engine.recognize(image)
+
+    with pymupdf.open(png) as doc:
+        page = doc[0]
+        off = ocr_page(Counting(), page, 0, dpi=None, settings=OcrSettings(detect_orientation=False))
+        assert len(calls) == 1 and off.rotation == 0
+        assert not off.lines[0].text.startswith("This is a lot")  # read bottom line first
+        calls.clear()
+        on = ocr_page(Counting(), page, 0, dpi=None)
+    assert len(calls) == 2 and on.rotation == 180  # exactly one retry, at the turn the hints named
+    assert on.lines[0].text.startswith("This is a lot of 12 point text")
 
 
 def test_blank_page_gives_no_lines(engine):
@@ -200,6 +244,66 @@ def test_load_image_pages_tiff_png_and_multipage(tmp_path, corpus: Path):
     assert shapes == [(80, 120, 3), (200, 60, 3)]
 
 
+def test_jpeg_exif_orientation_is_honoured_at_native_resolution(engine, tmp_path):
+    pil = pytest.importorskip("PIL.Image")
+    doc, page = _text_page()
+    pix = page.get_pixmap(dpi=150)
+    upright = pil.frombytes("RGB", (pix.width, pix.height), pix.samples)
+    # stored turned 90 degrees counter-clockwise, with EXIF orientation 6 ("turn 90 clockwise to view")
+    exif = pil.Exif()
+    exif[0x0112] = 6
+    jpg = tmp_path / "phone.jpg"
+    upright.rotate(90, expand=True).save(jpg, exif=exif.tobytes(), quality=95)
+    (img,) = load_image_pages(jpg)
+    assert img.shape[:2] == (pix.height, pix.width)  # upright, and not re-sampled
+    calls: list[int] = []
+
+    class Counting:
+        name = "counting"
+
+        def recognize(self, image):
+            calls.append(image.shape[:2])
+            return engine.recognize(image)
+
+    with pymupdf.open(jpg) as jdoc:
+        result = ocr_page(Counting(), jdoc[0], 0, dpi=None)
+    assert calls == [(pix.height, pix.width)]  # one pass: MuPDF already applied the EXIF turn
+    assert [ln.text for ln in result.lines] == [INVOICE, TERMS] and result.rotation == 0
+
+
+def test_ocr_page_defaults_to_the_engines_settings():
+    class Fixed:
+        name = "fixed"
+        settings = OcrSettings(min_confidence=0.8)
+
+        def recognize(self, image):
+            return [_ln("kept", 10, 10, 200, 30), OcrLine("dropped", (10, 40, 200, 60), 0.7)]
+
+    doc, page = _text_page()
+    assert [ln.text for ln in ocr_page(Fixed(), page, 0, dpi=72).lines] == ["kept"]
+
+
+def test_scan_is_not_rendered_above_its_own_resolution(corpus: Path):
+    seen: list[tuple[int, ...]] = []
+
+    class Recording:
+        name = "recording"
+
+        def recognize(self, image):
+            seen.append(image.shape)
+            return []
+
+    # phototest.tif (640x480 px) placed on a PDF page: asking for 600 dpi renders its own 640x480
+    pdf = pymupdf.open()
+    with pymupdf.open(corpus / "ocr" / "tesseract" / "phototest.tif") as img:
+        pdf.insert_pdf(pymupdf.open("pdf", img.convert_to_pdf()))
+    page = pdf[0]
+    ocr_page(Recording(), page, 0, dpi=600)
+    assert seen == [(480, 640, 3)]
+    ocr_page(Recording(), page, 0, dpi=600, settings=OcrSettings(native_resolution_cap=False))
+    assert seen[1][0] > 1000
+
+
 def test_load_image_pages_rejects_bad_input(tmp_path):
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n this is not a png")
@@ -218,6 +322,34 @@ def test_load_image_pages_rejects_bad_input(tmp_path):
 
 def _ln(text: str, x0: float, y0: float, x1: float, y1: float) -> OcrLine:
     return OcrLine(text=text, bbox=(x0, y0, x1, y1), confidence=0.9)
+
+
+def test_orientation_candidates_from_box_shape_hints_and_confidence():
+    s = OcrSettings()
+    upright = [_ln("a line of text", 10, 10, 300, 30), _ln("another", 10, 40, 200, 60)]
+    assert orientation_candidates(upright, s) == []  # no hints, confident: upright
+    assert orientation_candidates([], s) == []  # blank page: nothing to turn
+    sideways = [_ln("a line of text", 10, 10, 30, 300), _ln("another", 40, 10, 60, 200)]
+    assert orientation_candidates(sideways, s) == [270, 90]  # read fine after the crop's own turn
+    for ln in sideways:
+        ln.upside_down = True
+    assert orientation_candidates(sideways, s) == [90, 270]
+    for ln in upright:
+        ln.upside_down = True
+    assert orientation_candidates(upright, s) == [180]
+    for ln in upright:
+        ln.upside_down, ln.confidence = None, 0.5  # an engine without hints, reading badly
+    assert orientation_candidates(upright, s) == [180]
+    assert orientation_candidates(upright, OcrSettings(orientation_retry_confidence=0.4)) == []
+
+
+def test_turn_image_is_clockwise():
+    img = np.zeros((2, 3, 3), dtype=np.uint8)
+    img[0, 0] = 255  # top-left
+    turned = turn_image(img, 90)
+    assert turned.shape == (3, 2, 3) and turned[0, 1, 0] == 255  # top-left -> top-right
+    assert turn_image(img, 180)[1, 2, 0] == 255 and turn_image(img, 270)[2, 0, 0] == 255
+    assert turn_image(img, 0) is not None and turn_image(img, 270).flags["C_CONTIGUOUS"]
 
 
 def test_reading_order_heading_then_columns():

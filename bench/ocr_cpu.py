@@ -1,0 +1,219 @@
+"""CPU OCR: rapidocr (the default engine, through ``ocr_page``) side by side with Tesseract.
+
+Pages, each OCR'd by every engine configuration in the same run, on the same rendered pixels:
+- ``ocr/tesseract/*.tif`` against their ``.txt`` ground truth (native resolution);
+- ``ocr/docling/ocr_test.pdf`` (image-only) against docling's ground truth;
+- ``olmocr_bench/pdfs/lincoln_letter.pdf`` (a scan): olmOCR-bench "present" checks, scored by the
+  fuzzy-substring error of each check's text in the output (pass at <= 0.1);
+- born-digital pages (docling and ICDAR-2013 PDFs) rendered at 150 and 200 dpi, against their own
+  text layer (ordered CER, which also counts reading-order differences, and a word-bag error that
+  does not).
+Time per page is wall-clock and CPU seconds (all threads; Tesseract's from its child rusage), since
+a shared machine's wall clock depends on what else runs.
+
+    .venv/bin/python bench/ocr_cpu.py [--variants] [--json out.json]
+
+Needs the ``tesseract`` binary (``apt-get install -y tesseract-ocr tesseract-ocr-eng``); without it
+only rapidocr runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dagster_ocr.metrics import cer, normalize_whitespace, substring_cer  # noqa: E402
+from dagster_ocr.ocr.base import OcrSettings, _capped_zoom, _pixmap_to_array, _scan_zoom, ocr_page  # noqa: E402
+from dagster_ocr.ocr.rapid import RapidOcrEngine  # noqa: E402
+
+CORPUS = Path(os.environ.get("DAGSTER_OCR_CORPUS", ROOT.parent / "shared" / "corpus"))
+BORN_DIGITAL = [
+    ("docling/2305.03393v1-pg9/2305.03393v1-pg9.pdf", 0),
+    ("docling/amt_handbook_sample/amt_handbook_sample.pdf", 0),
+    ("docling/multi_page/multi_page.pdf", 0),
+    ("tables/icdar2013/eu-003/eu-003.pdf", 0),
+    ("tables/icdar2013/us-003/us-003.pdf", 0),
+    ("tables/icdar2013/us-012/us-012.pdf", 0),
+]
+
+
+@dataclass
+class Item:
+    """One page to OCR and how to score it."""
+
+    name: str
+    group: str
+    path: Path
+    page: int
+    dpi: int | None  # None: the scan's own resolution
+    reference: str = ""
+    checks: list[str] = field(default_factory=list)
+
+
+def items() -> list[Item]:
+    out: list[Item] = []
+    for tif in sorted((CORPUS / "ocr" / "tesseract").glob("*.tif")):
+        out.append(Item(tif.stem, "scan", tif, 0, None, tif.with_suffix(".txt").read_text("utf-8")))
+    gt = CORPUS / "ocr" / "docling" / "groundtruth" / "ocr_test.tesseract.full_page.md"
+    out.append(
+        Item("ocr_test.pdf", "scan", CORPUS / "ocr" / "docling" / "ocr_test.pdf", 0, 200, gt.read_text())
+    )
+    checks = [
+        json.loads(line)["text"]
+        for line in (CORPUS / "olmocr_bench" / "dataset_dev.jsonl").read_text().splitlines()
+        if line.strip()
+        and json.loads(line)["pdf"] == "lincoln_letter.pdf"
+        and json.loads(line)["type"] == "present"
+    ]
+    lincoln = CORPUS / "olmocr_bench" / "pdfs" / "lincoln_letter.pdf"
+    out.append(Item("lincoln_letter.pdf", "olmocr", lincoln, 0, 200, checks=checks))
+    for rel, page in BORN_DIGITAL:
+        path = CORPUS / rel
+        with pymupdf.open(path) as doc:
+            pg = doc[page]
+            ref = pg.get_text(sort=True)
+        for dpi in (150, 200):
+            out.append(Item(f"{path.stem}@{dpi}", f"born-digital {dpi} dpi", path, page, dpi, ref))
+    return out
+
+
+def render(item: Item) -> tuple[np.ndarray, pymupdf.Document]:
+    """The pixels ``ocr_page`` renders for this item (same zoom rules), and the open document."""
+    doc = pymupdf.open(item.path)
+    page = doc[item.page]
+    s = OcrSettings()
+    native = _scan_zoom(page)
+    zoom = (item.dpi or s.dpi) / 72.0 if item.dpi or doc.is_pdf else (native or 200 / 72.0)
+    if native is not None and native < zoom:
+        zoom = native
+    zoom = _capped_zoom(page.rect.width, page.rect.height, zoom, s.max_image_pixels)
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
+    return _pixmap_to_array(pix), doc
+
+
+def word_bag_error(ref: str, hyp: str) -> float:
+    """1 - (reference words found in the output, as a multiset) / reference words: order-free."""
+    r = collections.Counter(normalize_whitespace(ref).split())
+    h = collections.Counter(normalize_whitespace(hyp).split())
+    total = sum(r.values())
+    return 1.0 - sum((r & h).values()) / total if total else 0.0
+
+
+def run_rapid(engine: RapidOcrEngine, item: Item) -> tuple[str, float, float]:
+    doc = pymupdf.open(item.path)
+    page = doc[item.page]
+    c0, t0 = time.process_time(), time.perf_counter()
+    result = ocr_page(engine, page, item.page, dpi=item.dpi)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    doc.close()
+    return result.text, wall, cpu
+
+
+def run_tesseract(image: np.ndarray, tmp: Path) -> tuple[str, float, float]:
+    png = tmp / "page.png"
+    pymupdf.Pixmap(pymupdf.csRGB, image.shape[1], image.shape[0], image.tobytes(), False).save(png)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        ["tesseract", str(png), "-", "-l", "eng"], capture_output=True, text=True, check=True
+    ).stdout
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return out, wall, cpu
+
+
+def score(item: Item, text: str) -> dict:
+    if item.checks:
+        errs = [substring_cer(c, text) for c in item.checks]
+        return {
+            "cer": float(np.mean(errs)),
+            "checks_passed": sum(e <= 0.1 for e in errs),
+            "checks": len(errs),
+        }
+    return {"cer": cer(item.reference, text), "bag": word_bag_error(item.reference, text)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--variants", action="store_true", help="also time rapidocr speed settings")
+    ap.add_argument("--json", type=Path, help="write per-page results here")
+    ap.add_argument("--only", help="substring of item names to run")
+    args = ap.parse_args()
+
+    configs: dict[str, OcrSettings] = {"rapidocr": OcrSettings()}
+    if args.variants:
+        configs["rapidocr no-cls"] = OcrSettings(use_angle_classifier=False)
+        configs["rapidocr det-max-960"] = OcrSettings(det_limit_type="max", det_limit_side_len=960)
+        configs["rapidocr 1-thread"] = OcrSettings(num_threads=1)
+    engines = {}
+    for name, s in configs.items():
+        t0 = time.perf_counter()
+        engines[name] = RapidOcrEngine(s)
+        engines[name].load()
+        print(f"{name}: loaded in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    has_tess = shutil.which("tesseract") is not None
+    rows = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        for item in items():
+            if args.only and args.only not in item.name:
+                continue
+            image, doc = render(item)
+            doc.close()
+            runs = {name: run_rapid(eng, item) for name, eng in engines.items()}
+            if has_tess:
+                runs["tesseract"] = run_tesseract(image, Path(tmpdir))
+            for engine, (text, wall, cpu) in runs.items():
+                row = {"item": item.name, "group": item.group, "engine": engine, "wall_s": wall, "cpu_s": cpu}
+                row["pixels"] = f"{image.shape[1]}x{image.shape[0]}"
+                row.update(score(item, text))
+                rows.append(row)
+                extra = f" checks {row['checks_passed']}/{row['checks']}" if "checks" in row else ""
+                bag = f" bag={row['bag']:.3f}" if "bag" in row else ""
+                print(
+                    f"{item.name:32s} {engine:22s} cer={row['cer']:.3f}{bag}{extra} "
+                    f"wall={wall:.2f}s cpu={cpu:.2f}s {row['pixels']}",
+                    file=sys.stderr,
+                )
+
+    print("\n| group | engine | pages | mean CER | word-bag err | s/page wall | CPU s/page |")
+    print("|---|---|---|---|---|---|---|")
+    groups = list(dict.fromkeys(r["group"] for r in rows)) + ["all"]
+    for group in groups:
+        for engine in list(engines) + (["tesseract"] if has_tess else []):
+            sel = [r for r in rows if r["engine"] == engine and (group == "all" or r["group"] == group)]
+            if not sel:
+                continue
+            bags = [r["bag"] for r in sel if "bag" in r]
+            bag = f"{np.mean(bags):.3f}" if bags else "–"
+            checks = [r for r in sel if "checks" in r]
+            if checks:
+                bag = f"checks {sum(r['checks_passed'] for r in checks)}/{sum(r['checks'] for r in checks)}"
+            print(
+                f"| {group} | {engine} | {len(sel)} | {np.mean([r['cer'] for r in sel]):.3f} | {bag} "
+                f"| {np.mean([r['wall_s'] for r in sel]):.2f} | {np.mean([r['cpu_s'] for r in sel]):.2f} |"
+            )
+    print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
