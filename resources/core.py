@@ -59,7 +59,18 @@ _ENGINES: dict[str, OcrEngine | None] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-class OcrResource(dg.ConfigurableResource):
+class OcrEngineResource(dg.ConfigurableResource):
+    """What the text asset needs from an OCR resource: an engine for given OCR settings.
+
+    Implementations: ``OcrResource`` (CPU engines, default) and ``GpuOcrResource`` (a transformers
+    target plus a draft model, speculative decoding). Pick one in ``build_definitions``.
+    """
+
+    def get_engine(self, settings: OcrSettings) -> OcrEngine | None:
+        raise NotImplementedError
+
+
+class OcrResource(OcrEngineResource):
     """The OCR engine for pages the router sends to OCR.
 
     ``engine`` overrides ``settings.ocr.engine`` when set ("rapidocr", or "none" to disable OCR);

@@ -27,9 +27,19 @@ def _rapidocr(settings: OcrSettings) -> OcrEngine:
     return RapidOcrEngine(settings)
 
 
-#: engine name -> factory. A later GPU engine adds e.g. ``ENGINES["transformers"] = ...`` (and the
-#: name to ``OcrSettings.engine``'s Literal).
-ENGINES: dict[str, Callable[[OcrSettings], OcrEngine]] = {"rapidocr": _rapidocr}
+def _transformers(settings: OcrSettings) -> OcrEngine:
+    # configured by GpuOcrResource normally; through plain settings the checkpoints come from the
+    # JSON file named by DAGSTER_OCR_TRANSFORMERS_SETTINGS (no model is ever downloaded)
+    from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, speculative_settings_from_env
+
+    return SpeculativeOcrEngine(speculative_settings_from_env())
+
+
+#: engine name -> factory
+ENGINES: dict[str, Callable[[OcrSettings], OcrEngine]] = {
+    "rapidocr": _rapidocr,
+    "transformers": _transformers,
+}
 
 
 def get_engine(settings: OcrSettings | None = None) -> OcrEngine | None:

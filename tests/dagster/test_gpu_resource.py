@@ -1,0 +1,67 @@
+"""GpuOcrResource inside an in-process Dagster materialization, on tiny CPU checkpoints."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pymupdf
+import pytest
+
+from dagster_ocr.ocr import OcrSettings, ocr_page
+from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, summarize
+from dagster_ocr.ocr.tiny_models import build_tiny_target, derive_draft
+from resources.gpu_ocr import GpuOcrResource
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gpu_resource")
+    target = build_tiny_target(root / "target")
+    return target, derive_draft(target, root / "draft", kind="exact")
+
+
+@dg.asset(pool="gpu")
+def ocr_text(ocr: GpuOcrResource) -> dg.MaterializeResult:
+    """A two-page scan OCRed through the resource, statistics attached as metadata."""
+    settings = OcrSettings(engine="transformers", min_confidence=0.0)
+    engine = ocr.get_engine(settings)
+    assert isinstance(engine, SpeculativeOcrEngine)
+    doc = pymupdf.open()
+    for text in ("Payment due within 30 days", "Total 1,250.00"):
+        doc.new_page(width=240, height=60).insert_text((10, 35), text, fontsize=12)
+    engine.take_stats()
+    with engine.document("contract") as stats:
+        pages = [ocr_page(engine, page, i, dpi=72, settings=settings) for i, page in enumerate(doc)]
+    total = summarize(stats)
+    return dg.MaterializeResult(
+        metadata={
+            "pages": len(pages),
+            "k": stats[0].k,
+            "tokens_drafted": total.draft_forwards,
+            "tokens_accepted": total.accepted,
+            "acceptance_rate": total.acceptance_rate,
+            "tokens_per_target_forward": total.tokens_per_target_forward,
+        }
+    )
+
+
+@pytest.mark.slow  # ~20 s of imports plus a run; ~70 s on a loaded 2-core machine
+def test_resource_in_materialization(checkpoints):
+    target, draft = checkpoints
+    resource = GpuOcrResource(
+        target_path=str(target),
+        draft_path=str(draft),
+        device="cpu",
+        max_new_tokens=12,
+        num_speculative_tokens_by_doc_type={"contract": 5},
+        adaptive=False,
+        cpu_threads=1,
+    )
+    result = dg.materialize([ocr_text], resources={"ocr": resource})
+    assert result.success
+    (mat,) = result.asset_materializations_for_node("ocr_text")
+    meta = {k: v.value for k, v in mat.metadata.items()}
+    assert meta["pages"] == 2 and meta["k"] == 5
+    assert meta["acceptance_rate"] == 1.0 and meta["tokens_drafted"] > 0
+    # the model loaded once: a second get_engine returns the same engine
+    assert resource.get_engine(OcrSettings()) is resource.get_engine(OcrSettings())
+    assert resource.get_engine(OcrSettings(engine="none")) is None
