@@ -80,16 +80,24 @@ def gt_regions(xml_path: Path) -> list[tuple[int, Grid]]:
 
 
 def predicted_parts(tables: list[Table]) -> list[tuple[int, Grid]]:
-    """Split (possibly merged) tables back into one grid per page."""
+    """Split (possibly merged) tables back into one grid per page.
+
+    A row-merged table gives each page its rows. A column-merged table keeps its stub (column 0)
+    once, on the first page's cells: each continuation page gets its own columns plus that stub over
+    the rows it covers, as printed on that page.
+    """
     out: list[tuple[int, Grid]] = []
     for t in tables:
+        first = t.pages[0] if t.pages else t.first_page_index
         for p in t.pages or [t.first_page_index]:
             cells = [c for c in t.cells if c.page_index == p]
             if not cells:
                 continue
             r0 = min(c.row for c in cells)
-            n_rows = max(c.row for c in cells) - r0 + 1
-            grid = [["" for _ in range(t.n_cols)] for _ in range(n_rows)]
+            r1 = max(c.row for c in cells)
+            if t.merge_kind == "columns" and p != first:
+                cells += [c for c in t.cells if c.page_index == first and c.col == 0 and r0 <= c.row <= r1]
+            grid = [["" for _ in range(t.n_cols)] for _ in range(r1 - r0 + 1)]
             for c in cells:
                 grid[c.row - r0][c.col] = c.text
             out.append((p, grid))

@@ -92,3 +92,74 @@ def test_us020_row_continuations_are_merged(corpus: Path) -> None:
     # the first logical table ends with the benchmarking participants, which sit on page 3
     cont_text = " ".join(c.text for c in merged[0].cells if c.page_index == 2)
     assert "alberta" in cont_text.lower()
+
+
+def _manifest_multipage(corpus: Path, name: str) -> dict:
+    manifest = json.loads((corpus / "MANIFEST.json").read_text())
+    return next(f for f in manifest["files"] if f["file"].endswith(f"{name}/{name}.pdf"))["multipage"]
+
+
+@pytest.mark.parametrize(
+    ("name", "pages", "label", "first_value", "cont_value"),
+    [
+        # Table 14: "Actual" years on page 1, "Projected—Continued" years on page 2; page 3 holds
+        # Table 15 with the same state stubs, which must stay a table of its own.
+        ("us-018", [0, 1, 2], "Wyoming", "5,833", "6,280"),
+        # TABLE 3 (Rodent / Leaks) continued on page 6 (Peeling paint / smoke alarm); TABLE 1 (p2) and
+        # TABLE 2 (p3) share TABLE 3's row labels and column layout but are separate tables.
+        ("us-024", [1, 2, 4, 5], "Female", "51,084", "2,806"),
+    ],
+)
+def test_column_continuations_are_joined_on_the_stub(
+    corpus: Path, name: str, pages: list[int], label: str, first_value: str, cont_value: str
+) -> None:
+    mp = _manifest_multipage(corpus, name)
+    assert mp["kind"] == "horizontal (column) continuation"
+    (lt,) = mp["logical_tables"]
+    assert lt["join"] == "columns (same rows)"
+    expected = [p["page"] - 1 for p in lt["parts"]]
+    doc, all_pages = _open(corpus, name)
+    tables = extract_tables(doc, [all_pages[i] for i in pages], TableSettings())
+    merged = [t for t in tables if len(t.pages) > 1]
+    assert [(t.pages, t.merge_kind) for t in merged] == [(expected, "columns")]
+    assert all(len(t.pages) == 1 and t.merge_kind == "" for t in tables if t not in merged)
+    assert len(tables) == len(pages) - 1  # every other page keeps its own table
+    t = merged[0]
+    assert [p for p, _ in t.regions] == expected
+    grid = t.grid()
+    # the stub is kept once: each row label appears in one row only, in column 0 only
+    stubs = [row[0] for row in grid if row[0]]
+    assert len(stubs) == len({(r, row[0]) for r, row in enumerate(grid) if row[0]})
+    assert not any(c.col > 0 and c.text == "Region and state" for c in t.cells)
+    r = next(r for r, row in enumerate(grid) if row[0] == label)
+    by_text = {c.text: c for c in t.cells if c.row == r}
+    assert by_text[first_value].page_index == expected[0] and by_text[cont_value].page_index == expected[1]
+    # columns come from their own page; the first part's columns come first
+    first_cols = {c.col for c in t.cells if c.page_index == expected[0]}
+    cont_cols = {c.col for c in t.cells if c.page_index == expected[1]}
+    assert max(first_cols) < min(cont_cols) and max(cont_cols) == t.n_cols - 1
+    assert len({(c.row, c.col) for c in t.cells}) == len(t.cells)
+    # the continuation's own header cells are kept (years / characteristics of page 2)
+    assert any(c.is_header and c.page_index == expected[1] for c in t.cells)
+
+
+def test_us024_wrapped_stub_joined_by_the_continuation(corpus: Path) -> None:
+    # page 5 wraps "American Indian/Alaska" + "Native" over two lines; page 6 prints it on one
+    doc, pages = _open(corpus, "us-024")
+    (t,) = [t for t in extract_tables(doc, pages[4:6], TableSettings()) if t.merge_kind == "columns"]
+    grid = t.grid()
+    labels = [r[0] for r in grid]
+    assert labels.count("American Indian/Alaska Native") == 3 and "Native" not in labels
+    assert len(grid) == 42  # page 6's 42 rows; page 5's 45 lines fold into them
+
+
+def test_column_merge_scores_like_separate_parts(corpus: Path) -> None:
+    # the bench splits a column-merged table back per page (continuation + the stub it covers)
+    merged = bench.run(corpus, TableSettings(), docs=["us-018", "us-024"])
+    apart = bench.run(corpus, TableSettings(merge_columns=False), docs=["us-018", "us-024"])
+    assert [m for d in merged["docs"].values() for m in d["merged"]] == [
+        ("t0", [0, 1], "columns"),
+        ("t2", [4, 5], "columns"),
+    ]
+    assert not any(d["merged"] for d in apart["docs"].values())
+    assert merged["f1"] >= apart["f1"] >= 0.97, (merged["f1"], apart["f1"])

@@ -198,3 +198,111 @@ def test_sample_contract_table_merges_with_default_finder(tmp_path: Path) -> Non
     grid = t.grid()
     assert grid[0] == facts["header"] and grid[1] == facts["first_row"] and grid[-1] == facts["last_row"]
     assert t.caption == facts["caption"]
+
+
+# --- column continuations: a wide table whose further columns follow on the next page ------------
+
+STATES = [f"State {chr(65 + i)}{chr(65 + i)}" for i in range(20)] + ["Total"]
+
+
+def _split_by_columns_doc(caption1: str, caption2: str, wrap_stub: bool = False) -> pymupdf.Document:
+    """Borderless table: stub + 2001-2003 on page 1, the same stubs + 2004-2006 on page 2."""
+    doc = pymupdf.open()
+    p1 = doc.new_page(width=595, height=842)
+    p1.insert_text((60, 80), LOREM, fontsize=9)
+    if caption1:
+        p1.insert_text((60, 110), caption1, fontsize=10)
+    rows1: list[list[str]] = [["State", "2001", "2002", "2003"]]
+    for i, st in enumerate(STATES):
+        if wrap_stub and i == 3:  # a long stub wrapped onto a second, stub-only line
+            rows1 += [["Native Tribal", "31", "32", "33"], ["Area", "", "", ""]]
+            continue
+        rows1.append([st, str(1000 + i), str(1100 + i), str(1200 + i)])
+    _borderless(p1, 130, rows1)
+    p1.insert_text((290, 820), "1", fontsize=9)
+    p2 = doc.new_page(width=595, height=842)
+    if caption2:
+        p2.insert_text((60, 60), caption2, fontsize=10)
+    rows2: list[list[str]] = [["State", "2004", "2005", "2006"]]
+    for i, st in enumerate(STATES):
+        stub = "Native Tribal Area" if wrap_stub and i == 3 else st
+        rows2.append([stub, str(2000 + i), str(2100 + i), str(2200 + i)])
+    _borderless(p2, 80, rows2)
+    p2.insert_text((60, 80 + 14 * len(rows2) + 30), LOREM, fontsize=9)
+    p2.insert_text((290, 820), "2", fontsize=9)
+    return doc
+
+
+def test_wide_table_continued_by_columns_is_joined_on_the_stub() -> None:
+    doc = _split_by_columns_doc(
+        "Table 3. Enrolment by state", "Table 3. Enrolment by state (continued)", True
+    )
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    t = tables[0]
+    # same column layout on both pages: only the repeated stubs tell it is not a row continuation
+    assert t.merge_kind == "columns" and t.pages == [0, 1] and [p for p, _ in t.regions] == [0, 1]
+    assert (t.n_cols, t.n_rows, t.header_rows) == (7, 1 + len(STATES), 1)
+    grid = t.grid()
+    assert grid[0] == ["State", "2001", "2002", "2003", "2004", "2005", "2006"]
+    assert grid[1] == ["State AA", "1000", "1100", "1200", "2000", "2100", "2200"]
+    # the stub wrapped on page 1 is printed on one line on page 2: one label, one row
+    assert grid[4] == ["Native Tribal Area", "31", "32", "33", "2003", "2103", "2203"]
+    assert grid[-1] == ["Total", "1020", "1120", "1220", "2020", "2120", "2220"]
+    assert sum(1 for row in grid if row[0] == "State") == 1  # the stub is kept once
+    pages = {(c.row, c.col): c.page_index for c in t.cells}
+    assert all(pages[(r, c)] == 0 for r in range(t.n_rows) for c in range(4))
+    assert all(pages[(r, c)] == 1 for r in range(t.n_rows) for c in range(4, 7))
+    assert all(c.is_header == (c.row == 0) for c in t.cells)
+    assert len({(c.row, c.col) for c in t.cells}) == len(t.cells)
+
+
+@pytest.mark.parametrize(
+    ("caption1", "caption2", "merged"),
+    [
+        ("Table 3. Enrolment by state", "Table 3. Enrolment by state", True),  # the title repeated
+        ("Table 3. Enrolment by state", "Table 3 (cont'd)", True),
+        ("Table 3. Enrolment by state", "Table 4. Teachers by state", False),  # a new table
+        ("", "", False),  # same row labels, nothing says it continues
+    ],
+)
+def test_same_stubs_need_continuation_evidence(caption1: str, caption2: str, merged: bool) -> None:
+    """Rule: equal stubs row for row are necessary, not sufficient; a marker or repeated title must agree.
+
+    Without one the parts stay separate tables, and are not joined by rows either: a row
+    continuation never repeats the labels of the rows it continues.
+    """
+    doc = _split_by_columns_doc(caption1, caption2)
+    tables = extract_tables(doc, _pages(doc))
+    if merged:
+        assert [(t.pages, t.merge_kind, t.n_cols) for t in tables] == [([0, 1], "columns", 7)]
+    else:
+        assert [(t.pages, t.merge_kind, t.n_cols) for t in tables] == [([0], "", 4), ([1], "", 4)]
+    off = extract_tables(doc, _pages(doc), TableSettings(merge_columns=False))
+    assert [(t.pages, t.merge_kind) for t in off] == [([0], ""), ([1], "")]
+
+
+def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
+    doc = pymupdf.open()
+    stubs = [f"Item {k}" for k in range(12)]
+    p1 = doc.new_page(width=595, height=842)
+    p1.insert_text((60, 120), "Table 7. Costs by item", fontsize=10)
+    _table(p1, 130, [["Item", "Q1", "Q2"], *[[s, f"{k}.1", f"{k}.2"] for k, s in enumerate(stubs)]])
+    p2 = doc.new_page(width=595, height=842)
+    p2.insert_text((60, 60), "Table 7. Costs by item - continued", fontsize=10)
+    # page 2 draws stub + one column, and its header names the stub differently
+    y0, row_h = 70.0, 20.0
+    rows = [["", "Q3"], *[[s, f"{k}.3"] for k, s in enumerate(stubs)]]
+    for i in range(len(rows) + 1):
+        p2.draw_line((COLS[0], y0 + i * row_h), (COLS[2], y0 + i * row_h))
+    for x in COLS[:3]:
+        p2.draw_line((x, y0), (x, y0 + row_h * len(rows)))
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            if text:
+                p2.insert_text((COLS[c] + 4, y0 + r * row_h + 14), text, fontsize=10)
+    tables = extract_tables(doc, _pages(doc))  # default: ruled grids read with text from word boxes
+    assert [(t.pages, t.merge_kind, t.n_cols, t.n_rows) for t in tables] == [([0, 1], "columns", 4, 13)]
+    grid = tables[0].grid()
+    assert grid[0] == ["Item", "Q1", "Q2", "Q3"] and grid[5] == ["Item 4", "4.1", "4.2", "4.3"]
+    assert tables[0].strategy == "lines"
