@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -43,6 +44,24 @@ def detect_kind(head: bytes) -> str:
     if b"%PDF-" in head[:1024]:
         return "pdf"
     return "unknown"
+
+
+def display_name(name: str) -> str:
+    """A file name as valid Unicode text, for records, SQL parameters and logs.
+
+    POSIX names are bytes; Python decodes undecodable ones with lone surrogates
+    (``surrogateescape``), which no UTF-8 store accepts. Such bytes become U+FFFD; every other
+    name (quotes, spaces, SQL, separators-lookalikes) is kept exactly as it is.
+    """
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        try:
+            raw = os.fsencode(name)
+        except UnicodeEncodeError:  # lone surrogates that did not come from the file system
+            return re.sub("[\ud800-\udfff]", "\ufffd", name)
+        return raw.decode("utf-8", "replace")
 
 
 def sha256_file(path: Path) -> str:
@@ -98,14 +117,14 @@ class DocumentStore:
         os.replace(tmp, blob)  # atomic: a crash never leaves a half-copied blob under its final name
         record = SourceDocument(
             doc_id=doc_id,
-            file_name=path.name,
-            source_path=str(path.resolve()),
+            file_name=display_name(path.name),
+            source_path=display_name(str(path.resolve())),
             stored_path=str(blob.resolve()),
             size_bytes=blob.stat().st_size,
             kind=kind,
         )
         tmp_meta = meta.with_suffix(".json.part")
-        tmp_meta.write_text(json.dumps(asdict(record), ensure_ascii=False))
+        tmp_meta.write_text(json.dumps(asdict(record), ensure_ascii=False), encoding="utf-8")
         os.replace(tmp_meta, meta)
         return record, True
 
@@ -114,7 +133,7 @@ class DocumentStore:
         meta = self._blob(doc_id).with_suffix(".json")
         if not meta.exists():
             raise KeyError(f"document {doc_id} is not registered in {self.root}")
-        return SourceDocument(**json.loads(meta.read_text()))
+        return SourceDocument(**json.loads(meta.read_text(encoding="utf-8")))
 
     def __contains__(self, doc_id: str) -> bool:
         try:

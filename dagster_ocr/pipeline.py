@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from dagster_ocr.errors import BadInputError, CorruptInputError
+from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.labels import label_pages
 from dagster_ocr.model import (
     DocStatus,
@@ -31,7 +31,7 @@ from dagster_ocr.ocr.base import OcrEngine, ocr_page
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
-from dagster_ocr.textlayer import iter_pages, open_document
+from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document
 
 log = logging.getLogger(__name__)
 
@@ -54,32 +54,51 @@ def extract_document(
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
 ) -> ExtractedDocument:
-    """Text per page (text layer, or OCR where the router says so). Bad input → status failed."""
+    """Text per page (text layer, or OCR where the router says so). Bad input → status failed.
+
+    Never raises on the document's account: broken, hostile or over-limit input, a page that
+    overruns ``limits.max_seconds_per_document``, or OCR that overruns ``limits.ocr_page_timeout_s``
+    all come back as status ``failed`` with a reason. Only an ``EngineError`` (the host's fault,
+    worth a retry) propagates.
+    """
     settings = settings or Settings()
+    limits = settings.limits
+    deadline = time.monotonic() + limits.max_seconds_per_document
     try:
-        pdf = open_document(source, settings.limits)
+        pdf = open_document(source, limits)
     except BadInputError as exc:
         log.warning("%s: %s", source.file_name, exc.reason)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
 
     ocr = None
+    timed = None
     if engine is not None:
         dpi = settings.ocr.dpi
-        ocr = lambda page, index: ocr_page(engine, page, index, dpi)  # noqa: E731
+        timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
+        ocr = lambda page, index: ocr_page(timed, page, index, dpi)  # noqa: E731
     pages: list[Page] = []
     try:
         with pdf:
-            title = (pdf.metadata or {}).get("title") or ""
+            title = clean_text((pdf.metadata or {}).get("title") or "")
             n = pdf.page_count
-            for page in iter_pages(pdf, settings.text, ocr):
+            for page in iter_pages(pdf, settings.text, ocr, deadline):
                 pages.append(page)
                 if progress:
                     progress(len(pages), n)
     except BadInputError as exc:
+        log.warning("%s: %s", source.file_name, exc.reason)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
-    except (RuntimeError, ValueError) as exc:  # MuPDF errors on a page the repair could not save
-        reason = CorruptInputError(f"reading page {len(pages)}: {exc}").reason
+    except EngineError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - MuPDF raises many types on a page its repair could not save
+        reason = CorruptInputError(
+            f"reading page {len(pages)}: {type(exc).__name__}: {clean_text(str(exc))[:500]}"
+        ).reason
+        log.warning("%s: %s", source.file_name, reason)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
+    finally:
+        if timed is not None:
+            timed.close()
     return ExtractedDocument(source=source, status=DocStatus.PARSED, pages=pages, title=title, n_pages=n)
 
 

@@ -8,8 +8,14 @@ an image covers most of it and little text sits on top (a scan with a thin, part
 from __future__ import annotations
 
 import logging
+import re
+import threading
+import time
+import unicodedata
 from collections.abc import Callable, Iterator
-from typing import Literal
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Literal
 
 import pymupdf
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +34,8 @@ from dagster_ocr.validation import garbage_ratio
 
 log = logging.getLogger(__name__)
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter on broken files; we report ourselves
 
 
@@ -42,7 +50,21 @@ class LimitSettings(BaseModel):
         200.0 * 200.0 * 72 * 72, description="Largest page area in square points (default: 200x200 inches)."
     )
     max_image_pixels: int = Field(
-        100_000_000, description="Largest image (pixels) accepted as a document or rendered for OCR."
+        100_000_000,
+        description="Largest image (pixels) accepted as a document or embedded in a PDF page: a "
+        "bigger one is refused before anything decodes it (decompression bombs).",
+    )
+    max_seconds_per_document: float = Field(
+        600.0,
+        gt=0,
+        description="Wall-clock budget for reading one document's pages (text layer and OCR). Checked "
+        "before every page, so a document overruns it by at most one page (or one OCR timeout).",
+    )
+    ocr_page_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Longest one page's OCR may take; a page that runs over fails the document with "
+        "an over_limit reason instead of hanging the run.",
     )
 
 
@@ -92,7 +114,9 @@ def open_document(source: SourceDocument, limits: LimitSettings | None = None) -
     try:
         doc = pymupdf.open(source.stored_path, filetype=source.kind)
     except Exception as exc:  # MuPDF raises FileDataError, RuntimeError, ValueError on broken input
-        raise CorruptInputError(f"cannot open {source.kind}: {exc}") from exc
+        # MuPDF names the store's path in its message: the reason is about the file, not our folders
+        msg = clean_text(str(exc)).replace(source.stored_path, "<stored copy>")
+        raise CorruptInputError(f"cannot open {source.kind}: {msg}") from exc
     try:
         if doc.needs_pass and not doc.authenticate(""):
             raise EncryptedInputError("the PDF is encrypted and needs a password")
@@ -109,13 +133,45 @@ def open_document(source: SourceDocument, limits: LimitSettings | None = None) -
                     f"page {page.number} is {page.rect.width:.0f}x{page.rect.height:.0f} pt, above "
                     f"max_page_area={limits.max_page_area:.0f}"
                 )
+            _check_images(page, limits)
     except BadInputError:
         doc.close()
         raise
     except Exception as exc:
         doc.close()
-        raise CorruptInputError(f"cannot read the page tree: {exc}") from exc
+        raise CorruptInputError(f"cannot read the page tree: {clean_text(str(exc))}") from exc
     return doc
+
+
+def _check_images(page: pymupdf.Page, limits: LimitSettings) -> None:
+    """Refuse a page that embeds an image above ``max_image_pixels``.
+
+    ``get_images`` reads /Width and /Height from the image dictionaries without decoding a
+    sample, so a decompression bomb (a few MB of deflate that inflates to gigabytes) is caught
+    before any renderer or OCR step would inflate it.
+    """
+    for info in page.get_images(full=False):
+        width, height = int(info[2] or 0), int(info[3] or 0)
+        if width * height > limits.max_image_pixels:
+            raise OverLimitError(
+                f"page {page.number} embeds a {width}x{height} image ({width * height} pixels), above "
+                f"max_image_pixels={limits.max_image_pixels}"
+            )
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates replaced by U+FFFD.
+
+    Broken /ToUnicode maps and /Info strings decode to lone surrogates, which no UTF-8 store
+    (DuckDB, JSON, the Dagster event log) accepts: one such character would crash the write.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def _image_as_pdf(doc: pymupdf.Document, limits: LimitSettings) -> pymupdf.Document:
@@ -140,6 +196,24 @@ def _image_coverage(page: pymupdf.Page) -> float:
     return min(covered / area, 1.0)
 
 
+#: fonts whose code points are pictures, not letters (their glyphs map to C0/C1 controls or
+#: private-use code points when the PDF has no /ToUnicode map)
+_SYMBOL_FONT = re.compile(r"wingding|webding|dingbat|zapf|symbolmt|marlett|monotypesorts", re.I)
+
+
+def _symbol_glyphs(text: str, font: str) -> str:
+    """A symbol font's unmapped glyph (a bullet or check box drawn as a control character) as "•".
+
+    Without this the glyph reaches paragraphs as a control character and fails validation, and
+    the bullet that should start a list item is lost.
+    """
+    if not _SYMBOL_FONT.search(font):
+        return text
+    return "".join(
+        "•" if unicodedata.category(c) in ("Cc", "Co") or 0x80 <= ord(c) < 0xA0 else c for c in text
+    )
+
+
 def extract_lines(page: pymupdf.Page) -> list[Line]:
     """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
     data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES, sort=False)
@@ -158,9 +232,9 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
         for ln in block["lines"]:
             spans = [
                 Span(
-                    text=s["text"],
+                    text=_symbol_glyphs(clean_text(s["text"]), s["font"]),
                     bbox=box(s["bbox"]),
-                    font=s["font"],
+                    font=clean_text(s["font"]),
                     size=round(s["size"], 2),
                     bold=bool(s["flags"] & pymupdf.TEXT_FONT_BOLD) or "bold" in s["font"].lower(),
                     italic=bool(s["flags"] & pymupdf.TEXT_FONT_ITALIC),
@@ -199,14 +273,21 @@ def iter_pages(
     doc: pymupdf.Document,
     settings: TextSettings | None = None,
     ocr: PageOcr | None = None,
+    deadline: float | None = None,
 ) -> Iterator[Page]:
     """Yield one ``Page`` per physical page, streaming (nothing but the current page is rendered).
 
     ``ocr`` is called for pages the router sends to OCR; without it such pages keep whatever text
     layer they have and record why (``text_source`` "none" when they have no text at all).
+    ``deadline`` (a ``time.monotonic()`` value) is checked before every page: past it, an
+    ``OverLimitError`` names the page reached.
     """
     settings = settings or TextSettings()
     for page in doc:
+        if deadline is not None and time.monotonic() > deadline:
+            raise OverLimitError(
+                f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
+            )
         lines = extract_lines(page)
         coverage = _image_coverage(page)
         needs_ocr, reason = route_page(lines, coverage, settings)
@@ -232,3 +313,50 @@ def iter_pages(
             else:
                 result.route_reason = f"{reason}; OCR disabled, text layer kept"
         yield result
+
+
+class TimedOcrEngine:
+    """An OCR engine wrapper that gives up on a page after ``timeout`` seconds.
+
+    Only ``recognize`` (pure numpy in, lines out) runs in the worker thread; rendering stays on the
+    caller's thread because MuPDF objects must not cross threads. A thread cannot be killed, so a
+    page that times out leaves its worker running to completion in the background; the document
+    fails with an over_limit reason and the run moves on.
+    """
+
+    def __init__(self, engine: Any, timeout: float, deadline: float | None = None):
+        self.engine = engine
+        self.name = engine.name
+        self.timeout = timeout
+        self.deadline = deadline
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        # everything but recognize (settings, model handles, ...) is the wrapped engine's own
+        return getattr(self.engine, name)
+
+    def recognize(self, image: Any) -> Any:
+        """The wrapped engine's ``recognize``, bounded by the page timeout and the document deadline."""
+        timeout = self.timeout
+        if self.deadline is not None:
+            timeout = min(timeout, max(self.deadline - time.monotonic(), 0.0))
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-page")
+            future = self._pool.submit(self.engine.recognize, image)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            self.close()  # abandon the stuck worker; a later page gets a fresh one
+            raise OverLimitError(
+                f"OCR of a page took longer than {timeout:.1f} s (ocr_page_timeout_s / "
+                "max_seconds_per_document)"
+            ) from None
+
+    def close(self) -> None:
+        """Release the worker thread without waiting for a page still running."""
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, Paragraph
 
 log = logging.getLogger(__name__)
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 #: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
@@ -34,10 +37,27 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
+#: every table a write may name; table names are the only SQL this module builds from values
+_WRITABLE = frozenset((*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals"))
+
+
+def _utf8(value: Any) -> Any:
+    # a lone surrogate (broken /ToUnicode, undecodable file name) fails DuckDB's UTF-8 conversion
+    # and with it the whole document's write: replace it instead
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+    return value
+
+
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    if table not in _WRITABLE:
+        raise ValueError(f"not a warehouse table: {table!r}")
     if not rows:
         return
-    frame = pd.DataFrame.from_records(rows)
+    frame = pd.DataFrame.from_records([{k: _utf8(v) for k, v in row.items()} for row in rows])
     con.register("_rows", frame)
     try:
         # BY NAME: the DataFrame may carry a subset of the columns, in any order
@@ -92,7 +112,7 @@ class Warehouse:
         rows = document_rows(doc, labels, tables, paragraphs)
         doc_id = doc.source.doc_id
         with self.transaction() as con:
-            for table in (*CONTENT_TABLES, "documents"):
+            for table in (*CONTENT_TABLES, "documents"):  # constants only: values go in as parameters
                 con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
             # a new parse invalidates the previous verdicts and knowledge-base load
             con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
