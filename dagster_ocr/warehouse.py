@@ -9,6 +9,7 @@ would lock analysts and other runs out (see FACTS.md).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import datetime as dt
 import logging
 import re
@@ -21,6 +22,7 @@ import pandas as pd
 
 from dagster_ocr import __version__
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.ops.migrations import LATEST_VERSION, current_version, migrate
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +96,12 @@ class Warehouse:
             con.execute("COMMIT")
 
     def ensure_schema(self) -> None:
+        """Create or upgrade the file to this code's schema version (cheap when it is current)."""
         with self.connect() as con:
+            if current_version(con) == LATEST_VERSION:
+                return
             con.execute((SQL_DIR / "schema.sql").read_text())
+            migrate(con)  # forward steps after the baseline, before the views that use them
             con.execute((SQL_DIR / "views.sql").read_text())
 
     # ---- writes -------------------------------------------------------------------------------
@@ -106,10 +112,18 @@ class Warehouse:
         labels: Sequence[PageLabel],
         tables: Sequence[Table],
         paragraphs: ParagraphResult,
+        settings_json: str | None = None,
     ) -> dict[str, int]:
-        """Replace everything stored for ``doc`` with this parse. Returns row counts per table."""
+        """Replace everything stored for ``doc`` with this parse. Returns row counts per table.
+
+        ``settings_json`` (the settings the parse used) is kept on the document's row, so the
+        document can be re-run later with exactly that configuration.
+        """
         self.ensure_schema()
         rows = document_rows(doc, labels, tables, paragraphs)
+        if settings_json is not None:
+            rows["documents"][0]["settings_json"] = settings_json
+            rows["documents"][0]["settings_hash"] = hashlib.sha256(settings_json.encode()).hexdigest()[:16]
         doc_id = doc.source.doc_id
         with self.transaction() as con:
             for table in (*CONTENT_TABLES, "documents"):  # constants only: values go in as parameters

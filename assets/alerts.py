@@ -1,0 +1,228 @@
+"""Alerts and freshness: what tells an on-call engineer that ingestion stalled, slowed or fails.
+
+- ``run_failure_alert_sensor``: every failed run, at once, with the most likely fix.
+- ``ops_health_sensor``: every few minutes, the alert rules of ``dagster_ocr.ops.rules`` over the
+  instance's recent history (document failure and quarantine rates, runs over their time budget,
+  GPU memory held high, stale assets); an alert is sent when its condition starts, repeated while
+  it lasts (``repeat_after_s``), and followed by a "resolved" notice.
+- Freshness checks on ``knowledge_base`` and ``duckdb_tables`` (shown on the assets in the UI) and
+  the sensor that evaluates them.
+
+Thin: the sensors gather histories from ``context.instance`` and the core decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import warnings
+from collections.abc import Sequence
+
+import dagster as dg
+
+from dagster_ocr.ops.notify import Alert, Notifier, NotifyError
+from dagster_ocr.ops.rules import (
+    AlertSettings,
+    DocOutcome,
+    GpuSample,
+    RunInfo,
+    deduplicate,
+    evaluate_rules,
+    resolved_alert,
+    run_failure_alert,
+)
+from resources.notifier import NotifierResource
+
+#: assets whose last update the freshness checks and the staleness rule watch
+WATCHED_ASSETS = (dg.AssetKey("knowledge_base"), dg.AssetKey("duckdb_tables"))
+#: the asset whose materializations carry each document's final status (metadata "status")
+OUTCOME_ASSET = dg.AssetKey("duckdb_tables")
+#: the asset whose materializations carry GPU memory figures (metadata "gpu_memory_fraction")
+GPU_ASSET = dg.AssetKey("document_text")
+#: how many events of each kind one tick reads at most (bounds a tick's cost on a large instance)
+EVENT_LIMIT = 1000
+
+_PARTITION_TAG = "dagster/partition"
+_FILE_TAG = "dagster-ocr/file_name"
+
+
+def _send(notifier: Notifier, alerts: Sequence[Alert], log: logging.Logger) -> int:
+    sent = 0
+    for alert in alerts:
+        try:
+            notifier.notify(alert)
+            sent += 1
+        except NotifyError as exc:
+            # a delivery failure must not fail the tick: the log notifier already recorded it
+            log.error(f"alert {alert.key} not delivered: {exc}")
+    return sent
+
+
+def _has_error(event: dg.DagsterEvent) -> bool:
+    return getattr(event.event_specific_data, "error", None) is not None
+
+
+def _root_cause(error) -> str:
+    """The innermost error's message first: Dagster wraps the user's exception in its own."""
+    chain = []
+    while error is not None:
+        chain.append(error.message.strip())
+        error = error.cause or error.context
+    return "\n".join(reversed(chain))
+
+
+@dg.run_failure_sensor(
+    name="run_failure_alert_sensor",
+    description="Notify on every failed run, with the failed steps and the likely fix.",
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    monitor_all_code_locations=False,
+)
+def run_failure_alert_sensor(context: dg.RunFailureSensorContext, notifier: NotifierResource) -> None:
+    run = context.dagster_run
+    failures = context.get_step_failure_events()
+    steps = [e.step_key for e in failures if e.step_key]
+    errors = [_root_cause(e.event_specific_data.error) for e in failures if _has_error(e)]
+    message = "\n".join(errors) or (context.failure_event.message or "")
+    alert = run_failure_alert(
+        run.run_id,
+        run.job_name,
+        message,
+        partition=run.tags.get(_PARTITION_TAG),
+        file_name=run.tags.get(_FILE_TAG),
+        failed_steps=steps,
+    )
+    _send(notifier.notifier(context.log), [alert], context.log)
+
+
+def recent_history(
+    instance: dg.DagsterInstance, now: float, settings: AlertSettings
+) -> tuple[list[DocOutcome], list[RunInfo], list[GpuSample], dict[str, float | None]]:
+    """Document outcomes, runs, GPU samples and last updates of the watched assets from the instance."""
+    since = now - max(settings.window_s, settings.gpu_memory_duration_s)
+    outcomes = []
+    for record in instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=OUTCOME_ASSET, after_timestamp=since), limit=EVENT_LIMIT
+    ).records:
+        meta = record.asset_materialization.metadata if record.asset_materialization else {}
+        status = meta.get("status")
+        if status is not None and record.partition_key:
+            outcomes.append(DocOutcome(record.partition_key, str(status.value), record.timestamp))
+
+    since_dt = dt.datetime.fromtimestamp(now - settings.window_s, tz=dt.UTC)
+    runs = []
+    records = [
+        *instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]), limit=EVENT_LIMIT),
+        *instance.get_run_records(dg.RunsFilter(updated_after=since_dt), limit=EVENT_LIMIT),
+    ]
+    seen = set()
+    for rec in records:
+        run = rec.dagster_run
+        if run.run_id in seen:
+            continue
+        seen.add(run.run_id)
+        partition = run.tags.get(_PARTITION_TAG)
+        runs.append(
+            RunInfo(run.run_id, run.job_name, run.status.value, rec.start_time, rec.end_time, partition)
+        )
+        # a failed document run never reaches duckdb_tables: count the document as failed
+        if run.status == dg.DagsterRunStatus.FAILURE and partition and rec.end_time:
+            outcomes.append(DocOutcome(partition, "failed", rec.end_time, run.tags.get(_FILE_TAG, "")))
+
+    gpu = []
+    for record in instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=GPU_ASSET, after_timestamp=since), limit=EVENT_LIMIT
+    ).records:
+        meta = record.asset_materialization.metadata if record.asset_materialization else {}
+        fraction = meta.get("gpu_memory_fraction")
+        if fraction is not None and fraction.value is not None:
+            gpu.append(GpuSample(record.timestamp, float(fraction.value)))
+
+    last_updates: dict[str, float | None] = {}
+    for key in WATCHED_ASSETS:
+        event = instance.get_latest_materialization_event(key)
+        last_updates[key.to_user_string()] = event.timestamp if event else None
+    return outcomes, runs, gpu, last_updates
+
+
+def build_health_sensor(
+    settings: AlertSettings | None = None, minimum_interval_seconds: int = 300
+) -> dg.SensorDefinition:
+    """The sensor applying the alert rules to the instance's recent history every few minutes."""
+    s = settings or AlertSettings()
+
+    @dg.sensor(
+        name="ops_health_sensor",
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Alert on document failure/quarantine rates, runs over budget, GPU memory held high "
+        "and stale assets (thresholds: dagster_ocr.ops.rules.AlertSettings).",
+    )
+    def ops_health_sensor(context: dg.SensorEvaluationContext, notifier: NotifierResource) -> dg.SkipReason:
+        now = time.time()
+        outcomes, runs, gpu, last_updates = recent_history(context.instance, now, s)
+        firing = evaluate_rules(outcomes, runs, gpu, now, s, last_updates)
+        to_send, resolved, cursor = deduplicate(firing, context.cursor, now, s.repeat_after_s)
+        sink = notifier.notifier(context.log)
+        sent = _send(sink, [*to_send, *(resolved_alert(k) for k in resolved)], context.log)
+        context.update_cursor(cursor)
+        summary = ", ".join(a.key for a in firing) or "healthy"
+        return dg.SkipReason(f"{len(firing)} condition(s) firing ({summary}); {sent} notification(s) sent")
+
+    return ops_health_sensor
+
+
+def build_freshness(max_age: dt.timedelta = dt.timedelta(hours=26)) -> list:
+    """Last-update freshness checks on the watched assets plus the sensor that evaluates them.
+
+    Dagster 1.12+ calls these checks superseded by ``FreshnessPolicy`` (see
+    ``with_freshness_policies``), but the policies are a preview that needs ``freshness: enabled``
+    in dagster.yaml and only alert in Dagster+; the checks work on any instance, show on the asset
+    page, and the health sensor notifies on the same condition.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SupersessionWarning above, once per code-location load
+        checks = dg.build_last_update_freshness_checks(
+            assets=list(WATCHED_ASSETS), lower_bound_delta=max_age, severity=dg.AssetCheckSeverity.WARN
+        )
+        sensor = dg.build_sensor_for_freshness_checks(
+            freshness_checks=checks,
+            name="freshness_checks_sensor",
+            minimum_interval_seconds=600,
+            default_status=dg.DefaultSensorStatus.RUNNING,
+        )
+    return [*checks, sensor]
+
+
+def with_freshness_policies(
+    assets: Sequence[dg.AssetsDefinition], max_age: dt.timedelta = dt.timedelta(hours=26)
+) -> list[dg.AssetsDefinition]:
+    """``assets`` with a time-window ``FreshnessPolicy`` on the watched ones (the 1.13 freshness API).
+
+    Warn after ``max_age`` minus two hours, fail after ``max_age``. The UI shows the state once the
+    instance enables it (dagster.yaml: ``freshness: {enabled: true}``).
+    """
+    policy = dg.FreshnessPolicy.time_window(
+        fail_window=max_age, warn_window=max(max_age - dt.timedelta(hours=2), max_age / 2)
+    )
+
+    def attach(spec: dg.AssetSpec) -> dg.AssetSpec:
+        return dg.apply_freshness_policy(spec, policy) if spec.key in WATCHED_ASSETS else spec
+
+    return [a.map_asset_specs(attach) if set(a.keys) & set(WATCHED_ASSETS) else a for a in assets]
+
+
+def build_ops_definitions(settings: AlertSettings | None = None) -> list:
+    """Sensors and checks to add to ``Definitions`` (asset checks go to ``asset_checks=``)."""
+    s = settings or AlertSettings()
+    return [
+        run_failure_alert_sensor,
+        build_health_sensor(s),
+        *build_freshness(dt.timedelta(seconds=s.max_age_s)),
+    ]
+
+
+#: everything the lead adds to Definitions: sensors to ``sensors=``, checks to ``asset_checks=``
+ops_definitions = build_ops_definitions()
+ops_sensors = [d for d in ops_definitions if isinstance(d, dg.SensorDefinition)]
+ops_asset_checks = [d for d in ops_definitions if isinstance(d, dg.AssetChecksDefinition)]

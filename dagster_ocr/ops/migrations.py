@@ -1,0 +1,122 @@
+"""The warehouse's schema version and its forward migrations.
+
+``sql/schema.sql`` is the baseline (version 1, every ``CREATE TABLE IF NOT EXISTS``). Every later
+change is one ``Migration``: an ordered list of SQL statements, each safe to run twice (``ADD
+COLUMN IF NOT EXISTS``, ``CREATE ... IF NOT EXISTS``), applied in its own transaction together
+with its row in ``schema_version``. A crash mid-migration therefore leaves the file at the previous
+version, and re-running ``migrate`` finishes the job. There are no down migrations: the way back
+to an earlier version is the backup taken before ``dagster-ocr migrate`` (see README, Operations).
+
+Hook: ``Warehouse.ensure_schema`` runs schema.sql, then ``migrate(con)``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import duckdb
+
+SCHEMA_VERSION_TABLE = "schema_version"
+
+_CREATE_VERSION_TABLE = f"""
+CREATE TABLE IF NOT EXISTS {SCHEMA_VERSION_TABLE} (
+    version     INTEGER NOT NULL,       -- one row per applied migration; the maximum is the version
+    description VARCHAR NOT NULL,
+    applied_at  TIMESTAMP NOT NULL
+)
+"""
+
+
+class SchemaVersionError(RuntimeError):
+    """The warehouse's schema version cannot be used by this code (newer, or not a warehouse)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One forward step: ``statements`` run in order inside one transaction."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...] = ()
+
+
+#: every schema change, oldest first; append only, never edit a released step
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "baseline: sql/schema.sql"),
+    Migration(
+        2,
+        "documents.settings_json/settings_hash: the settings each document was parsed with, so a "
+        "document can be re-materialized with an earlier configuration",
+        (
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS settings_json VARCHAR",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS settings_hash VARCHAR",
+        ),
+    ),
+    Migration(
+        3,
+        "documents.processing_seconds/peak_rss_bytes/peak_gpu_bytes: per-document run figures",
+        (
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS processing_seconds DOUBLE",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS peak_rss_bytes BIGINT",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS peak_gpu_bytes BIGINT",
+        ),
+    ),
+)
+
+#: the version this code writes and expects
+LATEST_VERSION: int = MIGRATIONS[-1].version
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = 'main'",
+        [name],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The file's schema version: None for an empty file, 0 for a warehouse made before versioning."""
+    if _has_table(con, SCHEMA_VERSION_TABLE):
+        row = con.execute(f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+    return 0 if _has_table(con, "documents") else None
+
+
+def pending(version: int | None) -> list[Migration]:
+    """The migrations a file at ``version`` still needs, in order."""
+    start = version or 0
+    return [m for m in MIGRATIONS if m.version > start]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every pending migration, one transaction each; returns the versions applied.
+
+    Expects the baseline tables to exist (run schema.sql first). Idempotent: a second call applies
+    nothing. Raises ``SchemaVersionError`` when the file is newer than this code, because writing
+    to it with an older pipeline could drop what the newer one relies on.
+    """
+    con.execute(_CREATE_VERSION_TABLE)
+    version = current_version(con) or 0
+    if version > LATEST_VERSION:
+        raise SchemaVersionError(
+            f"warehouse schema version {version} is newer than this code's {LATEST_VERSION}: "
+            "upgrade dagster-ocr, or restore the backup taken before the upgrade"
+        )
+    applied: list[int] = []
+    for step in pending(version):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in step.statements:
+                con.execute(statement)
+            con.execute(
+                f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)",
+                [step.version, step.description, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+            )
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        applied.append(step.version)
+    return applied

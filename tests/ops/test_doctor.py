@@ -1,0 +1,157 @@
+"""`doctor` findings: each names what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import duckdb
+
+from dagster_ocr.ops import doctor
+from dagster_ocr.ops.migrations import LATEST_VERSION, migrate
+from dagster_ocr.warehouse import SQL_DIR
+
+
+def _by_status(findings):
+    return {f.status for f in findings}
+
+
+def _warehouse_at(path, version: int | None) -> None:
+    con = duckdb.connect(str(path))
+    try:
+        con.execute((SQL_DIR / "schema.sql").read_text())
+        if version is not None:
+            migrate(con)
+            con.execute("DELETE FROM schema_version WHERE version > ?", [version])
+            if version > LATEST_VERSION:
+                con.execute("INSERT INTO schema_version VALUES (?, 'from the future', now())", [version])
+    finally:
+        con.close()
+
+
+def test_missing_model_path_is_an_error_with_a_fix(tmp_path):
+    missing = tmp_path / "models" / "trocr-base"
+    [finding] = doctor.check_model_paths({"transformers target": str(missing)})
+    assert finding.status == "error"
+    assert f"transformers target model path {missing} does not exist" in finding.message
+    assert "never downloaded" in finding.fix and "DAGSTER_OCR_TRANSFORMERS_SETTINGS" in finding.fix
+
+
+def test_model_folder_without_weights_or_config(tmp_path):
+    (tmp_path / "noconfig").mkdir()
+    (tmp_path / "noweights").mkdir()
+    (tmp_path / "noweights" / "config.json").write_text("{}")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "config.json").write_text("{}")
+    (tmp_path / "good" / "model.safetensors").write_bytes(b"x")
+    found = doctor.check_model_paths(
+        {"a": str(tmp_path / "noconfig"), "b": str(tmp_path / "noweights"), "c": str(tmp_path / "good")}
+    )
+    assert [f.status for f in found] == ["error", "error", "ok"]
+    assert "no config.json" in found[0].message and "no weights" in found[1].message
+
+
+def test_model_paths_come_from_the_transformers_settings_file(tmp_path):
+    cfg = tmp_path / "t.json"
+    cfg.write_text(json.dumps({"target_path": "/m/target", "draft_path": "/m/draft"}))
+    paths = doctor.configured_model_paths({doctor.TRANSFORMERS_SETTINGS_ENV: str(cfg)})
+    assert paths == {"transformers target": "/m/target", "transformers draft": "/m/draft"}
+    assert doctor.configured_model_paths({}) == {}
+
+
+def test_wrong_schema_version_older_says_migrate(tmp_path):
+    path = tmp_path / "w.duckdb"
+    _warehouse_at(path, 1)
+    [f] = doctor.check_schema_version(path)
+    assert f.status == "error"
+    assert f"is at schema version 1; this code expects version {LATEST_VERSION}" in f.message
+    assert f"dagster-ocr migrate --warehouse {path}" in f.fix and "back up" in f.fix
+
+
+def test_wrong_schema_version_newer_says_upgrade(tmp_path):
+    path = tmp_path / "w.duckdb"
+    _warehouse_at(path, LATEST_VERSION + 5)
+    [f] = doctor.check_schema_version(path)
+    assert f.status == "error" and "newer than this code" in f.message and "upgrade dagster-ocr" in f.fix
+
+
+def test_unversioned_and_current_schema(tmp_path):
+    old = tmp_path / "old.duckdb"
+    _warehouse_at(old, None)
+    [f] = doctor.check_schema_version(old)
+    assert f.status == "error" and "no schema version" in f.message
+    current = tmp_path / "cur.duckdb"
+    _warehouse_at(current, LATEST_VERSION)
+    assert _by_status(doctor.check_schema_version(current)) == {"ok"}
+    assert _by_status(doctor.check_schema_version(tmp_path / "absent.duckdb")) == {"warn"}
+
+
+def test_packages_against_a_lock(tmp_path):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("# pinned\nDuckDB==2.0.1\nnot-a-real-package-xyz==1.0\npydantic==0.0.1\n-e .\n")
+    found = doctor.check_packages(lock)
+    errors = [f for f in found if f.status == "error"]
+    warns = [f for f in found if f.status == "warn"]
+    assert errors and "not-a-real-package-xyz==1.0" in errors[0].message and "pip install -r" in errors[0].fix
+    assert warns and "pydantic" in warns[0].message and "duckdb" not in warns[0].message
+
+
+def test_the_installed_environment_matches_the_repository_lock():
+    assert _by_status(doctor.check_packages()) <= {"ok", "warn"}  # nothing missing
+
+
+def test_rapidocr_bundled_models(tmp_path):
+    assert _by_status(doctor.check_rapidocr_models()) == {"ok"}
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "x_det_small.onnx").write_bytes(b"")
+    [f] = doctor.check_rapidocr_models(tmp_path)
+    assert f.status == "error" and "cls/rec" in f.message and "--force-reinstall" in f.fix
+
+
+def test_gpu_absent_is_reported_not_failed():
+    [f] = doctor.check_gpu(probe=lambda: (False, "CUDA not available"))
+    assert f.status == "ok" and "CPU" in f.message
+    [f] = doctor.check_gpu(require=True, probe=lambda: (False, "CUDA not available"))
+    assert f.status == "error" and "nvidia-smi" in f.fix
+
+
+def test_instance_storage(tmp_path):
+    assert _by_status(doctor.check_instance_storage({})) == {"warn"}
+    assert _by_status(doctor.check_instance_storage({"DAGSTER_HOME": str(tmp_path / "nope")})) == {"error"}
+    (tmp_path / "dagster.yaml").write_text(
+        "storage:\n  postgres:\n    postgres_db:\n      hostname: {env: PG_H}\n      port: {env: PG_P}\n"
+    )
+    [f] = doctor.check_instance_storage({"DAGSTER_HOME": str(tmp_path)})
+    assert f.status == "error" and "PG_H, PG_P" in f.message
+    # a port nobody listens on: reserve one, close it
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    [f] = doctor.check_instance_storage(
+        {"DAGSTER_HOME": str(tmp_path), "PG_H": "127.0.0.1", "PG_P": str(port)}
+    )
+    assert f.status == "error" and "not reachable" in f.message
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        env = {"DAGSTER_HOME": str(tmp_path), "PG_H": "127.0.0.1", "PG_P": str(listener.getsockname()[1])}
+        assert _by_status(doctor.check_instance_storage(env)) == {"ok"}
+    finally:
+        listener.close()
+
+
+def test_report_exit_code():
+    text, code = doctor.report(
+        [doctor.Finding("x", "error", "broken", "mend it"), doctor.Finding("y", "ok", "fine")]
+    )
+    assert code == 1 and "ERROR x: broken" in text and "fix: mend it" in text and "1 error(s)" in text
+    assert doctor.report([doctor.Finding("y", "warn", "meh", "later")])[1] == 0
+
+
+def test_a_local_build_label_is_not_another_version(tmp_path):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("torch==2.13.0\n")
+    assert _by_status(doctor.check_packages(lock, installed=lambda name: "2.13.0+cu128")) == {"ok"}
+    assert _by_status(doctor.check_packages(lock, installed=lambda name: "2.12.0+cpu")) == {"warn"}
