@@ -9,8 +9,8 @@ would lock analysts and other runs out (see FACTS.md).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import datetime as dt
+import hashlib
 import logging
 import re
 from collections.abc import Iterator, Sequence
