@@ -1,7 +1,23 @@
-"""The code location: ``dagster dev -w workspace.yaml`` loads ``defs`` from here."""
+"""The code location that ``dagster dev``, or dagster-webserver plus dagster-daemon, loads: ``defs``.
+
+Where the data lives is a deployment setting, read once when the code location loads:
+
+- ``DAGSTER_OCR_DATA_DIR``: the data folder (default ``data``): store/ (kept copies of every
+  document) and assets/ (stage outputs). Every process that runs a step must see the same folder:
+  on one machine a local disk, past one machine a shared volume (see deploy/k8s.md).
+- ``DAGSTER_OCR_WAREHOUSE``: the DuckDB file (default ``<data>/warehouse.duckdb``).
+- ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
+- ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
+- ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
+
+None of them is a secret; the instance's secrets (the Postgres password) live in the instance's
+dagster.yaml as ``env:`` references (deploy/dagster.yaml).
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -26,6 +42,9 @@ def build_definitions(
         jobs=[document_job],
         sensors=[inbox_sensor],
         schedules=[nightly_ingestion],
+        # one process per run, not per step: the stages are a chain, so per-step processes only
+        # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
+        executor=dg.in_process_executor,
         resources={
             "store": DocumentStoreResource(
                 inbox_dir=str(inbox_dir or data / "inbox"), store_dir=str(data / "store")
@@ -40,4 +59,16 @@ def build_definitions(
     )
 
 
-defs = build_definitions()
+def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definitions:
+    """The definitions a deployment gets: paths and the OCR engine from ``DAGSTER_OCR_*`` variables."""
+    env = os.environ if environ is None else environ
+    return build_definitions(
+        data_dir=env.get("DAGSTER_OCR_DATA_DIR") or "data",
+        warehouse_path=env.get("DAGSTER_OCR_WAREHOUSE") or None,
+        inbox_dir=env.get("DAGSTER_OCR_INBOX") or None,
+        settings_file=env.get("DAGSTER_OCR_SETTINGS") or None,
+        ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
+    )
+
+
+defs = definitions_from_env()

@@ -4,18 +4,36 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 → knowledge_base. Each asset calls one core function and attaches metadata; nothing clever here.
 """
 
+import datetime as dt
 import time
 
 import dagster as dg
+import pandas as pd
 
-from assets.partitions import documents_partitions
+from assets.partitions import (
+    DOCUMENT_BACKFILL_POLICY,
+    OCR_POOL,
+    TRANSIENT_RETRY_POLICY,
+    documents_partitions,
+)
 from dagster_ocr import pipeline
 from dagster_ocr.kb import build_chunks
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.quality import blocking_failures, evaluate_document
+from dagster_ocr.quality import (
+    SUITE_DESCRIPTIONS,
+    SUITES,
+    DocumentFrames,
+    ExpectationResult,
+    blocking_failures,
+    by_suite,
+    describe_failures,
+    evaluate_document,
+)
+from dagster_ocr.warehouse import Warehouse
 from resources import DocumentStoreResource, OcrResource, SettingsResource, WarehouseResource
 
-QUALITY_CHECK = "quality_gate"
+#: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
+QUALITY_CHECKS: tuple[str, ...] = SUITES
 
 
 def _progress(context: dg.AssetExecutionContext, every: int = 25):
@@ -30,7 +48,9 @@ def _progress(context: dg.AssetExecutionContext, every: int = 25):
     partitions_def=documents_partitions,
     group_name="documents",
     kinds={"pymupdf", "ocr"},
-    pool="ocr",
+    pool=OCR_POOL,
+    retry_policy=TRANSIENT_RETRY_POLICY,
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Text per page: the PDF text layer where it is sound, OCR where it is not.",
 )
 def document_text(
@@ -68,6 +88,7 @@ def document_text(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="The printed label of every page (/PageLabels, printed numbers, or physical).",
 )
 def page_labels(
@@ -89,6 +110,7 @@ def page_labels(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Tables per page, merged across page breaks where the evidence agrees.",
 )
 def tables(
@@ -108,6 +130,7 @@ def tables(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Paragraphs and sections, validated, with page furniture removed.",
 )
 def paragraphs(
@@ -134,14 +157,11 @@ def paragraphs(
     kinds={"duckdb"},
     pool="duckdb_writer",
     check_specs=[
-        dg.AssetCheckSpec(
-            QUALITY_CHECK,
-            asset="duckdb_tables",
-            blocking=True,
-            description="Blocks the knowledge-base load for a document whose rows fail an ERROR expectation.",
-        )
+        dg.AssetCheckSpec(suite, asset="duckdb_tables", blocking=True, description=SUITE_DESCRIPTIONS[suite])
+        for suite in QUALITY_CHECKS
     ],
-    description="The document's rows in the DuckDB warehouse, replaced atomically.",
+    description="The document's rows in the DuckDB warehouse, replaced atomically, then judged by the "
+    "quality gate (one blocking check per expectation suite).",
 )
 def duckdb_tables(
     context: dg.AssetExecutionContext,
@@ -157,24 +177,56 @@ def duckdb_tables(
     doc_id = document_text.source.doc_id
     results = evaluate_quality(wh, doc_id, settings)
     blocking = blocking_failures(results)
-    approved = bool(blocking) and wh.is_approved(doc_id)
+    approvals = wh.query(
+        "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? ORDER BY approved_at DESC",
+        [doc_id],
+    )
+    # an approval lets a document with failed checks in; it cannot make an unreadable file readable
+    approval = approvals.iloc[0] if blocking and len(approvals) else None
     if document_text.status == DocStatus.FAILED:
-        status = DocStatus.FAILED
+        status, approval = DocStatus.FAILED, None
+    elif blocking and approval is None:
+        status = DocStatus.QUARANTINED
     else:
-        status = DocStatus.QUARANTINED if blocking and not approved else DocStatus.PARSED
-    wh.record_quality(doc_id, QUALITY_CHECK, [r.as_row() for r in results], status)
-    passed = not blocking or approved
-    yield dg.MaterializeResult(
-        metadata={f"rows_{table}": n for table, n in counts.items()} | {"status": str(status)},
-        check_results=[
+        status = DocStatus.PARSED
+    error = describe_failures(results) or None
+    if status == DocStatus.FAILED:
+        error = document_text.error or error
+    elif approval is not None:
+        error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
+    _record_gate(wh, doc_id, results, status, error)
+    if status == DocStatus.QUARANTINED:
+        context.log.warning(f"{document_text.source.file_name} quarantined: {error}")
+
+    approval_meta = (
+        {
+            "approved_by": str(approval["approved_by"]),
+            "approval_reason": str(approval["reason"]),
+            "approved_at": str(approval["approved_at"]),
+        }
+        if approval is not None
+        else {}
+    )
+    check_results = []
+    for suite, suite_results in by_suite(results).items():
+        failed = [r for r in suite_results if not r.success]
+        errors = [r for r in failed if r.severity == "ERROR"]
+        if not suite_results:
+            description = "not evaluated: the document could not be read (see document_parsed)"
+        elif errors and approval is not None:
+            description = f"approved by hand by {approval['approved_by']}: " + describe_failures(errors)
+        elif failed:
+            description = "; ".join(f"{r.expectation}: observed {r.observed_value}" for r in failed)
+        else:
+            description = "all expectations met"
+        check_results.append(
             dg.AssetCheckResult(
-                check_name=QUALITY_CHECK,
-                passed=passed,
-                severity=dg.AssetCheckSeverity.ERROR,
-                description=("approved by hand despite: " if approved else "")
-                + "; ".join(f"{r.expectation}={r.observed_value}" for r in blocking)
-                if blocking
-                else "all passed",
+                check_name=suite,
+                # an approved ERROR failure passes (and says who approved it); WARN failures fail
+                # the check at WARN severity, which never blocks the knowledge base
+                passed=not failed or (bool(errors) and approval is not None),
+                severity=dg.AssetCheckSeverity.ERROR if errors else dg.AssetCheckSeverity.WARN,
+                description=description,
                 metadata={
                     **{
                         r.expectation: dg.MetadataValue.json(
@@ -183,30 +235,65 @@ def duckdb_tables(
                                 "observed": r.observed_value,
                                 "threshold": r.threshold,
                                 "severity": r.severity,
+                                "description": r.description,
                             }
                         )
-                        for r in results
+                        for r in suite_results
                     },
-                    "failed": [r.expectation for r in results if not r.success],
+                    "failed": dg.MetadataValue.json([r.expectation for r in failed]),
+                    "doc_id": doc_id,
+                    **(approval_meta if errors else {}),
                 },
             )
-        ],
+        )
+    yield dg.MaterializeResult(
+        metadata={f"rows_{table}": n for table, n in counts.items()}
+        | {"status": str(status), "quality_failures": error or ""}
+        | approval_meta,
+        check_results=check_results,
     )
 
 
-def evaluate_quality(wh, doc_id: str, settings: SettingsResource):
-    """Run the expectations on the rows just written (what analysts will read)."""
+def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> list[ExpectationResult]:
+    """Run the expectation suites on the rows just written (what analysts will read)."""
     sql = "SELECT * FROM {} WHERE doc_id = ?"
-    document = wh.query(sql.format("documents"), [doc_id]).iloc[0]
+    document = wh.query(sql.format("documents"), [doc_id]).iloc[0].to_dict()
     frames = {t: wh.query(sql.format(t), [doc_id]) for t in ("pages", "paragraphs", "tables", "table_cells")}
+    ocr_lines = wh.query(
+        "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
+        "WHERE l.doc_id = ? AND p.text_source = 'ocr'",
+        [doc_id],
+    )
     return evaluate_document(
-        document,
-        frames["pages"],
-        frames["paragraphs"],
-        frames["tables"],
-        frames["table_cells"],
+        DocumentFrames(
+            document,
+            frames["pages"],
+            frames["paragraphs"],
+            frames["tables"],
+            frames["table_cells"],
+            ocr_lines,
+        ),
         settings.load().quality,
     )
+
+
+def _record_gate(
+    wh: Warehouse, doc_id: str, results: list[ExpectationResult], status: DocStatus, error: str | None
+) -> None:
+    """Store every suite's results and the document's verdict in one transaction."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    rows = pd.DataFrame.from_records(
+        [{**r.as_row(), "doc_id": doc_id, "check_name": r.suite, "evaluated_at": now} for r in results]
+    )
+    with wh.transaction() as con:
+        con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
+        if len(rows):
+            con.register("_quality_rows", rows)
+            con.execute("INSERT INTO quality_results BY NAME SELECT * FROM _quality_rows")
+            con.unregister("_quality_rows")
+        con.execute(
+            "UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id]
+        )
 
 
 @dg.asset(
@@ -228,7 +315,7 @@ def knowledge_base(
         raise dg.Failure(f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first")
     doc = docs.iloc[0]
     if doc["status"] != "parsed":
-        # the blocking check stops this asset inside a run; this guards a hand-launched load
+        # the blocking checks stop this asset inside a run; this guards a hand-launched load
         wh.delete_kb(doc_id)
         raise dg.Failure(
             description=f"{doc['file_name']} is {doc['status']}: {doc['error']}",
@@ -248,7 +335,14 @@ def knowledge_base(
         settings.load().kb,
     )
     n = wh.write_kb(doc_id, chunks)
-    return dg.MaterializeResult(metadata={"chunks": n, "file_name": str(doc["file_name"])})
+    return dg.MaterializeResult(
+        metadata={
+            "chunks": n,
+            "file_name": str(doc["file_name"]),
+            "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
+            "approved_by_hand": str(doc["error"] or "").startswith("approved by "),
+        }
+    )
 
 
 document_assets = [document_text, page_labels, tables, paragraphs, duckdb_tables, knowledge_base]

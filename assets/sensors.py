@@ -1,34 +1,118 @@
-"""Finding new documents: an inbox sensor, and a nightly schedule doing the same sweep."""
+"""Finding new documents: an inbox sensor with a cursor, and a nightly schedule doing a full sweep.
+
+The sensor is incremental: its cursor remembers how far through the inbox it has read (a
+modification-time high-water mark), so a restarted sensor or daemon neither re-hashes nor
+re-requests what it has seen. The nightly schedule sweeps the whole inbox without a cursor and
+catches what an incremental scan cannot (a file copied in with an old modification time). Both
+skip documents that already have a partition, and the run key is the doc_id, so a document is
+requested once however often it is found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import dagster as dg
 
 from assets.partitions import documents_partitions
-from dagster_ocr.ingest import ingest_inbox
+from dagster_ocr.ingest import DocumentStore, discover
+from dagster_ocr.model import SourceDocument
 from resources import DocumentStoreResource
+
+#: run tags every document run carries; the UI filters runs by them and the instance's
+#: tag concurrency limits (deploy/dagster.yaml) key on ``dagster-ocr/job``
+JOB_TAGS = {"dagster-ocr/job": "ingest"}
 
 document_job = dg.define_asset_job(
     "ingest_document",
     selection=dg.AssetSelection.groups("documents", "warehouse"),
     description="Parse one document through every stage into the warehouse and the knowledge base.",
-    tags={"dagster-ocr/job": "ingest"},
+    tags=JOB_TAGS,
 )
 
 
-def _new_documents(instance: dg.DagsterInstance, store: DocumentStoreResource) -> list[tuple[str, str]]:
-    """Register inbox files; (doc_id, file_name) of those without a partition yet."""
-    known = set(instance.get_dynamic_partitions(documents_partitions.name))
-    found = ingest_inbox(store.inbox_dir, store.store())
-    return [(rec.doc_id, rec.file_name) for rec, _ in found if rec.doc_id not in known]
+def document_tags(doc_id: str, file_name: str) -> dict[str, str]:
+    """The tags of one document's run: find a document's runs by id or file name in the UI."""
+    # tag values are capped by Dagster (and by Postgres' index); 200 characters keeps every name
+    return {"dagster-ocr/doc_id": doc_id, "dagster-ocr/file_name": file_name[:200]}
 
 
-def _run_requests(new: list[tuple[str, str]]) -> list[dg.RunRequest]:
+@dataclass
+class InboxCursor:
+    """How far the sensor has read the inbox: files modified at or before ``mtime_ns``.
+
+    ``names_at_mark`` lists the files whose modification time equals the mark, so a file that
+    lands in the same nanosecond tick as the last one read is still picked up.
+    """
+
+    mtime_ns: int = -1
+    names_at_mark: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, raw: str | None) -> InboxCursor:
+        if not raw:
+            return cls()
+        data = json.loads(raw)
+        return cls(int(data["mtime_ns"]), list(data["names_at_mark"]))
+
+    def dump(self) -> str:
+        return json.dumps({"mtime_ns": self.mtime_ns, "names_at_mark": sorted(self.names_at_mark)})
+
+    def is_new(self, path: Path, mtime_ns: int) -> bool:
+        return mtime_ns > self.mtime_ns or (mtime_ns == self.mtime_ns and str(path) not in self.names_at_mark)
+
+    def advance(self, seen: Iterable[tuple[Path, int]]) -> InboxCursor:
+        """The cursor after reading ``seen`` (path, mtime_ns) files."""
+        mark, names = self.mtime_ns, set(self.names_at_mark)
+        for path, mtime_ns in seen:
+            if mtime_ns > mark:
+                mark, names = mtime_ns, {str(path)}
+            elif mtime_ns == mark:
+                names.add(str(path))
+        return InboxCursor(mark, sorted(names))
+
+
+def _register(paths: Iterable[Path], store: DocumentStore) -> list[SourceDocument]:
+    """Copy files into the store; one record per distinct content, first file name wins."""
+    out: dict[str, SourceDocument] = {}
+    for path in paths:
+        record, _ = store.register(path)
+        out.setdefault(record.doc_id, record)
+    return list(out.values())
+
+
+def scan_inbox(
+    inbox: str | Path, store: DocumentStore, known: set[str], cursor: InboxCursor | None = None
+) -> tuple[list[SourceDocument], InboxCursor | None]:
+    """Register the inbox files newer than ``cursor`` (all when None); the unknown ones and the new cursor.
+
+    A file still being written moves its modification time on, so it is read again on a later
+    tick under a new content hash; the partial copy's partition shows up as a failed parse
+    (bad input, recorded) rather than a lost document.
+    """
+    files: list[tuple[Path, int]] = []
+    for path in discover(Path(inbox)):
+        try:
+            mtime_ns = os.stat(path).st_mtime_ns
+        except FileNotFoundError:  # removed between listing and stat
+            continue
+        if cursor is None or cursor.is_new(path, mtime_ns):
+            files.append((path, mtime_ns))
+    records = _register((p for p, _ in files), store)
+    new = [r for r in records if r.doc_id not in known]
+    return new, (cursor.advance(files) if cursor is not None else None)
+
+
+def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
     return [
         dg.RunRequest(
-            run_key=doc_id,
-            partition_key=doc_id,
-            tags={"dagster-ocr/file_name": name[:200], "dagster-ocr/doc_id": doc_id},
+            run_key=rec.doc_id, partition_key=rec.doc_id, tags=document_tags(rec.doc_id, rec.file_name)
         )
-        for doc_id, name in new
+        for rec in new
     ]
 
 
@@ -36,16 +120,20 @@ def _run_requests(new: list[tuple[str, str]]) -> list[dg.RunRequest]:
 def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResource) -> dg.SensorResult:
     """Adds one partition per new document in the inbox and requests its run.
 
-    The run key is the doc_id, so a document is requested once even if the sensor restarts.
+    The cursor (modification-time mark) makes each tick read only files it has not seen; the run
+    key (doc_id) makes a document's run requested once even if the cursor were reset.
     """
-    new = _new_documents(context.instance, store)
+    cursor = InboxCursor.parse(context.cursor)
+    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    new, advanced = scan_inbox(store.inbox_dir, store.store(), known, cursor)
     if new:
         context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
     return dg.SensorResult(
         run_requests=_run_requests(new),
-        dynamic_partitions_requests=[documents_partitions.build_add_request([d for d, _ in new])]
+        dynamic_partitions_requests=[documents_partitions.build_add_request([r.doc_id for r in new])]
         if new
         else [],
+        cursor=(advanced or cursor).dump(),
     )
 
 
@@ -56,9 +144,10 @@ def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResour
     default_status=dg.DefaultScheduleStatus.STOPPED,
 )
 def nightly_ingestion(context: dg.ScheduleEvaluationContext, store: DocumentStoreResource):
-    """The nightly sweep of the inbox, for deployments that do not run the sensor."""
-    new = _new_documents(context.instance, store)
+    """The nightly full sweep of the inbox (no cursor), for deployments that do not run the sensor."""
+    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    new, _ = scan_inbox(store.inbox_dir, store.store(), known)
     if new:
-        context.instance.add_dynamic_partitions(documents_partitions.name, [d for d, _ in new])
+        context.instance.add_dynamic_partitions(documents_partitions.name, [r.doc_id for r in new])
         return _run_requests(new)
     return dg.SkipReason("no new documents in the inbox")
