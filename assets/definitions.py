@@ -9,6 +9,9 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
+- ``DAGSTER_OCR_GPU_TARGET`` (and optionally ``DAGSTER_OCR_GPU_DRAFT``): local checkpoint folders;
+  when set, OCR runs on the ``GpuOcrResource`` (transformers target plus draft, speculative
+  decoding) instead of the CPU engine. Its other fields are set in the launchpad or in code.
 
 None of them is a secret; the instance's secrets (the Postgres password) live in the instance's
 dagster.yaml as ``env:`` references (deploy/dagster.yaml).
@@ -22,9 +25,18 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.alerts import ops_asset_checks, ops_sensors, with_freshness_policies
 from assets.documents import document_assets
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion
-from resources import DocumentStoreResource, OcrResource, SettingsResource, WarehouseResource
+from resources import (
+    DocumentStoreResource,
+    GpuOcrResource,
+    OcrEngineResource,
+    OcrResource,
+    SettingsResource,
+    WarehouseResource,
+)
+from resources.notifier import NotifierResource
 
 
 def build_definitions(
@@ -34,13 +46,19 @@ def build_definitions(
     settings_file: str | None = None,
     overrides_json: str = "{}",
     ocr_engine: str | None = None,
+    ocr: OcrEngineResource | None = None,
 ) -> dg.Definitions:
-    """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs)."""
+    """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
+
+    ``ocr`` replaces the CPU OCR resource (e.g. a ``GpuOcrResource``); ``ocr_engine`` overrides
+    the engine the settings name ("none" disables OCR).
+    """
     data = Path(data_dir)
     return dg.Definitions(
-        assets=document_assets,
+        assets=with_freshness_policies(document_assets),
+        asset_checks=ops_asset_checks,
         jobs=[document_job],
-        sensors=[inbox_sensor],
+        sensors=[inbox_sensor, *ops_sensors],
         schedules=[nightly_ingestion],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
@@ -51,7 +69,8 @@ def build_definitions(
             ),
             "warehouse": WarehouseResource(path=str(warehouse_path or data / "warehouse.duckdb")),
             "settings": SettingsResource(settings_file=settings_file, overrides_json=overrides_json),
-            "ocr": OcrResource(engine=ocr_engine),
+            "ocr": ocr or OcrResource(engine=ocr_engine),
+            "notifier": NotifierResource(),
             # stage outputs (pickled core objects) per asset and partition, so one stage can be
             # re-run later without re-running the ones before it
             "io_manager": dg.FilesystemIOManager(base_dir=str(data / "assets")),
@@ -68,6 +87,11 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         inbox_dir=env.get("DAGSTER_OCR_INBOX") or None,
         settings_file=env.get("DAGSTER_OCR_SETTINGS") or None,
         ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
+        ocr=GpuOcrResource(
+            target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")
+        )
+        if env.get("DAGSTER_OCR_GPU_TARGET")
+        else None,
     )
 
 

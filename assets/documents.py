@@ -4,14 +4,13 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 → knowledge_base. Each asset calls one core function and attaches metadata; nothing clever here.
 """
 
-import datetime as dt
 import time
 
 import dagster as dg
-import pandas as pd
 
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
+    DUCKDB_WRITER_POOL,
     OCR_POOL,
     TRANSIENT_RETRY_POLICY,
     documents_partitions,
@@ -19,6 +18,7 @@ from assets.partitions import (
 from dagster_ocr import pipeline
 from dagster_ocr.kb import build_chunks
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.ops.usage import UsageMeter
 from dagster_ocr.quality import (
     SUITE_DESCRIPTIONS,
     SUITES,
@@ -30,7 +30,7 @@ from dagster_ocr.quality import (
     evaluate_document,
 )
 from dagster_ocr.warehouse import Warehouse
-from resources import DocumentStoreResource, OcrResource, SettingsResource, WarehouseResource
+from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
 #: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
 QUALITY_CHECKS: tuple[str, ...] = SUITES
@@ -57,14 +57,24 @@ def document_text(
     context: dg.AssetExecutionContext,
     store: DocumentStoreResource,
     settings: SettingsResource,
-    ocr: OcrResource,
+    ocr: OcrEngineResource,
 ) -> ExtractedDocument:
+    meter = UsageMeter.start()
     source = store.store().get(context.partition_key)
     cfg = settings.load()
     engine = ocr.get_engine(cfg.ocr)
+    take_stats = getattr(engine, "take_stats", None)  # speculative engines count drafts accepted
+    if take_stats:
+        take_stats()  # forget whatever an earlier document left
     start = time.perf_counter()
     doc = pipeline.extract_document(source, cfg, engine, progress=_progress(context))
     seconds = time.perf_counter() - start
+    speculative = {}
+    if take_stats:
+        from dagster_ocr.ocr.speculative import summarize
+
+        stats = summarize(take_stats())
+        speculative = {"speculative_acceptance_rate": stats.acceptance_rate}
     if not doc.ok:
         context.log.warning(f"{source.file_name}: {doc.error}")
     n_ocr = sum(1 for p in doc.pages if p.text_source == "ocr")
@@ -80,6 +90,8 @@ def document_text(
             "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
             "seconds": round(seconds, 3),
             "pages_per_second": round(doc.n_pages / seconds, 2) if seconds else 0.0,
+            **speculative,
+            **meter.figures(),
         }
     )
     return doc
@@ -155,7 +167,9 @@ def paragraphs(
     partitions_def=documents_partitions,
     group_name="warehouse",
     kinds={"duckdb"},
-    pool="duckdb_writer",
+    pool=DUCKDB_WRITER_POOL,
+    retry_policy=TRANSIENT_RETRY_POLICY,  # a DuckDB file lock held by another process passes
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     check_specs=[
         dg.AssetCheckSpec(suite, asset="duckdb_tables", blocking=True, description=SUITE_DESCRIPTIONS[suite])
         for suite in QUALITY_CHECKS
@@ -172,8 +186,12 @@ def duckdb_tables(
     warehouse: WarehouseResource,
     settings: SettingsResource,
 ):
+    meter = UsageMeter.start()
     wh = warehouse.warehouse()
-    counts = wh.write_document(document_text, page_labels, tables, paragraphs)
+    cfg = settings.load()
+    counts = wh.write_document(
+        document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
+    )
     doc_id = document_text.source.doc_id
     results = evaluate_quality(wh, doc_id, settings)
     blocking = blocking_failures(results)
@@ -194,7 +212,8 @@ def duckdb_tables(
         error = document_text.error or error
     elif approval is not None:
         error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
-    _record_gate(wh, doc_id, results, status, error)
+    wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
+    warehouse.publish()
     if status == DocStatus.QUARANTINED:
         context.log.warning(f"{document_text.source.file_name} quarantined: {error}")
 
@@ -249,7 +268,8 @@ def duckdb_tables(
     yield dg.MaterializeResult(
         metadata={f"rows_{table}": n for table, n in counts.items()}
         | {"status": str(status), "quality_failures": error or ""}
-        | approval_meta,
+        | approval_meta
+        | meter.figures(),
         check_results=check_results,
     )
 
@@ -277,42 +297,29 @@ def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> 
     )
 
 
-def _record_gate(
-    wh: Warehouse, doc_id: str, results: list[ExpectationResult], status: DocStatus, error: str | None
-) -> None:
-    """Store every suite's results and the document's verdict in one transaction."""
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    rows = pd.DataFrame.from_records(
-        [{**r.as_row(), "doc_id": doc_id, "check_name": r.suite, "evaluated_at": now} for r in results]
-    )
-    with wh.transaction() as con:
-        con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
-        if len(rows):
-            con.register("_quality_rows", rows)
-            con.execute("INSERT INTO quality_results BY NAME SELECT * FROM _quality_rows")
-            con.unregister("_quality_rows")
-        con.execute(
-            "UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id]
-        )
-
-
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="warehouse",
     kinds={"duckdb"},
-    pool="duckdb_writer",
+    pool=DUCKDB_WRITER_POOL,
+    retry_policy=TRANSIENT_RETRY_POLICY,
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
     deps=[duckdb_tables],
     description="Searchable chunks with citations to printed pages, for documents that passed the gate.",
 )
 def knowledge_base(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
 ) -> dg.MaterializeResult:
+    meter = UsageMeter.start()
     wh = warehouse.warehouse()
     doc_id = context.partition_key
     sql = "SELECT * FROM {} WHERE doc_id = ?"
     docs = wh.query(sql.format("documents"), [doc_id])
     if docs.empty:
-        raise dg.Failure(f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first")
+        raise dg.Failure(
+            f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first",
+            allow_retries=False,
+        )
     doc = docs.iloc[0]
     if doc["status"] != "parsed":
         # the blocking checks stop this asset inside a run; this guards a hand-launched load
@@ -320,6 +327,7 @@ def knowledge_base(
         raise dg.Failure(
             description=f"{doc['file_name']} is {doc['status']}: {doc['error']}",
             metadata={"status": doc["status"], "reason": str(doc["error"])},
+            allow_retries=False,
         )
     frames = {
         t: wh.query(sql.format(t), [doc_id]) for t in ("paragraphs", "sections", "tables", "table_cells")
@@ -335,12 +343,14 @@ def knowledge_base(
         settings.load().kb,
     )
     n = wh.write_kb(doc_id, chunks)
+    warehouse.publish()
     return dg.MaterializeResult(
         metadata={
             "chunks": n,
             "file_name": str(doc["file_name"]),
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
             "approved_by_hand": str(doc["error"] or "").startswith("approved by "),
+            **meter.figures(),
         }
     )
 

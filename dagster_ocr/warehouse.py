@@ -12,7 +12,9 @@ import contextlib
 import datetime as dt
 import hashlib
 import logging
+import os
 import re
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,32 +137,34 @@ class Warehouse:
                 _insert(con, table, table_rows)
         return {table: len(r) for table, r in rows.items()}
 
-    def record_quality(
-        self, doc_id: str, check_name: str, results: Sequence[dict[str, Any]], status: DocStatus | None
+    def record_gate(
+        self, doc_id: str, results: Sequence[dict[str, Any]], status: DocStatus, error: str | None
     ) -> None:
-        """Store one check's expectation results and, when given, the document's new status."""
+        """Store the quality gate's results (rows with ``check_name``) and the verdict, in one transaction."""
         now = _now()
         with self.transaction() as con:
+            con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
+            _insert(con, "quality_results", [{**r, "doc_id": doc_id, "evaluated_at": now} for r in results])
             con.execute(
-                "DELETE FROM quality_results WHERE doc_id = ? AND check_name = ?", [doc_id, check_name]
+                "UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id]
             )
-            _insert(
-                con,
-                "quality_results",
-                [{**r, "doc_id": doc_id, "check_name": check_name, "evaluated_at": now} for r in results],
-            )
-            if status is not None:
-                failed = [
-                    f"{r['expectation']} (observed {r['observed_value']})"
-                    for r in results
-                    if not r["success"] and r["severity"] == "ERROR"
-                ]
-                error = ("quality: " + "; ".join(failed)) if failed else None
-                con.execute(
-                    "UPDATE documents SET status = ?, error = CASE WHEN ? = 'failed' THEN error ELSE ? END "
-                    "WHERE doc_id = ?",
-                    [str(status), str(status), error, doc_id],
-                )
+
+    @property
+    def snapshot_path(self) -> Path:
+        """The read-only copy analysts query while the pipeline writes (``<stem>.snapshot.duckdb``)."""
+        return self.path.with_name(self.path.stem + ".snapshot.duckdb")
+
+    def publish_snapshot(self) -> Path:
+        """Copy the warehouse to ``snapshot_path`` atomically (copy, then rename).
+
+        DuckDB lets one process hold a file: while the pipeline writes, nobody else can even open
+        it read-only. The snapshot is never locked by the pipeline and never half-written; it is
+        at most one write old. Call it while holding the writer pool, so no write is in flight.
+        """
+        tmp = self.snapshot_path.with_suffix(".part")
+        shutil.copyfile(self.path, tmp)
+        os.replace(tmp, self.snapshot_path)
+        return self.snapshot_path
 
     def approve(self, doc_id: str, approved_by: str, reason: str) -> None:
         """Record a reviewer's decision to load a quarantined document despite failed checks."""

@@ -34,9 +34,16 @@ class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file analysts query."""
 
     path: str = "data/warehouse.duckdb"
+    #: publish ``<stem>.snapshot.duckdb`` after each document's writes, for analysts to query
+    #: while runs write (DuckDB locks the live file); costs one file copy per document
+    publish_snapshot: bool = True
 
     def warehouse(self) -> Warehouse:
         return Warehouse(Path(self.path))
+
+    def publish(self) -> None:
+        if self.publish_snapshot:
+            self.warehouse().publish_snapshot()
 
 
 class SettingsResource(dg.ConfigurableResource):

@@ -21,10 +21,11 @@ def test_definitions_hold_every_stage_partitioned_by_document():
     for key in graph.get_all_asset_keys():
         assert graph.get(key).partitions_def.name == "documents"
     # the knowledge base sits behind the warehouse asset, whose quality checks block it
-    checks = list(graph.asset_check_keys)
-    assert checks and all(c.asset_key == dg.AssetKey("duckdb_tables") for c in checks)
-    for check in checks:
-        assert graph.get_check_spec(check).blocking
+    gate = [c for c in graph.asset_check_keys if c.asset_key == dg.AssetKey("duckdb_tables")]
+    assert {c.name for c in gate} >= {"document_parsed", "pages_complete", "paragraphs_valid"}
+    for check in gate:
+        if "fresh" not in check.name:
+            assert graph.get_check_spec(check).blocking, check
     assert dg.AssetKey("duckdb_tables") in graph.get(dg.AssetKey("knowledge_base")).parent_keys
 
 

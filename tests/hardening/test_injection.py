@@ -22,6 +22,9 @@ REVIEWED = {
     ("dagster_ocr/warehouse.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
     ("assets/documents.py", 'sql.format("documents")'),
     ("assets/documents.py", "sql.format(t)"),
+    # SCHEMA_VERSION_TABLE is a module constant
+    ("dagster_ocr/ops/migrations.py", 'f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)"'),
+    ("dagster_ocr/ops/migrations.py", 'f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}"'),
 }
 
 
@@ -81,7 +84,20 @@ def test_hostile_names_metadata_and_text_are_data(tmp_path: Path) -> None:
             ],
         )
         wh.approve(record.doc_id, evil, evil)
-        wh.record_quality(record.doc_id, evil, [], None)
+        wh.record_gate(
+            record.doc_id,
+            [
+                {
+                    "check_name": evil,
+                    "expectation": evil,
+                    "severity": "ERROR",
+                    "success": False,
+                    "observed_value": evil,
+                }
+            ],
+            "quarantined",
+            evil,
+        )
     docs = wh.query("SELECT file_name, title FROM documents ORDER BY file_name")
     assert len(docs) == 2 and f"{evil}.pdf" in set(docs.file_name)
     assert all(t.startswith(evil) for t in docs.title)
