@@ -6,12 +6,16 @@ Pages, each OCR'd by every engine configuration in the same run, on the same ren
 - ``olmocr_bench/pdfs/lincoln_letter.pdf`` (a scan): olmOCR-bench "present" checks, scored by the
   fuzzy-substring error of each check's text in the output (pass at <= 0.1);
 - born-digital pages (docling and ICDAR-2013 PDFs) rendered at 150 and 200 dpi, against their own
-  text layer (ordered CER, which also counts reading-order differences, and a word-bag error that
-  does not).
-Time per page is wall-clock and CPU seconds (all threads; Tesseract's from its child rusage), since
-a shared machine's wall clock depends on what else runs.
+  text layer in the PDF's content-stream order (the order the authoring tool wrote: column by
+  column); ordered CER also counts reading-order differences, the word-bag error does not.
+  (``get_text(sort=True)`` is no reference: it interleaves two columns row by row.)
+Time per page is wall-clock and CPU seconds from ``resource.getrusage`` (all threads: RUSAGE_SELF
+for rapidocr, RUSAGE_CHILDREN for the Tesseract process), since a shared machine's wall clock
+depends on what else runs; the engines run interleaved, page by page.
+For rapidocr the CER of the same recognised lines in the previous XY-cut reading order
+(``old_order_cer``) is reported too.
 
-    .venv/bin/python bench/ocr_cpu.py [--variants] [--json out.json]
+    .venv/bin/python bench/ocr_cpu.py [--variants] [--json out.json] [--only NAME,NAME]
 
 Needs the ``tesseract`` binary (``apt-get install -y tesseract-ocr tesseract-ocr-eng``); without it
 only rapidocr runs.
@@ -62,7 +66,7 @@ class Item:
     group: str
     path: Path
     page: int
-    dpi: int | None  # None: the scan's own resolution
+    dpi: int | None  # None: the default (OcrSettings.dpi for a PDF page, an image's own resolution)
     reference: str = ""
     checks: list[str] = field(default_factory=list)
 
@@ -73,7 +77,7 @@ def items() -> list[Item]:
         out.append(Item(tif.stem, "scan", tif, 0, None, tif.with_suffix(".txt").read_text("utf-8")))
     gt = CORPUS / "ocr" / "docling" / "groundtruth" / "ocr_test.tesseract.full_page.md"
     out.append(
-        Item("ocr_test.pdf", "scan", CORPUS / "ocr" / "docling" / "ocr_test.pdf", 0, 200, gt.read_text())
+        Item("ocr_test.pdf", "scan", CORPUS / "ocr" / "docling" / "ocr_test.pdf", 0, None, gt.read_text())
     )
     checks = [
         json.loads(line)["text"]
@@ -83,12 +87,12 @@ def items() -> list[Item]:
         and json.loads(line)["type"] == "present"
     ]
     lincoln = CORPUS / "olmocr_bench" / "pdfs" / "lincoln_letter.pdf"
-    out.append(Item("lincoln_letter.pdf", "olmocr", lincoln, 0, 200, checks=checks))
+    out.append(Item("lincoln_letter.pdf", "olmocr", lincoln, 0, None, checks=checks))
     for rel, page in BORN_DIGITAL:
         path = CORPUS / rel
         with pymupdf.open(path) as doc:
             pg = doc[page]
-            ref = pg.get_text(sort=True)
+            ref = pg.get_text()
         for dpi in (150, 200):
             out.append(Item(f"{path.stem}@{dpi}", f"born-digital {dpi} dpi", path, page, dpi, ref))
     return out
@@ -116,17 +120,70 @@ def word_bag_error(ref: str, hyp: str) -> float:
     return 1.0 - sum((r & h).values()) / total if total else 0.0
 
 
-def run_rapid(engine: RapidOcrEngine, item: Item) -> tuple[str, float, float]:
+def _cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _gaps(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    ivs = sorted(intervals)
+    end = ivs[0][1]
+    for a, b in ivs[1:]:
+        if a > end:
+            out.append((a - end, (a + end) / 2))
+        end = max(end, b)
+    return out
+
+
+def _xy_cut(items: list, line_h: float, out: list) -> None:
+    if len(items) <= 1:
+        out.extend(items)
+        return
+    ys = [
+        (ln.bbox[1] + 0.2 * (ln.bbox[3] - ln.bbox[1]), ln.bbox[3] - 0.2 * (ln.bbox[3] - ln.bbox[1]))
+        for ln in items
+    ]
+    y_gaps = _gaps(ys)
+    x_gaps = [g for g in _gaps([(ln.bbox[0], ln.bbox[2]) for ln in items]) if g[0] >= 0.8 * line_h]
+    best_y, best_x = max(y_gaps, default=None), max(x_gaps, default=None)
+    if best_y is None and best_x is None:
+        out.extend(sorted(items, key=lambda ln: ((ln.bbox[1] + ln.bbox[3]) / 2, ln.bbox[0])))
+        return
+    if best_x is not None and (best_y is None or best_x[0] > best_y[0]):
+        first = [ln for ln in items if (ln.bbox[0] + ln.bbox[2]) / 2 < best_x[1]]
+    else:
+        first = [ln for ln in items if (ln.bbox[1] + ln.bbox[3]) / 2 < best_y[1]]
+    ids = {id(ln) for ln in first}
+    rest = [ln for ln in items if id(ln) not in ids]
+    if not first or not rest:
+        out.extend(sorted(items, key=lambda ln: (ln.bbox[1], ln.bbox[0])))
+        return
+    _xy_cut(first, line_h, out)
+    _xy_cut(rest, line_h, out)
+
+
+def old_xy_cut_text(lines: list) -> str:
+    """The page's lines in the reading order used before issue 6's rework (recursive XY-cut)."""
+    if not lines:
+        return ""
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines)
+    out: list = []
+    _xy_cut(list(lines), heights[len(heights) // 2], out)
+    return "\n".join(ln.text for ln in out)
+
+
+def run_rapid(engine: RapidOcrEngine, item: Item) -> tuple[str, float, float, str]:
     doc = pymupdf.open(item.path)
     page = doc[item.page]
-    c0, t0 = time.process_time(), time.perf_counter()
+    c0, t0 = _cpu_self(), time.perf_counter()
     result = ocr_page(engine, page, item.page, dpi=item.dpi)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall, cpu = time.perf_counter() - t0, _cpu_self() - c0
     doc.close()
-    return result.text, wall, cpu
+    return result.text, wall, cpu, old_xy_cut_text(result.lines)
 
 
-def run_tesseract(image: np.ndarray, tmp: Path) -> tuple[str, float, float]:
+def run_tesseract(image: np.ndarray, tmp: Path) -> tuple[str, float, float, str]:
     png = tmp / "page.png"
     pymupdf.Pixmap(pymupdf.csRGB, image.shape[1], image.shape[0], image.tobytes(), False).save(png)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -137,7 +194,7 @@ def run_tesseract(image: np.ndarray, tmp: Path) -> tuple[str, float, float]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return out, wall, cpu
+    return out, wall, cpu, ""
 
 
 def score(item: Item, text: str) -> dict:
@@ -155,14 +212,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", action="store_true", help="also time rapidocr speed settings")
     ap.add_argument("--json", type=Path, help="write per-page results here")
-    ap.add_argument("--only", help="substring of item names to run")
+    ap.add_argument("--only", help="comma-separated substrings of item names to run")
     args = ap.parse_args()
 
     configs: dict[str, OcrSettings] = {"rapidocr": OcrSettings()}
     if args.variants:
-        configs["rapidocr no-cls"] = OcrSettings(use_angle_classifier=False)
+        configs["rapidocr all-cores"] = OcrSettings(num_threads=0)
+        configs["rapidocr all-cores spinning"] = OcrSettings(num_threads=0, onnx_spinning=True)
         configs["rapidocr det-max-960"] = OcrSettings(det_limit_type="max", det_limit_side_len=960)
-        configs["rapidocr 1-thread"] = OcrSettings(num_threads=1)
     engines = {}
     for name, s in configs.items():
         t0 = time.perf_counter()
@@ -173,22 +230,25 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmpdir:
         for item in items():
-            if args.only and args.only not in item.name:
+            if args.only and not any(part in item.name for part in args.only.split(",")):
                 continue
             image, doc = render(item)
             doc.close()
             runs = {name: run_rapid(eng, item) for name, eng in engines.items()}
             if has_tess:
                 runs["tesseract"] = run_tesseract(image, Path(tmpdir))
-            for engine, (text, wall, cpu) in runs.items():
+            for engine, (text, wall, cpu, old_text) in runs.items():
                 row = {"item": item.name, "group": item.group, "engine": engine, "wall_s": wall, "cpu_s": cpu}
                 row["pixels"] = f"{image.shape[1]}x{image.shape[0]}"
                 row.update(score(item, text))
+                if old_text:
+                    row["old_order_cer"] = score(item, old_text)["cer"]
                 rows.append(row)
                 extra = f" checks {row['checks_passed']}/{row['checks']}" if "checks" in row else ""
                 bag = f" bag={row['bag']:.3f}" if "bag" in row else ""
+                old = f" (old order {row['old_order_cer']:.3f})" if "old_order_cer" in row else ""
                 print(
-                    f"{item.name:32s} {engine:22s} cer={row['cer']:.3f}{bag}{extra} "
+                    f"{item.name:32s} {engine:22s} cer={row['cer']:.3f}{old}{bag}{extra} "
                     f"wall={wall:.2f}s cpu={cpu:.2f}s {row['pixels']}",
                     file=sys.stderr,
                 )
@@ -209,6 +269,33 @@ def main() -> None:
             print(
                 f"| {group} | {engine} | {len(sel)} | {np.mean([r['cer'] for r in sel]):.3f} | {bag} "
                 f"| {np.mean([r['wall_s'] for r in sel]):.2f} | {np.mean([r['cpu_s'] for r in sel]):.2f} |"
+            )
+    if has_tess:
+        print(
+            "\n| page | pixels | rapidocr CER (old order) / bag | Tesseract CER / bag | rapidocr CPU s "
+            "| Tesseract CPU s | CPU ratio |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        by = {(r["item"], r["engine"]): r for r in rows}
+        tot = {"rapidocr": 0.0, "tesseract": 0.0}
+        for name in dict.fromkeys(r["item"] for r in rows):
+            a, t = by.get((name, "rapidocr")), by.get((name, "tesseract"))
+            if not a or not t:
+                continue
+            tot["rapidocr"] += a["cpu_s"]
+            tot["tesseract"] += t["cpu_s"]
+            bag_a = f"{a['bag']:.3f}" if "bag" in a else f"checks {a['checks_passed']}/{a['checks']}"
+            bag_t = f"{t['bag']:.3f}" if "bag" in t else f"checks {t['checks_passed']}/{t['checks']}"
+            old = a.get("old_order_cer", float("nan"))
+            ratio = a["cpu_s"] / t["cpu_s"]
+            print(
+                f"| {name} | {a['pixels']} | {a['cer']:.3f} ({old:.3f}) / {bag_a} | {t['cer']:.3f} / {bag_t} "
+                f"| {a['cpu_s']:.2f} | {t['cpu_s']:.2f} | {ratio:.2f} |"
+            )
+        if tot["tesseract"]:
+            print(
+                f"\ntotal CPU s: rapidocr {tot['rapidocr']:.1f}, tesseract {tot['tesseract']:.1f}, "
+                f"ratio {tot['rapidocr'] / tot['tesseract']:.2f}"
             )
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     if args.json:
