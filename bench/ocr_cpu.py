@@ -217,6 +217,7 @@ def main() -> None:
 
     configs: dict[str, OcrSettings] = {"rapidocr": OcrSettings()}
     if args.variants:
+        configs["rapidocr with classifier"] = OcrSettings(use_angle_classifier=True)
         configs["rapidocr all-cores"] = OcrSettings(num_threads=0)
         configs["rapidocr all-cores spinning"] = OcrSettings(num_threads=0, onnx_spinning=True)
         configs["rapidocr det-max-960"] = OcrSettings(det_limit_type="max", det_limit_side_len=960)
