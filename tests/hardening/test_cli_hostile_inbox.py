@@ -54,5 +54,6 @@ def test_mixed_hostile_inbox_through_the_cli_runner(tmp_path, monkeypatch) -> No
     assert {p.name for p in (tmp_path / "out").iterdir()} <= {
         "warehouse.duckdb",
         "warehouse.duckdb.wal",
+        "warehouse.snapshot.duckdb",  # the analysts' read-only copy
         "warehouse_data",
     }
