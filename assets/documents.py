@@ -15,8 +15,7 @@ from assets.partitions import (
     TRANSIENT_RETRY_POLICY,
     documents_partitions,
 )
-from dagster_ocr import pipeline
-from dagster_ocr.kb import build_chunks
+from dagster_ocr import kb, pipeline
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.ops.usage import UsageMeter
 from dagster_ocr.quality import (
@@ -329,20 +328,8 @@ def knowledge_base(
             metadata={"status": doc["status"], "reason": str(doc["error"])},
             allow_retries=False,
         )
-    frames = {
-        t: wh.query(sql.format(t), [doc_id]) for t in ("paragraphs", "sections", "tables", "table_cells")
-    }
-    pages = wh.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
-    chunks = build_chunks(
-        doc["file_name"],
-        frames["paragraphs"],
-        frames["sections"],
-        frames["tables"],
-        frames["table_cells"],
-        dict(zip(pages["page_index"], pages["page_label"], strict=False)),
-        settings.load().kb,
-    )
-    n = wh.write_kb(doc_id, chunks)
+    chunks = kb.load_document(wh, doc_id, settings.load().kb)
+    n = len(chunks)
     warehouse.publish()
     return dg.MaterializeResult(
         metadata={

@@ -23,22 +23,13 @@ import pymupdf
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dagster_ocr.labels import LabelSettings, label_pages, pdf_page_labels
-from dagster_ocr.model import Line, Page
+from dagster_ocr.model import Page
+from dagster_ocr.textlayer import TextSettings, iter_pages
 
 
 def pages_from_pdf(doc: pymupdf.Document) -> list[Page]:
-    """Text-layer pages with one Line per PyMuPDF line (enough for page-number detection)."""
-    pages = []
-    for i in range(doc.page_count):
-        page = doc[i]
-        lines = []
-        for block in page.get_text("dict")["blocks"]:
-            for ln in block.get("lines", []):
-                text = "".join(s["text"] for s in ln["spans"]).strip()
-                if text:
-                    lines.append(Line(text=text, bbox=tuple(ln["bbox"]), block=block["number"]))
-        pages.append(Page(index=i, width=page.rect.width, height=page.rect.height, lines=lines))
-    return pages
+    """The text stage's pages (text layer only: labels never need OCR here)."""
+    return list(iter_pages(doc, TextSettings(ocr_mode="never")))
 
 
 def share(got: list[str] | None, want: list[str]) -> float:

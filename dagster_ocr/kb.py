@@ -149,6 +149,33 @@ def build_chunks(
     return chunks
 
 
+def load_document(
+    warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None
+) -> list[dict[str, Any]]:
+    """Build one document's chunks from its warehouse rows and replace its ``kb_chunks``.
+
+    The caller decides whether the document may be loaded (the quality gate); this only loads.
+    """
+    sql = "SELECT * FROM {} WHERE doc_id = ?"
+    doc = warehouse.query(sql.format("documents"), [doc_id]).iloc[0]
+    frames = {
+        t: warehouse.query(sql.format(t), [doc_id])
+        for t in ("paragraphs", "sections", "tables", "table_cells")
+    }
+    pages = warehouse.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
+    chunks = build_chunks(
+        doc["file_name"],
+        frames["paragraphs"],
+        frames["sections"],
+        frames["tables"],
+        frames["table_cells"],
+        dict(zip(pages["page_index"], pages["page_label"], strict=False)),
+        settings,
+    )
+    warehouse.write_kb(doc_id, chunks)
+    return chunks
+
+
 # ------------------------------------------------------------------------------------------ search
 
 _WORD = re.compile(r"[^\W_]+")

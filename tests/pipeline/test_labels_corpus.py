@@ -16,22 +16,13 @@ from dagster_ocr.labels import (
     pages_for_label,
     pdf_page_labels,
 )
-from dagster_ocr.model import LabelSource, Line, Page
+from dagster_ocr.model import LabelSource, Page
+from dagster_ocr.textlayer import TextSettings, iter_pages
 
 
 def pages_from_pdf(doc: pymupdf.Document) -> list[Page]:
-    """Text-layer pages, one Line per PyMuPDF line (what the text stage hands this stage)."""
-    pages = []
-    for i in range(doc.page_count):
-        page = doc[i]
-        lines = []
-        for block in page.get_text("dict")["blocks"]:
-            for ln in block.get("lines", []):
-                text = "".join(s["text"] for s in ln["spans"]).strip()
-                if text:
-                    lines.append(Line(text=text, bbox=tuple(ln["bbox"]), block=block["number"]))
-        pages.append(Page(index=i, width=page.rect.width, height=page.rect.height, lines=lines))
-    return pages
+    """The text stage's pages (text layer only: labels never need OCR here)."""
+    return list(iter_pages(doc, TextSettings(ocr_mode="never")))
 
 
 @pytest.fixture(scope="module")
