@@ -62,18 +62,9 @@ def document_text(
     source = store.store().get(context.partition_key)
     cfg = settings.load()
     engine = ocr.get_engine(cfg.ocr)
-    take_stats = getattr(engine, "take_stats", None)  # speculative engines count drafts accepted
-    if take_stats:
-        take_stats()  # forget whatever an earlier document left
     start = time.perf_counter()
     doc = pipeline.extract_document(source, cfg, engine, progress=_progress(context))
     seconds = time.perf_counter() - start
-    speculative = {}
-    if take_stats:
-        from dagster_ocr.ocr.speculative import summarize
-
-        stats = summarize(take_stats())
-        speculative = {"speculative_acceptance_rate": stats.acceptance_rate}
     if not doc.ok:
         context.log.warning(f"{source.file_name}: {doc.error}")
     n_ocr = sum(1 for p in doc.pages if p.text_source == "ocr")
@@ -89,7 +80,7 @@ def document_text(
             "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
             "seconds": round(seconds, 3),
             "pages_per_second": round(doc.n_pages / seconds, 2) if seconds else 0.0,
-            **speculative,
+            **pipeline.decode_summary(doc),
             **meter.figures(),
         }
     )
@@ -328,8 +319,13 @@ def knowledge_base(
             metadata={"status": doc["status"], "reason": str(doc["error"])},
             allow_retries=False,
         )
-    chunks = kb.load_document(wh, doc_id, settings.load().kb)
+    kb_settings = settings.load().kb
+    chunks = kb.load_document(wh, doc_id, kb_settings, embed=False)
     n = len(chunks)
+    # vectors for vector/hybrid search; skipped (BM25 still works) when the model is not installed
+    vectors = kb.embed_document(wh, doc_id, kb_settings)
+    if vectors.get("skipped"):
+        context.log.warning(f"{doc['file_name']}: no embeddings, BM25 search only: {vectors['skipped']}")
     warehouse.publish()
     return dg.MaterializeResult(
         metadata={
@@ -337,6 +333,10 @@ def knowledge_base(
             "file_name": str(doc["file_name"]),
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
             "approved_by_hand": str(doc["error"] or "").startswith("approved by "),
+            "chunks_embedded": vectors["embedded"],
+            "chunks_embedding_reused": vectors["reused"],
+            "embedding_seconds": vectors["seconds"],
+            "embedding_skipped": str(vectors.get("skipped") or ""),
             **meter.figures(),
         }
     )

@@ -94,6 +94,9 @@ class Page:
     label: str = ""
     label_source: LabelSource = LabelSource.PHYSICAL
     label_confidence: float = 0.0
+    #: decoding counts of an engine that reports them (speculative decoding: tokens drafted and
+    #: accepted, target forwards, tokens/s), summed over the page; None for other engines
+    decode_stats: dict[str, float | int | None] | None = None
 
     @property
     def text(self) -> str:

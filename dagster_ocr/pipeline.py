@@ -75,7 +75,16 @@ def extract_document(
     if engine is not None:
         dpi = settings.ocr.dpi
         timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
-        ocr = lambda page, index: ocr_page(timed, page, index, dpi)  # noqa: E731
+        take_stats = getattr(engine, "take_stats", None)  # engines that count their decoding
+        if take_stats is not None:
+            take_stats()  # forget what an earlier document left behind
+
+        def ocr(page: pymupdf.Page, index: int) -> Page:
+            result = ocr_page(timed, page, index, dpi)
+            if take_stats is not None:
+                result.decode_stats = page_decode_stats(take_stats())
+            return result
+
     pages: list[Page] = []
     try:
         with pdf:
@@ -100,6 +109,29 @@ def extract_document(
         if timed is not None:
             timed.close()
     return ExtractedDocument(source=source, status=DocStatus.PARSED, pages=pages, title=title, n_pages=n)
+
+
+def page_decode_stats(calls: list) -> dict[str, float | int | None]:
+    """One page's decoding counts, summed over the engine's calls on it (rates from the sums)."""
+    from dagster_ocr.ocr.speculative import summarize  # no torch import: plain counters
+
+    return summarize(calls).as_dict()
+
+
+def decode_summary(doc: ExtractedDocument) -> dict[str, float | None]:
+    """Document-level speculative figures from the pages' decoding counts ({} when none)."""
+    decoded = [p.decode_stats for p in doc.pages if p.decode_stats]
+    if not decoded:
+        return {}
+
+    def total(key: str) -> float:
+        return sum(d.get(key) or 0 for d in decoded)
+
+    drafted, forwards = total("draft_forwards"), total("target_forwards")
+    return {
+        "speculative_acceptance_rate": total("accepted") / drafted if drafted else None,
+        "tokens_per_target_forward": total("new_tokens") / forwards if forwards else None,
+    }
 
 
 def document_labels(doc: ExtractedDocument, settings: Settings | None = None) -> list[PageLabel]:

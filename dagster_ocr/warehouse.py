@@ -24,7 +24,7 @@ import pandas as pd
 
 from dagster_ocr import __version__
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.ops.migrations import LATEST_VERSION, current_version, migrate
+from dagster_ocr.ops.migrations import migrate
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
 #: tables holding one document's parsed content (replaced together by ``write_document``)
-CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells")
+CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells", "ocr_decode_stats")
 
 
 def _now() -> dt.datetime:
@@ -75,6 +75,7 @@ class Warehouse:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._schema_ready = False
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -98,13 +99,18 @@ class Warehouse:
             con.execute("COMMIT")
 
     def ensure_schema(self) -> None:
-        """Create or upgrade the file to this code's schema version (cheap when it is current)."""
+        """Create or upgrade the file to this code's schema (once per ``Warehouse`` object).
+
+        schema.sql only creates what is missing, so new tables reach old files; new columns on
+        existing tables come from the forward migrations (dagster_ocr/ops/migrations.py).
+        """
+        if self._schema_ready:
+            return
         with self.connect() as con:
-            if current_version(con) == LATEST_VERSION:
-                return
             con.execute((SQL_DIR / "schema.sql").read_text())
             migrate(con)  # forward steps after the baseline, before the views that use them
             con.execute((SQL_DIR / "views.sql").read_text())
+        self._schema_ready = True
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -221,8 +227,17 @@ def document_rows(
         lab = label_of.get(i)
         return lab.label if lab else str(i + 1)
 
-    pages, lines = [], []
+    pages, lines, decode_stats = [], [], []
     for page in doc.pages:
+        if page.decode_stats:
+            decode_stats.append(
+                {
+                    **page.decode_stats,
+                    "doc_id": doc_id,
+                    "page_index": page.index,
+                    "page_label": page_label(page.index),
+                }
+            )
         lab = label_of.get(page.index)
         pages.append(
             {
@@ -375,4 +390,5 @@ def document_rows(
         "paragraphs": paras,
         "tables": table_rows,
         "table_cells": cells,
+        "ocr_decode_stats": decode_stats,
     }

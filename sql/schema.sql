@@ -40,6 +40,24 @@ CREATE TABLE IF NOT EXISTS pages (
     text             VARCHAR
 );
 
+-- decoding counts per OCR'd page from engines that report them (the GPU speculative engine):
+-- where speculation pays. acceptance_rate = accepted / drafted; tokens_per_target_forward is 1.0
+-- without speculation and up to K+1 with it.
+CREATE TABLE IF NOT EXISTS ocr_decode_stats (
+    doc_id                    VARCHAR NOT NULL,
+    page_index                INTEGER NOT NULL,
+    page_label                VARCHAR,
+    regions                   INTEGER,
+    new_tokens                INTEGER,
+    target_forwards           INTEGER,
+    draft_forwards            INTEGER,
+    accepted                  INTEGER,
+    acceptance_rate           DOUBLE,
+    tokens_per_target_forward DOUBLE,
+    tokens_per_s              DOUBLE,
+    seconds                   DOUBLE
+);
+
 -- every text line, furniture included (page numbers, running headers stay queryable here)
 CREATE TABLE IF NOT EXISTS lines (
     doc_id      VARCHAR NOT NULL,
@@ -151,4 +169,16 @@ CREATE TABLE IF NOT EXISTS kb_chunks (
     citation        VARCHAR NOT NULL,      -- e.g. "service_agreement.pdf, p. iv, 2. Services › 2.1 Scope"
     paragraph_ids   VARCHAR[],             -- every paragraph the chunk holds (empty for tables)
     loaded_at       TIMESTAMP
+);
+
+-- one embedding per knowledge-base chunk (all-MiniLM-L6-v2, unit length), for vector and hybrid
+-- search with array_cosine_similarity. text_md5 = md5(kb_chunks.text) when the vector was made:
+-- search joins on it, so a vector never outlives the text it was computed from.
+CREATE TABLE IF NOT EXISTS kb_embeddings (
+    doc_id      VARCHAR NOT NULL,
+    chunk_id    VARCHAR NOT NULL,
+    model       VARCHAR NOT NULL,          -- e.g. "all-MiniLM-L6-v2"
+    text_md5    VARCHAR NOT NULL,
+    embedding   FLOAT[384] NOT NULL,
+    embedded_at TIMESTAMP
 );

@@ -65,3 +65,47 @@ def test_resource_in_materialization(checkpoints):
     # the model loaded once: a second get_engine returns the same engine
     assert resource.get_engine(OcrSettings()) is resource.get_engine(OcrSettings())
     assert resource.get_engine(OcrSettings(engine="none")) is None
+
+
+@pytest.mark.slow
+def test_the_real_graph_records_decoding_statistics_per_page(checkpoints, tmp_path):
+    """document_text → duckdb_tables with the speculative resource: stats in metadata and DuckDB."""
+    from assets.definitions import build_definitions
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.samples import build_scanned_letter
+    from dagster_ocr.warehouse import Warehouse
+
+    target, draft = checkpoints
+    image = tmp_path / "letter.png"
+    image.write_bytes(build_scanned_letter(None))
+    record, _ = DocumentStore(tmp_path / "data" / "store").register(image)
+    resource = GpuOcrResource(
+        target_path=str(target), draft_path=str(draft), device="cpu", max_new_tokens=8, adaptive=False
+    )
+    defs = build_definitions(
+        tmp_path / "data",
+        overrides_json='{"ocr": {"engine": "transformers", "min_confidence": 0.0}}',
+        ocr=resource,
+    )
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("documents", [record.doc_id])
+    result = defs.resolve_job_def("ingest_document").execute_in_process(
+        partition_key=record.doc_id,
+        instance=instance,
+        raise_on_error=False,
+        asset_selection=[
+            dg.AssetKey("document_text"),
+            dg.AssetKey("page_labels"),
+            dg.AssetKey("tables"),
+            dg.AssetKey("paragraphs"),
+            dg.AssetKey("duckdb_tables"),
+        ],
+    )
+    (mat,) = result.asset_materializations_for_node("document_text")
+    meta = {k: v.value for k, v in mat.metadata.items()}
+    assert meta["ocr_pages"] == 1
+    assert meta["speculative_acceptance_rate"] == 1.0  # the draft is an exact copy
+    assert meta["peak_rss_mb"] > 0
+    stats = Warehouse(tmp_path / "data" / "warehouse.duckdb").query("SELECT * FROM ocr_decode_stats")
+    assert stats.page_index.tolist() == [0]
+    assert stats.acceptance_rate[0] == 1.0 and stats.new_tokens[0] > 0

@@ -22,6 +22,9 @@ REVIEWED = {
     ("dagster_ocr/warehouse.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
     ("assets/documents.py", 'sql.format("documents")'),
     ("assets/documents.py", "sql.format(t)"),
+    # table names from a constant tuple
+    ("dagster_ocr/kb.py", 'sql.format("documents")'),
+    ("dagster_ocr/kb.py", "sql.format(t)"),
     # SCHEMA_VERSION_TABLE is a module constant
     ("dagster_ocr/ops/migrations.py", 'f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)"'),
     ("dagster_ocr/ops/migrations.py", 'f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}"'),
