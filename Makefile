@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check -q -r requirements.lock
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps -r requirements.lock
 	$(BIN)/pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 

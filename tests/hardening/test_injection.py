@@ -25,6 +25,34 @@ REVIEWED = {
     # table names from a constant tuple
     ("dagster_ocr/kb.py", 'sql.format("documents")'),
     ("dagster_ocr/kb.py", "sql.format(t)"),
+    # column lists and the vector width from module constants (_HIT_COLUMNS, _CHUNK_COLUMNS,
+    # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
+    (
+        "dagster_ocr/kb.py",
+        'f"""\n        SELECT {", ".join("d.file_name" if c == "file_name" else "k." + c for c in _HIT_COLUMNS)},\n               array_cosine_similarity(e.embedding, ?::FLOAT[{embeddings.DIM}]) AS score\n        FROM kb_embeddings e\n        JOIN kb_chunks k\n          ON k.doc_id = e.doc_id AND k.chunk_id = e.chunk_id AND md5(k.text) = e.text_md5\n        JOIN documents d ON d.doc_id = k.doc_id\n        WHERE d.status = \'parsed\' AND e.model = ? {where}\n        ORDER BY score DESC, k.doc_id, k.chunk_id\n        LIMIT {int(n)}\n        """',
+    ),
+    (
+        "dagster_ocr/kb.py",
+        'f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)\n                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at\n                    FROM _vectors"""',
+    ),
+    (
+        "dagster_ocr/kb_pg.py",
+        'f"""\n            SELECT {", ".join("d.file_name" if c == "file_name" else "k." + c for c in _CHUNK_COLUMNS)},\n                   e.model, e.embedding\n            FROM kb_chunks k\n            JOIN documents d ON d.doc_id = k.doc_id AND d.status = \'parsed\'\n            LEFT JOIN kb_embeddings e\n              ON e.doc_id = k.doc_id AND e.chunk_id = k.chunk_id AND e.text_md5 = md5(k.text)\n             AND e.model = ?\n            WHERE k.doc_id = ?\n            ORDER BY k.chunk_id\n            """',
+    ),
+    (
+        "dagster_ocr/kb_pg.py",
+        'f"""CREATE TABLE IF NOT EXISTS {s}.kb_chunks (\n                    doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, file_name TEXT NOT NULL,\n                    source_kind TEXT NOT NULL, source_id TEXT NOT NULL, section_title TEXT,\n                    page_index INTEGER, page_label TEXT, last_page_label TEXT, citation TEXT NOT NULL,\n                    text TEXT NOT NULL, paragraph_ids TEXT[], model TEXT, embedding {vector_type},\n                    loaded_at TIMESTAMPTZ NOT NULL DEFAULT now(),\n                    PRIMARY KEY (doc_id, chunk_id))"""',
+    ),
+    (
+        "dagster_ocr/kb_pg.py",
+        'f"""SELECT doc_id, chunk_id, citation, text, 1 - (embedding <=> %s::vector) AS score\n                FROM {s}.kb_chunks WHERE embedding IS NOT NULL\n                ORDER BY embedding <=> %s::vector, doc_id, chunk_id LIMIT %s"""',
+    ),
+    ("dagster_ocr/kb_pg.py", 'f"CREATE SCHEMA IF NOT EXISTS {s}"'),
+    ("dagster_ocr/kb_pg.py", 'f"DELETE FROM {s}.kb_chunks WHERE doc_id = %s"'),
+    (
+        "dagster_ocr/kb_pg.py",
+        'f"INSERT INTO {s}.kb_chunks ({\', \'.join(_CHUNK_COLUMNS)}, model, embedding) "\n                    f"VALUES ({placeholders})"',
+    ),
     # SCHEMA_VERSION_TABLE is a module constant
     ("dagster_ocr/ops/migrations.py", 'f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)"'),
     ("dagster_ocr/ops/migrations.py", 'f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}"'),

