@@ -86,8 +86,11 @@ def extract_document(
             return result
 
     pages: list[Page] = []
+    # engines that tune themselves per kind of document (the speculative engine's K)
+    per_type = getattr(engine, "document", None)
+    kind = per_type(settings.ocr.document_type) if per_type else contextlib.nullcontext()
     try:
-        with pdf:
+        with pdf, kind:
             title = clean_text((pdf.metadata or {}).get("title") or "")
             n = pdf.page_count
             for page in iter_pages(pdf, settings.text, ocr, deadline):

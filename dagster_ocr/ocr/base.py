@@ -42,6 +42,12 @@ class OcrSettings(BaseModel):
         description="OCR engine for pages without a usable text layer; 'none' disables OCR "
         "(such pages get text_source='none').",
     )
+    document_type: str | None = Field(
+        None,
+        description="Kind of document (e.g. contract, table, free_text) for engines that tune themselves "
+        "per kind: the speculative GPU engine picks its draft length K from it. Set it per run (one "
+        "run per document) with a settings override.",
+    )
     dpi: int = Field(
         150,
         ge=36,

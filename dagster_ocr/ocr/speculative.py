@@ -427,13 +427,16 @@ class SpeculativeOcrEngine:
     @contextmanager
     def document(self, document_type: str | None) -> Iterator[list[PageDecodeStats]]:
         """Within the block pages use ``document_type``'s K; yields the list its pages' stats fill."""
+        # the lock is not held across the block: pages are recognized inside it, possibly on
+        # another thread (the pipeline's per-page timeout runs recognize in a worker)
         with self._lock:
             previous, self.document_type = self.document_type, document_type
             start = len(self._stats)
-            collected: list[PageDecodeStats] = []
-            try:
-                yield collected
-            finally:
+        collected: list[PageDecodeStats] = []
+        try:
+            yield collected
+        finally:
+            with self._lock:
                 collected.extend(self._stats[start:])
                 self.document_type = previous
 
