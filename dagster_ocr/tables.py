@@ -244,12 +244,13 @@ def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None
         else:
             x0, _, x1, _ = tab.bbox
             edges = [x0 + (x1 - x0) * i / max(n_cols, 1) for i in range(n_cols + 1)]
+    # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
+    # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
     header_rows = 0
-    hdr = getattr(tab, "header", None)
     refined = getattr(tab, "header_rows", None)  # set by refine=True
     if isinstance(refined, int) and 0 < refined < len(rows):
         header_rows = refined
-    elif hdr is not None and not hdr.external and len(rows) > 1:
+    elif len(rows) > 1:
         header_rows = 1
     return _Part(
         page_index=page_index,
