@@ -266,9 +266,8 @@ def duckdb_tables(
 
 def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> list[ExpectationResult]:
     """Run the expectation suites on the rows just written (what analysts will read)."""
-    sql = "SELECT * FROM {} WHERE doc_id = ?"
-    document = wh.query(sql.format("documents"), [doc_id]).iloc[0].to_dict()
-    frames = {t: wh.query(sql.format(t), [doc_id]) for t in ("pages", "paragraphs", "tables", "table_cells")}
+    frames = wh.document_frames(doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells"))
+    document = frames["documents"].iloc[0].to_dict()
     ocr_lines = wh.query(
         "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
         "WHERE l.doc_id = ? AND p.text_source = 'ocr'",

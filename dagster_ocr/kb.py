@@ -208,13 +208,10 @@ def load_document(
     With ``embed`` it then refreshes the document's vectors (:func:`embed_document`); pass
     ``embed=False`` to call that yourself and keep its figures.
     """
-    sql = "SELECT * FROM {} WHERE doc_id = ?"
-    doc = warehouse.query(sql.format("documents"), [doc_id]).iloc[0]
-    frames = {
-        t: warehouse.query(sql.format(t), [doc_id])
-        for t in ("paragraphs", "sections", "tables", "table_cells")
-    }
-    pages = warehouse.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
+    frames = warehouse.document_frames(
+        doc_id, ("documents", "pages", "paragraphs", "sections", "tables", "table_cells")
+    )
+    doc, pages = frames["documents"].iloc[0], frames["pages"]
     chunks = build_chunks(
         doc["file_name"],
         frames["paragraphs"],

@@ -33,6 +33,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
+#: tables ``document_frames`` may read
+READABLE_TABLES = frozenset(
+    {
+        "documents",
+        "pages",
+        "lines",
+        "sections",
+        "paragraphs",
+        "tables",
+        "table_cells",
+        "ocr_decode_stats",
+        "quality_results",
+        "approvals",
+        "kb_chunks",
+    }
+)
+
 #: tables holding one document's parsed content (replaced together by ``write_document``)
 CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells", "ocr_decode_stats")
 
@@ -200,6 +217,16 @@ class Warehouse:
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         with self.connect(read_only=True) as con:
             return con.execute(sql, params or []).df()
+
+    def document_frames(self, doc_id: str, tables: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """One document's rows of several tables, read over one connection (opening one costs more
+        than most of these reads)."""
+        unknown = set(tables) - READABLE_TABLES
+        if unknown:
+            raise ValueError(f"not a warehouse table: {sorted(unknown)}")
+        with self.connect(read_only=True) as con:
+            # table names checked against the schema's own list above; the doc id is a parameter
+            return {t: con.execute(f"SELECT * FROM {t} WHERE doc_id = ?", [doc_id]).df() for t in tables}
 
     def document_summary(self) -> pd.DataFrame:
         return self.query(

@@ -20,11 +20,10 @@ SQL_CALLS = {"execute", "executemany", "sql", "query", "query_df"}
 REVIEWED = {
     ("dagster_ocr/warehouse.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
     ("dagster_ocr/warehouse.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
+    # document_frames: names checked against READABLE_TABLES first
+    ("dagster_ocr/warehouse.py", 'f"SELECT * FROM {t} WHERE doc_id = ?"'),
     ("assets/documents.py", 'sql.format("documents")'),
-    ("assets/documents.py", "sql.format(t)"),
     # table names from a constant tuple
-    ("dagster_ocr/kb.py", 'sql.format("documents")'),
-    ("dagster_ocr/kb.py", "sql.format(t)"),
     # column lists and the vector width from module constants (_HIT_COLUMNS, _CHUNK_COLUMNS,
     # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
     (
