@@ -3,7 +3,7 @@
 Stages, in the order the Dagster assets run them (each timed around the same core call the asset
 makes): text layer (``extract_document``), labels, tables, paragraphs, DuckDB load
 (``Warehouse.write_document``: row building and the insert), checks (the quality gate,
-``assets.documents.evaluate_quality``), knowledge base (``build_chunks`` + ``write_kb``).
+``assets.documents.evaluate_quality``), knowledge base (``kb.load_document``).
 Optionally, the tables stage again per finder (``TableSettings.finder``) on the same text.
 
     .venv/bin/python bench/stages.py [--quick] [--repeats N] [--finders auto,stream,lines] [--json OUT]
@@ -23,25 +23,10 @@ STAGES = ("text", "labels", "tables", "paragraphs", "duckdb_load", "checks", "kn
 
 
 def _kb(wh: Any, doc_id: str, kb_settings: Any) -> int:
-    """The knowledge_base asset's body (assets/documents.py), without Dagster."""
-    from dagster_ocr.kb import build_chunks
+    """The knowledge_base asset's work (chunks, then embeddings), without Dagster."""
+    from dagster_ocr.kb import load_document
 
-    sql = "SELECT * FROM {} WHERE doc_id = ?"
-    doc = wh.query(sql.format("documents"), [doc_id]).iloc[0]
-    frames = {
-        t: wh.query(sql.format(t), [doc_id]) for t in ("paragraphs", "sections", "tables", "table_cells")
-    }
-    pages = wh.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
-    chunks = build_chunks(
-        doc["file_name"],
-        frames["paragraphs"],
-        frames["sections"],
-        frames["tables"],
-        frames["table_cells"],
-        dict(zip(pages["page_index"], pages["page_label"], strict=False)),
-        kb_settings,
-    )
-    return wh.write_kb(doc_id, chunks)
+    return len(load_document(wh, doc_id, kb_settings))
 
 
 def run_core(source: Any, wh: Any, settings: Any, engine: Any = None) -> dict[str, float]:
