@@ -16,6 +16,22 @@ from enum import StrEnum
 BBox = tuple[float, float, float, float]
 
 
+def x_gaps(boxes: list[BBox]) -> list[tuple[float, float]]:
+    """The empty x-intervals between boxes sorted by their left edge (their x-ranges merged).
+
+    Column finders (text-layer paragraphs, OCR reading order) look for gutters among these.
+    """
+    if not boxes:
+        return []
+    gaps: list[tuple[float, float]] = []
+    reach = boxes[0][2]
+    for box in boxes[1:]:
+        if box[0] > reach:
+            gaps.append((reach, box[0]))
+        reach = max(reach, box[2])
+    return gaps
+
+
 class DocStatus(StrEnum):
     PARSED = "parsed"
     QUARANTINED = "quarantined"  # parsed, but held back from the knowledge base by a quality check

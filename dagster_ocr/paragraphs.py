@@ -45,7 +45,17 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dagster_ocr.model import BBox, Line, Page, PageLabel, Paragraph, ParagraphResult, Section, Table
+from dagster_ocr.model import (
+    BBox,
+    Line,
+    Page,
+    PageLabel,
+    Paragraph,
+    ParagraphResult,
+    Section,
+    Table,
+    x_gaps,
+)
 from dagster_ocr.validation import validate_text
 
 log = logging.getLogger(__name__)
@@ -474,12 +484,7 @@ def _column_gaps(
     if not cands:
         return []
     # merge the rows' x-intervals; what lies between merged intervals is white space
-    gaps: list[tuple[float, float]] = []
-    reach = cands[0].bbox[2]
-    for r in cands[1:]:
-        if r.bbox[0] > reach:
-            gaps.append((reach, r.bbox[0]))
-        reach = max(reach, r.bbox[2])
+    gaps = x_gaps([r.bbox for r in cands])
     texty = [r for r in cands if len(r.text) >= settings.column_min_chars]
     out = []
     for gs, ge in gaps:

@@ -195,11 +195,6 @@ class Warehouse:
             con.execute("DELETE FROM approvals WHERE doc_id = ?", [doc_id])
             con.execute("INSERT INTO approvals VALUES (?, ?, ?, ?)", [doc_id, approved_by, reason, _now()])
 
-    def is_approved(self, doc_id: str) -> bool:
-        self.ensure_schema()
-        with self.connect() as con:
-            return con.execute("SELECT count(*) FROM approvals WHERE doc_id = ?", [doc_id]).fetchone()[0] > 0
-
     def write_kb(self, doc_id: str, chunks: Sequence[dict[str, Any]]) -> int:
         """Replace the document's knowledge-base chunks."""
         now = _now()

@@ -20,7 +20,7 @@ import pymupdf
 from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.model import BBox, Line, Page, Span, TextSource
+from dagster_ocr.model import BBox, Line, Page, Span, TextSource, x_gaps
 
 logger = logging.getLogger(__name__)
 
@@ -325,12 +325,7 @@ def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -
     )
     if len(texty) < 2 * s.column_min_lines:
         return []
-    gaps: list[tuple[float, float]] = []
-    reach = texty[0].bbox[2]
-    for ln in texty[1:]:
-        if ln.bbox[0] > reach:
-            gaps.append((reach, ln.bbox[0]))
-        reach = max(reach, ln.bbox[2])
+    gaps = x_gaps([ln.bbox for ln in texty])
     out = []
     for gs, ge in gaps:
         if ge - gs < 0.5 * line_h:
