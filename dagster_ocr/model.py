@@ -32,6 +32,19 @@ def x_gaps(boxes: list[BBox]) -> list[tuple[float, float]]:
     return gaps
 
 
+def transform_box(box: BBox, m: tuple[float, ...]) -> BBox:
+    """``box`` mapped by the affine matrix ``m`` = (a, b, c, d, e, f), as the box around the result.
+
+    Plain arithmetic: page rotations (multiples of 90 degrees) map boxes to boxes, and calling
+    ``pymupdf.Rect * Matrix`` once per span or word was a visible share of the text stage.
+    """
+    a, b, c, d, e, f = m
+    x0, y0, x1, y1 = box
+    xa, xb = a * x0 + c * y0 + e, a * x1 + c * y1 + e
+    ya, yb = b * x0 + d * y0 + f, b * x1 + d * y1 + f
+    return (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
+
+
 class DocStatus(StrEnum):
     PARSED = "parsed"
     QUARANTINED = "quarantined"  # parsed, but held back from the knowledge base by a quality check

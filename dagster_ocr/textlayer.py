@@ -29,7 +29,7 @@ from dagster_ocr.errors import (
     UnsupportedInputError,
 )
 from dagster_ocr.ingest import SUPPORTED_KINDS
-from dagster_ocr.model import BBox, Line, Page, SourceDocument, Span, TextSource
+from dagster_ocr.model import BBox, Line, Page, SourceDocument, Span, TextSource, transform_box
 from dagster_ocr.validation import garbage_ratio
 
 log = logging.getLogger(__name__)
@@ -217,13 +217,10 @@ def _symbol_glyphs(text: str, font: str) -> str:
 def extract_lines(page: pymupdf.Page) -> list[Line]:
     """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
     data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES, sort=False)
-    rot = page.rotation_matrix if page.rotation else None
+    rot = tuple(page.rotation_matrix) if page.rotation else None
 
     def box(b: tuple[float, float, float, float]) -> BBox:
-        if rot is None:
-            return (b[0], b[1], b[2], b[3])
-        r = pymupdf.Rect(b) * rot
-        return (r.x0, r.y0, r.x1, r.y1)
+        return (b[0], b[1], b[2], b[3]) if rot is None else transform_box(b, rot)
 
     lines: list[Line] = []
     for block in data["blocks"]:

@@ -306,3 +306,32 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
     grid = tables[0].grid()
     assert grid[0] == ["Item", "Q1", "Q2", "Q3"] and grid[5] == ["Item 4", "4.1", "4.2", "4.3"]
     assert tables[0].strategy == "lines"
+
+
+@pytest.mark.parametrize(
+    ("name", "page_no"),
+    [
+        ("tables/icdar2013/us-012/us-012.pdf", 0),  # unrotated ruled table
+        ("tables/tabula-java/schools/schools.pdf", 0),  # /Rotate 90
+        ("tables/camelot/clockwise_table_1/clockwise_table_1.pdf", 0),  # /Rotate 180, irregular grid
+    ],
+)
+def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int) -> None:
+    """Our word-fed run of PyMuPDF's line finder cuts the same cells as ``find_tables`` itself."""
+    from dagster_ocr.tables import _has_grid, _page_words, _ruled_grids
+
+    with pymupdf.open(corpus / name) as doc:
+        pg = doc[page_no]
+        drawings = pg.get_drawings()
+        assert _has_grid(drawings)
+        ours = _ruled_grids(pg, drawings, _page_words(pg, []))
+        ref = pg.find_tables(use_layout=False).tables
+        assert len(ours) == len(ref) >= 1
+        for a, b in zip(ours, ref, strict=True):
+            cells_a = [c for row in a.rows for c in row.cells]
+            cells_b = [c for row in b.rows for c in row.cells]
+            assert len(cells_a) == len(cells_b)
+            for ca, cb in zip(cells_a, cells_b, strict=True):
+                assert (ca is None) == (cb is None)
+                if ca is not None:  # edge positions are cluster means: equal to a fraction of a point
+                    assert max(abs(x - y) for x, y in zip(ca, cb, strict=True)) < 0.5
