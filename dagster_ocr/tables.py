@@ -303,20 +303,26 @@ class _TextLine:
         return max(w.x1 for w in self.words)
 
 
-def _page_words(pg: pymupdf.Page, exclude: list[BBox]) -> list[_Word]:
-    """Horizontal words of the page outside ``exclude`` regions (ruled tables already read)."""
+def _page_words(pg: pymupdf.Page) -> list[_Word]:
+    """Horizontal words of the page, in display coordinates (the line finder's grid is in them too)."""
     out: list[_Word] = []
-    # Words come in unrotated coordinates, the line finder's grid in display coordinates.
     rot = tuple(pg.rotation_matrix) if pg.rotation else None
     for x0, y0, x1, y1, text, *_ in pg.get_text("words", sort=False):
         if rot is not None:
             x0, y0, x1, y1 = transform_box((x0, y0, x1, y1), rot)
         if not text.strip() or x1 - x0 <= 0 or y1 - y0 <= 0:
             continue
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        if any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in exclude):
-            continue
         out.append(_Word(x0, y0, x1, y1, text))
+    return out
+
+
+def _outside_regions(words: list[_Word], regions: list[BBox]) -> list[_Word]:
+    """The words whose centre lies in none of ``regions`` (ruled tables already read)."""
+    out = []
+    for w in words:
+        cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+        if not any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions):
+            out.append(w)
     return out
 
 
@@ -353,14 +359,17 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
     """Cell texts of a PyMuPDF grid read from word boxes (Table.extract() drops inter-word spaces)."""
     out: list[list[str | None]] = []
+    centres = [((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2, w) for w in words]
     for r in tab.rows:
+        _, ry0, _, ry1 = r.bbox
+        in_row = [c for c in centres if ry0 <= c[1] <= ry1]  # one pass over the page per row, not per cell
         row: list[str | None] = []
         for c in r.cells:
             if c is None:
                 row.append(None)
                 continue
             x0, y0, x1, y1 = c
-            inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+            inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
             lines = _text_lines(inside, 1e9)
             row.append(" ".join(_words_text(ln.words) for ln in lines))
         out.append(row)
@@ -732,7 +741,7 @@ def _edge_to_display(edge: dict[str, Any], rot: tuple[float, ...]) -> dict[str, 
 
 def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_Part]:
     """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page."""
-    all_words = _page_words(pg, [])
+    all_words = _page_words(pg)
     ruled: list[_Part] = []
     if s.finder == "auto":
         drawings = pg.get_drawings()
@@ -741,7 +750,7 @@ def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_
                 part = _to_part(tab, "lines", page_index, all_words)
                 if part is not None and _keep(part, s):
                     ruled.append(part)
-    words = _page_words(pg, [p.bbox for p in ruled]) if ruled else all_words
+    words = _outside_regions(all_words, [p.bbox for p in ruled]) if ruled else all_words
     parts = list(ruled)
     for area in _table_areas(_text_lines(words, s.chunk_gap), s):
         part = _stream_part(area, page_index, s)

@@ -187,7 +187,15 @@ def _image_as_pdf(doc: pymupdf.Document, limits: LimitSettings) -> pymupdf.Docum
     return pdf
 
 
-def _image_coverage(page: pymupdf.Page) -> float:
+def _image_coverage(page: pymupdf.Page, n_chars: int, settings: TextSettings) -> float:
+    """Share of the page that images cover.
+
+    ``get_image_info`` interprets the whole page again (as costly as reading its text), so it is
+    skipped where its answer cannot matter: a page with more text than ``scan_max_chars`` whose
+    resources list no image (then only inline images could cover it) reports 0.
+    """
+    if n_chars > settings.scan_max_chars and not page.get_images(full=False):
+        return 0.0
     area = abs(page.rect) or 1.0
     covered = 0.0
     for info in page.get_image_info():
@@ -244,12 +252,16 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
     return lines
 
 
+def _visible_chars(lines: list[Line]) -> int:
+    return sum(len("".join(line.text.split())) for line in lines)
+
+
 def route_page(lines: list[Line], image_coverage: float, settings: TextSettings) -> tuple[bool, str]:
     """Decide whether a page needs OCR. Returns (needs_ocr, reason)."""
     if settings.ocr_mode == "always":
         return True, "ocr_mode=always"
     text = "".join(line.text for line in lines)
-    n_chars = sum(1 for c in text if not c.isspace())
+    n_chars = _visible_chars(lines)
     if settings.ocr_mode == "never":
         return False, "ocr_mode=never"
     if n_chars < settings.min_chars:
@@ -286,7 +298,7 @@ def iter_pages(
                 f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
             )
         lines = extract_lines(page)
-        coverage = _image_coverage(page)
+        coverage = _image_coverage(page, _visible_chars(lines), settings)
         needs_ocr, reason = route_page(lines, coverage, settings)
         result = Page(
             index=page.number,

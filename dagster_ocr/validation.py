@@ -82,6 +82,13 @@ def _mojibake_matches(text: str) -> list[re.Match[str]]:
     return found
 
 
+#: the characters ``_char_flag`` flags: U+FFFD, C0/C1 controls but tab/CR/LF (category Cc) and
+#: private-use code points (category Co); one regex scan instead of a Python loop per character
+_BAD_CHAR = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
+)
+
+
 def _char_flag(ch: str) -> str | None:
     if ch in PROTECTED_SYMBOLS:
         return None
@@ -98,10 +105,10 @@ def _char_flag(ch: str) -> str | None:
 def suspicious_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, flag) for every suspicious stretch of ``text``; spans may overlap."""
     spans: list[tuple[int, int, str]] = []
-    for i, ch in enumerate(text):
-        flag = _char_flag(ch)
+    for m in _BAD_CHAR.finditer(text):
+        flag = _char_flag(m.group())
         if flag:
-            spans.append((i, i + 1, flag))
+            spans.append((m.start(), m.end(), flag))
     for m in _CID.finditer(text):
         spans.append((m.start(), m.end(), "unmapped_glyph"))
     for m in _UNMAPPED_RUN.finditer(text):
@@ -128,14 +135,13 @@ def garbage_ratio(text: str) -> float:
     character is suspicious. OCR routing compares this with a threshold to decide whether a
     page's text layer is worth keeping.
     """
-    positions = [i for i, ch in enumerate(text) if not ch.isspace()]
-    if not positions:
+    n_visible = len("".join(text.split()))
+    if not n_visible:
         return 0.0
-    bad = [False] * len(text)
+    bad: set[int] = set()
     for start, end, _ in suspicious_spans(text):
-        for i in range(start, end):
-            bad[i] = True
-    return sum(1 for i in positions if bad[i]) / len(positions)
+        bad.update(range(start, end))
+    return sum(1 for i in bad if not text[i].isspace()) / n_visible
 
 
 def lost_symbols(source: str, extracted: str) -> set[str]:

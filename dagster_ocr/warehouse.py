@@ -73,18 +73,26 @@ def _utf8(value: Any) -> Any:
     return value
 
 
+#: rows per DataFrame handed to DuckDB
+_INSERT_BATCH = 20_000
+
+
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
     if table not in _WRITABLE:
         raise ValueError(f"not a warehouse table: {table!r}")
     if not rows:
         return
-    frame = pd.DataFrame.from_records([{k: _utf8(v) for k, v in row.items()} for row in rows])
-    con.register("_rows", frame)
-    try:
-        # BY NAME: the DataFrame may carry a subset of the columns, in any order
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-    finally:
-        con.unregister("_rows")
+    # in batches: a DataFrame of every line of a 5,000-page document is a few hundred MB on top of
+    # the rows themselves; one batch at a time keeps the load's memory flat in document length
+    for start in range(0, len(rows), _INSERT_BATCH):
+        batch = rows[start : start + _INSERT_BATCH]
+        frame = pd.DataFrame.from_records([{k: _utf8(v) for k, v in row.items()} for row in batch])
+        con.register("_rows", frame)
+        try:
+            # BY NAME: the DataFrame may carry a subset of the columns, in any order
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        finally:
+            con.unregister("_rows")
 
 
 class Warehouse:

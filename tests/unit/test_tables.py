@@ -324,7 +324,7 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
         pg = doc[page_no]
         drawings = pg.get_drawings()
         assert _has_grid(drawings)
-        ours = _ruled_grids(pg, drawings, _page_words(pg, []))
+        ours = _ruled_grids(pg, drawings, _page_words(pg))
         ref = pg.find_tables(use_layout=False).tables
         assert len(ours) == len(ref) >= 1
         for a, b in zip(ours, ref, strict=True):
