@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 import unicodedata
@@ -228,8 +229,10 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
     rot = tuple(page.rotation_matrix) if page.rotation else None
 
     def box(b: tuple[float, float, float, float]) -> BBox:
-        return (b[0], b[1], b[2], b[3]) if rot is None else transform_box(b, rot)
+        return tuple(b) if rot is None else transform_box(b, rot)  # type: ignore[return-value]
 
+    # Memory matters here (a 5,000-page document keeps every line until it is loaded): bbox tuples
+    # are PyMuPDF's own, a one-span line shares its span's, and font names are interned.
     lines: list[Line] = []
     for block in data["blocks"]:
         if block.get("type") != 0:
@@ -239,7 +242,7 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
                 Span(
                     text=_symbol_glyphs(clean_text(s["text"]), s["font"]),
                     bbox=box(s["bbox"]),
-                    font=clean_text(s["font"]),
+                    font=sys.intern(clean_text(s["font"])),
                     size=round(s["size"], 2),
                     bold=bool(s["flags"] & pymupdf.TEXT_FONT_BOLD) or "bold" in s["font"].lower(),
                     italic=bool(s["flags"] & pymupdf.TEXT_FONT_ITALIC),
@@ -248,7 +251,10 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
             ]
             text = "".join(s.text for s in spans).strip()
             if text:
-                lines.append(Line(text=text, bbox=box(ln["bbox"]), spans=spans, block=block["number"]))
+                bbox = box(ln["bbox"])
+                if len(spans) == 1 and spans[0].bbox == bbox:
+                    bbox = spans[0].bbox
+                lines.append(Line(text=text, bbox=bbox, spans=spans, block=block["number"]))
     return lines
 
 
