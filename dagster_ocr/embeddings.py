@@ -15,6 +15,7 @@ BM25.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import logging
@@ -109,7 +110,36 @@ class Embedder:
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, dim=1)
                 out[idx] = pooled.float().cpu().numpy()
+                if (start // max(1, batch_size)) % _TRIM_EVERY == _TRIM_EVERY - 1:
+                    _release_freed_memory()
+        _release_freed_memory()
         return out
+
+
+#: batches between two calls of ``malloc_trim``
+_TRIM_EVERY = 8
+
+
+def _release_freed_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc's ``malloc_trim``; a no-op elsewhere).
+
+    Every batch allocates activations of a different shape (batches are cut by length), and glibc
+    keeps the freed blocks: embedding 3,000 chunks grew the process by 780 MiB that it never gave
+    back (bench: 1,000-page document 1.7x the peak memory of a 10-page one). Trimming every few
+    batches keeps it flat in the number of chunks.
+    """
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL("libc.so.6")
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: Any = None
 
 
 _LOCK = threading.Lock()

@@ -227,6 +227,10 @@ def load_document(
     return chunks
 
 
+#: vectors per DataFrame handed to DuckDB
+_VECTOR_BATCH = 1000
+
+
 def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None) -> dict[str, Any]:
     """Embed the document's loaded chunks and replace its ``kb_embeddings`` rows (one transaction).
 
@@ -270,19 +274,24 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
             known[hashes[i]] = vector
         figures["embedded"] = len(todo)
     figures["seconds"] = round(time.perf_counter() - started, 3)
-    rows = pd.DataFrame(
-        {
-            "doc_id": doc_id,
-            "chunk_id": chunks["chunk_id"].astype(str),
-            "model": embeddings.MODEL_NAME,
-            "text_md5": hashes,
-            "embedding": [known[h].tolist() for h in hashes],
-            "embedded_at": pd.Timestamp.now(tz="UTC").tz_localize(None),
-        }
-    )
+    chunk_ids = chunks["chunk_id"].astype(str).tolist()
+    now = pd.Timestamp.now(tz="UTC").tz_localize(None)
     with warehouse.transaction() as con:
         con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
-        if len(rows):
+        # in batches: a vector as a Python list is 384 float objects (~10 KB), so a long document's
+        # vectors converted at once would cost hundreds of MB
+        for start in range(0, len(hashes), _VECTOR_BATCH):
+            part = hashes[start : start + _VECTOR_BATCH]
+            rows = pd.DataFrame(
+                {
+                    "doc_id": doc_id,
+                    "chunk_id": chunk_ids[start : start + _VECTOR_BATCH],
+                    "model": embeddings.MODEL_NAME,
+                    "text_md5": part,
+                    "embedding": [known[h].tolist() for h in part],
+                    "embedded_at": now,
+                }
+            )
             con.register("_vectors", rows)
             try:
                 con.execute(
