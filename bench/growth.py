@@ -10,7 +10,7 @@ checks, knowledge base) through the core functions; ``graph`` runs ``assets.cli.
 Dagster graph, in process, with its pickling IO manager between assets).
 
     .venv/bin/python bench/growth.py [--quick] [--sizes 10,100,1000,5000] [--graph-sizes 10,100,1000]
-                                     [--finder NAME] [--json OUT]
+                                     [--finder NAME] [--no-embeddings] [--json OUT]
 """
 
 from __future__ import annotations
@@ -29,7 +29,14 @@ from typing import Any
 import _common as C
 
 
-def child(pdf: Path, mode: str, finder: str | None, workdir: Path) -> dict[str, Any]:
+def _overrides(finder: str | None, embeddings: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"tables": {"finder": finder}} if finder else {}
+    if not embeddings:
+        out["kb"] = {"embeddings": False}
+    return out
+
+
+def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: bool = True) -> dict[str, Any]:
     """Run one document in this (fresh) process; peak RSS after imports and after each stage."""
     import stages  # noqa: F401 - imports what the stages need, so the baseline includes it
 
@@ -40,7 +47,7 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path) -> dict[str, 
     from dagster_ocr.warehouse import Warehouse, document_rows
 
     C.quiet_logs()
-    overrides = {"tables": {"finder": finder}} if finder else {}
+    overrides = _overrides(finder, embeddings)
     settings = Settings.load(overrides=overrides)
     mem: dict[str, float] = {"imports": C.peak_rss_mib()}
     sec: dict[str, float] = {}
@@ -90,7 +97,7 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path) -> dict[str, 
     }
 
 
-def run_child(pdf: Path, mode: str, finder: str | None) -> dict[str, Any]:
+def run_child(pdf: Path, mode: str, finder: str | None, embeddings: bool = True) -> dict[str, Any]:
     """One fresh interpreter for one (document, mode); adds the kernel's view of its peak RSS."""
     with tempfile.TemporaryDirectory(prefix="bench-growth-") as tmp:
         out_json = Path(tmp) / "out.json"
@@ -108,6 +115,8 @@ def run_child(pdf: Path, mode: str, finder: str | None) -> dict[str, Any]:
         ]
         if finder:
             cmd += ["--finder", finder]
+        if not embeddings:
+            cmd += ["--no-embeddings"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
         env.pop("DAGSTER_HOME", None)
         proc = subprocess.Popen(cmd, cwd=C.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -122,7 +131,9 @@ def run_child(pdf: Path, mode: str, finder: str | None) -> dict[str, Any]:
     return result
 
 
-def growth(sizes: list[int], graph_sizes: list[int], finder: str | None) -> dict[str, Any]:
+def growth(
+    sizes: list[int], graph_sizes: list[int], finder: str | None, embeddings: bool = True
+) -> dict[str, Any]:
     """Every size in a fresh process per mode; ratios against the smallest size."""
     rows = []
     for n in sizes:
@@ -130,7 +141,7 @@ def growth(sizes: list[int], graph_sizes: list[int], finder: str | None) -> dict
         for mode in ("core", "graph"):
             if mode == "graph" and n not in graph_sizes:
                 continue
-            r = run_child(pdf, mode, finder)
+            r = run_child(pdf, mode, finder, embeddings)
             r.update(pages=n, mode=mode, file_bytes=pdf.stat().st_size)
             r["peak_rss_mib"] = r["peak_rss_mib_final"]
             r["above_imports_mib"] = r["peak_rss_mib"] - r["peak_rss_mib_after"]["imports"]
@@ -150,7 +161,7 @@ def growth(sizes: list[int], graph_sizes: list[int], finder: str | None) -> dict
             }
             for r in mine
         }
-    return {"finder": finder or "default", "rows": rows, "vs_smallest": summary}
+    return {"finder": finder or "default", "embeddings": embeddings, "rows": rows, "vs_smallest": summary}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -159,6 +170,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--sizes")
     ap.add_argument("--graph-sizes")
     ap.add_argument("--finder", help="TableSettings.finder override (default: the settings default)")
+    ap.add_argument(
+        "--no-embeddings", action="store_true", help="kb.embeddings=false (BM25-only knowledge base)"
+    )
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--mode", default="core", help=argparse.SUPPRESS)
@@ -166,11 +180,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     if args.child:
         with tempfile.TemporaryDirectory(prefix="bench-growth-child-") as tmp:
-            C.dump(child(args.child, args.mode, args.finder, Path(tmp)), args.out)
+            C.dump(child(args.child, args.mode, args.finder, Path(tmp), not args.no_embeddings), args.out)
         return {}
     sizes = [int(s) for s in (args.sizes or ("1,3" if args.quick else "10,100,1000,5000")).split(",")]
     graph = [int(s) for s in (args.graph_sizes or ("" if args.quick else "10,100,1000")).split(",") if s]
-    out = growth(sizes, graph, args.finder)
+    out = growth(sizes, graph, args.finder, not args.no_embeddings)
     if args.json:
         C.dump(out, args.json)
     print(json.dumps(out["vs_smallest"]))
