@@ -153,3 +153,25 @@ def test_embedding_throughput_on_this_machine(warehouse):
     rate = len(texts) / (time.perf_counter() - started)
     print(f"embedding throughput: {rate:.1f} chunks/s (~{len(texts[0])} chars each)")
     assert rate > 2.0
+
+
+def test_auto_dtype_is_bfloat16_only_where_it_is_native(monkeypatch, tmp_path):
+    assert embeddings.resolve_dtype("float32", "cuda") == "float32"  # an explicit choice wins
+    assert embeddings.resolve_dtype("auto", "cuda:0") == "bfloat16"
+    cpuinfo = tmp_path / "cpuinfo"
+    real_path = embeddings.Path
+    monkeypatch.setattr(embeddings, "Path", lambda p: real_path(cpuinfo) if p == "/proc/cpuinfo" else real_path(p))
+    cpuinfo.write_text("flags : fpu sse2 avx2 avx512f\n")
+    assert embeddings.resolve_dtype("auto", "cpu") == "float32"
+    cpuinfo.write_text("flags : fpu sse2 avx2 avx512f avx512_bf16\n")
+    assert embeddings.resolve_dtype("auto", "cpu") == "bfloat16"
+
+
+@needs_model
+def test_bfloat16_vectors_agree_with_float32_ones():
+    """Stored vectors of either precision stay comparable (what ``embed_dtype="auto"`` relies on)."""
+    texts = [t for _, _, t in TEXTS]
+    full = embeddings.get_embedder(dtype="float32").embed(texts)
+    half = embeddings.get_embedder(dtype="bfloat16").embed(texts)
+    assert half.dtype == np.float32
+    assert float(np.min(np.sum(full * half, axis=1))) > 0.99
