@@ -160,7 +160,9 @@ def test_auto_dtype_is_bfloat16_only_where_it_is_native(monkeypatch, tmp_path):
     assert embeddings.resolve_dtype("auto", "cuda:0") == "bfloat16"
     cpuinfo = tmp_path / "cpuinfo"
     real_path = embeddings.Path
-    monkeypatch.setattr(embeddings, "Path", lambda p: real_path(cpuinfo) if p == "/proc/cpuinfo" else real_path(p))
+    monkeypatch.setattr(
+        embeddings, "Path", lambda p: real_path(cpuinfo) if p == "/proc/cpuinfo" else real_path(p)
+    )
     cpuinfo.write_text("flags : fpu sse2 avx2 avx512f\n")
     assert embeddings.resolve_dtype("auto", "cpu") == "float32"
     cpuinfo.write_text("flags : fpu sse2 avx2 avx512f avx512_bf16\n")
