@@ -689,7 +689,8 @@ def _ruled_grids(pg: pymupdf.Page, drawings: list[dict[str, Any]], words: list[_
     whether a candidate grid holds text, and word boxes answer both. So the finder's own steps
     (``make_edges`` and ``TableFinder``, module functions of ``pymupdf.table``; the version is
     pinned in requirements.lock and tests/unit/test_tables.py compares against ``find_tables``) run
-    here with words in place of characters: same edges, same grids, 3-4x less time.
+    here with words in place of characters: the same tables on every ICDAR, tabula-java and camelot
+    file of the corpus in a third of the time (bench/tables_speed.py, BENCHMARKS.md).
 
     MuPDF's drawings are in unrotated page space: the edges are built there, then turned to display
     space before the grid is cut into cells (the cell search walks from top-left corners, so it must
@@ -746,7 +747,14 @@ def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_
     if s.finder == "auto":
         drawings = pg.get_drawings()
         if _has_grid(drawings):
-            for tab in _ruled_grids(pg, drawings, all_words):
+            try:
+                grids = _ruled_grids(pg, drawings, all_words)
+            except Exception:  # a drawing the line finder chokes on must not sink the document
+                logger.warning(
+                    "ruled-table finder failed on page %d; text alignment only", page_index, exc_info=True
+                )
+                grids = []
+            for tab in grids:
                 part = _to_part(tab, "lines", page_index, all_words)
                 if part is not None and _keep(part, s):
                     ruled.append(part)

@@ -335,3 +335,17 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
                 assert (ca is None) == (cb is None)
                 if ca is not None:  # edge positions are cluster means: equal to a fraction of a point
                     assert max(abs(x - y) for x, y in zip(ca, cb, strict=True)) < 0.5
+
+
+def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> None:
+    import dagster_ocr.tables as tables_module
+
+    def broken(*_args):
+        raise ValueError("a drawing the line finder chokes on")
+
+    monkeypatch.setattr(tables_module, "_ruled_grids", broken)
+    doc = pymupdf.open()
+    page = doc.new_page()
+    _table(page, 100, [HEADER, ["North", "2024", "10"], ["South", "2024", "12"], ["East", "2024", "9"]])
+    (table,) = extract_tables(doc, _pages(doc), TableSettings())
+    assert table.grid()[1] == ["North", "2024", "10"]
