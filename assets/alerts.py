@@ -17,7 +17,8 @@ import datetime as dt
 import logging
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 
@@ -95,16 +96,23 @@ def run_failure_alert_sensor(context: dg.RunFailureSensorContext, notifier: Noti
     _send(notifier.notifier(context.log), [alert], context.log)
 
 
+def _materializations(
+    instance: dg.DagsterInstance, key: dg.AssetKey, since: float
+) -> Iterator[tuple[Any, Mapping[str, Any]]]:
+    """(record, metadata) of the asset's materializations after ``since``."""
+    for record in instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, after_timestamp=since), limit=EVENT_LIMIT
+    ).records:
+        yield record, (record.asset_materialization.metadata if record.asset_materialization else {})
+
+
 def recent_history(
     instance: dg.DagsterInstance, now: float, settings: AlertSettings
 ) -> tuple[list[DocOutcome], list[RunInfo], list[GpuSample], dict[str, float | None]]:
     """Document outcomes, runs, GPU samples and last updates of the watched assets from the instance."""
     since = now - max(settings.window_s, settings.gpu_memory_duration_s)
     outcomes = []
-    for record in instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=OUTCOME_ASSET, after_timestamp=since), limit=EVENT_LIMIT
-    ).records:
-        meta = record.asset_materialization.metadata if record.asset_materialization else {}
+    for record, meta in _materializations(instance, OUTCOME_ASSET, since):
         status = meta.get("status")
         if status is not None and record.partition_key:
             outcomes.append(DocOutcome(record.partition_key, str(status.value), record.timestamp))
@@ -130,10 +138,7 @@ def recent_history(
             outcomes.append(DocOutcome(partition, "failed", rec.end_time, run.tags.get(_FILE_TAG, "")))
 
     gpu = []
-    for record in instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=GPU_ASSET, after_timestamp=since), limit=EVENT_LIMIT
-    ).records:
-        meta = record.asset_materialization.metadata if record.asset_materialization else {}
+    for record, meta in _materializations(instance, GPU_ASSET, since):
         fraction = meta.get("gpu_memory_fraction")
         if fraction is not None and fraction.value is not None:
             gpu.append(GpuSample(record.timestamp, float(fraction.value)))

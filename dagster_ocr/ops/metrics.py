@@ -103,21 +103,20 @@ def build_registry(
     """A fresh registry holding ``figures`` (plus Dagster step failures per asset, when given)."""
     reg = CollectorRegistry(auto_describe=True)
 
-    def gauge(name: str, doc: str, value: float | None, labels: Mapping[str, str] | None = None) -> None:
-        if value is None:
-            return
-        g = Gauge(f"{PREFIX}_{name}", doc, list(labels or {}), registry=reg)
-        (g.labels(**labels) if labels else g).set(value)
+    def gauge(name: str, doc: str, value: float | None) -> None:
+        if value is not None:
+            Gauge(f"{PREFIX}_{name}", doc, registry=reg).set(value)
 
-    docs = Gauge(f"{PREFIX}_documents", "Documents in the warehouse by status.", ["status"], registry=reg)
-    for status, n in sorted(figures.documents.items()):
-        docs.labels(status=status).set(n)
+    def per_label(name: str, doc: str, label: str, values: Mapping[str, int]) -> None:
+        g = Gauge(f"{PREFIX}_{name}", doc, [label], registry=reg)
+        for key, n in sorted(values.items()):
+            g.labels(**{label: key}).set(n)
+
+    per_label("documents", "Documents in the warehouse by status.", "status", figures.documents)
     gauge("pages", "Pages of every document in the warehouse.", figures.pages)
-    by_source = Gauge(
-        f"{PREFIX}_pages_by_source", "Pages by where their text came from.", ["text_source"], registry=reg
+    per_label(
+        "pages_by_source", "Pages by where their text came from.", "text_source", figures.pages_by_source
     )
-    for source, n in sorted(figures.pages_by_source.items()):
-        by_source.labels(text_source=source).set(n)
     gauge("ocr_share", "Share of pages whose text came from OCR.", figures.ocr_share)
     gauge("ocr_confidence_mean", "Mean OCR confidence over OCR pages.", figures.ocr_confidence_mean)
     gauge("tables", "Tables found.", figures.tables)
@@ -125,28 +124,20 @@ def build_registry(
     gauge("paragraphs", "Paragraphs stored.", figures.paragraphs)
     gauge("paragraphs_flagged", "Paragraphs carrying a validation flag.", figures.paragraphs_flagged)
     gauge("kb_chunks", "Knowledge-base chunks.", figures.kb_chunks)
-    stage = Gauge(
-        f"{PREFIX}_document_failures",
+    per_label(
+        "document_failures",
         "Documents stopped at a stage (document_text: unreadable; quality_gate: quarantined).",
-        ["stage"],
-        registry=reg,
+        "stage",
+        figures.document_failures,
     )
-    for name, n in sorted(figures.document_failures.items()):
-        stage.labels(stage=name).set(n)
-    checks = Gauge(
-        f"{PREFIX}_quality_check_failures",
+    per_label(
+        "quality_check_failures",
         "Documents failing a quality suite at ERROR severity.",
-        ["check"],
-        registry=reg,
+        "check",
+        figures.check_failures,
     )
-    for name, n in sorted(figures.check_failures.items()):
-        checks.labels(check=name).set(n)
     if step_failures is not None:
-        steps = Gauge(
-            f"{PREFIX}_step_failures", "Failed Dagster steps per asset (recent runs).", ["step"], registry=reg
-        )
-        for name, n in sorted(step_failures.items()):
-            steps.labels(step=name).set(n)
+        per_label("step_failures", "Failed Dagster steps per asset (recent runs).", "step", step_failures)
     gauge(
         "last_parsed_timestamp_seconds",
         "When the newest document was parsed (alert on time() minus this).",
