@@ -134,18 +134,20 @@ def _release_freed_memory() -> None:
     peak memory of a 10-page one). A trim after each batch (a few ms against a forward pass of
     hundreds) keeps it flat in the number of chunks.
     """
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6")
-            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
-_LIBC: Any = None
+def _malloc_trim() -> Any:
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return trim
+
+
+_MALLOC_TRIM = _malloc_trim()
 
 
 _LOCK = threading.Lock()

@@ -316,16 +316,6 @@ def _page_words(pg: pymupdf.Page) -> list[_Word]:
     return out
 
 
-def _outside_regions(words: list[_Word], regions: list[BBox]) -> list[_Word]:
-    """The words whose centre lies in none of ``regions`` (ruled tables already read)."""
-    out = []
-    for w in words:
-        cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
-        if not any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions):
-            out.append(w)
-    return out
-
-
 def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
     """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
     words = sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
@@ -612,11 +602,10 @@ def _keep(part: _Part, s: TableSettings) -> bool:
     return not (part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs))
 
 
-def _outside(line: Line, regions: list[BBox]) -> bool:
-    x0, y0, x1, y1 = line.bbox
-    cy = (y0 + y1) / 2
-    cx = (x0 + x1) / 2
-    return not any(r[0] - 1 <= cx <= r[2] + 1 and r[1] - 1 <= cy <= r[3] + 1 for r in regions)
+def _outside(box: BBox, regions: list[BBox], pad: float = 1.0) -> bool:
+    """True when the centre of ``box`` lies in none of ``regions`` (each grown by ``pad``)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return not any(r[0] - pad <= cx <= r[2] + pad and r[1] - pad <= cy <= r[3] + pad for r in regions)
 
 
 def _find_caption(part: _Part, lines: list[Line], s: TableSettings) -> None:
@@ -758,7 +747,8 @@ def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_
                 part = _to_part(tab, "lines", page_index, all_words)
                 if part is not None and _keep(part, s):
                     ruled.append(part)
-    words = _outside_regions(all_words, [p.bbox for p in ruled]) if ruled else all_words
+    regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
+    words = [w for w in all_words if _outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
     for area in _table_areas(_text_lines(words, s.chunk_gap), s):
         part = _stream_part(area, page_index, s)
@@ -797,7 +787,7 @@ def _gap_ok(
     lo, hi = page.height * s.margin_fraction, page.height * (1 - s.margin_fraction)
     count = 0
     for i, ln in enumerate(lines):
-        if i in skip or ln.furniture or not _outside(ln, regions):
+        if i in skip or ln.furniture or not _outside(ln.bbox, regions):
             continue
         cy = (ln.bbox[1] + ln.bbox[3]) / 2
         if not (y_from <= cy <= y_to) or cy < lo or cy > hi:

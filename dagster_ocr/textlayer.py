@@ -262,12 +262,18 @@ def _visible_chars(lines: list[Line]) -> int:
     return sum(len("".join(line.text.split())) for line in lines)
 
 
-def route_page(lines: list[Line], image_coverage: float, settings: TextSettings) -> tuple[bool, str]:
-    """Decide whether a page needs OCR. Returns (needs_ocr, reason)."""
+def route_page(
+    lines: list[Line], image_coverage: float, settings: TextSettings, n_chars: int | None = None
+) -> tuple[bool, str]:
+    """Decide whether a page needs OCR. Returns (needs_ocr, reason).
+
+    ``n_chars`` (the lines' non-space characters) is counted here unless the caller has it already.
+    """
     if settings.ocr_mode == "always":
         return True, "ocr_mode=always"
     text = "".join(line.text for line in lines)
-    n_chars = _visible_chars(lines)
+    if n_chars is None:
+        n_chars = _visible_chars(lines)
     if settings.ocr_mode == "never":
         return False, "ocr_mode=never"
     if n_chars < settings.min_chars:
@@ -304,8 +310,9 @@ def iter_pages(
                 f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
             )
         lines = extract_lines(page)
-        coverage = _image_coverage(page, _visible_chars(lines), settings)
-        needs_ocr, reason = route_page(lines, coverage, settings)
+        n_chars = _visible_chars(lines)
+        coverage = _image_coverage(page, n_chars, settings)
+        needs_ocr, reason = route_page(lines, coverage, settings, n_chars)
         result = Page(
             index=page.number,
             width=page.rect.width,
