@@ -67,20 +67,16 @@ def document_text(
     seconds = time.perf_counter() - start
     if not doc.ok:
         context.log.warning(f"{source.file_name}: {doc.error}")
-    n_ocr = sum(1 for p in doc.pages if p.text_source == "ocr")
-    confidences = [p.ocr_confidence for p in doc.pages if p.ocr_confidence is not None]
     context.add_output_metadata(
         {
             "file_name": source.file_name,
             "status": str(doc.status),
             "error": doc.error,
             "pages": doc.n_pages,
-            "ocr_pages": n_ocr,
-            "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
-            "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
+            **pipeline.text_summary(doc),
             "seconds": round(seconds, 3),
             "pages_per_second": round(doc.n_pages / seconds, 2) if seconds else 0.0,
-            **pipeline.decode_summary(doc),
+            "pages_on_disk": bool(getattr(doc.pages, "on_disk", False)),
             **meter.figures(),
         }
     )

@@ -44,7 +44,7 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: b
     from dagster_ocr import pipeline
     from dagster_ocr.ingest import DocumentStore
     from dagster_ocr.settings import Settings
-    from dagster_ocr.warehouse import Warehouse, document_rows
+    from dagster_ocr.warehouse import Warehouse
 
     C.quiet_logs()
     overrides = _overrides(finder, embeddings)
@@ -81,7 +81,6 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: b
         labels = stage("labels", lambda: pipeline.document_labels(doc, settings))
         tables = stage("tables", lambda: pipeline.document_tables(doc, settings))
         paras = stage("paragraphs", lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
-        stage("rows", lambda: document_rows(doc, labels, tables, paras))  # what the load builds first
         stage("duckdb_load", lambda: wh.write_document(doc, labels, tables, paras))
         sres = SettingsResource(overrides_json=json.dumps(overrides))
         stage("checks", lambda: evaluate_quality(wh, source.doc_id, sres))

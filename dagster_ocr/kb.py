@@ -214,9 +214,11 @@ def load_document(
     ``embed=False`` to call that yourself and keep its figures.
     """
     frames = warehouse.document_frames(
-        doc_id, ("documents", "pages", "paragraphs", "sections", "tables", "table_cells")
+        doc_id, ("documents", "paragraphs", "sections", "tables", "table_cells")
     )
-    doc, pages = frames["documents"].iloc[0], frames["pages"]
+    # the labels only: a long document's page texts are tens of MB this does not need
+    pages = warehouse.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
+    doc = frames["documents"].iloc[0]
     chunks = build_chunks(
         doc["file_name"],
         frames["paragraphs"],

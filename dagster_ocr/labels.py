@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -623,12 +624,29 @@ def _value_ok(style: str, value: int, s: LabelSettings) -> bool:
     return 1 <= value <= (s.max_arabic if style == "D" else s.max_roman)
 
 
-def infer_printed_labels(pages: list[Page], settings: LabelSettings | None = None) -> list[PageLabel]:
+#: (page index, position in the caller's sequence, the page's candidates), in page-index order
+_Found = list[tuple[int, int, list[_Candidate]]]
+
+
+def _find_candidates(pages: Sequence[Page], s: LabelSettings) -> _Found:
+    # one pass over the pages (they may be read back from disk one at a time: see pagestore)
+    return sorted(((p.index, k, page_number_candidates(p, s)) for k, p in enumerate(pages)), key=_first)
+
+
+def _first(item: tuple[int, int, list[_Candidate]]) -> tuple[int, int]:
+    return item[0], item[1]
+
+
+def infer_printed_labels(pages: Sequence[Page], settings: LabelSettings | None = None) -> list[PageLabel]:
     """Labels from printed page numbers alone, one per page (in the order of ``pages``)."""
     s = settings or LabelSettings()
-    order = sorted(range(len(pages)), key=lambda k: pages[k].index)
-    cands = [page_number_candidates(pages[k], s) for k in order]
-    indexes = [pages[k].index for k in order]
+    return _infer_printed(_find_candidates(pages, s), s)
+
+
+def _infer_printed(found: _Found, s: LabelSettings) -> list[PageLabel]:
+    indexes = [idx for idx, _, _ in found]
+    order = [k for _, k, _ in found]
+    cands = [cs for _, _, cs in found]
 
     # every candidate votes for its run; each page counts once per run
     support: Counter[_Key] = Counter()
@@ -668,7 +686,7 @@ def infer_printed_labels(pages: list[Page], settings: LabelSettings | None = Non
                 seg_interior[j] = bool(hits) and hits[0] < j < hits[-1]
             start = end
 
-    out: list[PageLabel | None] = [None] * len(pages)
+    out: list[PageLabel | None] = [None] * len(found)
     for j, k in enumerate(order):
         idx, key, cs = indexes[j], path[j], cands[j]
         if key is None:
@@ -754,7 +772,7 @@ def _pdf_labels_broken(labels: list[str]) -> bool:
 
 
 def label_pages(
-    doc: pymupdf.Document | None, pages: list[Page], settings: LabelSettings | None = None
+    doc: pymupdf.Document | None, pages: Sequence[Page], settings: LabelSettings | None = None
 ) -> list[PageLabel]:
     """One ``PageLabel`` per page, in the order of ``pages``.
 
@@ -763,7 +781,8 @@ def label_pages(
     None (image inputs): only printed numbers are used.
     """
     s = settings or LabelSettings()
-    printed = infer_printed_labels(pages, s)
+    found = _find_candidates(pages, s)
+    printed = _infer_printed(found, s)
     pdf = pdf_page_labels(doc) if doc is not None and s.use_pdf_labels else None
     if pdf is not None and _pdf_labels_broken(pdf):
         log.warning("page labels: every page of /PageLabels reads %r; using printed numbers instead", pdf[0])
@@ -773,24 +792,24 @@ def label_pages(
 
     out: list[PageLabel] = []
     disagreements = 0
-    for page, fallback in zip(pages, printed, strict=True):
-        label = pdf[page.index] if 0 <= page.index < len(pdf) else ""
+    cands_at = {k: (index, cs) for index, k, cs in found}
+    for k, fallback in enumerate(printed):
+        index, cands = cands_at[k]
+        label = pdf[index] if 0 <= index < len(pdf) else ""
         if not label:
             out.append(fallback)
             continue
-        seen = next(
-            (c for c in page_number_candidates(page, s) if c.label.casefold() == label.casefold()), None
-        )
+        seen = next((c for c in cands if c.label.casefold() == label.casefold()), None)
         if seen is not None:
-            out.append(PageLabel(page.index, label, LabelSource.PDF, 1.0, seen.line_index))
+            out.append(PageLabel(index, label, LabelSource.PDF, 1.0, seen.line_index))
         elif fallback.source == LabelSource.PRINTED and fallback.confidence >= 0.8:
             # a printed run seen on two or more pages says otherwise: keep /PageLabels, trust less
             disagreements += 1
             out.append(
-                PageLabel(page.index, label, LabelSource.PDF, s.pdf_disagree_confidence, fallback.line_index)
+                PageLabel(index, label, LabelSource.PDF, s.pdf_disagree_confidence, fallback.line_index)
             )
         else:
-            out.append(PageLabel(page.index, label, LabelSource.PDF, s.pdf_confidence, fallback.line_index))
+            out.append(PageLabel(index, label, LabelSource.PDF, s.pdf_confidence, fallback.line_index))
     if disagreements:
         log.info(
             "page labels: /PageLabels and printed numbers disagree on %d page(s); /PageLabels kept",

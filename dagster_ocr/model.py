@@ -10,6 +10,7 @@ Dagster assets, and carry no validation cost on the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -245,7 +246,8 @@ class ExtractedDocument:
 
     source: SourceDocument
     status: DocStatus
-    pages: list[Page] = field(default_factory=list)
+    #: in page order; a ``pagestore.PageList`` from the text stage (long documents wait on disk)
+    pages: Sequence[Page] = field(default_factory=list)
     error: str = ""
     title: str = ""
     #: physical page count (0 for a failed document)
@@ -260,3 +262,6 @@ class ExtractedDocument:
 class ParagraphResult:
     paragraphs: list[Paragraph] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    #: page index → {line index → "page_number" | "header" | "footer"}: the furniture found on
+    #: each page (the warehouse's ``lines.furniture``; the pages themselves are read-only input)
+    furniture: dict[int, dict[int, str]] = field(default_factory=dict)

@@ -41,6 +41,7 @@ import logging
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +57,7 @@ from dagster_ocr.model import (
     Table,
     x_gaps,
 )
+from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.validation import validate_text
 
 log = logging.getLogger(__name__)
@@ -351,54 +353,65 @@ def _norm_furniture(text: str) -> str:
     return _WS.sub(" ", _DIGITS.sub("#", text)).strip().lower()
 
 
-def _mark_furniture(pages: list[Page], labels: list[PageLabel], settings: ParagraphSettings) -> None:
-    """Mark page numbers and running headers/footers on the pages (``Line.furniture``)."""
-    by_index = {p.index: p for p in pages}
-    for lab in labels:
-        page = by_index.get(lab.page_index)
-        if page is not None and lab.line_index is not None and 0 <= lab.line_index < len(page.lines):
-            line = page.lines[lab.line_index]
-            if line.furniture is None:
-                line.furniture = "page_number"
+def _zones(page: Page, settings: ParagraphSettings) -> tuple[float, float]:
+    return page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
 
+
+def _repeated_furniture(
+    pages: Iterable[Page], number_lines: dict[int, int], settings: ParagraphSettings
+) -> set[tuple[str, str]]:
+    """(zone, normalised text) of the header and footer lines repeated on enough pages.
+
+    ``number_lines``: page index → the line the label stage read the page number from (never a
+    running head). One pass over the pages, keeping only the margin lines' normalised texts.
+    """
     zone_pages: dict[tuple[str, str], set[int]] = defaultdict(set)
+    n_pages = 0
     for page in pages:
-        top, bottom = page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
-        for line in page.lines:
-            if line.furniture is not None or not line.text.strip():
+        n_pages += 1
+        top, bottom = _zones(page, settings)
+        claimed = number_lines.get(page.index)
+        for i, line in enumerate(page.lines):
+            if i == claimed or line.furniture is not None or not line.text.strip():
                 continue
             if line.bbox[1] <= top:
                 zone_pages[("header", _norm_furniture(line.text))].add(page.index)
             elif line.bbox[3] >= bottom:
                 zone_pages[("footer", _norm_furniture(line.text))].add(page.index)
-    need = max(settings.repeat_min_pages, settings.repeat_min_share * len(pages))
-    repeated = {key for key, seen in zone_pages.items() if len(seen) >= need}
-    for page in pages:
-        top, bottom = page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
-        for line in page.lines:
-            if line.furniture is not None:
-                continue
-            text = line.text.strip()
-            zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
-            if zone is None or not text:
-                continue
-            if (zone, _norm_furniture(text)) in repeated:
-                line.furniture = zone
-            elif _PAGE_NUMBER_RE.fullmatch(text):
-                # a bare number in the margin is a page number the label stage did not claim
-                line.furniture = "page_number"
-        # a running head printed on the same line as the page number ("Title ... 9")
-        numbers = [ln for ln in page.lines if ln.furniture == "page_number"]
-        for line in page.lines:
-            if line.furniture is not None or not line.text.strip():
-                continue
-            zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
-            if zone and any(
-                min(line.bbox[3], n.bbox[3]) - max(line.bbox[1], n.bbox[1])
-                > 0.5 * (line.bbox[3] - line.bbox[1])
-                for n in numbers
-            ):
-                line.furniture = zone
+    need = max(settings.repeat_min_pages, settings.repeat_min_share * n_pages)
+    return {key for key, seen in zone_pages.items() if len(seen) >= need}
+
+
+def _page_furniture(
+    page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
+) -> dict[int, str]:
+    """Line index → "page_number", "header" or "footer" for the page's furniture lines."""
+    marks = {i: ln.furniture for i, ln in enumerate(page.lines) if ln.furniture is not None}
+    if number_line is not None and 0 <= number_line < len(page.lines):
+        marks.setdefault(number_line, "page_number")
+    top, bottom = _zones(page, settings)
+    for i, line in enumerate(page.lines):
+        text = line.text.strip()
+        zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
+        if i in marks or zone is None or not text:
+            continue
+        if (zone, _norm_furniture(text)) in repeated:
+            marks[i] = zone
+        elif _PAGE_NUMBER_RE.fullmatch(text):
+            # a bare number in the margin is a page number the label stage did not claim
+            marks[i] = "page_number"
+    # a running head printed on the same line as the page number ("Title ... 9")
+    numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]
+    for i, line in enumerate(page.lines):
+        if i in marks or not line.text.strip():
+            continue
+        zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
+        if zone and any(
+            min(line.bbox[3], n[3]) - max(line.bbox[1], n[1]) > 0.5 * (line.bbox[3] - line.bbox[1])
+            for n in numbers
+        ):
+            marks[i] = zone
+    return marks
 
 
 def _looks_like_prose(table: Table, settings: ParagraphSettings) -> bool:
@@ -876,11 +889,10 @@ def _assign_levels(heads: list[_Para]) -> None:
 # --------------------------------------------------------------------------- assembly
 
 
-def _label_for(page_index: int, labels: dict[int, str], pages: dict[int, Page]) -> str:
+def _label_for(page_index: int, labels: dict[int, str], printed: dict[int, str]) -> str:
     if page_index in labels:
         return labels[page_index]
-    page = pages.get(page_index)
-    return page.label if page is not None and page.label else str(page_index + 1)
+    return printed.get(page_index) or str(page_index + 1)
 
 
 def _id_label(label: str) -> str:
@@ -888,7 +900,7 @@ def _id_label(label: str) -> str:
 
 
 def build_paragraphs(
-    pages: list[Page],
+    pages: Sequence[Page],
     labels: list[PageLabel],
     tables: list[Table],
     settings: ParagraphSettings | None = None,
@@ -900,7 +912,9 @@ def build_paragraphs(
     module docstring for the rules and the id scheme.
     """
     s = settings or ParagraphSettings()
-    _mark_furniture(pages, labels, s)
+    result = ParagraphResult()
+    number_lines = {lab.page_index: lab.line_index for lab in labels if lab.line_index is not None}
+    repeated = _repeated_furniture(in_page_order(pages), number_lines, s)
     tables_by_page: dict[int, list[BBox]] = defaultdict(list)
     for t in tables:
         if _looks_like_prose(t, s):
@@ -911,8 +925,20 @@ def build_paragraphs(
             tables_by_page[page_index].append(bbox)
 
     rows: list[_Row] = []
+    printed: dict[int, str] = {}  # page index → the page's own label, where it carries one
     flow = 0
-    for page in sorted(pages, key=lambda p: p.index):
+    n_pages = 0
+    # one page at a time (pages may be read back from disk: see pagestore); what is kept of a
+    # page is its rows, not its lines
+    for page in in_page_order(pages):
+        n_pages += 1
+        marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
+        for i, kind in marks.items():
+            page.lines[i].furniture = kind
+        if marks:
+            result.furniture[page.index] = marks
+        if page.label:
+            printed[page.index] = page.label
         regions = tables_by_page.get(page.index, [])
         body = [
             ln
@@ -927,15 +953,13 @@ def build_paragraphs(
     _detect_headings(paras, s)
 
     label_map = {lab.page_index: lab.label for lab in labels}
-    page_map = {p.index: p for p in pages}
-    result = ParagraphResult()
     stack: list[Section] = []
     current: Section | None = None
     counters: dict[str, int] = defaultdict(int)
     seen_ids: set[str] = set()
     for order, p in enumerate(paras):
         first_page = p.rows[0].page_index
-        label = _label_for(first_page, label_map, page_map)
+        label = _label_for(first_page, label_map, printed)
         if p.kind == "heading":
             while stack and stack[-1].level >= p.heading_level:
                 stack.pop()
@@ -977,6 +1001,6 @@ def build_paragraphs(
         "built %d paragraphs and %d sections from %d pages",
         len(result.paragraphs),
         len(result.sections),
-        len(pages),
+        n_pages,
     )
     return result

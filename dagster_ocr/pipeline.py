@@ -26,8 +26,10 @@ from dagster_ocr.model import (
     ParagraphResult,
     SourceDocument,
     Table,
+    TextSource,
 )
 from dagster_ocr.ocr.base import OcrEngine, ocr_page
+from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
@@ -85,7 +87,7 @@ def extract_document(
                 result.decode_stats = page_decode_stats(take_stats())
             return result
 
-    pages: list[Page] = []
+    pages = PageList(keep=limits.pages_in_memory)
     # engines that tune themselves per kind of document (the speculative engine's K)
     per_type = getattr(engine, "document", None)
     kind = per_type(settings.ocr.document_type) if per_type else contextlib.nullcontext()
@@ -121,20 +123,32 @@ def page_decode_stats(calls: list) -> dict[str, float | int | None]:
     return summarize(calls).as_dict()
 
 
-def decode_summary(doc: ExtractedDocument) -> dict[str, float | None]:
-    """Document-level speculative figures from the pages' decoding counts ({} when none)."""
-    decoded = [p.decode_stats for p in doc.pages if p.decode_stats]
-    if not decoded:
-        return {}
-
-    def total(key: str) -> float:
-        return sum(d.get(key) or 0 for d in decoded)
-
-    drafted, forwards = total("draft_forwards"), total("target_forwards")
-    return {
-        "speculative_acceptance_rate": total("accepted") / drafted if drafted else None,
-        "tokens_per_target_forward": total("new_tokens") / forwards if forwards else None,
+def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
+    """The text stage's figures for one document (one pass over its pages): OCR pages and share,
+    mean OCR confidence, and the speculative decoder's rates where an engine counted them."""
+    n_ocr = 0
+    confidences: list[float] = []
+    decoded: list[dict] = []
+    for p in doc.pages:
+        n_ocr += p.text_source == TextSource.OCR
+        if p.ocr_confidence is not None:
+            confidences.append(p.ocr_confidence)
+        if p.decode_stats:
+            decoded.append(p.decode_stats)
+    out: dict[str, float | int | None] = {
+        "ocr_pages": n_ocr,
+        "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
+        "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
     }
+    if decoded:
+
+        def total(key: str) -> float:
+            return sum(d.get(key) or 0 for d in decoded)
+
+        drafted, forwards = total("draft_forwards"), total("target_forwards")
+        out["speculative_acceptance_rate"] = total("accepted") / drafted if drafted else None
+        out["tokens_per_target_forward"] = total("new_tokens") / forwards if forwards else None
+    return out
 
 
 def document_labels(doc: ExtractedDocument, settings: Settings | None = None) -> list[PageLabel]:

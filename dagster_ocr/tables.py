@@ -21,6 +21,7 @@ import math
 import re
 import statistics
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ import pymupdf
 from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.model import BBox, Cell, Line, Page, Table, TextSource, transform_box
+from dagster_ocr.pagestore import in_page_order
 
 logger = logging.getLogger(__name__)
 
@@ -1167,7 +1169,7 @@ class _Group:
 
 
 def extract_tables(
-    doc: pymupdf.Document, pages: list[Page], settings: TableSettings | None = None
+    doc: pymupdf.Document, pages: Sequence[Page], settings: TableSettings | None = None
 ) -> list[Table]:
     """Find the tables of a document and join those that continue across pages.
 
@@ -1184,27 +1186,28 @@ def extract_tables(
     (a row continuation does not repeat the rows it continues).
     """
     s = settings or TableSettings()
-    by_index = {p.index: p for p in pages}
+    groups: list[_Group] = []
+    # a table continues only from the page right before, so only that page's context is kept
+    # (pages may be read back from disk one at a time: see pagestore)
+    by_index: dict[int, Page] = {}
     lines: dict[int, list[Line]] = {}
     per_page: dict[int, list[_Part]] = {}
-    for page in sorted(pages, key=lambda p: p.index):
+    regions: dict[int, list[BBox]] = {}
+    for page in in_page_order(pages):
         if page.text_source != TextSource.TEXT_LAYER:
             continue
-        lines[page.index] = _page_lines(doc, page)
-        per_page[page.index] = _page_parts(doc, page, lines[page.index], s)
-    regions = {i: [p.bbox for p in ps] for i, ps in per_page.items()}
-
-    groups: list[_Group] = []
-    for idx in sorted(per_page):
-        for j, part in enumerate(per_page[idx]):
-            if (
-                s.merge
-                and j == 0
-                and groups
-                and _join(groups[-1], part, per_page, by_index, lines, regions, s)
-            ):
+        i = page.index
+        by_index[i], lines[i] = page, _page_lines(doc, page)
+        per_page[i] = _page_parts(doc, page, lines[i], s)
+        regions[i] = [p.bbox for p in per_page[i]]
+        for j, part in enumerate(per_page[i]):
+            joined = s.merge and j == 0 and groups
+            if joined and _join(groups[-1], part, per_page, by_index, lines, regions, s):
                 continue
             groups.append(_Group([part]))
+        for window in (by_index, lines, per_page, regions):
+            for old in [k for k in window if k < i - 1]:
+                del window[old]
     return [
         _build_columns(g.parts, g.aligns, f"t{k}", s)
         if g.kind == "columns"
@@ -1224,8 +1227,7 @@ def _join(
 ) -> bool:
     """Append ``part`` (first on its page) to group ``g`` when it continues it; True when it did."""
     prev = g.parts[-1]
-    prev_last = prev is per_page[prev.page_index][-1]
-    if part.page_index != prev.page_index + 1 or not prev_last:
+    if part.page_index != prev.page_index + 1 or prev is not per_page[prev.page_index][-1]:
         return False
     if g.kind != "rows":
         # columns are aligned to the first part, which holds the full stub

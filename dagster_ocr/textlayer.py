@@ -61,6 +61,13 @@ class LimitSettings(BaseModel):
         description="Wall-clock budget for reading one document's pages (text layer and OCR). Checked "
         "before every page, so a document overruns it by at most one page (or one OCR timeout).",
     )
+    pages_in_memory: int = Field(
+        256,
+        ge=0,
+        description="Pages of a document held in memory between stages; a longer document's pages "
+        "move to a temporary file and are read back one at a time, so memory stays flat in "
+        "document length (see dagster_ocr/pagestore.py).",
+    )
     ocr_page_timeout_s: float = Field(
         120.0,
         gt=0,

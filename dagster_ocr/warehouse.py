@@ -153,20 +153,26 @@ class Warehouse:
         document can be re-run later with exactly that configuration.
         """
         self.ensure_schema()
-        rows = document_rows(doc, labels, tables, paragraphs)
+        extra: dict[str, Any] = {}
         if settings_json is not None:
-            rows["documents"][0]["settings_json"] = settings_json
-            rows["documents"][0]["settings_hash"] = hashlib.sha256(settings_json.encode()).hexdigest()[:16]
+            extra = {
+                "settings_json": settings_json,
+                "settings_hash": hashlib.sha256(settings_json.encode()).hexdigest()[:16],
+            }
         doc_id = doc.source.doc_id
+        counts = dict.fromkeys(("documents", *CONTENT_TABLES), 0)
         with self.transaction() as con:
             for table in (*CONTENT_TABLES, "documents"):  # constants only: values go in as parameters
                 con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
             # a new parse invalidates the previous verdicts and knowledge-base load
             con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
             con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
-            for table, table_rows in rows.items():
-                _insert(con, table, table_rows)
-        return {table: len(r) for table, r in rows.items()}
+            # rows are built and inserted a batch at a time: a long document's rows never exist
+            # all at once (5,000 pages: 255,000 line rows, ~170 MB as dicts)
+            for table, batch in iter_document_rows(doc, labels, tables, paragraphs, extra):
+                _insert(con, table, batch)
+                counts[table] += len(batch)
+        return counts
 
     def record_gate(
         self, doc_id: str, results: Sequence[dict[str, Any]], status: DocStatus, error: str | None
@@ -249,7 +255,27 @@ def document_rows(
     tables: Sequence[Table],
     paragraphs: ParagraphResult,
 ) -> dict[str, list[dict[str, Any]]]:
-    """The rows of every contract table for one document (pure: no database)."""
+    """The rows of every contract table for one document, all at once (pure: no database)."""
+    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in ("documents", *CONTENT_TABLES)}
+    for table, batch in iter_document_rows(doc, labels, tables, paragraphs):
+        rows[table].extend(batch)
+    return rows
+
+
+def iter_document_rows(
+    doc: ExtractedDocument,
+    labels: Sequence[PageLabel],
+    tables: Sequence[Table],
+    paragraphs: ParagraphResult,
+    document_extra: dict[str, Any] | None = None,
+    batch_size: int = _INSERT_BATCH,
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(table, rows) for every contract table of one document, at most ``batch_size`` rows at a time.
+
+    The pages are read once, one at a time (they may come back from disk: see pagestore); the
+    ``documents`` row comes last, as it counts what the pages held. ``document_extra`` adds
+    columns to it.
+    """
     doc_id = doc.source.doc_id
     label_of = {lab.page_index: lab for lab in labels}
 
@@ -257,8 +283,12 @@ def document_rows(
         lab = label_of.get(i)
         return lab.label if lab else str(i + 1)
 
-    pages, lines, decode_stats = [], [], []
+    pages: list[dict[str, Any]] = []
+    lines: list[dict[str, Any]] = []
+    decode_stats: list[dict[str, Any]] = []
+    n_ocr = 0
     for page in doc.pages:
+        n_ocr += str(page.text_source) == "ocr"
         if page.decode_stats:
             decode_stats.append(
                 {
@@ -289,9 +319,11 @@ def document_rows(
             }
         )
         number_line = lab.line_index if lab else None
+        # the paragraph stage's furniture; the page's own marks and the label stage's number line
+        # stand in where the paragraphs were built from other page objects (or not at all)
+        furniture = paragraphs.furniture.get(page.index, {})
         for i, line in enumerate(page.lines):
             span = line.spans[0] if line.spans else None
-            furniture = line.furniture or ("page_number" if i == number_line else None)
             lines.append(
                 {
                     "doc_id": doc_id,
@@ -307,47 +339,65 @@ def document_rows(
                     "size": line.size,
                     "bold": line.bold,
                     "confidence": line.confidence,
-                    "furniture": furniture,
+                    "furniture": furniture.get(i)
+                    or line.furniture
+                    or ("page_number" if i == number_line else None),
                 }
             )
+        for table, held in (("pages", pages), ("lines", lines), ("ocr_decode_stats", decode_stats)):
+            if len(held) >= batch_size:
+                yield table, held[:]
+                held.clear()
+    yield "pages", pages
+    yield "lines", lines
+    yield "ocr_decode_stats", decode_stats
 
-    sections = [
-        {
-            "doc_id": doc_id,
-            "section_id": s.section_id,
-            "parent_id": s.parent_id,
-            "level": s.level,
-            "title": s.title,
-            "number": s.number,
-            "page_index": s.page_index,
-            "page_label": s.page_label or page_label(s.page_index),
-            "ordinal": s.ordinal,
-        }
-        for s in paragraphs.sections
-    ]
+    yield (
+        "sections",
+        [
+            {
+                "doc_id": doc_id,
+                "section_id": s.section_id,
+                "parent_id": s.parent_id,
+                "level": s.level,
+                "title": s.title,
+                "number": s.number,
+                "page_index": s.page_index,
+                "page_label": s.page_label or page_label(s.page_index),
+                "ordinal": s.ordinal,
+            }
+            for s in paragraphs.sections
+        ],
+    )
 
-    paras = [
-        {
-            "doc_id": doc_id,
-            "paragraph_id": p.paragraph_id,
-            "section_id": p.section_id,
-            "reading_order": p.reading_order,
-            "page_index": p.page_index,
-            "page_label": p.page_label or page_label(p.page_index),
-            "last_page_index": p.last_page_index if p.last_page_index >= 0 else p.page_index,
-            "text": p.text,
-            "x0": p.bbox[0],
-            "y0": p.bbox[1],
-            "x1": p.bbox[2],
-            "y1": p.bbox[3],
-            "flags": list(p.flags),
-            "kind": p.kind,
-            "continued": p.continued,
-        }
-        for p in paragraphs.paragraphs
-    ]
+    paras = paragraphs.paragraphs
+    for start in range(0, len(paras), batch_size):
+        yield (
+            "paragraphs",
+            [
+                {
+                    "doc_id": doc_id,
+                    "paragraph_id": p.paragraph_id,
+                    "section_id": p.section_id,
+                    "reading_order": p.reading_order,
+                    "page_index": p.page_index,
+                    "page_label": p.page_label or page_label(p.page_index),
+                    "last_page_index": p.last_page_index if p.last_page_index >= 0 else p.page_index,
+                    "text": p.text,
+                    "x0": p.bbox[0],
+                    "y0": p.bbox[1],
+                    "x1": p.bbox[2],
+                    "y1": p.bbox[3],
+                    "flags": list(p.flags),
+                    "kind": p.kind,
+                    "continued": p.continued,
+                }
+                for p in paras[start : start + batch_size]
+            ],
+        )
 
-    table_rows, cells = [], []
+    table_rows: list[dict[str, Any]] = []
+    cells: list[dict[str, Any]] = []
     for t in tables:
         table_rows.append(
             {
@@ -391,34 +441,33 @@ def document_rows(
                     "y1": bb[3],
                 }
             )
+        if len(cells) >= batch_size:
+            yield "table_cells", cells[:]
+            cells.clear()
+    yield "tables", table_rows
+    yield "table_cells", cells
 
     src = doc.source
-    documents = [
-        {
-            "doc_id": doc_id,
-            "file_name": src.file_name,
-            "source_path": src.source_path,
-            "stored_path": src.stored_path,
-            "kind": src.kind,
-            "size_bytes": src.size_bytes,
-            "n_pages": doc.n_pages,
-            "status": str(doc.status),
-            "error": doc.error or None,
-            "title": doc.title,
-            "n_paragraphs": len(paras),
-            "n_tables": len(table_rows),
-            "n_ocr_pages": sum(1 for p in doc.pages if str(p.text_source) == "ocr"),
-            "pipeline_version": __version__,
-            "parsed_at": _now(),
-        }
-    ]
-    return {
-        "documents": documents,
-        "pages": pages,
-        "lines": lines,
-        "sections": sections,
-        "paragraphs": paras,
-        "tables": table_rows,
-        "table_cells": cells,
-        "ocr_decode_stats": decode_stats,
-    }
+    yield (
+        "documents",
+        [
+            {
+                "doc_id": doc_id,
+                "file_name": src.file_name,
+                "source_path": src.source_path,
+                "stored_path": src.stored_path,
+                "kind": src.kind,
+                "size_bytes": src.size_bytes,
+                "n_pages": doc.n_pages,
+                "status": str(doc.status),
+                "error": doc.error or None,
+                "title": doc.title,
+                "n_paragraphs": len(paras),
+                "n_tables": len(table_rows),
+                "n_ocr_pages": n_ocr,
+                "pipeline_version": __version__,
+                "parsed_at": _now(),
+                **(document_extra or {}),
+            }
+        ],
+    )

@@ -132,6 +132,15 @@ def test_the_sample_contract_fills_every_contract_table(mixed_run):
         [doc_id, SAMPLE_FACTS["scanned_page_index"]],
     )
     assert scanned.text_source[0] == "none" and "no text layer" in scanned.route_reason[0]
+    # the paragraph stage's furniture reaches the warehouse through the graph (each asset reads
+    # its own copy of the pages, so the marks travel in the paragraph result)
+    furniture = wh.query(
+        "SELECT furniture, list(DISTINCT text) AS texts FROM lines WHERE doc_id = ? "
+        "AND furniture IS NOT NULL GROUP BY 1",
+        [doc_id],
+    ).set_index("furniture")["texts"]
+    assert SAMPLE_FACTS["running_header"] in list(furniture["header"])
+    assert "page_number" in furniture.index
 
 
 def test_every_row_names_its_printed_page(mixed_run):

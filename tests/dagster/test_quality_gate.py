@@ -100,13 +100,8 @@ def loaded(tmp_path_factory, corpus: Path):
         (inbox / name).write_bytes(_tiny_pdf(name))
     (inbox / "box_outside.pdf").write_bytes(_tiny_pdf("box_outside.pdf"))
 
-    original = warehouse_module.document_rows
-
-    def defective_rows(doc, labels, tables, paragraphs):
-        return _inject(original(doc, labels, tables, paragraphs), doc.source.file_name)
-
     mp = pytest.MonkeyPatch()
-    mp.setattr(warehouse_module, "document_rows", defective_rows)
+    mp.setattr(warehouse_module, "iter_document_rows", _defective_rows)
     wh_path = root / "wh.duckdb"
     try:
         run_inbox(inbox, wh_path, data_dir=root / "data", ocr_engine="none", show_progress=False)
@@ -175,15 +170,21 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
     ]
 
 
+_ROWS = warehouse_module.iter_document_rows
+
+
+def _defective_rows(doc, labels, tables, paragraphs, *args, **kwargs):
+    """The load's rows with the defect named by the file (see ``_inject``), all in one batch each."""
+    rows: dict[str, list] = {t: [] for t in ("documents", *warehouse_module.CONTENT_TABLES)}
+    for table, batch in _ROWS(doc, labels, tables, paragraphs, *args, **kwargs):
+        rows[table].extend(batch)
+    yield from _inject(rows, doc.source.file_name).items()
+
+
 def _rerun_gate(defs: dg.Definitions, instance: dg.DagsterInstance, doc_id: str) -> dg.ExecuteInProcessResult:
     """Re-materialize the gate and the knowledge base only (upstream stages come from storage)."""
-    original = warehouse_module.document_rows
     mp = pytest.MonkeyPatch()
-    mp.setattr(
-        warehouse_module,
-        "document_rows",
-        lambda doc, *a: _inject(original(doc, *a), doc.source.file_name),
-    )
+    mp.setattr(warehouse_module, "iter_document_rows", _defective_rows)
     try:
         job = defs.resolve_job_def("ingest_document")
         return job.execute_in_process(
