@@ -618,6 +618,27 @@ class _Para:
     number: str = ""
     continued: bool = False
     heading_level: int = 0
+    # what headings and assembly need of the rows, kept when the rows are let go (``seal``)
+    n_rows: int = 0
+    size: float = 0.0  # the largest row font size
+    bold: bool = False  # every row bold
+    italic: bool = False  # every row italic
+    first_page: int = 0
+    last_page: int = 0
+    first_bbox: BBox = (0.0, 0.0, 0.0, 0.0)  # its rows on the first page
+
+    def seal(self, weights: dict[float, int]) -> None:
+        """Summarise the rows, count their characters by font size into ``weights``, drop them."""
+        rows = self.rows
+        self.n_rows = len(rows)
+        self.size = max(r.size for r in rows)
+        self.bold = all(r.bold for r in rows)
+        self.italic = all(r.italic for r in rows)
+        self.first_page, self.last_page = rows[0].page_index, rows[-1].page_index
+        self.first_bbox = _union([r.bbox for r in rows if r.page_index == self.first_page])
+        for r in rows:
+            weights[round(r.size, 1)] += len(r.text)
+        self.rows = []
 
 
 def _ends_sentence(text: str) -> bool:
@@ -687,13 +708,17 @@ def _style_break(a: _Row, b: _Row, s: ParagraphSettings) -> bool:
     )
 
 
+#: how many of the latest paragraphs a row after a break may continue (see _continuation_target)
+_LOOK_BACK = 8
+
+
 def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _Para | None:
     """The unfinished paragraph a row continues after a column, page or table break, or None.
 
     Usually the last paragraph; figure labels and captions in a smaller font that the layout put
     at the foot of the column may sit in between, so look back past paragraphs in another style.
     """
-    for p in reversed(paras[-8:]):
+    for p in reversed(paras[-_LOOK_BACK:]):
         last = p.rows[-1]
         if abs(last.size - r.size) <= 0.5 and not _style_break(last, r, s):
             if p.kind == "heading" or _ends_sentence(p.text):
@@ -706,87 +731,116 @@ def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _
     return None
 
 
-def _group(rows: list[_Row], tables_by_page: dict[int, list[BBox]], s: ParagraphSettings) -> list[_Para]:
-    baseline = _page_gap_baseline(rows)
-    flows: dict[int, list[_Row]] = defaultdict(list)
-    for r in rows:
-        flows[r.flow].append(r)
-    flow_box = {f: (min(r.bbox[0] for r in rs), max(r.bbox[2] for r in rs)) for f, rs in flows.items()}
+class _Grouper:
+    """Rows into paragraphs, fed one page at a time.
 
-    paras: list[_Para] = []
-    cur: _Para | None = None
+    Only the last few paragraphs can still take a row (the current one, or a continuation target
+    within ``_continuation_target``'s look-back), so older ones are sealed as the pages go by:
+    their rows are summarised and let go, and a long document's rows never sit in memory together.
+    """
 
-    def start(r: _Row) -> _Para:
+    def __init__(self, tables_by_page: dict[int, list[BBox]], s: ParagraphSettings) -> None:
+        self.tables_by_page, self.s = tables_by_page, s
+        self.paras: list[_Para] = []
+        self.cur: _Para | None = None
+        #: characters per font size over every row (the body size, for headings)
+        self.weights: dict[float, int] = defaultdict(int)
+        self._sealed = 0
+
+    def finish(self) -> list[_Para]:
+        self.cur = None
+        self._seal(len(self.paras))
+        return self.paras
+
+    def _seal(self, upto: int) -> None:
+        while self._sealed < upto and self.paras[self._sealed] is not self.cur:
+            self.paras[self._sealed].seal(self.weights)
+            self._sealed += 1
+
+    def _start(self, r: _Row) -> _Para:
         p = _Para(rows=[r], text=r.text)
         m = _clause_match(r.text)
         if m:
             p.kind, p.number = m[0], m[1]
-        paras.append(p)
+        self.paras.append(p)
         return p
 
-    for r in rows:
-        if cur is None:
-            cur = start(r)
-            continue
-        a = cur.rows[-1]
-        clause = _clause_match(r.text)
-        same_flow = a.flow == r.flow and a.page_index == r.page_index
-        table_between = same_flow and any(
-            a.bbox[3] <= ty0 + 1 and ty1 <= r.bbox[1] + 1 and tx0 < a.bbox[2] and tx1 > a.bbox[0]
-            for tx0, ty0, tx1, ty1 in tables_by_page.get(r.page_index, [])
-        )
-        if not same_flow or table_between:
-            # a column, page or table interrupts the text: continue only an unfinished sentence
-            cont = clause is None and (_starts_lower(r.text) or is_cjk(r.text.lstrip()[0]))
-            if cont:
-                target = _continuation_target(paras, r, s)
-                if target is not None:
-                    target.rows.append(r)
-                    target.text = _join_rows(target.text, r.text)
-                    if r.page_index != target.rows[0].page_index:
-                        target.continued = True
-                    cur = target
-                    continue
-            cur = start(r)
-            continue
+    def add_page(self, rows: list[_Row]) -> None:
+        """One page's rows in reading order (flows never span pages, nor do gap baselines)."""
+        s, paras, tables_by_page = self.s, self.paras, self.tables_by_page
+        baseline = _page_gap_baseline(rows)
+        flows: dict[int, list[_Row]] = defaultdict(list)
+        for r in rows:
+            flows[r.flow].append(r)
+        flow_box = {f: (min(r.bbox[0] for r in rs), max(r.bbox[2] for r in rs)) for f, rs in flows.items()}
+        cur = self.cur
+        for r in rows:
+            if cur is None:
+                cur = self._start(r)
+                continue
+            a = cur.rows[-1]
+            clause = _clause_match(r.text)
+            same_flow = a.flow == r.flow and a.page_index == r.page_index
+            table_between = same_flow and any(
+                a.bbox[3] <= ty0 + 1 and ty1 <= r.bbox[1] + 1 and tx0 < a.bbox[2] and tx1 > a.bbox[0]
+                for tx0, ty0, tx1, ty1 in tables_by_page.get(r.page_index, [])
+            )
+            if not same_flow or table_between:
+                # a column, page or table interrupts the text: continue only an unfinished sentence
+                cont = clause is None and (_starts_lower(r.text) or is_cjk(r.text.lstrip()[0]))
+                if cont:
+                    target = _continuation_target(paras, r, s)
+                    if target is not None:
+                        target.rows.append(r)
+                        target.text = _join_rows(target.text, r.text)
+                        if r.page_index != target.rows[0].page_index:
+                            target.continued = True
+                        cur = target
+                        continue
+                cur = self._start(r)
+                continue
 
-        brk = False
-        h = (a.height + r.height) / 2
-        size = max(a.size, r.size, 1.0)
-        gap = r.bbox[1] - a.bbox[3]
-        usual = baseline.get((r.page_index, round(r.size)), 0.15 * h)
-        usual = min(usual, 0.8 * h)  # a page of one-line paragraphs must not teach us huge gaps
-        if gap > usual + s.gap_factor * h:
-            brk = True
-        elif _style_break(a, r, s):
-            brk = True
-        elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
-            brk = True  # a stray punctuation row after a finished sentence stands alone
-        elif clause is not None and (
-            clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item")
-        ):
-            brk = True
-        else:
-            tol = s.indent_tolerance * size
-            fl, fr = flow_box[r.flow]
-            if r.bbox[0] > a.bbox[0] + tol and len(cur.rows) >= 2:
-                brk = True  # first-line indent of a new paragraph
-            elif r.bbox[0] < a.bbox[0] - tol:
-                first_line_indent = len(cur.rows) == 1 and cur.kind == "body" and abs(r.bbox[0] - fl) <= tol
-                brk = not first_line_indent
-            elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(
-                s.short_line_share * (fr - fl), s.short_line_sizes * size
+            brk = False
+            h = (a.height + r.height) / 2
+            size = max(a.size, r.size, 1.0)
+            gap = r.bbox[1] - a.bbox[3]
+            usual = baseline.get((r.page_index, round(r.size)), 0.15 * h)
+            usual = min(usual, 0.8 * h)  # a page of one-line paragraphs must not teach us huge gaps
+            if gap > usual + s.gap_factor * h:
+                brk = True
+            elif _style_break(a, r, s):
+                brk = True
+            elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
+                brk = True  # a stray punctuation row after a finished sentence stands alone
+            elif clause is not None and (
+                clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item")
             ):
-                nxt = r.text.lstrip()[:1]
-                brk = bool(nxt) and not nxt.islower()
-            elif a.block >= 0 and r.block >= 0 and a.block != r.block:
-                brk = _ends_sentence(a.text) or gap > usual + 0.25 * h
-        if brk:
-            cur = start(r)
-        else:
-            cur.rows.append(r)
-            cur.text = _join_rows(cur.text, r.text)
-    return paras
+                brk = True
+            else:
+                tol = s.indent_tolerance * size
+                fl, fr = flow_box[r.flow]
+                if r.bbox[0] > a.bbox[0] + tol and len(cur.rows) >= 2:
+                    brk = True  # first-line indent of a new paragraph
+                elif r.bbox[0] < a.bbox[0] - tol:
+                    first_line_indent = (
+                        len(cur.rows) == 1 and cur.kind == "body" and abs(r.bbox[0] - fl) <= tol
+                    )
+                    brk = not first_line_indent
+                elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(
+                    s.short_line_share * (fr - fl), s.short_line_sizes * size
+                ):
+                    nxt = r.text.lstrip()[:1]
+                    brk = bool(nxt) and not nxt.islower()
+                elif a.block >= 0 and r.block >= 0 and a.block != r.block:
+                    brk = _ends_sentence(a.text) or gap > usual + 0.25 * h
+            if brk:
+                cur = self._start(r)
+            else:
+                cur.rows.append(r)
+                cur.text = _join_rows(cur.text, r.text)
+        self.cur = cur
+        # paragraphs out of the look-back's reach take no more rows
+        self._seal(len(paras) - _LOOK_BACK)
 
 
 # --------------------------------------------------------------------------- headings and sections
@@ -810,11 +864,8 @@ def _heading_numbering(text: str) -> tuple[str, str, int] | None:
     return None
 
 
-def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
-    weights: dict[float, int] = defaultdict(int)
-    for p in paras:
-        for r in p.rows:
-            weights[round(r.size, 1)] += len(r.text)
+def _detect_headings(paras: list[_Para], weights: dict[float, int], s: ParagraphSettings) -> None:
+    """Mark headings among sealed paragraphs; ``weights``: characters per font size (the body size)."""
     if not weights:
         return
     body = max(weights, key=lambda k: weights[k])
@@ -822,7 +873,7 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
     for i, p in enumerate(paras):
         text = p.text.strip()
         if (
-            len(p.rows) > s.heading_max_rows
+            p.n_rows > s.heading_max_rows
             or len(text) > s.heading_max_chars
             or not any(c.isalpha() for c in text)
             or text[-1] in ".,;"
@@ -830,17 +881,17 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
             or text[0].islower()
         ):
             continue
-        size = max(r.size for r in p.rows)
+        size = p.size
         larger = size >= body * s.heading_size_ratio
-        bold = all(r.bold for r in p.rows)
+        bold = p.bold
         nxt = paras[i + 1] if i + 1 < len(paras) else None
         italic = (
-            all(r.italic for r in p.rows)
-            and len(p.rows) == 1
+            p.italic
+            and p.n_rows == 1
             and len(text.split()) <= 10
             and text[0].isupper()
             and nxt is not None
-            and not all(r.italic for r in nxt.rows)
+            and not nxt.italic
         )
         numbering = _heading_numbering(text)
         numbered = False
@@ -860,7 +911,7 @@ def _detect_headings(paras: list[_Para], s: ParagraphSettings) -> None:
 
 
 def _assign_levels(heads: list[_Para]) -> None:
-    sizes = sorted({round(max(r.size for r in p.rows) * 2) / 2 for p in heads}, reverse=True)
+    sizes = sorted({round(p.size * 2) / 2 for p in heads}, reverse=True)
 
     def scheme_rank(k: str) -> int:
         return _KEYWORDS.get(k[3:], 9) if k.startswith("kw:") else "编部章节条款项".find(k[4:])
@@ -871,11 +922,11 @@ def _assign_levels(heads: list[_Para]) -> None:
     for p in heads:
         num = _heading_numbering(p.text)
         if num and num[0] == "num":
-            key = round(max(r.size for r in p.rows) * 2) / 2
+            key = round(p.size * 2) / 2
             depth_by_size[key] = min(depth_by_size.get(key, 99), num[2])
     for p in heads:
         num = _heading_numbering(p.text)
-        key = round(max(r.size for r in p.rows) * 2) / 2
+        key = round(p.size * 2) / 2
         if num and num[0] == "num":
             p.heading_level = num[2]
         elif num and num[0] in kw_order:
@@ -924,12 +975,12 @@ def build_paragraphs(
         for page_index, bbox in t.regions:
             tables_by_page[page_index].append(bbox)
 
-    rows: list[_Row] = []
+    grouper = _Grouper(tables_by_page, s)
     printed: dict[int, str] = {}  # page index → the page's own label, where it carries one
     flow = 0
     n_pages = 0
     # one page at a time (pages may be read back from disk: see pagestore); what is kept of a
-    # page is its rows, not its lines
+    # page is its paragraphs' text and a summary of their rows, not its lines
     for page in in_page_order(pages):
         n_pages += 1
         marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
@@ -947,10 +998,10 @@ def build_paragraphs(
         ]
         body = _attach_drop_caps(body, s)
         page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
-        rows.extend(page_rows)
+        grouper.add_page(page_rows)
 
-    paras = _group(rows, tables_by_page, s)
-    _detect_headings(paras, s)
+    paras = grouper.finish()
+    _detect_headings(paras, grouper.weights, s)
 
     label_map = {lab.page_index: lab.label for lab in labels}
     stack: list[Section] = []
@@ -958,7 +1009,7 @@ def build_paragraphs(
     counters: dict[str, int] = defaultdict(int)
     seen_ids: set[str] = set()
     for order, p in enumerate(paras):
-        first_page = p.rows[0].page_index
+        first_page = p.first_page
         label = _label_for(first_page, label_map, printed)
         if p.kind == "heading":
             while stack and stack[-1].level >= p.heading_level:
@@ -989,12 +1040,12 @@ def build_paragraphs(
                 reading_order=order,
                 page_index=first_page,
                 text=text,
-                bbox=_union([r.bbox for r in p.rows if r.page_index == first_page]),
+                bbox=p.first_bbox,
                 page_label=label,
                 flags=validate_text(text),
                 kind=p.kind,
                 continued=p.continued,
-                last_page_index=p.rows[-1].page_index,
+                last_page_index=p.last_page,
             )
         )
     log.debug(
