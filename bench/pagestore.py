@@ -18,8 +18,20 @@ from typing import Any
 import _common as C
 
 
-def run(pages: int, repeat: int) -> dict[str, Any]:
+def stages(source: Any, settings: Any) -> tuple[dict[str, float], tuple[Any, ...]]:
+    """Seconds of the text, labels, tables and paragraph stages, and what they produced."""
     from dagster_ocr import pipeline
+
+    t: dict[str, float] = {}
+    t["text"], doc = C.timed(lambda: pipeline.extract_document(source, settings))
+    t["labels"], labels = C.timed(lambda: pipeline.document_labels(doc, settings))
+    t["tables"], tables = C.timed(lambda: pipeline.document_tables(doc, settings))
+    t["paragraphs"], paras = C.timed(lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
+    t["total"] = sum(t.values())
+    return t, (labels, tables, paras)
+
+
+def run(pages: int, repeat: int) -> dict[str, Any]:
     from dagster_ocr.ingest import DocumentStore
     from dagster_ocr.settings import Settings
 
@@ -31,19 +43,10 @@ def run(pages: int, repeat: int) -> dict[str, Any]:
         for _ in range(repeat):
             for mode, keep in (("in_memory", pages + 1), ("on_disk", Settings().limits.pages_in_memory)):
                 settings = Settings.load(overrides={"limits": {"pages_in_memory": keep}})
-                t: dict[str, float] = {}
-                t["text"], doc = C.timed(lambda s=settings: pipeline.extract_document(source, s))
-                t["labels"], labels = C.timed(lambda s=settings: pipeline.document_labels(doc, s))
-                t["tables"], tables = C.timed(lambda s=settings: pipeline.document_tables(doc, s))
-                t["paragraphs"], paras = C.timed(
-                    lambda s=settings: pipeline.document_paragraphs(doc, labels, tables, s)
-                )
-                t["total"] = sum(t.values())
-                mine = best.setdefault(mode, t)
-                for k, v in t.items():
+                seconds, outputs[mode] = stages(source, settings)
+                mine = best.setdefault(mode, seconds)
+                for k, v in seconds.items():
                     mine[k] = min(mine[k], v)
-                outputs[mode] = (labels, tables, paras)
-                del doc, labels, tables, paras
     return {
         "pages": pages,
         "seconds": best,

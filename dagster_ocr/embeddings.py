@@ -15,12 +15,14 @@ BM25.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import hashlib
 import importlib.util
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +83,50 @@ class Embedder:
         self.max_tokens = max_tokens
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self.dtype = resolve_dtype(dtype, device)
-        self.model: Any = (
-            AutoModel.from_pretrained(str(path), local_files_only=True)
-            .to(device=device, dtype=getattr(torch, self.dtype))
-            .eval()
-        )
+        #: seconds per calibration batch by dtype, when "auto" had to measure (see _calibrate)
+        self.calibration: dict[str, float] = {}
+        model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device=device).eval()
+        if dtype == "auto" and self.dtype == "bfloat16" and not device.startswith("cuda"):
+            model = self._calibrate(model)
+        self.model: Any = model.to(dtype=getattr(torch, self.dtype))
         self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+
+    def _calibrate(self, model: Any) -> Any:
+        """Keep bfloat16 only where it is measurably faster than float32 on this CPU.
+
+        The instruction flags do not tell: on one 2-core AVX512-BF16 machine bfloat16 embedded
+        2.0x faster, on another with the same flags (no AMX) 0.76x (bench/embeddings_dtype.py). So
+        one batch of 16 x 128 tokens runs in each dtype (after a warm-up; best of 2, ~1-2 s once
+        per process) and bfloat16 must win by 10%.
+        """
+        torch = self._torch
+        batch = self.tokenizer(
+            ["The contractor shall deliver the goods listed in Annex 2 within thirty days. " * 8] * 16,
+            truncation=True,
+            max_length=128,
+            return_tensors="pt",
+        ).to(self.device)
+
+        def seconds(m: Any) -> float:
+            with torch.inference_mode():
+                m(**batch)  # the first call picks and builds the kernels
+                times = []
+                for _ in range(2):
+                    start = time.perf_counter()
+                    m(**batch)
+                    times.append(time.perf_counter() - start)
+            return min(times)
+
+        reduced = copy.deepcopy(model).to(dtype=torch.bfloat16)
+        self.calibration = {"float32": seconds(model), "bfloat16": seconds(reduced)}
+        faster = self.calibration["bfloat16"] < 0.9 * self.calibration["float32"]
+        self.dtype = "bfloat16" if faster else "float32"
+        log.info(
+            "embeddings in %s: bfloat16 runs %.2fx the speed of float32 on this CPU",
+            self.dtype,
+            self.calibration["float32"] / self.calibration["bfloat16"],
+        )
+        return reduced if faster else model
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """L2-normalised embeddings, one float32 row of :data:`DIM` values per text, in input order.
@@ -156,13 +196,14 @@ _REPORTED: set[str] = set()
 
 
 def resolve_dtype(dtype: str, device: str = "cpu") -> str:
-    """The torch dtype name "auto" stands for: bfloat16 on CUDA and on CPUs with native bf16
-    instructions (AVX512-BF16 or AMX), else float32.
+    """The torch dtype name "auto" stands for: bfloat16 on CUDA; on a CPU with native bf16
+    instructions (AVX512-BF16 or AMX), bfloat16 as a candidate that the embedder then measures
+    against float32 (:meth:`Embedder._calibrate`); float32 elsewhere.
 
-    Measured by bench/embeddings_dtype.py on the 340 knowledge-base chunks of the corpus on a 2-core
-    AVX512-BF16 machine: bfloat16 embeds 1.8-2.0x faster, its vectors agree with float32 ones to a
-    cosine of 0.9999 at worst, and 98.7% of each chunk's 5 nearest neighbours are the same; so
-    stored vectors of either dtype stay comparable with each other.
+    Measured by bench/embeddings_dtype.py on the 340 knowledge-base chunks of the corpus: on one
+    2-core AVX512-BF16 machine bfloat16 embedded 1.8-2.0x faster, on another 0.76x; its vectors
+    agree with float32 ones to a cosine of 0.9999 at worst, and 98.8% of each chunk's 5 nearest
+    neighbours are the same, so stored vectors of either dtype stay comparable with each other.
     """
     if dtype != "auto":
         return dtype

@@ -170,6 +170,18 @@ def test_auto_dtype_is_bfloat16_only_where_it_is_native(monkeypatch, tmp_path):
 
 
 @needs_model
+def test_auto_keeps_bfloat16_only_where_it_measured_faster(monkeypatch):
+    monkeypatch.setattr(embeddings, "resolve_dtype", lambda dtype, device="cpu": "bfloat16")
+    emb = embeddings.Embedder(embeddings.model_dir(), dtype="auto")  # this CPU "claims" bf16
+    timed = emb.calibration
+    assert set(timed) == {"float32", "bfloat16"} and all(t > 0 for t in timed.values())
+    assert emb.dtype == ("bfloat16" if timed["bfloat16"] < 0.9 * timed["float32"] else "float32")
+    assert str(next(emb.model.parameters()).dtype) == f"torch.{emb.dtype}"
+    # an explicit choice is not second-guessed
+    assert embeddings.Embedder(embeddings.model_dir(), dtype="bfloat16").calibration == {}
+
+
+@needs_model
 def test_bfloat16_vectors_agree_with_float32_ones():
     """Stored vectors of either precision stay comparable (what ``embed_dtype="auto"`` relies on)."""
     texts = [t for _, _, t in TEXTS]
