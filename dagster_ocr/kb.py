@@ -205,6 +205,20 @@ def build_chunks(
     return chunks
 
 
+#: what build_chunks reads of a document, and only that (a long document's page texts, boxes and
+#: paragraph flags are tens of MB it does not need)
+_CHUNK_SOURCES = {
+    "documents": "SELECT file_name FROM documents WHERE doc_id = ?",
+    "pages": "SELECT page_index, page_label FROM pages WHERE doc_id = ?",
+    "paragraphs": "SELECT paragraph_id, section_id, reading_order, page_index, last_page_index, kind, text "
+    "FROM paragraphs WHERE doc_id = ?",
+    "sections": "SELECT section_id, parent_id, title FROM sections WHERE doc_id = ?",
+    "tables": "SELECT table_id, n_rows, n_cols, header_rows, caption, first_page_index, last_page_index "
+    "FROM tables WHERE doc_id = ?",
+    "table_cells": "SELECT table_id, row_idx, col_idx, page_index, text FROM table_cells WHERE doc_id = ?",
+}
+
+
 def load_document(
     warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None, embed: bool = True
 ) -> list[dict[str, Any]]:
@@ -214,14 +228,10 @@ def load_document(
     With ``embed`` it then refreshes the document's vectors (:func:`embed_document`); pass
     ``embed=False`` to call that yourself and keep its figures.
     """
-    frames = warehouse.document_frames(
-        doc_id, ("documents", "paragraphs", "sections", "tables", "table_cells")
-    )
-    # the labels only: a long document's page texts are tens of MB this does not need
-    pages = warehouse.query("SELECT page_index, page_label FROM pages WHERE doc_id = ?", [doc_id])
-    doc = frames["documents"].iloc[0]
+    frames = warehouse.read(_CHUNK_SOURCES, [doc_id])
+    pages = frames["pages"]
     chunks = build_chunks(
-        doc["file_name"],
+        frames["documents"]["file_name"].iat[0],
         frames["paragraphs"],
         frames["sections"],
         frames["tables"],
@@ -229,6 +239,7 @@ def load_document(
         dict(zip(pages["page_index"], pages["page_label"], strict=False)),
         settings,
     )
+    del frames, pages  # the rows the chunks came from, before the write needs its own memory
     warehouse.write_kb(doc_id, chunks)
     if embed:
         embed_document(warehouse, doc_id, settings)

@@ -53,13 +53,20 @@ READABLE_TABLES = frozenset(
 #: tables holding one document's parsed content (replaced together by ``write_document``)
 CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells", "ocr_decode_stats")
 
+#: a document of more pages than this is staged before it replaces the old rows (``write_document``)
+STAGE_ABOVE_PAGES = 256
+#: the private tables a long document's rows wait in, by the table they are for
+_STAGED = {table: f"_load_{table}" for table in ("documents", *CONTENT_TABLES)}
+
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 #: every table a write may name; table names are the only SQL this module builds from values
-_WRITABLE = frozenset((*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals"))
+_WRITABLE = frozenset(
+    (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals", *_STAGED.values())
+)
 
 
 def _utf8(value: Any) -> Any:
@@ -93,6 +100,13 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str,
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
         finally:
             con.unregister("_rows")
+
+
+def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str) -> None:
+    """Delete a document's parsed rows, and what a new parse invalidates (its verdicts and its
+    knowledge-base chunks)."""
+    for table in (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks"):  # constants only
+        con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
 
 
 class Warehouse:
@@ -161,17 +175,40 @@ class Warehouse:
             }
         doc_id = doc.source.doc_id
         counts = dict.fromkeys(("documents", *CONTENT_TABLES), 0)
-        with self.transaction() as con:
-            for table in (*CONTENT_TABLES, "documents"):  # constants only: values go in as parameters
-                con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
-            # a new parse invalidates the previous verdicts and knowledge-base load
-            con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
-            con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
-            # rows are built and inserted a batch at a time: a long document's rows never exist
-            # all at once (5,000 pages: 255,000 line rows, ~170 MB as dicts)
-            for table, batch in iter_document_rows(doc, labels, tables, paragraphs, extra):
-                _insert(con, table, batch)
+        # rows are built and inserted a batch at a time: a long document's rows never exist all
+        # at once (5,000 pages: 255,000 line rows, ~170 MB as dicts)
+        rows = iter_document_rows(doc, labels, tables, paragraphs, extra)
+        if len(doc.pages) <= STAGE_ABOVE_PAGES:
+            with self.transaction() as con:
+                _clear_document(con, doc_id)
+                for table, batch in rows:
+                    _insert(con, table, batch)
+                    counts[table] += len(batch)
+            return counts
+        # A long document: DuckDB holds an open transaction's appends in memory (at about three
+        # times its own accounting: +282 MiB for 5,000 pages), so the batches are committed one by
+        # one into private staging tables first, and one transaction then swaps the document's
+        # rows with INSERT ... SELECT, which DuckDB writes out as it goes. Still all or nothing:
+        # the real tables change only in that transaction; a crash before it leaves only staging
+        # rows, which the next long write replaces. One connection throughout, so no other
+        # process can open the file between the two phases.
+        with self.connect() as con:
+            for table, stage in _STAGED.items():  # constants only
+                con.execute(f"CREATE OR REPLACE TABLE {stage} AS FROM {table} LIMIT 0")
+            for table, batch in rows:
+                _insert(con, _STAGED[table], batch)
                 counts[table] += len(batch)
+            con.execute("BEGIN TRANSACTION")
+            try:
+                _clear_document(con, doc_id)
+                for table, stage in _STAGED.items():
+                    con.execute(f"INSERT INTO {table} BY NAME FROM {stage}")
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            for stage in _STAGED.values():
+                con.execute(f"DROP TABLE {stage}")
         return counts
 
     def record_gate(
@@ -214,7 +251,9 @@ class Warehouse:
         now = _now()
         with self.transaction() as con:
             con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
-            _insert(con, "kb_chunks", [{**c, "doc_id": doc_id, "loaded_at": now} for c in chunks])
+            for start in range(0, len(chunks), _INSERT_BATCH):  # no second copy of every chunk
+                part = chunks[start : start + _INSERT_BATCH]
+                _insert(con, "kb_chunks", [{**c, "doc_id": doc_id, "loaded_at": now} for c in part])
         return len(chunks)
 
     def delete_kb(self, doc_id: str) -> None:
@@ -226,6 +265,11 @@ class Warehouse:
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         with self.connect(read_only=True) as con:
             return con.execute(sql, params or []).df()
+
+    def read(self, queries: dict[str, str], params: Sequence[Any]) -> dict[str, pd.DataFrame]:
+        """Several fixed queries with the same parameters, over one connection."""
+        with self.connect(read_only=True) as con:
+            return {name: con.execute(sql, list(params)).df() for name, sql in queries.items()}
 
     def document_frames(self, doc_id: str, tables: Sequence[str]) -> dict[str, pd.DataFrame]:
         """One document's rows of several tables, read over one connection (opening one costs more

@@ -97,6 +97,58 @@ def test_a_failed_write_leaves_the_previous_version_whole(tmp_path, monkeypatch)
     assert wh.query("SELECT count(*) AS n FROM table_cells").n[0] == 2
 
 
+def _all_rows(wh: Warehouse) -> dict:
+    from dagster_ocr.warehouse import CONTENT_TABLES
+
+    out = {}
+    for table in ("documents", *CONTENT_TABLES):
+        frame = wh.query(f"SELECT * FROM {table} ORDER BY ALL").drop(columns=["parsed_at"], errors="ignore")
+        out[table] = frame.astype(str).values.tolist()
+    return out
+
+
+def test_a_long_document_is_staged_and_lands_the_same(tmp_path, monkeypatch):
+    """Past STAGE_ABOVE_PAGES the rows go through private staging tables first; the result is the
+    same rows, no staging table is left, and a crash in either phase leaves the previous version."""
+    import dagster_ocr.warehouse as module
+
+    direct = Warehouse(tmp_path / "direct.duckdb")
+    direct.write_document(*_doc("b" * 64))
+    direct.write_document(*_doc("a" * 64, n_pages=3))
+    monkeypatch.setattr(module, "STAGE_ABOVE_PAGES", 1)
+    staged = Warehouse(tmp_path / "staged.duckdb")
+    staged.write_document(*_doc("b" * 64))
+    staged.write_document(*_doc("a" * 64, n_pages=5))
+    counts = staged.write_document(*_doc("a" * 64, n_pages=3))  # replaces, does not add
+    assert counts["pages"] == 3 and counts["documents"] == 1
+    assert _all_rows(staged) == _all_rows(direct)
+    names = set(staged.query("SELECT table_name FROM information_schema.tables").table_name)
+    assert not {n for n in names if n.startswith("_load_")}
+
+    real = module._insert
+    for phase in ("staging", "swap"):
+
+        def crash(con, table, rows, phase=phase):
+            if phase == "staging" and table == "_load_table_cells":
+                raise RuntimeError("simulated crash while staging")
+            real(con, table, rows)
+
+        monkeypatch.setattr(module, "_insert", crash)
+        if phase == "swap":
+            monkeypatch.setattr(module, "_clear_document", _failing_clear(module._clear_document))
+        with pytest.raises(RuntimeError):
+            staged.write_document(*_doc("a" * 64, n_pages=6))
+        assert _all_rows(staged) == _all_rows(direct), phase
+
+
+def _failing_clear(real):
+    def clear(con, doc_id):
+        real(con, doc_id)
+        raise RuntimeError("simulated crash in the swap, after the old rows were deleted")
+
+    return clear
+
+
 def test_hostile_file_names_are_data_not_sql(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     doc, labels, tables, paras = _doc("c" * 64)
