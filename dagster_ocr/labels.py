@@ -630,11 +630,8 @@ _Found = list[tuple[int, int, list[_Candidate]]]
 
 def _find_candidates(pages: Sequence[Page], s: LabelSettings) -> _Found:
     # one pass over the pages (they may be read back from disk one at a time: see pagestore)
-    return sorted(((p.index, k, page_number_candidates(p, s)) for k, p in enumerate(pages)), key=_first)
-
-
-def _first(item: tuple[int, int, list[_Candidate]]) -> tuple[int, int]:
-    return item[0], item[1]
+    found = ((p.index, k, page_number_candidates(p, s)) for k, p in enumerate(pages))
+    return sorted(found, key=lambda item: item[:2])
 
 
 def infer_printed_labels(pages: Sequence[Page], settings: LabelSettings | None = None) -> list[PageLabel]:

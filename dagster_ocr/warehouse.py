@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,30 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str,
             con.unregister("_rows")
 
 
+@contextlib.contextmanager
+def _atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction on ``con``: committed when the block ends, rolled back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def _insert_rows(
+    con: duckdb.DuckDBPyConnection,
+    rows: Iterable[tuple[str, list[dict[str, Any]]]],
+    counts: dict[str, int],
+    into: dict[str, str] | None = None,
+) -> None:
+    """Insert (table, batch) pairs, each into ``into[table]`` when given; count rows per table."""
+    for table, batch in rows:
+        _insert(con, (into or {}).get(table, table), batch)
+        counts[table] += len(batch)
+
+
 def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str) -> None:
     """Delete a document's parsed rows, and what a new parse invalidates (its verdicts and its
     knowledge-base chunks)."""
@@ -128,14 +152,8 @@ class Warehouse:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
+        with self.connect() as con, _atomic(con):
+            yield con
 
     def ensure_schema(self) -> None:
         """Create or upgrade the file to this code's schema (once per ``Warehouse`` object).
@@ -181,9 +199,7 @@ class Warehouse:
         if len(doc.pages) <= STAGE_ABOVE_PAGES:
             with self.transaction() as con:
                 _clear_document(con, doc_id)
-                for table, batch in rows:
-                    _insert(con, table, batch)
-                    counts[table] += len(batch)
+                _insert_rows(con, rows, counts)
             return counts
         # A long document: DuckDB holds an open transaction's appends in memory (at about three
         # times its own accounting: +282 MiB for 5,000 pages), so the batches are committed one by
@@ -195,18 +211,11 @@ class Warehouse:
         with self.connect() as con:
             for table, stage in _STAGED.items():  # constants only
                 con.execute(f"CREATE OR REPLACE TABLE {stage} AS FROM {table} LIMIT 0")
-            for table, batch in rows:
-                _insert(con, _STAGED[table], batch)
-                counts[table] += len(batch)
-            con.execute("BEGIN TRANSACTION")
-            try:
+            _insert_rows(con, rows, counts, into=_STAGED)
+            with _atomic(con):
                 _clear_document(con, doc_id)
                 for table, stage in _STAGED.items():
                     con.execute(f"INSERT INTO {table} BY NAME FROM {stage}")
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
             for stage in _STAGED.values():
                 con.execute(f"DROP TABLE {stage}")
         return counts
@@ -277,9 +286,8 @@ class Warehouse:
         unknown = set(tables) - READABLE_TABLES
         if unknown:
             raise ValueError(f"not a warehouse table: {sorted(unknown)}")
-        with self.connect(read_only=True) as con:
-            # table names checked against the schema's own list above; the doc id is a parameter
-            return {t: con.execute(f"SELECT * FROM {t} WHERE doc_id = ?", [doc_id]).df() for t in tables}
+        # table names checked against the schema's own list above; the doc id is a parameter
+        return self.read({t: f"SELECT * FROM {t} WHERE doc_id = ?" for t in tables}, [doc_id])
 
     def document_summary(self) -> pd.DataFrame:
         return self.query(
