@@ -349,3 +349,72 @@ def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> Non
     _table(page, 100, [HEADER, ["North", "2024", "10"], ["South", "2024", "12"], ["East", "2024", "9"]])
     (table,) = extract_tables(doc, _pages(doc), TableSettings())
     assert table.grid()[1] == ["North", "2024", "10"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tables/tabula-java/schools/schools.pdf",  # dense grids, /Rotate 90
+        "tables/camelot/health/health.pdf",  # ~900 drawings
+        "tables/tabula-java/twotables/twotables.pdf",  # two tables on one page
+        "tables/icdar2013/eu-005/eu-005.pdf",
+    ],
+)
+def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatch) -> None:
+    """``_grid_cells`` / ``_cell_groups`` return exactly what PyMuPDF's quadratic originals return."""
+    from pymupdf import table as mt
+
+    import dagster_ocr.tables as tm
+
+    seen: list[tuple[dict, list[dict]]] = []
+    real_init = tm._GridFinder.__init__
+
+    def spy(self, page, settings):
+        real_init(self, page, settings)
+        seen.append((self.intersections, list(mt.CHARS)))
+
+    monkeypatch.setattr(tm._GridFinder, "__init__", spy)
+    with pymupdf.open(corpus / name) as doc:
+        for pg in doc:
+            drawings = pg.get_drawings()
+            if tm._has_grid(drawings):
+                tm._ruled_grids(pg, drawings, tm._page_words(pg))
+    assert seen and sum(len(i) for i, _ in seen) > 20
+    for intersections, chars in seen:
+        cells = tm._grid_cells(intersections)
+        assert cells == mt.intersections_to_cells(intersections)
+        token = mt._CHARS_VAR.set(chars)
+        try:
+            assert tm._cell_groups(cells, chars) == mt.cells_to_tables(None, cells)
+        finally:
+            mt._CHARS_VAR.reset(token)
+
+
+def test_column_cover_counts_each_line_once_per_point() -> None:
+    """The run-merging cover count equals the plain per-point loop, on random word layouts."""
+    import math
+    import random
+
+    from dagster_ocr.tables import _column_cover, _TextLine, _Word
+
+    rng = random.Random(7)
+    for _ in range(300):
+        area = []
+        for k in range(rng.randint(1, 8)):
+            xs = sorted(rng.uniform(40, 560) for _ in range(2 * rng.randint(1, 6)))
+            # some words zero-width or touching, to hit the run-merging edge cases
+            words = [
+                _Word(a, k, max(a, b - rng.choice([0, 3, 99])), k + 1, "w")
+                for a, b in zip(xs[::2], xs[1::2], strict=True)
+            ]
+            area.append(_TextLine(words, [words]))
+        x0 = min(ln.x0 for ln in area)
+        n = int(math.ceil(max(ln.x1 for ln in area) - x0)) + 1
+        expected = [0] * n
+        for ln in area:
+            seen = [False] * n
+            for w in ln.words:
+                for i in range(max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))):
+                    seen[i] = True
+            expected = [c + v for c, v in zip(expected, seen, strict=True)]
+        assert _column_cover(area, x0, n) == expected
