@@ -33,6 +33,7 @@ from pymupdf import table as mt
 
 from dagster_ocr.model import BBox, Cell, Line, Page, Table, TextSource, transform_box
 from dagster_ocr.pagestore import in_page_order
+from dagster_ocr.textlayer import extract_words
 
 logger = logging.getLogger(__name__)
 
@@ -302,17 +303,14 @@ class _TextLine:
         self.x1, self.y1 = max(w.x1 for w in ws), max(w.y1 for w in ws)
 
 
-def _page_words(pg: pymupdf.Page) -> list[_Word]:
-    """Horizontal words of the page, in display coordinates (the line finder's grid is in them too)."""
-    out: list[_Word] = []
-    rot = tuple(pg.rotation_matrix) if pg.rotation else None
-    for x0, y0, x1, y1, text, *_ in pg.get_text("words", sort=False):
-        if rot is not None:
-            x0, y0, x1, y1 = transform_box((x0, y0, x1, y1), rot)
-        if not text.strip() or x1 - x0 <= 0 or y1 - y0 <= 0:
-            continue
-        out.append(_Word(x0, y0, x1, y1, text))
-    return out
+def _page_words(pg: pymupdf.Page, page: Page | None = None) -> list[_Word]:
+    """Horizontal words of the page, in display coordinates (the line finder's grid is in them too).
+
+    The text stage's words when the page carries them (read from the TextPage its lines came from),
+    else read from the PDF here.
+    """
+    words = page.words if page is not None and page.words is not None else extract_words(pg)
+    return [_Word(*w) for w in words]
 
 
 def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
@@ -843,9 +841,11 @@ def _edge_to_display(edge: dict[str, Any], rot: tuple[float, ...]) -> dict[str, 
     }
 
 
-def _stream_parts(pg: pymupdf.Page, page_index: int, s: TableSettings) -> list[_Part]:
+def _stream_parts(
+    pg: pymupdf.Page, page_index: int, s: TableSettings, page: Page | None = None
+) -> list[_Part]:
     """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page."""
-    all_words = _page_words(pg)
+    all_words = _page_words(pg, page)
     ruled: list[_Part] = []
     if s.finder == "auto":
         drawings = pg.get_drawings()
@@ -875,7 +875,7 @@ def _page_parts(doc: pymupdf.Document, page: Page, lines: list[Line], s: TableSe
     pg = doc[page.index]
     parts: list[_Part] = []
     if s.finder in ("auto", "stream"):
-        parts = _stream_parts(pg, page.index, s)
+        parts = _stream_parts(pg, page.index, s, page)
     else:
         for tab, strategy in _raw_tables(pg, s.finder, s.refine):
             part = _to_part(tab, strategy, page.index)

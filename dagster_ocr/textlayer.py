@@ -7,12 +7,14 @@ an image covers most of it and little text sits on top (a scan with a thin, part
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sys
 import threading
 import time
 import unicodedata
+from array import array
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -30,7 +32,7 @@ from dagster_ocr.errors import (
     UnsupportedInputError,
 )
 from dagster_ocr.ingest import SUPPORTED_KINDS
-from dagster_ocr.model import BBox, Line, Page, SourceDocument, Span, TextSource, transform_box
+from dagster_ocr.model import Line, Page, SourceDocument, Span, TextSource, Words, transform_box
 from dagster_ocr.validation import garbage_ratio
 
 log = logging.getLogger(__name__)
@@ -217,26 +219,33 @@ def _image_coverage(page: pymupdf.Page, n_chars: int, settings: TextSettings) ->
 _SYMBOL_FONT = re.compile(r"wingding|webding|dingbat|zapf|symbolmt|marlett|monotypesorts", re.I)
 
 
-def _symbol_glyphs(text: str, font: str) -> str:
-    """A symbol font's unmapped glyph (a bullet or check box drawn as a control character) as "•".
+def _symbol_glyphs(text: str) -> str:
+    """A symbol font's unmapped glyphs (bullets or check boxes drawn as control characters) as "•".
 
     Without this the glyph reaches paragraphs as a control character and fails validation, and
     the bullet that should start a list item is lost.
     """
-    if not _SYMBOL_FONT.search(font):
-        return text
     return "".join(
         "•" if unicodedata.category(c) in ("Cc", "Co") or 0x80 <= ord(c) < 0xA0 else c for c in text
     )
 
 
-def extract_lines(page: pymupdf.Page) -> list[Line]:
-    """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
-    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES, sort=False)
-    rot = tuple(page.rotation_matrix) if page.rotation else None
+#: what the text layer is read with: dict's flags without images, which are also the words' flags,
+#: so one TextPage per page serves both (building it is most of the cost of reading a page)
+TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
 
-    def box(b: tuple[float, float, float, float]) -> BBox:
-        return tuple(b) if rot is None else transform_box(b, rot)  # type: ignore[return-value]
+
+@functools.lru_cache(maxsize=4096)
+def _font_facts(font: str) -> tuple[str, bool, bool]:
+    """(clean interned name, a symbol font, bold by its name): asked once per font, not per span."""
+    return sys.intern(clean_text(font)), bool(_SYMBOL_FONT.search(font)), "bold" in font.lower()
+
+
+def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> list[Line]:
+    """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
+    data = page.get_text("dict", flags=TEXT_FLAGS, sort=False, textpage=textpage)
+    rot = tuple(page.rotation_matrix) if page.rotation else None
+    bold_flag, italic_flag = pymupdf.TEXT_FONT_BOLD, pymupdf.TEXT_FONT_ITALIC
 
     # Memory matters here (a 5,000-page document keeps every line until it is loaded): bbox tuples
     # are PyMuPDF's own, a one-span line shares its span's, and font names are interned.
@@ -245,24 +254,42 @@ def extract_lines(page: pymupdf.Page) -> list[Line]:
         if block.get("type") != 0:
             continue
         for ln in block["lines"]:
-            spans = [
-                Span(
-                    text=_symbol_glyphs(clean_text(s["text"]), s["font"]),
-                    bbox=box(s["bbox"]),
-                    font=sys.intern(clean_text(s["font"])),
-                    size=round(s["size"], 2),
-                    bold=bool(s["flags"] & pymupdf.TEXT_FONT_BOLD) or "bold" in s["font"].lower(),
-                    italic=bool(s["flags"] & pymupdf.TEXT_FONT_ITALIC),
+            spans = []
+            for s in ln["spans"]:
+                font, symbol, bold_name = _font_facts(s["font"])
+                text = clean_text(s["text"])
+                flags = s["flags"]
+                spans.append(
+                    Span(
+                        text=_symbol_glyphs(text) if symbol else text,
+                        bbox=s["bbox"] if rot is None else transform_box(s["bbox"], rot),
+                        font=font,
+                        size=round(s["size"], 2),
+                        bold=bool(flags & bold_flag) or bold_name,
+                        italic=bool(flags & italic_flag),
+                    )
                 )
-                for s in ln["spans"]
-            ]
-            text = "".join(s.text for s in spans).strip()
+            text = (spans[0].text if len(spans) == 1 else "".join(s.text for s in spans)).strip()
             if text:
-                bbox = box(ln["bbox"])
+                bbox = ln["bbox"] if rot is None else transform_box(ln["bbox"], rot)
                 if len(spans) == 1 and spans[0].bbox == bbox:
                     bbox = spans[0].bbox
                 lines.append(Line(text=text, bbox=bbox, spans=spans, block=block["number"]))
     return lines
+
+
+def extract_words(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> Words:
+    """The page's words with a visible box, in displayed coordinates (what the table finders read)."""
+    rot = tuple(page.rotation_matrix) if page.rotation else None
+    boxes = array("d")
+    texts = []
+    for x0, y0, x1, y1, text, *_ in page.get_text("words", flags=TEXT_FLAGS, sort=False, textpage=textpage):
+        if rot is not None:
+            x0, y0, x1, y1 = transform_box((x0, y0, x1, y1), rot)
+        if x1 > x0 and y1 > y0 and text.strip():
+            boxes.extend((x0, y0, x1, y1))
+            texts.append(clean_text(text).replace("\n", " "))  # newlines separate the packed texts
+    return Words(boxes, "\n".join(texts))
 
 
 def _visible_chars(lines: list[Line]) -> int:
@@ -316,7 +343,8 @@ def iter_pages(
             raise OverLimitError(
                 f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
             )
-        lines = extract_lines(page)
+        textpage = page.get_textpage(flags=TEXT_FLAGS)
+        lines = extract_lines(page, textpage)
         n_chars = _visible_chars(lines)
         coverage = _image_coverage(page, n_chars, settings)
         needs_ocr, reason = route_page(lines, coverage, settings, n_chars)
@@ -341,6 +369,9 @@ def iter_pages(
                 result.route_reason = f"{reason}; OCR disabled"
             else:
                 result.route_reason = f"{reason}; OCR disabled, text layer kept"
+        if result.text_source == TextSource.TEXT_LAYER:
+            result.words = extract_words(page, textpage)
+        del textpage
         yield result
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from dagster_ocr.textlayer import TextSettings, _symbol_glyphs, extract_lines, route_page
+from dagster_ocr.textlayer import TextSettings, _font_facts, _symbol_glyphs, extract_lines, route_page
 
 
 def test_unmapped_wingdings_bullets_become_bullet_marks(corpus):
@@ -17,10 +17,13 @@ def test_unmapped_wingdings_bullets_become_bullet_marks(corpus):
 
 
 def test_symbol_glyph_mapping_only_touches_symbol_fonts():
-    assert _symbol_glyphs("\x99", "Wingdings-Regular") == "•"
-    assert _symbol_glyphs("\uf0b7 item", "SymbolMT") == "• item"
-    assert _symbol_glyphs("\x99", "Helvetica") == "\x99"  # left for validation to flag
-    assert _symbol_glyphs("§ ¥ €", "Wingdings") == "§ ¥ €"
+    def glyphs(text: str, font: str) -> str:  # what extract_lines does per span
+        return _symbol_glyphs(text) if _font_facts(font)[1] else text
+
+    assert glyphs("\x99", "Wingdings-Regular") == "•"
+    assert glyphs("\uf0b7 item", "SymbolMT") == "• item"
+    assert glyphs("\x99", "Helvetica") == "\x99"  # left for validation to flag
+    assert glyphs("§ ¥ €", "Wingdings") == "§ ¥ €"
 
 
 def test_born_digital_page_keeps_its_text_layer(corpus):

@@ -64,9 +64,10 @@ def test_embeddings_are_unit_vectors_and_near_for_similar_meaning():
     assert vectors.shape == (4, embeddings.DIM) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
-    # order of the input is kept although batches are formed by length
+    # order of the input is kept although batches are formed by length (a different batch pads
+    # differently: equal to ~1e-6 in float32, ~1e-3 in the bfloat16 "auto" picks on AMX CPUs)
     again = emb.embed(["The cat sleeps on the warm windowsill.", "The invoice must be paid within 30 days."])
-    assert np.allclose(again[0], vectors[2], atol=1e-4) and np.allclose(again[1], vectors[0], atol=1e-4)
+    assert again[0] @ vectors[2] > 0.999 and again[1] @ vectors[0] > 0.999
 
 
 @needs_model

@@ -10,7 +10,7 @@ import pytest
 
 from dagster_ocr import pipeline
 from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.model import Line, Page, Span, TextSource
+from dagster_ocr.model import Line, Page, Span, TextSource, Words
 from dagster_ocr.pagestore import PageList, decode_page, encode_page
 from dagster_ocr.samples import build_service_agreement
 from dagster_ocr.settings import Settings
@@ -44,6 +44,11 @@ def test_a_page_survives_encoding_unchanged():
     back = decode_page(encode_page(page))
     assert back == page and back is not page
     assert isinstance(back.text_source, TextSource)
+    # a text-layer page's packed words come back as they went in
+    page.words = Words.pack([(1.0, 2.0, 3.5, 4.0, "§3"), (5.0, 2.0, 9.0, 4.0, "¥1,200")])
+    back = decode_page(encode_page(page))
+    assert back.words == page.words and list(back.words) == list(page.words)
+    assert list(Words.pack([])) == [] and len(Words.pack([])) == 0
     # a value marshal cannot write (a numpy scalar from an OCR engine) still round-trips
     page.lines[0].confidence = np.float32(0.5)
     assert decode_page(encode_page(page)).lines[0].confidence == pytest.approx(0.5)

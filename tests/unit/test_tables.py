@@ -418,3 +418,23 @@ def test_column_cover_counts_each_line_once_per_point() -> None:
                     seen[i] = True
             expected = [c + v for c, v in zip(expected, seen, strict=True)]
         assert _column_cover(area, x0, n) == expected
+
+
+def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) -> None:
+    """The text stage's words (same TextPage as its lines) are what PyMuPDF's word call gives,
+    and the table stage reads them instead of extracting the page's text again."""
+    import dagster_ocr.tables as tm
+    from dagster_ocr.textlayer import extract_words, iter_pages
+
+    with pymupdf.open(corpus / "tables/tabula-java/schools/schools.pdf") as doc:  # /Rotate 90
+        pages = list(iter_pages(doc))
+        assert all(p.words is not None and len(p.words) > 50 for p in pages)
+        for pg, page in zip(doc, pages, strict=True):
+            assert list(page.words) == list(extract_words(pg))  # a TextPage of its own
+        expected = extract_tables(doc, pages)
+
+        def no_second_read(*_args):
+            raise AssertionError("the table stage read the page's words again")
+
+        monkeypatch.setattr(tm, "extract_words", no_second_read)
+        assert extract_tables(doc, pages) == expected and expected
