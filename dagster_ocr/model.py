@@ -126,11 +126,9 @@ class Words:
         return len(self.boxes) // 4
 
     def __iter__(self) -> Iterator[tuple[float, float, float, float, str]]:
-        if not self.boxes:
-            return
         b = self.boxes
-        for i, text in enumerate(self.text.split("\n")):
-            yield b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3], text
+        texts = self.text.split("\n") if b else []
+        return zip(b[0::4], b[1::4], b[2::4], b[3::4], texts, strict=True)
 
 
 @dataclass(slots=True)

@@ -292,6 +292,8 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         for g in groups:
             last = g[-1]
             lx0, ly0, lx1, ly1 = last.bbox
+            if ly1 <= y0 or ly0 >= y1:  # no vertical overlap: most groups of the page, cheaply
+                continue
             overlap = min(y1, ly1) - max(y0, ly0)
             if overlap < 0.5 * min(h, ly1 - ly0):
                 continue

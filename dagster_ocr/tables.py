@@ -310,7 +310,7 @@ def _page_words(pg: pymupdf.Page, page: Page | None = None) -> list[_Word]:
     else read from the PDF here.
     """
     words = page.words if page is not None and page.words is not None else extract_words(pg)
-    return [_Word(*w) for w in words]
+    return [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
 
 
 def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
