@@ -5,6 +5,7 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 """
 
 import time
+from typing import Any
 
 import dagster as dg
 
@@ -174,32 +175,11 @@ def duckdb_tables(
 ):
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
-    cfg = settings.load()
-    counts = wh.write_document(
-        document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
-    )
+    with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
+        counts, status, error, approval, results = _load_and_judge(
+            wh, warehouse, document_text, page_labels, tables, paragraphs, settings
+        )
     doc_id = document_text.source.doc_id
-    results = evaluate_quality(wh, doc_id, settings)
-    blocking = blocking_failures(results)
-    approvals = wh.query(
-        "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? ORDER BY approved_at DESC",
-        [doc_id],
-    )
-    # an approval lets a document with failed checks in; it cannot make an unreadable file readable
-    approval = approvals.iloc[0] if blocking and len(approvals) else None
-    if document_text.status == DocStatus.FAILED:
-        status, approval = DocStatus.FAILED, None
-    elif blocking and approval is None:
-        status = DocStatus.QUARANTINED
-    else:
-        status = DocStatus.PARSED
-    error = describe_failures(results) or None
-    if status == DocStatus.FAILED:
-        error = document_text.error or error
-    elif approval is not None:
-        error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
-    wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
-    warehouse.publish()
     if status == DocStatus.QUARANTINED:
         context.log.warning(f"{document_text.source.file_name} quarantined: {error}")
 
@@ -260,6 +240,44 @@ def duckdb_tables(
     )
 
 
+def _load_and_judge(
+    wh: Warehouse,
+    warehouse: WarehouseResource,
+    document_text: ExtractedDocument,
+    page_labels: list[PageLabel],
+    tables: list[Table],
+    paragraphs: ParagraphResult,
+    settings: SettingsResource,
+) -> tuple[dict[str, int], DocStatus, str | None, Any, list[ExpectationResult]]:
+    """Write the document's rows, run the quality suites on them and record the gate's verdict."""
+    counts = wh.write_document(
+        document_text, page_labels, tables, paragraphs, settings_json=settings.load().model_dump_json()
+    )
+    doc_id = document_text.source.doc_id
+    results = evaluate_quality(wh, doc_id, settings)
+    blocking = blocking_failures(results)
+    approvals = wh.query(
+        "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? ORDER BY approved_at DESC",
+        [doc_id],
+    )
+    # an approval lets a document with failed checks in; it cannot make an unreadable file readable
+    approval = approvals.iloc[0] if blocking and len(approvals) else None
+    if document_text.status == DocStatus.FAILED:
+        status, approval = DocStatus.FAILED, None
+    elif blocking and approval is None:
+        status = DocStatus.QUARANTINED
+    else:
+        status = DocStatus.PARSED
+    error = describe_failures(results) or None
+    if status == DocStatus.FAILED:
+        error = document_text.error or error
+    elif approval is not None:
+        error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
+    wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
+    warehouse.publish()
+    return counts, status, error, approval, results
+
+
 def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> list[ExpectationResult]:
     """Run the expectation suites on the rows just written (what analysts will read)."""
     frames = wh.document_frames(doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells"))
@@ -298,30 +316,31 @@ def knowledge_base(
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
     doc_id = context.partition_key
-    sql = "SELECT * FROM {} WHERE doc_id = ?"
-    docs = wh.query(sql.format("documents"), [doc_id])
-    if docs.empty:
-        raise dg.Failure(
-            f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first",
-            allow_retries=False,
-        )
-    doc = docs.iloc[0]
-    if doc["status"] != "parsed":
-        # the blocking checks stop this asset inside a run; this guards a hand-launched load
-        wh.delete_kb(doc_id)
-        raise dg.Failure(
-            description=f"{doc['file_name']} is {doc['status']}: {doc['error']}",
-            metadata={"status": doc["status"], "reason": str(doc["error"])},
-            allow_retries=False,
-        )
-    kb_settings = settings.load().kb
-    chunks = kb.load_document(wh, doc_id, kb_settings, embed=False)
-    n = len(chunks)
-    # vectors for vector/hybrid search; skipped (BM25 still works) when the model is not installed
-    vectors = kb.embed_document(wh, doc_id, kb_settings)
-    if vectors.get("skipped"):
-        context.log.warning(f"{doc['file_name']}: no embeddings, BM25 search only: {vectors['skipped']}")
-    warehouse.publish()
+    with wh.held():  # one open of the file for the reads, the chunks, the vectors and the snapshot
+        sql = "SELECT * FROM {} WHERE doc_id = ?"
+        docs = wh.query(sql.format("documents"), [doc_id])
+        if docs.empty:
+            raise dg.Failure(
+                f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first",
+                allow_retries=False,
+            )
+        doc = docs.iloc[0]
+        if doc["status"] != "parsed":
+            # the blocking checks stop this asset inside a run; this guards a hand-launched load
+            wh.delete_kb(doc_id)
+            raise dg.Failure(
+                description=f"{doc['file_name']} is {doc['status']}: {doc['error']}",
+                metadata={"status": doc["status"], "reason": str(doc["error"])},
+                allow_retries=False,
+            )
+        kb_settings = settings.load().kb
+        chunks = kb.load_document(wh, doc_id, kb_settings, embed=False)
+        n = len(chunks)
+        # vectors for vector/hybrid search; skipped (BM25 still works) when the model is not installed
+        vectors = kb.embed_document(wh, doc_id, kb_settings)
+        if vectors.get("skipped"):
+            context.log.warning(f"{doc['file_name']}: no embeddings, BM25 search only: {vectors['skipped']}")
+        warehouse.publish()
     return dg.MaterializeResult(
         metadata={
             "chunks": n,

@@ -155,3 +155,36 @@ def test_hostile_file_names_are_data_not_sql(tmp_path):
     doc.source.file_name = "x'); DROP TABLE documents; --.pdf"
     wh.write_document(doc, labels, tables, paras)
     assert wh.query("SELECT file_name FROM documents").file_name[0] == doc.source.file_name
+
+
+def test_a_held_file_is_opened_once_and_its_snapshot_has_every_commit(tmp_path, monkeypatch):
+    import duckdb
+
+    import dagster_ocr.warehouse as wmod
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_document(*_doc("a" * 64))
+    opened: list[str] = []
+    real_connect = duckdb.connect
+
+    def counting(path, *args, **kwargs):
+        opened.append(path)
+        return real_connect(path, *args, **kwargs)
+
+    monkeypatch.setattr(wmod.duckdb, "connect", counting)
+    with wh.held():
+        wh.write_document(*_doc("b" * 64))
+        with wh.held():  # nested: still the one connection
+            assert len(wh.query("SELECT * FROM documents")) == 2
+        wh.record_gate("b" * 64, [], DocStatus.QUARANTINED, "held back")
+        # the last commits may sit in the write-ahead log: the snapshot must still carry them
+        snapshot = wh.publish_snapshot()
+        assert opened == [str(tmp_path / "w.duckdb")]
+    con = real_connect(str(snapshot), read_only=True)
+    try:
+        rows = con.execute("SELECT doc_id, status FROM documents ORDER BY doc_id").fetchall()
+    finally:
+        con.close()
+    assert rows == [("a" * 64, "parsed"), ("b" * 64, "quarantined")]
+    # released on leaving the block: another open (here a read-only one) works again
+    assert len(wh.query("SELECT * FROM pages")) == 4 and len(opened) == 2
