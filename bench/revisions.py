@@ -1,0 +1,146 @@
+"""Two revisions of the code side by side: parse speed against raw PyMuPDF, and the Dagster graph.
+
+Checks ``--base`` out into a temporary git worktree and runs the same measurement on it and on the
+working tree, alternating round by round (so load from other processes hits both alike), each in a
+fresh interpreter that imports that tree's code. Measured per round:
+
+* ``parse``: ``pipeline.parse`` over the born-digital corpus and a generated 40-page report, best of
+  5, with raw ``page.get_text()`` timed in the same process (the ratio is what the issue's goal reads).
+* ``graph`` (unless ``--no-graph``): ``assets.cli.run_inbox`` over the corpus, after one warm-up
+  document, with and without embeddings.
+
+    .venv/bin/python bench/revisions.py --base REV [--rounds 3] [--no-graph] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _common as C
+
+
+def parse_child() -> dict[str, Any]:
+    """In a fresh interpreter whose cwd is the tree under test: parse timings against the floor."""
+    import pymupdf
+
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.pipeline import parse
+    from dagster_ocr.settings import Settings
+
+    out: dict[str, Any] = {}
+    for which, pdfs in (("corpus", C.corpus_pdfs(False)), ("generated", [C.generated(40)])):
+        store = DocumentStore(Path(tempfile.mkdtemp()) / "store")
+        sources = [store.register(p)[0] for p in pdfs]
+        settings = Settings()
+
+        def floor(pdfs: list[Path] = pdfs) -> None:
+            for p in pdfs:
+                with pymupdf.open(p) as doc:
+                    for page in doc:
+                        page.get_text()
+
+        def ours(sources: list = sources, settings: Settings = settings) -> None:
+            for s in sources:
+                parse(s, settings)
+
+        ours()  # warm-up: imports, caches
+        floor()
+        f = min(C.timed(floor)[0] for _ in range(5))
+        o = min(C.timed(ours)[0] for _ in range(5))
+        out[which] = {"pymupdf_s": f, "parse_s": o, "slowdown": o / f}
+    return out
+
+
+def graph_child(embeddings: bool) -> dict[str, Any]:
+    """In a fresh interpreter: the corpus through the Dagster graph, seconds (one warm-up document)."""
+    C.quiet_logs()
+    from assets.cli import run_inbox
+
+    work = Path(tempfile.mkdtemp())
+    inbox, warm = work / "inbox", work / "warm"
+    inbox.mkdir(), warm.mkdir()
+    pdfs = C.corpus_pdfs(False)
+    for p in pdfs:
+        shutil.copy(p, inbox / p.name)
+    shutil.copy(pdfs[0], warm / pdfs[0].name)
+    overrides = json.dumps({} if embeddings else {"kb": {"embeddings": False}})
+    run_inbox(warm, work / "warm.duckdb", show_progress=False, overrides_json=overrides)
+    seconds, _ = C.timed(
+        lambda: run_inbox(inbox, work / "w.duckdb", show_progress=False, overrides_json=overrides)
+    )
+    return {"seconds": seconds, "documents": len(pdfs)}
+
+
+def _run(tree: Path, *args: str) -> dict[str, Any]:
+    cmd = [sys.executable, str(tree / "bench" / "revisions.py"), "--child", *args]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", help="git revision to compare the working tree with")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-graph", action="store_true")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        kind = args.child[0]
+        result = parse_child() if kind == "parse" else graph_child(kind == "graph-emb")
+        print(json.dumps(result))
+        return 0
+    if not args.base:
+        ap.error("--base is required")
+    base_dir = Path(tempfile.mkdtemp()) / "base"
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "--detach", str(base_dir), args.base], cwd=C.REPO, check=True
+    )
+    # the base's own bench scripts may predate this one: run this file inside the base tree
+    shutil.copy(Path(__file__), base_dir / "bench" / "revisions.py")
+    trees = {"base": base_dir, "head": C.REPO}
+    kinds = ["parse"] + ([] if args.no_graph else ["graph-noemb", "graph-emb"])
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    try:
+        for r in range(args.rounds):
+            for kind in kinds:
+                for name, tree in trees.items():
+                    rows.append({"round": r, "tree": name, "kind": kind, **_run(tree, kind)})
+                    print(json.dumps(rows[-1]), flush=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(base_dir)], cwd=C.REPO, check=False)
+    summary: dict[str, Any] = {
+        "base": args.base,
+        "rounds": args.rounds,
+        "minutes": (time.perf_counter() - started) / 60,
+    }
+    for kind in kinds:
+        for name in trees:
+            got = [row for row in rows if row["kind"] == kind and row["tree"] == name]
+            if kind == "parse":
+                for which in ("corpus", "generated"):
+                    summary[f"{name} parse {which} s"] = C.median(g[which]["parse_s"] for g in got)
+                    summary[f"{name} parse {which} slowdown vs pymupdf"] = C.median(
+                        g[which]["slowdown"] for g in got
+                    )
+            else:
+                summary[f"{name} {kind} s"] = C.median(g["seconds"] for g in got)
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        C.dump({"rows": rows, "summary": summary}, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
