@@ -5,7 +5,6 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 """
 
 import time
-from typing import Any
 
 import dagster as dg
 
@@ -175,11 +174,34 @@ def duckdb_tables(
 ):
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
-    with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
-        counts, status, error, approval, results = _load_and_judge(
-            wh, warehouse, document_text, page_labels, tables, paragraphs, settings
-        )
+    cfg = settings.load()
     doc_id = document_text.source.doc_id
+    with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
+        counts = wh.write_document(
+            document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
+        )
+        results = evaluate_quality(wh, doc_id, settings)
+        blocking = blocking_failures(results)
+        approvals = wh.query(
+            "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? "
+            "ORDER BY approved_at DESC",
+            [doc_id],
+        )
+        # an approval lets a document with failed checks in; it cannot make an unreadable file readable
+        approval = approvals.iloc[0] if blocking and len(approvals) else None
+        if document_text.status == DocStatus.FAILED:
+            status, approval = DocStatus.FAILED, None
+        elif blocking and approval is None:
+            status = DocStatus.QUARANTINED
+        else:
+            status = DocStatus.PARSED
+        error = describe_failures(results) or None
+        if status == DocStatus.FAILED:
+            error = document_text.error or error
+        elif approval is not None:
+            error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
+        wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
+        warehouse.publish()
     if status == DocStatus.QUARANTINED:
         context.log.warning(f"{document_text.source.file_name} quarantined: {error}")
 
@@ -238,44 +260,6 @@ def duckdb_tables(
         | meter.figures(),
         check_results=check_results,
     )
-
-
-def _load_and_judge(
-    wh: Warehouse,
-    warehouse: WarehouseResource,
-    document_text: ExtractedDocument,
-    page_labels: list[PageLabel],
-    tables: list[Table],
-    paragraphs: ParagraphResult,
-    settings: SettingsResource,
-) -> tuple[dict[str, int], DocStatus, str | None, Any, list[ExpectationResult]]:
-    """Write the document's rows, run the quality suites on them and record the gate's verdict."""
-    counts = wh.write_document(
-        document_text, page_labels, tables, paragraphs, settings_json=settings.load().model_dump_json()
-    )
-    doc_id = document_text.source.doc_id
-    results = evaluate_quality(wh, doc_id, settings)
-    blocking = blocking_failures(results)
-    approvals = wh.query(
-        "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? ORDER BY approved_at DESC",
-        [doc_id],
-    )
-    # an approval lets a document with failed checks in; it cannot make an unreadable file readable
-    approval = approvals.iloc[0] if blocking and len(approvals) else None
-    if document_text.status == DocStatus.FAILED:
-        status, approval = DocStatus.FAILED, None
-    elif blocking and approval is None:
-        status = DocStatus.QUARANTINED
-    else:
-        status = DocStatus.PARSED
-    error = describe_failures(results) or None
-    if status == DocStatus.FAILED:
-        error = document_text.error or error
-    elif approval is not None:
-        error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
-    wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
-    warehouse.publish()
-    return counts, status, error, approval, results
 
 
 def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> list[ExpectationResult]:

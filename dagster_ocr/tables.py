@@ -758,19 +758,23 @@ def _grid_cells(intersections: dict[tuple[float, float], dict[str, list[Any]]]) 
     points = sorted(intersections)  # by x, then y
     column: dict[float, list[tuple[float, float]]] = {}  # points of one x, by y
     row: dict[float, list[tuple[float, float]]] = {}  # points of one y, by x
+    place: dict[tuple[float, float], tuple[int, int]] = {}  # a point's index in its column and row
     for pt in points:
-        column.setdefault(pt[0], []).append(pt)
-        row.setdefault(pt[1], []).append(pt)
+        col, line = column.setdefault(pt[0], []), row.setdefault(pt[1], [])
+        place[pt] = len(col), len(line)
+        col.append(pt)
+        line.append(pt)
     cells: list[BBox] = []
     for pt in points:
         x, y = pt
         v, h = v_of[pt], h_of[pt]
+        in_col, in_row = place[pt]
         rights: list[tuple[float, float]] | None = None  # built on first need: most points need it once
-        for down in column[x][column[x].index(pt) + 1 :]:
+        for down in column[x][in_col + 1 :]:
             if v.isdisjoint(v_of[down]):
                 continue
             if rights is None:
-                rights = [r for r in row[y][row[y].index(pt) + 1 :] if not h.isdisjoint(h_of[r])]
+                rights = [r for r in row[y][in_row + 1 :] if not h.isdisjoint(h_of[r])]
             corner = next(
                 (
                     (r[0], down[1])
@@ -800,13 +804,14 @@ def _cell_groups(cells: list[BBox], chars: Sequence[dict[str, Any]]) -> list[lis
     corners: set[tuple[float, float]] = set()
     while remaining:
         before, left = len(current), []
-        for x0, y0, x1, y1 in remaining:
+        for cell in remaining:
+            x0, y0, x1, y1 = cell
             four = ((x0, y0), (x0, y1), (x1, y0), (x1, y1))
             if not current or any(c in corners for c in four):
                 corners.update(four)
-                current.append((x0, y0, x1, y1))
+                current.append(cell)
             else:
-                left.append((x0, y0, x1, y1))
+                left.append(cell)
         remaining = left
         if len(current) == before:
             groups.append(current)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-import operator
 import re
 import sys
 import threading
@@ -283,23 +282,15 @@ def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
 def extract_words(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> Words:
     """The page's words in displayed coordinates (what the table finders read), packed.
 
-    Packed with C-level iteration (itemgetter, array, str.join): a page has hundreds of words and
-    a Python loop over them cost as much as MuPDF's extraction. Words of no width or no visible
-    character are kept here and skipped by the reader.
+    Words of no width or no visible character are kept here and skipped by the reader.
     """
-    words = page.get_text("words", flags=TEXT_FLAGS, sort=False, textpage=textpage)
-    boxes = array("d", itertools.chain.from_iterable(map(_BOX, words)))
+    words = Words.pack(page.get_text("words", flags=TEXT_FLAGS, sort=False, textpage=textpage))
+    words.text = clean_text(words.text)
     if page.rotation:
-        rot = tuple(page.rotation_matrix)
-        turned = (transform_box(tuple(boxes[i : i + 4]), rot) for i in range(0, len(boxes), 4))
-        boxes = array("d", itertools.chain.from_iterable(turned))
-    text = "\n".join(map(_TEXT, words))
-    if text.count("\n") != max(len(words) - 1, 0):  # a word holding a newline: it separates texts
-        text = "\n".join(w[4].replace("\n", " ") for w in words)
-    return Words(boxes, clean_text(text))
-
-
-_BOX, _TEXT = operator.itemgetter(0, 1, 2, 3), operator.itemgetter(4)
+        rot, b = tuple(page.rotation_matrix), words.boxes
+        turned = (transform_box(tuple(b[i : i + 4]), rot) for i in range(0, len(b), 4))
+        words.boxes = array("d", itertools.chain.from_iterable(turned))
+    return words
 
 
 def _visible_chars(lines: list[Line]) -> int:

@@ -275,9 +275,8 @@ class Warehouse:
         at most one write old. Call it while holding the writer pool, so no write is in flight.
         """
         tmp = self.snapshot_path.with_suffix(".part")
-        if (
-            self.path.resolve() in _HELD
-        ):  # a held file may keep recent commits in its write-ahead log: fold them in first
+        # a held file may keep its latest commits in the write-ahead log: fold them in first
+        if self.path.resolve() in _HELD:
             with self.connect() as con:
                 con.execute("CHECKPOINT")
         shutil.copyfile(self.path, tmp)
