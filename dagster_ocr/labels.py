@@ -645,10 +645,13 @@ def _infer_printed(found: _Found, s: LabelSettings) -> list[PageLabel]:
     order = [k for _, k, _ in found]
     cands = [cs for _, _, cs in found]
 
-    # every candidate votes for its run; each page counts once per run
+    # every candidate votes for its run; each page counts once per run. Deduplicated in candidate
+    # order, not through a set: a set of string-keyed tuples iterates in an order that changes
+    # with the process's hash seed, and it broke ties in most_common() (a page showing "208" and
+    # "209" was labelled either way from one run to the next)
     support: Counter[_Key] = Counter()
     for idx, cs in zip(indexes, cands, strict=True):
-        support.update({(c.style, c.prefix, c.value - idx) for c in cs})
+        support.update(list(dict.fromkeys((c.style, c.prefix, c.value - idx) for c in cs)))
     # keys backed by a number on a line of its own; for a key, value - (index + 1) is offset - 1
     whole = {
         (c.style, c.prefix, c.value - idx)
