@@ -61,6 +61,8 @@ def run_inbox(
             tags={"dagster-ocr/file_name": rec.file_name[:200]},
         )
     ids = [rec.doc_id for rec, _ in found]
+    if ids and Warehouse(warehouse).snapshot_record().pending_writes:
+        Warehouse(warehouse).publish_snapshot()  # the writes the throttle skipped: the run is over
     summary = Warehouse(warehouse).document_summary()
     if ids:
         wh = Warehouse(warehouse)
@@ -124,6 +126,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     _print_frame(Warehouse(args.warehouse).query(args.sql))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    wh = Warehouse(args.warehouse)
+    if not wh.path.exists():
+        print(f"no warehouse at {wh.path}", file=sys.stderr)
+        return 2
+    pending = wh.snapshot_record().pending_writes
+    with wh.held():  # fails clearly if another process is writing the file
+        path = wh.publish_snapshot()
+    record = wh.snapshot_record()
+    print(f"published {path} ({pending} pending write(s); copy took {record.copy_seconds:.2f}s)")
     return 0
 
 
@@ -213,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--warehouse", required=True)
     query.set_defaults(func=cmd_query)
 
+    publish = sub.add_parser(
+        "publish", help="copy the warehouse to the analysts' snapshot now (<stem>.snapshot.duckdb)"
+    )
+    publish.add_argument("--warehouse", required=True)
+    publish.set_defaults(func=cmd_publish)
+
     search = sub.add_parser("search", help="search the knowledge base, with citations")
     search.add_argument("query")
     search.add_argument("--warehouse", required=True)
@@ -249,7 +270,20 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    return args.func(args)
+    import duckdb
+
+    try:
+        return args.func(args)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        # DuckDB lets one process hold a file: say so plainly instead of a traceback
+        print(
+            f"the warehouse is in use by another process (a run writing it?): {exc}\n"
+            "retry when it finishes, or read the snapshot (<stem>.snapshot.duckdb) meanwhile",
+            file=sys.stderr,
+        )
+        return 3
 
 
 if __name__ == "__main__":

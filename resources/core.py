@@ -34,16 +34,22 @@ class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file analysts query."""
 
     path: str = "data/warehouse.duckdb"
-    #: publish ``<stem>.snapshot.duckdb`` after each document's writes, for analysts to query
-    #: while runs write (DuckDB locks the live file); costs one file copy per document
+    #: publish ``<stem>.snapshot.duckdb`` after a document's writes, for analysts to query while
+    #: runs write (DuckDB locks the live file)
     publish_snapshot: bool = True
+    #: the most of the writers' time snapshot copies may take: a copy is made after a document
+    #: only when the last one took at most this share of the time since (a small warehouse: every
+    #: document; a 5 GB one: at most every ~35 s); None copies after every document whatever it costs
+    snapshot_max_share: float | None = 0.1
 
     def warehouse(self) -> Warehouse:
         return Warehouse(Path(self.path))
 
-    def publish(self) -> None:
-        if self.publish_snapshot:
-            self.warehouse().publish_snapshot()
+    def publish(self) -> Path | None:
+        """Publish the snapshot if it is due; None when skipped (off, or recorded as pending)."""
+        if not self.publish_snapshot:
+            return None
+        return self.warehouse().publish_snapshot(max_share=self.snapshot_max_share)
 
 
 class SettingsResource(dg.ConfigurableResource):

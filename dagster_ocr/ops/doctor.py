@@ -14,6 +14,7 @@ import json
 import os
 import re
 import socket
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,6 +291,31 @@ def check_schema_version(warehouse: str | Path) -> list[Finding]:
     return [Finding("warehouse schema", "ok", f"{path} at schema version {version}")]
 
 
+def check_snapshot(
+    warehouse: str | Path, now: float | None = None, stale_after: float = 600
+) -> list[Finding]:
+    """Whether the analysts' snapshot lags writes that went quiet long ago (catch-up not running)."""
+    from dagster_ocr.warehouse import Warehouse
+
+    wh = Warehouse(warehouse)
+    record = wh.snapshot_record()
+    if not wh.path.exists() or record.published_at is None:
+        return []  # no warehouse yet, or snapshots never used: nothing to say
+    quiet = (now or time.time()) - (record.last_write_at or record.published_at)
+    if record.pending_writes and quiet > stale_after:
+        return [
+            Finding(
+                "snapshot",
+                "warn",
+                f"{wh.snapshot_path.name} lacks {record.pending_writes} document write(s), the last "
+                f"{quiet / 60:.0f} min ago",
+                f"run `dagster-ocr publish --warehouse {wh.path}`, or turn on the snapshot_sensor",
+            )
+        ]
+    behind = f"{record.pending_writes} write(s) pending" if record.pending_writes else "current"
+    return [Finding("snapshot", "ok", f"{wh.snapshot_path.name} {behind}")]
+
+
 def _env_refs(node: object) -> Iterable[str]:
     # dagster.yaml reads settings from the environment as {"env": NAME}
     if isinstance(node, dict):
@@ -402,6 +428,7 @@ def run_checks(
     found += check_gpu(require_gpu)
     if warehouse is not None:
         found += check_schema_version(warehouse)
+        found += check_snapshot(warehouse)
     found += check_instance_storage(environ)
     return found
 

@@ -55,5 +55,6 @@ def test_mixed_hostile_inbox_through_the_cli_runner(tmp_path, monkeypatch) -> No
         "warehouse.duckdb",
         "warehouse.duckdb.wal",
         "warehouse.snapshot.duckdb",  # the analysts' read-only copy
+        "warehouse.snapshot.json",  # when it was published, what it cost, what it lacks
         "warehouse_data",
     }

@@ -155,3 +155,20 @@ def test_a_local_build_label_is_not_another_version(tmp_path):
     lock.write_text("torch==2.13.0\n")
     assert _by_status(doctor.check_packages(lock, installed=lambda name: "2.13.0+cu128")) == {"ok"}
     assert _by_status(doctor.check_packages(lock, installed=lambda name: "2.12.0+cpu")) == {"warn"}
+
+
+def test_doctor_warns_when_the_snapshot_lags_writes_that_went_quiet(tmp_path):
+    from dagster_ocr.ops.doctor import check_snapshot
+    from dagster_ocr.warehouse import Warehouse
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    assert check_snapshot(wh.path) == []  # no warehouse: nothing to say
+    wh.ensure_schema()
+    wh.publish_snapshot()
+    record = wh.snapshot_record()
+    assert [f.status for f in check_snapshot(wh.path)] == ["ok"]
+    record.pending_writes, record.last_write_at = 3, record.published_at + 5
+    record.save(wh.snapshot_path.with_suffix(".json"))
+    assert [f.status for f in check_snapshot(wh.path, now=record.published_at + 60)] == ["ok"]
+    (late,) = check_snapshot(wh.path, now=record.published_at + 3600)
+    assert late.status == "warn" and "3 document write(s)" in late.message and "publish" in late.fix

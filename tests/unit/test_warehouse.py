@@ -188,3 +188,59 @@ def test_a_held_file_is_opened_once_and_its_snapshot_has_every_commit(tmp_path, 
     assert rows == [("a" * 64, "parsed"), ("b" * 64, "quarantined")]
     # released on leaving the block: another open (here a read-only one) works again
     assert len(wh.query("SELECT * FROM pages")) == 4 and len(opened) == 2
+
+
+def _snapshot_docs(path) -> list[str]:
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT doc_id FROM documents ORDER BY doc_id").fetchall()]
+    finally:
+        con.close()
+
+
+def test_snapshot_copies_are_throttled_to_a_share_of_the_writers_time(tmp_path, monkeypatch):
+    import dagster_ocr.warehouse as wmod
+
+    clock = [1000.0]
+    monkeypatch.setattr(wmod.time, "time", lambda: clock[0])
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_document(*_doc("a" * 64))
+    assert wh.publish_snapshot(max_share=0.1) == wh.snapshot_path  # the first is always made
+    first = wh.snapshot_record()
+    assert first.published_at == 1000.0 and first.pending_writes == 0 and first.copy_seconds > 0
+
+    # pretend the copy took 2 s: with a 10% share the next one is due 20 s after it
+    first.copy_seconds = 2.0
+    first.save(wh.snapshot_path.with_suffix(".json"))
+    wh.write_document(*_doc("b" * 64))
+    clock[0] = 1019.0
+    assert wh.publish_snapshot(max_share=0.1) is None  # skipped, recorded as pending
+    wh.write_document(*_doc("c" * 64))
+    clock[0] = 1019.5
+    assert wh.publish_snapshot(max_share=0.1) is None
+    record = wh.snapshot_record()
+    assert (record.pending_writes, record.last_write_at, record.published_at) == (2, 1019.5, 1000.0)
+    assert _snapshot_docs(wh.snapshot_path) == ["a" * 64]  # the skipped writes are not in it yet
+
+    clock[0] = 1020.0
+    assert wh.publish_snapshot(max_share=0.1) == wh.snapshot_path  # due: carries everything
+    assert _snapshot_docs(wh.snapshot_path) == ["a" * 64, "b" * 64, "c" * 64]
+    assert wh.snapshot_record().pending_writes == 0
+
+    # no throttle (None) copies whatever the cost; a deleted snapshot is remade even if not due
+    wh.publish_snapshot()
+    slow = wh.snapshot_record()
+    slow.copy_seconds = 1e6
+    slow.save(wh.snapshot_path.with_suffix(".json"))
+    assert wh.publish_snapshot(max_share=0.1) is None
+    wh.snapshot_path.unlink()
+    assert wh.publish_snapshot(max_share=0.1) == wh.snapshot_path
+
+
+def test_an_unreadable_snapshot_record_reads_as_never_published(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.snapshot_path.with_suffix(".json").write_text("{not json")
+    record = wh.snapshot_record()
+    assert record.published_at is None and record.pending_writes == 0
