@@ -9,6 +9,10 @@ fresh interpreter that imports that tree's code. Measured per round:
 * ``graph`` (unless ``--no-graph``): ``assets.cli.run_inbox`` over the corpus, after one warm-up
   document, with and without embeddings.
 
+Before the rounds, both trees parse every PDF of the corpus and a generated 300-page report (OCR
+off) and the documents whose lines, labels, tables or paragraphs differ are listed: a speed-up
+that changes the output is a different change.
+
     .venv/bin/python bench/revisions.py --base REV [--rounds 3] [--no-graph] [--json OUT]
 """
 
@@ -60,6 +64,29 @@ def parse_child() -> dict[str, Any]:
     return out
 
 
+def outputs_child() -> dict[str, str]:
+    """In a fresh interpreter: a digest of each document's parse (lines, labels, tables, paragraphs)."""
+    import hashlib
+
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.pipeline import parse
+    from dagster_ocr.settings import Settings
+
+    C.quiet_logs()
+    corpus = C.find_corpus()
+    pdfs = sorted(corpus.glob("**/*.pdf")) if corpus else []
+    store = DocumentStore(Path(tempfile.mkdtemp()) / "store")
+    settings = Settings.load(None, {"text": {"ocr_mode": "never"}})
+    out: dict[str, str] = {}
+    for pdf in [*pdfs, C.generated(300)]:
+        parsed = parse(store.register(pdf)[0], settings)
+        lines = [page.lines for page in parsed.document.pages]
+        state = repr((lines, parsed.labels, parsed.tables, parsed.paragraphs))
+        name = str(pdf.relative_to(corpus)) if corpus and pdf.is_relative_to(corpus) else pdf.name
+        out[name] = hashlib.sha256(state.encode()).hexdigest()
+    return out
+
+
 def graph_child(embeddings: bool) -> dict[str, Any]:
     """In a fresh interpreter: the corpus through the Dagster graph, seconds (one warm-up document)."""
     C.quiet_logs()
@@ -97,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         kind = args.child[0]
-        result = parse_child() if kind == "parse" else graph_child(kind == "graph-emb")
+        children = {"parse": parse_child, "outputs": outputs_child}
+        result = children[kind]() if kind in children else graph_child(kind == "graph-emb")
         print(json.dumps(result))
         return 0
     if not args.base:
@@ -113,6 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     try:
+        digests = {name: _run(tree, "outputs") for name, tree in trees.items()}
+        differ = sorted(k for k in digests["head"] if digests["base"].get(k) != digests["head"][k])
+        print(
+            f"outputs: {len(digests['head']) - len(differ)} of {len(digests['head'])} documents identical"
+            + (f"; differ: {', '.join(differ)}" if differ else ""),
+            flush=True,
+        )
         for r in range(args.rounds):
             for kind in kinds:
                 for name, tree in trees.items():
@@ -122,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "worktree", "remove", "--force", str(base_dir)], cwd=C.REPO, check=False)
     summary: dict[str, Any] = {
         "base": args.base,
+        "outputs differ": differ,
         "rounds": args.rounds,
         "minutes": (time.perf_counter() - started) / 60,
     }

@@ -322,9 +322,8 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
 
     with pymupdf.open(corpus / name) as doc:
         pg = doc[page_no]
-        drawings = pg.get_drawings()
-        assert _has_grid(drawings)
-        ours = _ruled_grids(pg, drawings, _page_words(pg))
+        assert _has_grid(pg.get_cdrawings())
+        ours = _ruled_grids(pg, pg.get_cdrawings(), _page_words(pg))
         ref = pg.find_tables(use_layout=False).tables
         assert len(ours) == len(ref) >= 1
         for a, b in zip(ours, ref, strict=True):
@@ -349,6 +348,42 @@ def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> Non
     _table(page, 100, [HEADER, ["North", "2024", "10"], ["South", "2024", "12"], ["East", "2024", "9"]])
     (table,) = extract_tables(doc, _pages(doc), TableSettings())
     assert table.grid()[1] == ["North", "2024", "10"]
+
+
+def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatch) -> None:
+    """``_make_edges`` on ``get_cdrawings()`` gives exactly PyMuPDF's edges from ``get_drawings()``,
+    in the same order, on every ruled page of the corpus (rotated pages and ~900-drawing pages too)."""
+    from pymupdf import table as mt
+
+    import dagster_ocr.tables as tm
+
+    real = tm._make_edges
+    compared: list[int] = []
+
+    def both(pg, cdrawings, tset, chars):
+        ours = real(pg, cdrawings, tset, chars)
+        assert mt._CHARS_VAR.get() is chars  # what PyMuPDF's version reads to decide which boxes are borders
+        token = mt._EDGES_VAR.set([])
+        try:
+            mt.make_edges(pg, tset=tset, paths=pg.get_drawings())
+            assert ours == mt._EDGES_VAR.get()
+        finally:
+            mt._EDGES_VAR.reset(token)
+        compared.append(len(ours))
+        return ours
+
+    monkeypatch.setattr(tm, "_make_edges", both)
+    for pdf in sorted(corpus.glob("**/*.pdf")):
+        try:
+            doc = pymupdf.open(pdf)
+        except Exception:  # the corpus keeps a few deliberately broken files
+            continue
+        with doc:
+            for pg in doc:
+                cdrawings = pg.get_cdrawings()
+                if tm._has_grid(cdrawings):
+                    tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
+    assert len(compared) >= 80 and sum(compared) > 5_000
 
 
 @pytest.mark.parametrize(
@@ -376,9 +411,9 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
     monkeypatch.setattr(tm._GridFinder, "__init__", spy)
     with pymupdf.open(corpus / name) as doc:
         for pg in doc:
-            drawings = pg.get_drawings()
-            if tm._has_grid(drawings):
-                tm._ruled_grids(pg, drawings, tm._page_words(pg))
+            cdrawings = pg.get_cdrawings()
+            if tm._has_grid(cdrawings):
+                tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
     assert seen and sum(len(i) for i, _ in seen) > 20
     for intersections, chars in seen:
         cells = tm._grid_cells(intersections)
