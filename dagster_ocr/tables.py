@@ -313,8 +313,8 @@ def _page_words(pg: pymupdf.Page, page: Page | None = None) -> list[_Word]:
     return [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
 
 
-def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
-    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
+def _bands(words: list[_Word]) -> list[list[_Word]]:
+    """Words clustered into lines by vertical overlap, each line left to right."""
     words = sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
     bands: list[list[_Word]] = []
     band_y: list[tuple[float, float]] = []
@@ -329,9 +329,15 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
                 continue
         bands.append([w])
         band_y.append((w.y0, w.y1))
-    lines: list[_TextLine] = []
     for band in bands:
         band.sort(key=lambda w: w.x0)
+    return bands
+
+
+def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
+    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
+    lines: list[_TextLine] = []
+    for band in _bands(words):
         h = statistics.median(w.y1 - w.y0 for w in band)
         chunks: list[list[_Word]] = [[band[0]]]
         for w in band[1:]:
@@ -357,8 +363,7 @@ def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
                 continue
             x0, y0, x1, y1 = c
             inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
-            lines = _text_lines(inside, 1e9)
-            row.append(" ".join(_words_text(ln.words) for ln in lines))
+            row.append(" ".join(_words_text(band) for band in _bands(inside)))
         out.append(row)
     return out
 
