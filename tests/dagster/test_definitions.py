@@ -33,6 +33,10 @@ def test_sensor_schedule_and_job_are_defined():
     assert defs.resolve_sensor_def("inbox_sensor")
     assert defs.resolve_schedule_def("nightly_ingestion").cron_schedule == "0 2 * * *"
     assert defs.resolve_job_def("ingest_document")
+    # the snapshot catch-up runs in the writer pool, like every step that touches the DuckDB file
+    assert defs.resolve_sensor_def("snapshot_sensor").job_name == "publish_snapshot_job"
+    (node,) = defs.resolve_job_def("publish_snapshot_job").nodes
+    assert node.definition.pool == "duckdb_writer"
 
 
 def test_dagster_definitions_validate_accepts_the_workspace(tmp_path):
