@@ -16,6 +16,7 @@ the continuation repeats the stubs row for row AND a "continued" marker or the s
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -33,7 +34,7 @@ from pymupdf import table as mt
 
 from dagster_ocr.model import BBox, Cell, Line, Page, Table, TextSource, transform_box
 from dagster_ocr.pagestore import in_page_order
-from dagster_ocr.textlayer import extract_words
+from dagster_ocr.textlayer import TEXT_FLAGS, extract_words
 
 logger = logging.getLogger(__name__)
 
@@ -690,7 +691,12 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _ruled_grids(pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[_Word]) -> list[Any]:
+def _ruled_grids(
+    pg: pymupdf.Page,
+    cdrawings: list[dict[str, Any]],
+    words: list[_Word],
+    frame: tuple[float, ...] | None = None,
+) -> list[Any]:
     """Ruled tables: PyMuPDF's line finder (``find_tables(use_layout=False)``) fed our word boxes.
 
     ``find_tables`` first reads every character of the page through 'rawdict' into Python dicts
@@ -707,7 +713,8 @@ def _ruled_grids(pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[
 
     MuPDF's drawings are in unrotated page space: the edges are built there, then turned to display
     space before the grid is cut into cells (the cell search walks from top-left corners, so it must
-    see the page the way it is read).
+    see the page the way it is read). ``frame`` (see ``_reading_frame``) turns them once more, for
+    a table printed sideways; ``words`` are then in that frame.
     """
 
     def as_chars(boxes: list[tuple[BBox, str]]) -> list[dict[str, Any]]:
@@ -718,7 +725,10 @@ def _ruled_grids(pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[
             for b, t in boxes
         ]
 
-    display = [((w.x0, w.y0, w.x1, w.y1), w.text) for w in words]
+    display = reading = [((w.x0, w.y0, w.x1, w.y1), w.text) for w in words]
+    if frame is not None:
+        back = tuple(~pymupdf.Matrix(frame))
+        display = [(transform_box(b, back), t) for b, t in reading]
     unrotated = display
     if pg.rotation:
         derot = tuple(pg.derotation_matrix)
@@ -728,10 +738,11 @@ def _ruled_grids(pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[
     chars_token = mt._CHARS_VAR.set(chars)
     edges_token = mt._EDGES_VAR.set(_make_edges(pg, cdrawings, tset, chars))
     try:
-        if pg.rotation:
-            rot = tuple(pg.rotation_matrix)
-            mt._EDGES_VAR.set([_edge_to_display(e, rot) for e in mt.EDGES])
-            mt._CHARS_VAR.set(as_chars(display))
+        for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
+            if turn is not None:
+                mt._EDGES_VAR.set([_edge_to_display(e, turn) for e in mt.EDGES])
+        if pg.rotation or frame is not None:
+            mt._CHARS_VAR.set(as_chars(reading))
         return _GridFinder(pg, tset).tables
     finally:
         mt._EDGES_VAR.reset(edges_token)
@@ -994,16 +1005,22 @@ def _edge_to_display(edge: dict[str, Any], rot: tuple[float, ...]) -> dict[str, 
 
 
 def _stream_parts(
-    pg: pymupdf.Page, page_index: int, s: TableSettings, page: Page | None = None
+    pg: pymupdf.Page,
+    page_index: int,
+    s: TableSettings,
+    all_words: list[_Word],
+    frame: tuple[float, ...] | None = None,
 ) -> list[_Part]:
-    """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page."""
-    all_words = _page_words(pg, page)
+    """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page.
+
+    ``all_words`` are the page's words in display coordinates, or in ``frame`` when given.
+    """
     ruled: list[_Part] = []
     if s.finder == "auto":
         cdrawings = pg.get_cdrawings()
         if _has_grid(cdrawings):
             try:
-                grids = _ruled_grids(pg, cdrawings, all_words)
+                grids = _ruled_grids(pg, cdrawings, all_words, frame)
             except Exception:  # a drawing the line finder chokes on must not sink the document
                 logger.warning(
                     "ruled-table finder failed on page %d; text alignment only", page_index, exc_info=True
@@ -1023,11 +1040,65 @@ def _stream_parts(
     return parts
 
 
-def _page_parts(doc: pymupdf.Document, page: Page, lines: list[Line], s: TableSettings) -> list[_Part]:
+def _reading_frame(pg: pymupdf.Page, words: list[_Word]) -> tuple[float, ...] | None:
+    """A matrix from display coordinates to a frame where the page's text runs left to right, for a
+    page whose text mostly runs up or down (a landscape table printed on a portrait page); else None.
+
+    Both finders read rows as horizontal bands of words, so on such a page they cut the table
+    across its rows. Most words of three or more characters must be taller than wide; which way the
+    text turns comes from the text layer's line directions (read on those pages only).
+    """
+    long = [w for w in words if len(w.text) >= 3]
+    if len(long) < 10 or sum(w.y1 - w.y0 > 1.5 * (w.x1 - w.x0) for w in long) < 0.6 * len(long):
+        return None
+    a, b, c, d = tuple(pg.rotation_matrix)[:4]  # line directions are in unrotated space
+    up = down = 0
+    for block in pg.get_text("dict", flags=TEXT_FLAGS)["blocks"]:
+        for ln in block.get("lines", ()):
+            dx, dy = ln["dir"]
+            dy = b * dx + d * dy
+            n = sum(len(sp["text"].strip()) for sp in ln["spans"])
+            if dy < -0.9:
+                up += n
+            elif dy > 0.9:
+                down += n
+    width, height = pg.rect.width, pg.rect.height
+    if up > 2 * down:  # text reads bottom to top: turn the page a quarter clockwise
+        return (0.0, 1.0, -1.0, 0.0, height, 0.0)
+    if down > 2 * up:  # top to bottom: a quarter anticlockwise
+        return (0.0, -1.0, 1.0, 0.0, 0.0, width)
+    return None
+
+
+def _turn_lines(lines: list[Line], frame: tuple[float, ...]) -> list[Line]:
+    return [dataclasses.replace(ln, bbox=transform_box(ln.bbox, frame)) for ln in lines]
+
+
+def _table_to_display(table: Table, frames: dict[int, tuple[float, ...]]) -> Table:
+    """Boxes of a table found in reading frames (``_reading_frame``) mapped back to display space."""
+    back = {i: tuple(~pymupdf.Matrix(m)) for i, m in frames.items()}
+    if table.first_page_index in back:
+        table.bbox = transform_box(table.bbox, back[table.first_page_index])
+    table.regions = [(i, transform_box(b, back[i]) if i in back else b) for i, b in table.regions]
+    for cell in table.cells:
+        if cell.bbox is not None and cell.page_index in back:
+            cell.bbox = transform_box(cell.bbox, back[cell.page_index])
+    return table
+
+
+def _page_parts(
+    doc: pymupdf.Document,
+    page: Page,
+    lines: list[Line],
+    s: TableSettings,
+    words: list[_Word] | None = None,
+    frame: tuple[float, ...] | None = None,
+) -> list[_Part]:
+    """The page's tables, before merging; with ``frame``, ``words``, ``lines`` and the parts are in it."""
     pg = doc[page.index]
     parts: list[_Part] = []
     if s.finder in ("auto", "stream"):
-        parts = _stream_parts(pg, page.index, s, page)
+        parts = _stream_parts(pg, page.index, s, _page_words(pg, page) if words is None else words, frame)
     else:
         for tab, strategy in _raw_tables(pg, s.finder, s.refine):
             part = _to_part(tab, strategy, page.index)
@@ -1457,12 +1528,24 @@ def extract_tables(
     lines: dict[int, list[Line]] = {}
     per_page: dict[int, list[_Part]] = {}
     regions: dict[int, list[BBox]] = {}
+    frames: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways)
     for page in in_page_order(pages):
         if page.text_source != TextSource.TEXT_LAYER:
             continue
         i = page.index
         by_index[i], lines[i] = page, _page_lines(doc, page)
-        per_page[i] = _page_parts(doc, page, lines[i], s)
+        words = frame = None
+        if s.finder in ("auto", "stream"):
+            pg = doc[i]
+            words = _page_words(pg, page)
+            frame = _reading_frame(pg, words)
+        if frame is not None:
+            # the whole page is seen turned, so captions, gaps and merges read it as it is read
+            frames[i] = frame
+            words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words or ()]
+            lines[i] = _turn_lines(lines[i], frame)
+            by_index[i] = dataclasses.replace(page, width=page.height, height=page.width, lines=lines[i])
+        per_page[i] = _page_parts(doc, page, lines[i], s, words, frame)
         regions[i] = [p.bbox for p in per_page[i]]
         for j, part in enumerate(per_page[i]):
             joined = s.merge and j == 0 and groups
@@ -1472,12 +1555,13 @@ def extract_tables(
         for window in (by_index, lines, per_page, regions):
             for old in [k for k in window if k < i - 1]:
                 del window[old]
-    return [
+    tables = [
         _build_columns(g.parts, g.aligns, f"t{k}", s)
         if g.kind == "columns"
         else _build(g.parts, g.drop, f"t{k}", s)
         for k, g in enumerate(groups)
     ]
+    return [_table_to_display(t, frames) for t in tables] if frames else tables
 
 
 def _join(

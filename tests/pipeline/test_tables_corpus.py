@@ -59,6 +59,26 @@ def test_tabula_csv_rotated_ruled_table(corpus: Path) -> None:
     assert tp >= 0.9 * max(n_pred, n_gt), (name, tp, n_pred, n_gt)
 
 
+@pytest.mark.parametrize("name", ["camelot/anticlockwise_table_1", "camelot/clockwise_table_1"])
+def test_a_table_printed_sideways_is_read_along_its_rows(corpus: Path, name: str) -> None:
+    """Text running up (or down) the displayed page (clockwise_table_1 is also a /Rotate 180 page):
+    the table is read in the frame its text runs in, and its boxes come back in display coordinates
+    (inside the page, around the words)."""
+    _, pdf, gt = next(c for c in bench.csv_cases(corpus) if c[0] == name)
+    doc = pymupdf.open(pdf)
+    tp, n_pred, n_gt = bench.score_doc(gt, bench.ours(TableSettings())(pdf, doc))
+    assert tp >= 0.95 * max(n_pred, n_gt), (name, tp, n_pred, n_gt)  # 6 of 223 when read across
+    (table,) = extract_tables(doc, bench.pages_of(doc), TableSettings())
+    page = doc[0].rect
+    x0, y0, x1, y1 = table.bbox
+    assert 0 <= x0 < x1 <= page.width and 0 <= y0 < y1 <= page.height
+    assert y1 - y0 > x1 - x0  # a landscape table on a portrait page stands tall
+    inside = [c.bbox for c in table.cells if c.bbox is not None]
+    assert inside and all(
+        x0 - 1 <= b[0] and b[2] <= x1 + 1 and y0 - 1 <= b[1] and b[3] <= y1 + 1 for b in inside
+    )
+
+
 def test_metric_is_strict() -> None:
     grid = [["a", "b"], ["c", "d"]]
     expected = {("a", "b", "h"): 1, ("c", "d", "h"): 1, ("a", "c", "v"): 1, ("b", "d", "v"): 1}

@@ -473,3 +473,27 @@ def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) ->
 
         monkeypatch.setattr(tm, "extract_words", no_second_read)
         assert extract_tables(doc, pages) == expected and expected
+
+
+@pytest.mark.parametrize("rotate", [90, 270])
+def test_a_text_aligned_table_printed_sideways(rotate: int) -> None:
+    """A borderless table whose text runs up (90) or down (270) an upright page comes out row by row,
+    with its box in the page's own coordinates."""
+    rows = [["Region", "Quarter", "Revenue"]] + [
+        [f"Area{i:02d}", f"Q{i % 4 + 1}", f"{1000 + 37 * i}"] for i in range(12)
+    ]
+    doc = pymupdf.open()
+    page = doc.new_page()  # 595 x 842, upright
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            # reading frame: x along the text, y down the rows; placed so the rows stack across the page
+            x_read, y_read = 80 + 150 * c, 80 + 18 * r
+            if rotate == 90:  # text runs up: reading x grows upward, rows go left to right
+                point = (y_read, 842 - x_read)
+            else:  # text runs down: reading x grows downward, rows go right to left
+                point = (595 - y_read, x_read)
+            page.insert_text(point, text, fontsize=10, rotate=rotate)
+    (table,) = extract_tables(doc, _pages(doc), TableSettings())
+    assert table.grid()[0] == rows[0] and table.grid()[5] == rows[5] and len(table.grid()) == len(rows)
+    x0, y0, x1, y1 = table.bbox
+    assert 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842 and y1 - y0 > x1 - x0
