@@ -251,6 +251,8 @@ def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None
         else:
             x0, _, x1, _ = tab.bbox
             edges = [x0 + (x1 - x0) * i / max(n_cols, 1) for i in range(n_cols + 1)]
+    if words is not None and len(edges) == n_cols + 1:
+        _split_shaded_rows(rows, row_bboxes, edges, words)
     # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
     # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
     header_rows = 0
@@ -268,6 +270,53 @@ def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None
         header_rows=header_rows,
         strategy=strategy,
     )
+
+
+def _split_shaded_rows(
+    rows: list[list[str | None]], row_bboxes: list[list[BBox | None]], edges: list[float], words: list[_Word]
+) -> None:
+    """Give back its columns to a grid row read as one cell spanning three or more columns (in place).
+
+    Zebra-striped tables draw each shaded row as one filled box across the table, with no column
+    lines inside it; the line finder then sees one wide cell, and every other row of the table came
+    out as a single string ("Bihar 21,016,708 4,332,141 ..."). The row is split when no word in it
+    crosses a column line and its words fill the columns a neighbouring unspanned row fills (at
+    least three, and three quarters of them). A cell that truly spans (a note, a group heading) has
+    words straddling the lines it covers, or too few of them.
+    """
+
+    def filled(r: int, j: int, k: int) -> set[int] | None:
+        if not 0 <= r < len(rows) or any(rows[r][c] is None for c in range(j, k)):
+            return None
+        return {c for c in range(j, k) if (rows[r][c] or "").strip()}
+
+    for i in range(1, len(rows)):  # the top row may be a header that spans by design
+        j = 0
+        while j < len(rows[i]):
+            k = j + 1
+            while k < len(rows[i]) and rows[i][k] is None:
+                k += 1
+            box = row_bboxes[i][j]
+            ref = filled(i - 1, j, k) or filled(i + 1, j, k) if k - j >= 3 and box is not None else None
+            if ref and box is not None:
+                cols: dict[int, list[_Word]] = {}
+                for w in words:
+                    cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+                    if not (box[0] <= cx <= box[2] and box[1] <= cy <= box[3]):
+                        continue
+                    col = next(
+                        (c for c in range(j, k) if edges[c] - 1 <= w.x0 and w.x1 <= edges[c + 1] + 1), None
+                    )
+                    if col is None:  # a word across a column line: a real span
+                        cols = {}
+                        break
+                    cols.setdefault(col, []).append(w)
+                if len(cols) >= 3 and set(cols) <= ref and len(cols) >= 0.75 * len(ref):
+                    for c in range(j, k):
+                        ws = cols.get(c, [])
+                        rows[i][c] = _clean(" ".join(_words_text(band) for band in _bands(ws)))
+                        row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
+            j = k
 
 
 # ------------------------------------------------------------------------------------------------

@@ -497,3 +497,37 @@ def test_a_text_aligned_table_printed_sideways(rotate: int) -> None:
     assert table.grid()[0] == rows[0] and table.grid()[5] == rows[5] and len(table.grid()) == len(rows)
     x0, y0, x1, y1 = table.bbox
     assert 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842 and y1 - y0 > x1 - x0
+
+
+def _zebra(page: pymupdf.Page, rows: list[list[str]], note: str | None = None) -> None:
+    """A table whose odd rows are shaded boxes across the table with no column lines inside them
+    (column lines are drawn on the plain rows only), optionally closed by a spanning note row."""
+    cols, top, h = [60.0, 180.0, 280.0, 380.0, 480.0], 100.0, 20.0
+    all_rows = rows + ([[note]] if note else [])
+    for r, row in enumerate(all_rows):
+        y0, y1 = top + r * h, top + (r + 1) * h
+        page.draw_line((cols[0], y0), (cols[-1], y0))
+        if r % 2 or (note and r == len(all_rows) - 1):
+            page.draw_rect((cols[0], y0, cols[-1], y1), color=None, fill=(0.85, 0.85, 0.85))
+            page.draw_line((cols[0], y0), (cols[0], y1))
+            page.draw_line((cols[-1], y0), (cols[-1], y1))
+        else:
+            for x in cols:
+                page.draw_line((x, y0), (x, y1))
+        for c, text in enumerate(row):
+            page.insert_text((cols[c] + 4, y1 - 6), text, fontsize=9)
+    page.draw_line((cols[0], top + len(all_rows) * h), (cols[-1], top + len(all_rows) * h))
+
+
+def test_shaded_rows_of_a_zebra_table_keep_their_columns() -> None:
+    rows = [["State", "Revenue", "Capital", "Total"]] + [
+        [f"State{i:02d}", f"{1000 + i},{i:03d}", f"{200 + i}", f"{1200 + 2 * i}"] for i in range(9)
+    ]
+    note = "Note: every figure in this table is provisional and will be revised in the spring"
+    doc = pymupdf.open()
+    _zebra(doc.new_page(), rows, note)
+    (table,) = extract_tables(doc, _pages(doc), TableSettings())
+    grid = table.grid()
+    assert grid[:10] == rows  # shaded rows (2, 4, ...) split back into their four columns
+    # the closing note spans the table: its words straddle the column lines, so it stays one cell
+    assert grid[10][0].startswith("Note: every figure") and grid[10][1:] == ["", "", ""]
