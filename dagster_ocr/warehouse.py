@@ -307,7 +307,7 @@ class Warehouse:
         it read-only. The snapshot is never locked by the pipeline and never half-written. Call it
         while holding the writer pool, so no write is in flight.
 
-        The copy costs the whole file (~0.7 s per GB here) however little changed, so publishing
+        The copy costs the whole file (~1 s per GB here) however little changed, so publishing
         after every document of a backfill would grow quadratically with the warehouse. With
         ``max_share``, the copy is made only when the last one took at most that share of the time
         since it was published (0.1: copies use at most a tenth of the writers' time); otherwise the

@@ -39,7 +39,7 @@ class WarehouseResource(dg.ConfigurableResource):
     publish_snapshot: bool = True
     #: the most of the writers' time snapshot copies may take: a copy is made after a document
     #: only when the last one took at most this share of the time since (a small warehouse: every
-    #: document; a 5 GB one: at most every ~35 s); None copies after every document whatever it costs
+    #: document; a 2 GB one: at most every 20-30 s); None copies after every document whatever it costs
     snapshot_max_share: float | None = 0.1
 
     def warehouse(self) -> Warehouse:
