@@ -61,11 +61,11 @@ def run_inbox(
             tags={"dagster-ocr/file_name": rec.file_name[:200]},
         )
     ids = [rec.doc_id for rec, _ in found]
-    if ids and Warehouse(warehouse).snapshot_record().pending_writes:
-        Warehouse(warehouse).publish_snapshot()  # the writes the throttle skipped: the run is over
-    summary = Warehouse(warehouse).document_summary()
+    wh = Warehouse(warehouse)
+    if ids and wh.snapshot_record().pending_writes:
+        wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
+    summary = wh.document_summary()
     if ids:
-        wh = Warehouse(warehouse)
         in_run = wh.query("SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))", [ids])
         summary = summary[summary.file_name.isin(in_run.file_name)]
     return summary
@@ -134,11 +134,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     if not wh.path.exists():
         print(f"no warehouse at {wh.path}", file=sys.stderr)
         return 2
-    pending = wh.snapshot_record().pending_writes
-    with wh.held():  # fails clearly if another process is writing the file
-        path = wh.publish_snapshot()
-    record = wh.snapshot_record()
-    print(f"published {path} ({pending} pending write(s); copy took {record.copy_seconds:.2f}s)")
+    path, pending = wh.catch_up_snapshot()  # a lock error (reported by main) if a run is writing
+    copy = wh.snapshot_record().copy_seconds
+    print(f"published {path} ({pending} pending write(s); copy took {copy:.2f}s)")
     return 0
 
 

@@ -23,11 +23,9 @@ QUIET_SECONDS = 60
 @dg.op(pool=DUCKDB_WRITER_POOL, description="Copy the warehouse to the analysts' snapshot.")
 def publish_warehouse_snapshot(context: dg.OpExecutionContext, warehouse: WarehouseResource) -> None:
     wh = warehouse.warehouse()
-    pending = wh.snapshot_record().pending_writes
-    with wh.held():  # the file lock: no other process writes while the copy is made
-        path = wh.publish_snapshot()
-    record = wh.snapshot_record()
-    context.log.info(f"published {path} ({pending} pending write(s), copy {record.copy_seconds:.2f}s)")
+    path, pending = wh.catch_up_snapshot()  # holds the file: no other process writes meanwhile
+    copy = wh.snapshot_record().copy_seconds
+    context.log.info(f"published {path} ({pending} pending write(s), copy {copy:.2f}s)")
 
 
 @dg.job(description="Publish the analysts' snapshot of the warehouse now (writes skipped by throttling).")

@@ -192,11 +192,10 @@ def _clean(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _page_lines(doc: pymupdf.Document, page: Page) -> list[Line]:
+def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
     """The page's lines; falls back to the text layer when the stage got pages without lines."""
     if page.lines:
         return page.lines
-    pg = doc[page.index]
     lines: list[Line] = []
     for block in pg.get_text("dict")["blocks"]:
         for ln in block.get("lines", []):
@@ -1123,9 +1122,9 @@ def _turn_lines(lines: list[Line], frame: tuple[float, ...]) -> list[Line]:
     return [dataclasses.replace(ln, bbox=transform_box(ln.bbox, frame)) for ln in lines]
 
 
-def _table_to_display(table: Table, frames: dict[int, tuple[float, ...]]) -> Table:
-    """Boxes of a table found in reading frames (``_reading_frame``) mapped back to display space."""
-    back = {i: tuple(~pymupdf.Matrix(m)) for i, m in frames.items()}
+def _table_to_display(table: Table, back: dict[int, tuple[float, ...]]) -> Table:
+    """Boxes of a table found in reading frames (``_reading_frame``) mapped back to display space
+    (``back``: each turned page's inverse frame)."""
     if table.first_page_index in back:
         table.bbox = transform_box(table.bbox, back[table.first_page_index])
     table.regions = [(i, transform_box(b, back[i]) if i in back else b) for i, b in table.regions]
@@ -1136,18 +1135,18 @@ def _table_to_display(table: Table, frames: dict[int, tuple[float, ...]]) -> Tab
 
 
 def _page_parts(
-    doc: pymupdf.Document,
+    pg: pymupdf.Page,
     page: Page,
     lines: list[Line],
     s: TableSettings,
-    words: list[_Word] | None = None,
+    words: list[_Word],
     frame: tuple[float, ...] | None = None,
 ) -> list[_Part]:
-    """The page's tables, before merging; with ``frame``, ``words``, ``lines`` and the parts are in it."""
-    pg = doc[page.index]
+    """The page's tables, before merging. ``words`` feed the auto and stream finders; with
+    ``frame``, they, ``lines`` and the parts are in it."""
     parts: list[_Part] = []
     if s.finder in ("auto", "stream"):
-        parts = _stream_parts(pg, page.index, s, _page_words(pg, page) if words is None else words, frame)
+        parts = _stream_parts(pg, page.index, s, words, frame)
     else:
         for tab, strategy in _raw_tables(pg, s.finder, s.refine):
             part = _to_part(tab, strategy, page.index)
@@ -1577,24 +1576,25 @@ def extract_tables(
     lines: dict[int, list[Line]] = {}
     per_page: dict[int, list[_Part]] = {}
     regions: dict[int, list[BBox]] = {}
-    frames: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways)
+    back: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways): inverse frames
     for page in in_page_order(pages):
         if page.text_source != TextSource.TEXT_LAYER:
             continue
         i = page.index
-        by_index[i], lines[i] = page, _page_lines(doc, page)
-        words = frame = None
+        pg = doc[i]
+        by_index[i], lines[i] = page, _page_lines(pg, page)
+        words: list[_Word] = []
+        frame = None
         if s.finder in ("auto", "stream"):
-            pg = doc[i]
             words = _page_words(pg, page)
             frame = _reading_frame(pg, words)
         if frame is not None:
             # the whole page is seen turned, so captions, gaps and merges read it as it is read
-            frames[i] = frame
-            words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words or ()]
+            back[i] = tuple(~pymupdf.Matrix(frame))
+            words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words]
             lines[i] = _turn_lines(lines[i], frame)
             by_index[i] = dataclasses.replace(page, width=page.height, height=page.width, lines=lines[i])
-        per_page[i] = _page_parts(doc, page, lines[i], s, words, frame)
+        per_page[i] = _page_parts(pg, page, lines[i], s, words, frame)
         regions[i] = [p.bbox for p in per_page[i]]
         for j, part in enumerate(per_page[i]):
             joined = s.merge and j == 0 and groups
@@ -1610,7 +1610,7 @@ def extract_tables(
         else _build(g.parts, g.drop, f"t{k}", s)
         for k, g in enumerate(groups)
     ]
-    return [_table_to_display(t, frames) for t in tables] if frames else tables
+    return [_table_to_display(t, back) for t in tables] if back else tables
 
 
 def _join(

@@ -338,6 +338,15 @@ class Warehouse:
         )
         return self.snapshot_path
 
+    def catch_up_snapshot(self) -> tuple[Path, int]:
+        """Publish now, holding the file so no other process writes during the copy (a lock error
+        if one is); returns the snapshot and how many pending writes it caught up."""
+        pending = self.snapshot_record().pending_writes
+        with self.held():
+            path = self.publish_snapshot()
+        assert path is not None  # no max_share: always copied
+        return path, pending
+
     def approve(self, doc_id: str, approved_by: str, reason: str) -> None:
         """Record a reviewer's decision to load a quarantined document despite failed checks."""
         with self.transaction() as con:
