@@ -23,6 +23,9 @@ import pymupdf
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+# helpers tests and benches share (tiny models, text metrics) live in tests/support, not the package
+if str(REPO / "tests") not in sys.path:
+    sys.path.insert(1, str(REPO / "tests"))
 
 DEFAULT_CACHE = Path(os.environ.get("DAGSTER_OCR_BENCH_CACHE", "/tmp/dagster-ocr-bench"))
 #: bump when the generator changes, so cached files are rebuilt

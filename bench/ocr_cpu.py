@@ -42,10 +42,13 @@ import pymupdf
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the text metrics
 
-from dagster_ocr.metrics import cer, normalize_whitespace, substring_cer  # noqa: E402
-from dagster_ocr.ocr.base import OcrSettings, _capped_zoom, _pixmap_to_array, _scan_zoom, ocr_page  # noqa: E402
+from support.text_metrics import cer, normalize_whitespace, substring_cer  # noqa: E402
+
+from dagster_ocr.ocr.base import _capped_zoom, _pixmap_to_array, _scan_zoom, ocr_page  # noqa: E402
 from dagster_ocr.ocr.rapid import RapidOcrEngine  # noqa: E402
+from dagster_ocr.ocr.settings import OcrSettings, RapidOcrSettings  # noqa: E402
 
 CORPUS = Path(os.environ.get("DAGSTER_OCR_CORPUS", ROOT.parent / "shared" / "corpus"))
 BORN_DIGITAL = [
@@ -215,12 +218,12 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated substrings of item names to run")
     args = ap.parse_args()
 
-    configs: dict[str, OcrSettings] = {"rapidocr": OcrSettings()}
+    configs: dict[str, RapidOcrSettings] = {"rapidocr": RapidOcrSettings()}
     if args.variants:
-        configs["rapidocr with classifier"] = OcrSettings(use_angle_classifier=True)
-        configs["rapidocr all-cores"] = OcrSettings(num_threads=0)
-        configs["rapidocr all-cores spinning"] = OcrSettings(num_threads=0, onnx_spinning=True)
-        configs["rapidocr det-max-960"] = OcrSettings(det_limit_type="max", det_limit_side_len=960)
+        configs["rapidocr with classifier"] = RapidOcrSettings(use_angle_classifier=True)
+        configs["rapidocr all-cores"] = RapidOcrSettings(num_threads=0)
+        configs["rapidocr all-cores spinning"] = RapidOcrSettings(num_threads=0, onnx_spinning=True)
+        configs["rapidocr det-max-960"] = RapidOcrSettings(det_limit_type="max", det_limit_side_len=960)
     engines = {}
     for name, s in configs.items():
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Speculative decoding benchmark: target alone against target + draft, side by side in one run.
 
-Builds random TrOCR-style checkpoints (no download) with ``dagster_ocr.ocr.tiny_models``: a target
+Builds random TrOCR-style checkpoints (no download) with ``tests/support/tiny_models.py``: a target
 whose deeper decoder layers are damped, and a *shallow* draft made of the target's first decoder
 layers, so the draft is several times cheaper and still agrees with the target most of the time
 (random weights say nothing about accuracy; they give realistic compute per token). EOS is disabled
@@ -35,13 +35,13 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(REPO / "tests"))  # tests/support: the tiny-model builders
 
-from dagster_ocr.ocr.speculative import (  # noqa: E402
-    DecodeStats,
-    SpeculativeOcrEngine,
-    SpeculativeSettings,
-)
-from dagster_ocr.ocr.tiny_models import build_tiny_target, derive_draft  # noqa: E402
+from support.tiny_models import build_tiny_target, derive_draft  # noqa: E402
+
+from dagster_ocr.ocr.settings import TransformersOcrSettings  # noqa: E402
+from dagster_ocr.ocr.speculative import SpeculativeOcrEngine  # noqa: E402
+from dagster_ocr.ocr.stats import DecodeStats  # noqa: E402
 
 SIZES = {
     # d_model, decoder layers, encoder layers, image size, draft layers
@@ -52,7 +52,7 @@ SIZES = {
 
 def _engine(target: Path, draft: Path | None, args: argparse.Namespace, dtype: str, batch: int, k: int):
     eng = SpeculativeOcrEngine(
-        SpeculativeSettings(
+        TransformersOcrSettings(
             target_path=str(target),
             draft_path=str(draft) if draft else None,
             device=args.device,

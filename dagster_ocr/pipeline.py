@@ -29,6 +29,7 @@ from dagster_ocr.model import (
     TextSource,
 )
 from dagster_ocr.ocr.base import OcrEngine, ocr_page
+from dagster_ocr.ocr.stats import page_decode_stats
 from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.settings import Settings
@@ -75,22 +76,20 @@ def extract_document(
     ocr = None
     timed = None
     if engine is not None:
-        dpi = settings.ocr.dpi
+        dpi, ocr_settings = settings.ocr.dpi, settings.ocr
         timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
-        take_stats = getattr(engine, "take_stats", None)  # engines that count their decoding
-        if take_stats is not None:
-            take_stats()  # forget what an earlier document left behind
+        engine.take_stats()  # forget what an earlier document left behind
 
         def ocr(page: pymupdf.Page, index: int) -> Page:
-            result = ocr_page(timed, page, index, dpi)
-            if take_stats is not None:
-                result.decode_stats = page_decode_stats(take_stats())
+            result = ocr_page(timed, page, index, dpi, ocr_settings)
+            calls = engine.take_stats()
+            if calls:
+                result.decode_stats = page_decode_stats(calls)
             return result
 
     pages = PageList(keep=limits.pages_in_memory)
     # engines that tune themselves per kind of document (the speculative engine's K)
-    per_type = getattr(engine, "document", None)
-    kind = per_type(settings.ocr.document_type) if per_type else contextlib.nullcontext()
+    kind = engine.document(settings.ocr.document_type) if engine else contextlib.nullcontext()
     try:
         with pdf, kind:
             title = clean_text((pdf.metadata or {}).get("title") or "")
@@ -114,13 +113,6 @@ def extract_document(
         if timed is not None:
             timed.close()
     return ExtractedDocument(source=source, status=DocStatus.PARSED, pages=pages, title=title, n_pages=n)
-
-
-def page_decode_stats(calls: list) -> dict[str, float | int | None]:
-    """One page's decoding counts, summed over the engine's calls on it (rates from the sums)."""
-    from dagster_ocr.ocr.speculative import summarize  # no torch import: plain counters
-
-    return summarize(calls).as_dict()
 
 
 def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:

@@ -393,9 +393,11 @@ class TimedOcrEngine:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        # everything but recognize (settings, model handles, ...) is the wrapped engine's own
-        return getattr(self.engine, name)
+    def document(self, document_type: str | None) -> Any:
+        return self.engine.document(document_type)
+
+    def take_stats(self) -> Any:
+        return self.engine.take_stats()
 
     def recognize(self, image: Any) -> Any:
         """The wrapped engine's ``recognize``, bounded by the page timeout and the document deadline."""

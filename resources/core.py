@@ -93,9 +93,9 @@ class OcrResource(OcrEngineResource):
     engine: str | None = None
 
     def get_engine(self, settings: OcrSettings) -> OcrEngine | None:
-        if self.engine is not None:
-            settings = settings.model_copy(update={"engine": self.engine})
-            settings = OcrSettings.model_validate(settings.model_dump())  # validate the override
+        if self.engine is not None and self.engine != settings.kind:
+            # validated: an unknown name fails here; the named engine takes its default settings
+            settings = OcrSettings.model_validate({**settings.model_dump(), "engine": self.engine})
         key = settings.model_dump_json()
         with _ENGINES_LOCK:
             if key not in _ENGINES:

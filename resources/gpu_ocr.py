@@ -12,8 +12,9 @@ import threading
 
 from pydantic import Field
 
-from dagster_ocr.ocr.base import OcrEngine, OcrSettings
-from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, SpeculativeSettings
+from dagster_ocr.ocr.base import OcrEngine
+from dagster_ocr.ocr.settings import OcrSettings, TransformersOcrSettings
+from dagster_ocr.ocr.speculative import SpeculativeOcrEngine
 from resources.core import OcrEngineResource
 
 _ENGINES: dict[str, SpeculativeOcrEngine] = {}
@@ -25,7 +26,7 @@ class GpuOcrResource(OcrEngineResource):
 
     Point ``target_path``/``draft_path`` at folders written by ``save_pretrained`` (for example a
     TrOCR-base target and a TrOCR-small draft with the same tokenizer); nothing is downloaded.
-    Every field is described in ``SpeculativeSettings``.
+    Every field is described in ``TransformersOcrSettings``.
     """
 
     target_path: str = Field(description="Local folder of the target checkpoint.")
@@ -45,9 +46,9 @@ class GpuOcrResource(OcrEngineResource):
     adaptive_min_acceptance: float = Field(0.25, description="Speculation off below this acceptance.")
     cpu_threads: int = Field(0, description="torch CPU threads when device is the CPU; 0: default.")
 
-    def speculative_settings(self) -> SpeculativeSettings:
+    def speculative_settings(self) -> TransformersOcrSettings:
         """This resource's config as validated core settings."""
-        return SpeculativeSettings(
+        return TransformersOcrSettings(
             target_path=self.target_path,
             draft_path=self.draft_path,
             device=self.device,
@@ -65,7 +66,7 @@ class GpuOcrResource(OcrEngineResource):
 
     def get_engine(self, settings: OcrSettings) -> OcrEngine | None:
         """The loaded speculative engine (one per process and config); None when OCR is disabled."""
-        if settings.engine == "none":
+        if settings.kind == "none":
             return None
         spec = self.speculative_settings()
         key = spec.model_dump_json()

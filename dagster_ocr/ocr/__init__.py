@@ -1,64 +1,76 @@
 """OCR engines behind one protocol (``OcrEngine``) and the helpers every engine shares.
 
-Engines register a factory in ``ENGINES`` under the name ``OcrSettings.engine`` selects; the
-factory imports its backend lazily so that choosing one engine never imports another's
-dependencies (torch for a GPU engine, onnxruntime for rapidocr).
+Engines register a factory in ``ENGINES`` under the ``kind`` of their settings class (the one
+``OcrSettings.engine`` holds); the factory imports its backend lazily so that choosing one engine
+never imports another's dependencies (torch for a GPU engine, onnxruntime for rapidocr).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from dagster_ocr.errors import EngineError
 from dagster_ocr.ocr.base import (
     OcrEngine,
+    OcrEngineBase,
     OcrLine,
-    OcrSettings,
     load_image_pages,
     ocr_lines_to_model,
     ocr_page,
     reading_order,
     render_page,
 )
+from dagster_ocr.ocr.settings import (
+    NoOcrSettings,
+    OcrSettings,
+    RapidOcrSettings,
+    TransformersOcrSettings,
+)
 
 
-def _rapidocr(settings: OcrSettings) -> OcrEngine:
+def _rapidocr(settings: RapidOcrSettings) -> OcrEngine:
     from dagster_ocr.ocr.rapid import RapidOcrEngine
 
     return RapidOcrEngine(settings)
 
 
-def _transformers(settings: OcrSettings) -> OcrEngine:
-    # configured by GpuOcrResource normally; through plain settings the checkpoints come from the
-    # JSON file named by DAGSTER_OCR_TRANSFORMERS_SETTINGS (no model is ever downloaded)
-    from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, speculative_settings_from_env
+def _transformers(settings: TransformersOcrSettings) -> OcrEngine:
+    # the checkpoints are local folders (ocr.engine.target_path / draft_path, or GpuOcrResource)
+    from dagster_ocr.ocr.speculative import SpeculativeOcrEngine
 
-    return SpeculativeOcrEngine(speculative_settings_from_env())
+    if not settings.target_path:
+        raise EngineError(
+            "OCR engine 'transformers' needs local checkpoints: set ocr.engine.target_path (and "
+            "draft_path) in the settings, or configure GpuOcrResource; models are never downloaded"
+        )
+    return SpeculativeOcrEngine(settings)
 
 
-#: engine name -> factory
-ENGINES: dict[str, Callable[[OcrSettings], OcrEngine]] = {
+#: engine kind -> factory of its engine from its settings
+ENGINES: dict[str, Callable[[Any], OcrEngine]] = {
     "rapidocr": _rapidocr,
     "transformers": _transformers,
 }
 
 
 def get_engine(settings: OcrSettings | None = None) -> OcrEngine | None:
-    """The engine ``settings.engine`` names (not yet loaded), or None when OCR is disabled."""
-    s = settings or OcrSettings()
-    if s.engine == "none":
+    """The engine ``settings.engine`` configures (not yet loaded), or None when OCR is disabled."""
+    engine = (settings or OcrSettings()).engine
+    if engine.kind == "none":
         return None
-    try:
-        factory = ENGINES[s.engine]
-    except KeyError:
-        raise ValueError(f"unknown OCR engine {s.engine!r}; known: {sorted(ENGINES)}") from None
-    return factory(s)
+    return ENGINES[engine.kind](engine)
 
 
 __all__ = [
     "ENGINES",
+    "NoOcrSettings",
     "OcrEngine",
+    "OcrEngineBase",
     "OcrLine",
     "OcrSettings",
+    "RapidOcrSettings",
+    "TransformersOcrSettings",
     "get_engine",
     "load_image_pages",
     "ocr_lines_to_model",

@@ -8,19 +8,22 @@ converting pixels to PDF points, and building a ``model.Page``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pymupdf
-from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
 from dagster_ocr.model import BBox, Line, Page, Span, TextSource, x_gaps
+from dagster_ocr.ocr.settings import OcrSettings
+from dagster_ocr.ocr.stats import DecodeStats
 
 logger = logging.getLogger(__name__)
 
@@ -30,126 +33,6 @@ logger = logging.getLogger(__name__)
 #: extent of the ink inside the box only 0.72-0.90x, so the ink is measured when the image is at hand.
 _BOX_HEIGHT_PER_POINT = 1.1
 _INK_HEIGHT_PER_POINT = 0.82
-
-
-class OcrSettings(BaseModel):
-    """How pages are rendered and recognised."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    engine: Literal["rapidocr", "transformers", "none"] = Field(
-        "rapidocr",
-        description="OCR engine for pages without a usable text layer; 'none' disables OCR "
-        "(such pages get text_source='none').",
-    )
-    document_type: str | None = Field(
-        None,
-        description="Kind of document (e.g. contract, table, free_text) for engines that tune themselves "
-        "per kind: the speculative GPU engine picks its draft length K from it. Set it per run (one "
-        "run per document) with a settings override.",
-    )
-    dpi: int = Field(
-        150,
-        ge=36,
-        le=1200,
-        description="Resolution PDF pages are rendered at before OCR (a scanned page never above its "
-        "image's own, see native_resolution_cap). 150 measured equal or lower CER than 200 on the "
-        "bench's born-digital and scanned PDF pages at 10-25% less CPU (the recogniser scales each "
-        "line to 48 px anyway); raise it only for very small print.",
-    )
-    min_confidence: float = Field(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        description="OCR lines recognised with a lower confidence are dropped as noise.",
-    )
-    max_image_pixels: int = Field(
-        40_000_000,
-        gt=0,
-        description="Upper bound on pixels of one rendered page or loaded image; larger pages are "
-        "rendered at a lower resolution so a huge page cannot exhaust memory.",
-    )
-    max_side_len: int = Field(
-        2000,
-        ge=256,
-        description="rapidocr shrinks images whose longer side exceeds this many pixels before "
-        "detection and recognition (its own default); larger keeps small print legible but is slower.",
-    )
-    num_threads: int = Field(
-        1,
-        ge=0,
-        description="Threads for the ONNX runtime per engine; 0 lets onnxruntime use every core. One "
-        "thread measured 2-12% less CPU per page than all (2) cores and also less wall time on a "
-        "loaded machine; pages of several documents run in parallel processes use the cores better "
-        "than threads inside one page. Raise it for the lowest latency of a single page on an idle box.",
-    )
-    onnx_spinning: bool = Field(
-        False,
-        description="Let onnxruntime's idle worker threads busy-wait for work (its default): a little "
-        "lower latency on an otherwise idle machine, but CPU time burnt that other work on a shared "
-        "machine needs.",
-    )
-    use_angle_classifier: bool = Field(
-        False,
-        description="Run rapidocr's 0/180-degree line classifier. Off by default: on upright born-digital "
-        "pages it turned some correct lines upside down before recognition and garbled them (CER "
-        "us-003 0.068 -> 0.006, 2305.03393v1-pg9 at 200 dpi 0.048 -> 0.024 without it). Without it an "
-        "upside-down page is still found, by its low recognition confidence (orientation_retry_confidence); "
-        "with it, its per-line verdict is the orientation hint and a page turned 180 degrees is found "
-        "even when its text reads confidently upside down.",
-    )
-    det_limit_side_len: int = Field(
-        736,
-        ge=32,
-        description="rapidocr's detector input size: with det_limit_type='min' the shorter side is scaled "
-        "UP to at least this (its default), with 'max' the longer side DOWN to at most this (faster, "
-        "loses small print).",
-    )
-    rec_batch_size: int = Field(
-        6,
-        ge=1,
-        le=64,
-        description="Text lines the recogniser reads per batch (rapidocr's default 6); lines are sorted "
-        "by width first. 16 measured 10-25% more CPU than 6 (wider padding), so the default stays.",
-    )
-    det_limit_type: Literal["min", "max"] = Field(
-        "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
-    )
-    detect_orientation: bool = Field(
-        True,
-        description="Detect pages whose content is turned 90, 180 or 270 degrees (a scan fed sideways, "
-        "no /Rotate) and OCR them upright. Costs one more recognition pass, only on pages that look "
-        "turned (most lines vertical, upside down, or low confidence).",
-    )
-    orientation_retry_confidence: float = Field(
-        0.75,
-        ge=0.0,
-        le=1.0,
-        description="When the engine gives no upside-down hint, a page whose mean line confidence is below "
-        "this is also tried turned 180 degrees (and kept turned only if that reads better).",
-    )
-    column_min_chars: int = Field(
-        20,
-        ge=1,
-        description="Reading order: characters an OCR line needs to count as running text when looking "
-        "for the white gutter between text columns (shorter lines, table cells and captions never "
-        "make a column).",
-    )
-    column_min_lines: int = Field(
-        3, ge=1, description="Reading order: running-text lines needed on each side of a gutter."
-    )
-    column_max_share: float = Field(
-        0.6,
-        gt=0.0,
-        le=1.0,
-        description="Reading order: lines wider than this share of the page's text width are never "
-        "column lines (they are full-width: titles, single-column paragraphs).",
-    )
-    native_resolution_cap: bool = Field(
-        True,
-        description="Never render a scanned page (one image covering it) above the image's own "
-        "resolution: up-sampling a scan adds pixels to process, not detail.",
-    )
 
 
 @dataclass(slots=True)
@@ -170,7 +53,10 @@ class OcrLine:
 
 @runtime_checkable
 class OcrEngine(Protocol):
-    """What every OCR engine provides. Engines load their model lazily and reuse it."""
+    """What the pipeline asks of every OCR engine. Engines load their model lazily and reuse it.
+
+    ``OcrEngineBase`` gives the defaults of everything but ``recognize``.
+    """
 
     #: short name recorded on each page (``Page.engine``), e.g. "rapidocr"
     name: str
@@ -178,6 +64,31 @@ class OcrEngine(Protocol):
     def recognize(self, image: np.ndarray) -> list[OcrLine]:
         """Recognise the text lines of an HxWx3 uint8 RGB image (any order; callers sort)."""
         ...
+
+    def document(self, document_type: str | None) -> AbstractContextManager[Any]:
+        """A block for one document's pages: engines that tune themselves per kind of document
+        (the speculative engine's K) use ``document_type`` inside it."""
+        ...
+
+    def take_stats(self) -> Sequence[DecodeStats]:
+        """Decoding counts of the calls since the last call (and forget them); empty when the
+        engine counts nothing."""
+        ...
+
+
+class OcrEngineBase:
+    """Defaults of the ``OcrEngine`` protocol for engines with no per-document tuning or counts."""
+
+    name: str = "ocr"
+
+    def recognize(self, image: np.ndarray) -> list[OcrLine]:
+        raise NotImplementedError
+
+    def document(self, document_type: str | None) -> AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def take_stats(self) -> Sequence[DecodeStats]:
+        return ()
 
 
 # --------------------------------------------------------------------------------------- images
@@ -579,8 +490,7 @@ def ocr_page(
     With ``dpi=None`` a PDF page renders at ``settings.dpi`` and an image document's page (from
     ``pymupdf.open("scan.tif")``) at the image's native resolution; a scanned page is never
     rendered above its image's resolution (``native_resolution_cap``) and every image is capped at
-    ``settings.max_image_pixels``. ``settings`` default to the engine's own (``engine.settings``).
-    Lines below ``settings.min_confidence`` are dropped.
+    ``settings.max_image_pixels``. Lines below ``settings.min_confidence`` are dropped.
 
     Coordinates are those of the page as read upright, in points: the page as displayed (after
     /Rotate, like ``textlayer.extract_lines``), further turned when its content was found sideways
@@ -588,9 +498,7 @@ def ocr_page(
     turn found, clockwise) describe that upright page. ``ocr_confidence`` is the mean confidence of
     the kept lines (None when there are none).
     """
-    s = settings or getattr(engine, "settings", None)
-    if not isinstance(s, OcrSettings):
-        s = OcrSettings()
+    s = settings or OcrSettings()
     if dpi is None and page.parent.is_pdf:
         dpi = s.dpi
     zoom = page_zoom(page, dpi)

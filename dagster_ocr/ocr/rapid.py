@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrLine, OcrSettings
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def _stop_spinning(ocr: Any) -> None:
         wrapper.session = InferenceSession(path, sess_options=options, providers=session.get_providers())
 
 
-class RapidOcrEngine:
+class RapidOcrEngine(OcrEngineBase):
     """``OcrEngine`` backed by rapidocr. The model loads on the first ``recognize`` and is reused.
 
     Calls are serialised by a lock: rapidocr keeps per-call state on the instance, and
@@ -54,8 +55,8 @@ class RapidOcrEngine:
 
     name = "rapidocr"
 
-    def __init__(self, settings: OcrSettings | None = None):
-        self.settings = settings or OcrSettings()
+    def __init__(self, settings: RapidOcrSettings | None = None):
+        self.settings = settings or RapidOcrSettings()
         self._ocr: Any = None
         self._lock = threading.Lock()
 

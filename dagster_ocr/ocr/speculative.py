@@ -41,15 +41,16 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrLine
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.settings import TransformersOcrSettings
+from dagster_ocr.ocr.stats import DecodeStats, PageDecodeStats
 
 logger = logging.getLogger(__name__)
 
@@ -58,154 +59,6 @@ ENGINE_NAME = "transformers"
 #: fragmentation is the usual cause of OOM with variable-length decoding; expandable segments let
 #: the caching allocator grow blocks instead of splintering memory. Only a default: a user's wins.
 DEFAULT_CUDA_ALLOC_CONF = "expandable_segments:True"
-
-
-class SpeculativeSettings(BaseModel):
-    """Configuration of the transformers engine: local checkpoints, device, decoding, speculation."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    target_path: str = Field(
-        description="Folder of the target checkpoint (save_pretrained layout: config.json, weights, "
-        "tokenizer files, preprocessor_config.json). Never downloaded: weights must be local."
-    )
-    draft_path: str | None = Field(
-        None,
-        description="Folder of the draft checkpoint (same tokenizer as the target); None decodes "
-        "with the target alone.",
-    )
-    device: Literal["auto", "cpu", "cuda"] = Field(
-        "auto", description="'auto' takes CUDA when available, else the CPU."
-    )
-    dtype: Literal["auto", "fp32", "fp16", "bf16"] = Field(
-        "auto",
-        description="Weights and activations: 'auto' is bf16 on a GPU that supports it, fp16 on "
-        "other GPUs, fp32 on the CPU.",
-    )
-    num_speculative_tokens: int = Field(
-        6, ge=1, le=64, description="Tokens the draft proposes per target forward (K) by default."
-    )
-    num_speculative_tokens_by_doc_type: dict[str, int] = Field(
-        default_factory=lambda: {"contract": 8, "table": 8, "free_text": 4},
-        description="K per document type (the engine's ``document_type``): predictable text such "
-        "as contracts and tables accepts long drafts, free text shorter ones.",
-    )
-    assistant_confidence_threshold: float = Field(
-        0.0,
-        ge=0.0,
-        lt=1.0,
-        description="The draft stops a round early when its token probability falls below this; "
-        "0 disables it (deterministic rounds of exactly K).",
-    )
-    batch_size: int = Field(8, ge=1, description="Regions per vision-encoder batch (halved on OOM).")
-    max_new_tokens: int = Field(128, ge=1, description="Upper bound on tokens decoded per region.")
-    prompt: str = Field(
-        "",
-        description="Text placed after the decoder start token, e.g. a Donut task token such as "
-        "'<s_ocr>'; empty for TrOCR.",
-    )
-    line_detector: Literal["none", "rapidocr"] = Field(
-        "none",
-        description="'none': the whole image is one region (page-level models); 'rapidocr': detect "
-        "text lines with rapidocr's bundled detector and recognise each crop (line-level models).",
-    )
-    adaptive: bool = Field(
-        True,
-        description="Choose K, or switch speculation off, per document type from measured acceptance.",
-    )
-    adaptive_window: int = Field(
-        16, ge=1, description="Regions of measured acceptance the adaptive mode decides on."
-    )
-    adaptive_min_acceptance: float = Field(
-        0.25,
-        ge=0.0,
-        le=1.0,
-        description="Below this acceptance rate over the window, speculation is switched off "
-        "(the seed saw no gain on handwriting and mixed-language pages).",
-    )
-    adaptive_probe_every: int = Field(
-        64, ge=1, description="With speculation off, retry it after this many regions."
-    )
-    cpu_threads: int = Field(
-        0,
-        ge=0,
-        description="On the CPU, torch's intra-op threads (process-wide); 0 keeps torch's default. "
-        "Small models decode faster with 1 (thread hand-offs cost more than the tiny matmuls).",
-    )
-    draft_cost_ratio: float = Field(
-        0.15,
-        gt=0.0,
-        le=1.0,
-        description="Cost of a draft forward relative to a target forward; the adaptive mode picks "
-        "the K that maximises tokens per unit of cost at the measured acceptance.",
-    )
-
-
-# ------------------------------------------------------------------------------------ statistics
-
-
-@dataclass(slots=True)
-class DecodeStats:
-    """Counts of one page (or a sum over pages). ``accepted`` tokens came from the draft."""
-
-    regions: int = 0
-    new_tokens: int = 0
-    target_forwards: int = 0
-    draft_forwards: int = 0
-    accepted: int = 0
-    seconds: float = 0.0
-
-    def add(self, other: DecodeStats) -> None:
-        """Add ``other``'s counts to these."""
-        self.regions += other.regions
-        self.new_tokens += other.new_tokens
-        self.target_forwards += other.target_forwards
-        self.draft_forwards += other.draft_forwards
-        self.accepted += other.accepted
-        self.seconds += other.seconds
-
-    @property
-    def acceptance_rate(self) -> float | None:
-        """Share of drafted tokens the target accepted (None when nothing was drafted)."""
-        return self.accepted / self.draft_forwards if self.draft_forwards else None
-
-    @property
-    def tokens_per_target_forward(self) -> float | None:
-        """Tokens produced per target forward: 1.0 without speculation, up to K+1 with it."""
-        return self.new_tokens / self.target_forwards if self.target_forwards else None
-
-    @property
-    def tokens_per_s(self) -> float | None:
-        """Decoded tokens per second of wall time (vision encoding included)."""
-        return self.new_tokens / self.seconds if self.seconds > 0 else None
-
-    def as_dict(self) -> dict[str, Any]:
-        """Counts and the derived rates, JSON-ready (for asset metadata and DuckDB rows)."""
-        d = asdict(self)
-        d.update(
-            acceptance_rate=self.acceptance_rate,
-            tokens_per_target_forward=self.tokens_per_target_forward,
-            tokens_per_s=self.tokens_per_s,
-        )
-        return d
-
-
-@dataclass(slots=True)
-class PageDecodeStats(DecodeStats):
-    """One ``recognize`` call: ``page_seq`` counts pages since the last ``take_stats``."""
-
-    page_seq: int = 0
-    document_type: str | None = None
-    k: int = 0
-    speculative: bool = False
-
-
-def summarize(pages: Sequence[DecodeStats]) -> DecodeStats:
-    """The sum of per-page statistics (rates recomputed from the sums, not averaged)."""
-    total = DecodeStats()
-    for p in pages:
-        total.add(p)
-    return total
 
 
 class _ForwardCounter:
@@ -299,7 +152,13 @@ def _read_preprocessor(path: Path) -> dict[str, Any]:
     }
 
 
-def _check_local(path: str, what: str) -> Path:
+def _check_local(path: str | None, what: str) -> Path:
+    if not path:
+        raise EngineError(
+            f"OCR engine 'transformers' has no {what} checkpoint: set ocr.engine.{what}_path in the "
+            "settings (a local folder written by save_pretrained) or configure GpuOcrResource; "
+            "models are never downloaded at run time"
+        )
     p = Path(path).expanduser()
     if not (p / "config.json").is_file():
         raise EngineError(
@@ -319,7 +178,7 @@ def _model_class(path: Path) -> Any:
     return transformers.AutoModelForImageTextToText
 
 
-def load_models(settings: SpeculativeSettings) -> LoadedModels:
+def load_models(settings: TransformersOcrSettings) -> LoadedModels:
     """Load (once per process and configuration) the target, the draft and the tokenizer."""
     key = json.dumps(
         [settings.target_path, settings.draft_path, settings.device, settings.dtype], sort_keys=True
@@ -330,7 +189,7 @@ def load_models(settings: SpeculativeSettings) -> LoadedModels:
         return _MODELS[key]
 
 
-def _load(settings: SpeculativeSettings) -> LoadedModels:
+def _load(settings: TransformersOcrSettings) -> LoadedModels:
     # must be set before CUDA initialises; setdefault keeps a user's own choice
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", DEFAULT_CUDA_ALLOC_CONF)
     from transformers import AutoTokenizer
@@ -393,7 +252,7 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
-class SpeculativeOcrEngine:
+class SpeculativeOcrEngine(OcrEngineBase):
     """``OcrEngine`` on a transformers target with an optional draft (speculative decoding).
 
     Set ``document_type`` (e.g. "contract") before a document's pages to use its K; read the
@@ -403,7 +262,7 @@ class SpeculativeOcrEngine:
 
     name = ENGINE_NAME
 
-    def __init__(self, settings: SpeculativeSettings):
+    def __init__(self, settings: TransformersOcrSettings):
         self.settings = settings
         self.document_type: str | None = None
         self._models: LoadedModels | None = None
@@ -759,16 +618,3 @@ class SpeculativeOcrEngine:
         text = m.tokenizer.decode(new, skip_special_tokens=True)
         conf = math.exp(sum(logps) / len(logps)) if logps else 0.0
         return text, conf
-
-
-def speculative_settings_from_env() -> SpeculativeSettings:
-    """Settings from the JSON file named by ``DAGSTER_OCR_TRANSFORMERS_SETTINGS`` (for the
-    ``ENGINES["transformers"]`` factory, used when no ``GpuOcrResource`` configures the engine)."""
-    path = os.environ.get("DAGSTER_OCR_TRANSFORMERS_SETTINGS")
-    if not path:
-        raise EngineError(
-            "OCR engine 'transformers' needs local checkpoints: configure GpuOcrResource, or set "
-            "DAGSTER_OCR_TRANSFORMERS_SETTINGS to a JSON file like "
-            '{"target_path": "/models/trocr-base", "draft_path": "/models/trocr-small"}'
-        )
-    return SpeculativeSettings.model_validate_json(Path(path).read_text())

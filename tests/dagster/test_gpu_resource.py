@@ -5,10 +5,11 @@ from __future__ import annotations
 import dagster as dg
 import pymupdf
 import pytest
+from support.tiny_models import build_tiny_target, derive_draft
 
 from dagster_ocr.ocr import OcrSettings, ocr_page
-from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, summarize
-from dagster_ocr.ocr.tiny_models import build_tiny_target, derive_draft
+from dagster_ocr.ocr.speculative import SpeculativeOcrEngine
+from dagster_ocr.ocr.stats import summarize
 from resources.gpu_ocr import GpuOcrResource
 
 

@@ -18,7 +18,7 @@ import pytest
 from dagster_ocr.errors import OverLimitError
 from dagster_ocr.ingest import DocumentStore, ingest_inbox
 from dagster_ocr.model import DocStatus
-from dagster_ocr.ocr.base import OcrLine
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
 from dagster_ocr.pipeline import extract_document, parse
 from dagster_ocr.settings import Settings
 from dagster_ocr.textlayer import LimitSettings, TimedOcrEngine, clean_text
@@ -173,7 +173,7 @@ def test_time_limit_per_document(tmp_path: Path) -> None:
     assert doc.error.startswith("over_limit: time limit reached after 0 of 40 pages")
 
 
-class _SlowEngine:
+class _SlowEngine(OcrEngineBase):
     name = "slow"
 
     def __init__(self, seconds: float):
@@ -199,7 +199,7 @@ def test_ocr_page_timeout(tmp_path: Path) -> None:
 def test_timed_engine_honours_the_document_deadline() -> None:
     engine = _SlowEngine(1.0)
     timed = TimedOcrEngine(engine, timeout=60, deadline=time.monotonic() + 0.1)
-    assert timed.name == "slow" and timed.seconds == 1.0  # other attributes pass through
+    assert timed.name == "slow" and timed.take_stats() == ()  # the protocol passes through
     with pytest.raises(OverLimitError, match="0.1 s"):
         timed.recognize(np.zeros((4, 4, 3), np.uint8))
     timed.close()

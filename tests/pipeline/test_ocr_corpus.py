@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.text_metrics import cer
 
 from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.metrics import cer
 from dagster_ocr.model import TextSource
 from dagster_ocr.ocr.rapid import RapidOcrEngine
 from dagster_ocr.pipeline import extract_document

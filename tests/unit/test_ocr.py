@@ -10,14 +10,19 @@ import numpy as np
 import pymupdf
 import pytest
 from pydantic import ValidationError
+from support.text_metrics import cer, levenshtein, wer
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.metrics import cer, levenshtein, wer
+from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.model import TextSource
 from dagster_ocr.ocr import (
+    NoOcrSettings,
     OcrEngine,
+    OcrEngineBase,
     OcrLine,
     OcrSettings,
+    RapidOcrSettings,
+    TransformersOcrSettings,
     get_engine,
     load_image_pages,
     ocr_lines_to_model,
@@ -27,6 +32,8 @@ from dagster_ocr.ocr import (
 )
 from dagster_ocr.ocr.base import orientation_candidates, turn_image
 from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.pipeline import extract_document
+from dagster_ocr.settings import Settings
 from dagster_ocr.textlayer import extract_lines
 
 INVOICE = "Invoice 2024 total 1,250.00"
@@ -219,7 +226,21 @@ def test_settings_reject_unknown_keys_and_engines():
         OcrSettings(dpi=200, colour="red")
     with pytest.raises(ValidationError):
         OcrSettings(engine="tesseract")
+    with pytest.raises(ValidationError, match="rapidocr setting"):
+        OcrSettings(engine="none", max_side_len=3000)
     assert OcrSettings().dpi == 150 and OcrSettings.model_fields["dpi"].description
+
+
+def test_each_engine_has_its_own_settings_and_old_flat_keys_still_load(caplog):
+    s = OcrSettings.model_validate({"engine": {"kind": "rapidocr", "max_side_len": 3000}})
+    assert isinstance(s.engine, RapidOcrSettings) and s.engine.max_side_len == 3000 and s.kind == "rapidocr"
+    assert OcrSettings(engine="none").engine == NoOcrSettings()
+    with caplog.at_level(logging.WARNING):
+        old = OcrSettings.model_validate({"dpi": 200, "max_side_len": 3000, "num_threads": 2})
+    assert old.engine == RapidOcrSettings(max_side_len=3000, num_threads=2) and old.dpi == 200
+    assert "ocr.engine" in caplog.text
+    with pytest.raises(ValidationError):  # a rapidocr knob is not the transformers engine's
+        TransformersOcrSettings(max_side_len=3000)
 
 
 # ---------------------------------------------------------------------------- images, rendering
@@ -286,16 +307,28 @@ def test_jpeg_exif_orientation_is_honoured_at_native_resolution(engine, tmp_path
     assert [ln.text for ln in result.lines] == [INVOICE, TERMS] and result.rotation == 0
 
 
-def test_ocr_page_defaults_to_the_engines_settings():
-    class Fixed:
+def test_the_text_stage_applies_its_ocr_settings_whatever_the_engine(tmp_path):
+    """min_confidence and the other shared settings come from the pipeline's settings, not from
+    the engine (the transformers engine holds settings of its own kind)."""
+
+    class Fixed(OcrEngineBase):
         name = "fixed"
-        settings = OcrSettings(min_confidence=0.8)
 
         def recognize(self, image):
             return [_ln("kept", 10, 10, 200, 30), OcrLine("dropped", (10, 40, 200, 60), 0.7)]
 
     doc, page = _text_page()
-    assert [ln.text for ln in ocr_page(Fixed(), page, 0, dpi=72).lines] == ["kept"]
+    result = ocr_page(Fixed(), page, 0, 72, OcrSettings(min_confidence=0.8))
+    assert [ln.text for ln in result.lines] == ["kept"]
+    scan = pymupdf.open()
+    pix = page.get_pixmap(dpi=100)
+    scan.new_page(width=page.rect.width, height=page.rect.height).insert_image(page.rect, pixmap=pix)
+    store = DocumentStore(tmp_path / "store")
+    path = tmp_path / "scan.pdf"
+    scan.save(path)
+    settings = Settings.load(None, {"ocr": {"min_confidence": 0.8}})
+    extracted = extract_document(store.register(path)[0], settings, Fixed())
+    assert [ln.text for ln in extracted.pages[0].lines] == ["kept"]
 
 
 def test_scan_is_not_rendered_above_its_own_resolution(corpus: Path):

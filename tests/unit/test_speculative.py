@@ -13,17 +13,12 @@ import numpy as np
 import pymupdf
 import pytest
 import torch
+from support.tiny_models import build_tiny_target, derive_draft
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr import ENGINES, OcrEngine, OcrSettings, get_engine, ocr_page
-from dagster_ocr.ocr.speculative import (
-    DecodeStats,
-    SpeculativeOcrEngine,
-    SpeculativeSettings,
-    choose_k,
-    summarize,
-)
-from dagster_ocr.ocr.tiny_models import build_tiny_target, derive_draft
+from dagster_ocr.ocr import ENGINES, OcrEngine, OcrSettings, TransformersOcrSettings, get_engine, ocr_page
+from dagster_ocr.ocr.speculative import SpeculativeOcrEngine, choose_k
+from dagster_ocr.ocr.stats import DecodeStats, summarize
 
 MAX_NEW = 16
 
@@ -46,7 +41,7 @@ def crops() -> list[np.ndarray]:
 
 
 def _engine(models: dict[str, Path], draft: str | None, **kw) -> SpeculativeOcrEngine:
-    settings = SpeculativeSettings(
+    settings = TransformersOcrSettings(
         target_path=str(models["target"]),
         draft_path=str(models[draft]) if draft else None,
         device="cpu",
@@ -170,20 +165,28 @@ def test_page_through_ocr_page_and_stats(models):
     assert stats and all(s.regions == 1 and s.acceptance_rate == 1.0 and s.speculative for s in stats)
 
 
-def test_missing_checkpoint_is_an_engine_error(tmp_path, monkeypatch):
-    eng = SpeculativeOcrEngine(SpeculativeSettings(target_path=str(tmp_path / "nope"), device="cpu"))
+def test_missing_checkpoint_is_an_engine_error(tmp_path):
+    eng = SpeculativeOcrEngine(TransformersOcrSettings(target_path=str(tmp_path / "nope"), device="cpu"))
     with pytest.raises(EngineError, match="never downloaded"):
         eng.load()
-    monkeypatch.delenv("DAGSTER_OCR_TRANSFORMERS_SETTINGS", raising=False)
-    with pytest.raises(EngineError, match="DAGSTER_OCR_TRANSFORMERS_SETTINGS"):
+    with pytest.raises(EngineError, match="ocr.engine.target_path"):
         get_engine(OcrSettings(engine="transformers"))
+
+
+def test_checkpoints_come_from_the_settings(models):
+    """No environment variable: the transformers engine is configured like any other engine."""
+    settings = OcrSettings.model_validate(
+        {"engine": {"kind": "transformers", "target_path": str(models["target"]), "device": "cpu"}}
+    )
+    eng = get_engine(settings)
+    assert isinstance(eng, SpeculativeOcrEngine) and eng.settings.target_path == str(models["target"])
 
 
 def test_settings_reject_unknown_keys_and_bad_dtype(tmp_path):
     with pytest.raises(ValueError):
-        SpeculativeSettings(target_path="x", dtype="int4")
+        TransformersOcrSettings(target_path="x", dtype="int4")
     with pytest.raises(ValueError):
-        SpeculativeSettings(target_path="x", num_speculative_token=3)
+        TransformersOcrSettings(target_path="x", num_speculative_token=3)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -1,0 +1,270 @@
+"""Settings of the OCR stage: what every engine shares, and one class per engine.
+
+``OcrSettings.engine`` holds the chosen engine's own settings, told apart by their ``kind``
+(``rapidocr``, ``transformers`` or ``none``). A bare name is accepted for the default settings of
+that engine (``{"ocr": {"engine": "none"}}``); rapidocr's fields written flat under ``ocr`` (their
+place before engines had settings of their own) are moved into ``engine`` with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+logger = logging.getLogger(__name__)
+
+
+class RapidOcrSettings(BaseModel):
+    """The CPU engine: rapidocr's PP-OCR models (bundled in its wheel) on onnxruntime."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["rapidocr"] = "rapidocr"
+    max_side_len: int = Field(
+        2000,
+        ge=256,
+        description="rapidocr shrinks images whose longer side exceeds this many pixels before "
+        "detection and recognition (its own default); larger keeps small print legible but is slower.",
+    )
+    num_threads: int = Field(
+        1,
+        ge=0,
+        description="Threads for the ONNX runtime per engine; 0 lets onnxruntime use every core. One "
+        "thread measured 2-12% less CPU per page than all (2) cores and also less wall time on a "
+        "loaded machine; pages of several documents run in parallel processes use the cores better "
+        "than threads inside one page. Raise it for the lowest latency of a single page on an idle box.",
+    )
+    onnx_spinning: bool = Field(
+        False,
+        description="Let onnxruntime's idle worker threads busy-wait for work (its default): a little "
+        "lower latency on an otherwise idle machine, but CPU time burnt that other work on a shared "
+        "machine needs.",
+    )
+    use_angle_classifier: bool = Field(
+        False,
+        description="Run rapidocr's 0/180-degree line classifier. Off by default: on upright born-digital "
+        "pages it turned some correct lines upside down before recognition and garbled them (CER "
+        "us-003 0.068 -> 0.006, 2305.03393v1-pg9 at 200 dpi 0.048 -> 0.024 without it). Without it an "
+        "upside-down page is still found, by its low recognition confidence (orientation_retry_confidence); "
+        "with it, its per-line verdict is the orientation hint and a page turned 180 degrees is found "
+        "even when its text reads confidently upside down.",
+    )
+    det_limit_side_len: int = Field(
+        736,
+        ge=32,
+        description="rapidocr's detector input size: with det_limit_type='min' the shorter side is scaled "
+        "UP to at least this (its default), with 'max' the longer side DOWN to at most this (faster, "
+        "loses small print).",
+    )
+    rec_batch_size: int = Field(
+        6,
+        ge=1,
+        le=64,
+        description="Text lines the recogniser reads per batch (rapidocr's default 6); lines are sorted "
+        "by width first. 16 measured 10-25% more CPU than 6 (wider padding), so the default stays.",
+    )
+    det_limit_type: Literal["min", "max"] = Field(
+        "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
+    )
+
+
+class TransformersOcrSettings(BaseModel):
+    """The GPU engine: a local transformers target checkpoint, an optional draft (speculative decoding)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["transformers"] = "transformers"
+    target_path: str | None = Field(
+        None,
+        description="Folder of the target checkpoint (save_pretrained layout: config.json, weights, "
+        "tokenizer files, preprocessor_config.json). Never downloaded: weights must be local. None "
+        "only where a ``GpuOcrResource`` supplies the checkpoints.",
+    )
+    draft_path: str | None = Field(
+        None,
+        description="Folder of the draft checkpoint (same tokenizer as the target); None decodes "
+        "with the target alone.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="'auto' takes CUDA when available, else the CPU."
+    )
+    dtype: Literal["auto", "fp32", "fp16", "bf16"] = Field(
+        "auto",
+        description="Weights and activations: 'auto' is bf16 on a GPU that supports it, fp16 on "
+        "other GPUs, fp32 on the CPU.",
+    )
+    num_speculative_tokens: int = Field(
+        6, ge=1, le=64, description="Tokens the draft proposes per target forward (K) by default."
+    )
+    num_speculative_tokens_by_doc_type: dict[str, int] = Field(
+        default_factory=lambda: {"contract": 8, "table": 8, "free_text": 4},
+        description="K per document type (the engine's ``document_type``): predictable text such "
+        "as contracts and tables accepts long drafts, free text shorter ones.",
+    )
+    assistant_confidence_threshold: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="The draft stops a round early when its token probability falls below this; "
+        "0 disables it (deterministic rounds of exactly K).",
+    )
+    batch_size: int = Field(8, ge=1, description="Regions per vision-encoder batch (halved on OOM).")
+    max_new_tokens: int = Field(128, ge=1, description="Upper bound on tokens decoded per region.")
+    prompt: str = Field(
+        "",
+        description="Text placed after the decoder start token, e.g. a Donut task token such as "
+        "'<s_ocr>'; empty for TrOCR.",
+    )
+    line_detector: Literal["none", "rapidocr"] = Field(
+        "none",
+        description="'none': the whole image is one region (page-level models); 'rapidocr': detect "
+        "text lines with rapidocr's bundled detector and recognise each crop (line-level models).",
+    )
+    adaptive: bool = Field(
+        True,
+        description="Choose K, or switch speculation off, per document type from measured acceptance.",
+    )
+    adaptive_window: int = Field(
+        16, ge=1, description="Regions of measured acceptance the adaptive mode decides on."
+    )
+    adaptive_min_acceptance: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="Below this acceptance rate over the window, speculation is switched off "
+        "(the seed saw no gain on handwriting and mixed-language pages).",
+    )
+    adaptive_probe_every: int = Field(
+        64, ge=1, description="With speculation off, retry it after this many regions."
+    )
+    cpu_threads: int = Field(
+        0,
+        ge=0,
+        description="On the CPU, torch's intra-op threads (process-wide); 0 keeps torch's default. "
+        "Small models decode faster with 1 (thread hand-offs cost more than the tiny matmuls).",
+    )
+    draft_cost_ratio: float = Field(
+        0.15,
+        gt=0.0,
+        le=1.0,
+        description="Cost of a draft forward relative to a target forward; the adaptive mode picks "
+        "the K that maximises tokens per unit of cost at the measured acceptance.",
+    )
+
+
+class NoOcrSettings(BaseModel):
+    """No OCR: pages without a usable text layer get ``text_source='none'``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["none"] = "none"
+
+
+EngineSettings = Annotated[
+    RapidOcrSettings | TransformersOcrSettings | NoOcrSettings, Field(discriminator="kind")
+]
+
+
+class OcrSettings(BaseModel):
+    """How pages are rendered and recognised, by whichever engine ``engine`` names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: EngineSettings = Field(
+        default_factory=RapidOcrSettings,
+        description="OCR engine for pages without a usable text layer, with its own settings, chosen "
+        "by ``kind``: 'rapidocr' (CPU, default), 'transformers' (local checkpoints, speculative "
+        "decoding) or 'none' (no OCR). A bare name takes that engine's defaults.",
+    )
+    document_type: str | None = Field(
+        None,
+        description="Kind of document (e.g. contract, table, free_text) for engines that tune themselves "
+        "per kind: the speculative GPU engine picks its draft length K from it. Set it per run (one "
+        "run per document) with a settings override.",
+    )
+    dpi: int = Field(
+        150,
+        ge=36,
+        le=1200,
+        description="Resolution PDF pages are rendered at before OCR (a scanned page never above its "
+        "image's own, see native_resolution_cap). 150 measured equal or lower CER than 200 on the "
+        "bench's born-digital and scanned PDF pages at 10-25% less CPU (the recogniser scales each "
+        "line to 48 px anyway); raise it only for very small print.",
+    )
+    min_confidence: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="OCR lines recognised with a lower confidence are dropped as noise.",
+    )
+    max_image_pixels: int = Field(
+        40_000_000,
+        gt=0,
+        description="Upper bound on pixels of one rendered page or loaded image; larger pages are "
+        "rendered at a lower resolution so a huge page cannot exhaust memory.",
+    )
+    detect_orientation: bool = Field(
+        True,
+        description="Detect pages whose content is turned 90, 180 or 270 degrees (a scan fed sideways, "
+        "no /Rotate) and OCR them upright. Costs one more recognition pass, only on pages that look "
+        "turned (most lines vertical, upside down, or low confidence).",
+    )
+    orientation_retry_confidence: float = Field(
+        0.75,
+        ge=0.0,
+        le=1.0,
+        description="When the engine gives no upside-down hint, a page whose mean line confidence is below "
+        "this is also tried turned 180 degrees (and kept turned only if that reads better).",
+    )
+    column_min_chars: int = Field(
+        20,
+        ge=1,
+        description="Reading order: characters an OCR line needs to count as running text when looking "
+        "for the white gutter between text columns (shorter lines, table cells and captions never "
+        "make a column).",
+    )
+    column_min_lines: int = Field(
+        3, ge=1, description="Reading order: running-text lines needed on each side of a gutter."
+    )
+    column_max_share: float = Field(
+        0.6,
+        gt=0.0,
+        le=1.0,
+        description="Reading order: lines wider than this share of the page's text width are never "
+        "column lines (they are full-width: titles, single-column paragraphs).",
+    )
+    native_resolution_cap: bool = Field(
+        True,
+        description="Never render a scanned page (one image covering it) above the image's own "
+        "resolution: up-sampling a scan adds pixels to process, not detail.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_by_name(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        engine = data.get("engine", {"kind": "rapidocr"})
+        if isinstance(engine, str):
+            data["engine"] = engine = {"kind": engine}
+        flat = [k for k in RapidOcrSettings.model_fields if k != "kind" and k in data]
+        if flat:
+            engine = engine if isinstance(engine, dict) else engine.model_dump()
+            if engine.get("kind", "rapidocr") != "rapidocr":
+                raise ValueError(f"ocr.{flat[0]} is a rapidocr setting, but ocr.engine is {engine['kind']!r}")
+            data["engine"] = {"kind": "rapidocr", **engine, **{k: data.pop(k) for k in flat}}
+            logger.warning(
+                "ocr.%s: rapidocr's settings now live under ocr.engine (ocr.engine.%s); "
+                "read from the old place this time",
+                ", ocr.".join(flat),
+                flat[0],
+            )
+        return data
+
+    @property
+    def kind(self) -> str:
+        """The engine's name: 'rapidocr', 'transformers' or 'none'."""
+        return self.engine.kind

@@ -1,0 +1,1 @@
+"""Helpers only tests and benches use (tiny models, text metrics); not shipped with the package."""
