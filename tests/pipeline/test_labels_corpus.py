@@ -129,9 +129,9 @@ def test_a_tie_between_two_printed_numbers_is_broken_the_same_in_every_process(c
     pdf = corpus / "docling/table_mislabeled_as_picture/table_mislabeled_as_picture.pdf"
     code = (
         "import sys, pymupdf\n"
-        "from dagster_ocr.labels import infer_printed_labels\n"
+        "from dagster_ocr.labels import label_pages\n"
         "from dagster_ocr.textlayer import iter_pages\n"
-        "print(infer_printed_labels(list(iter_pages(pymupdf.open(sys.argv[1]))))[0].label)\n"
+        "print(label_pages(None, list(iter_pages(pymupdf.open(sys.argv[1]))))[0].label)\n"
     )
     labels = {
         subprocess.run(

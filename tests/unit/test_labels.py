@@ -406,7 +406,7 @@ def test_lone_numbers_whole_line_believed_edge_not():
 )
 def test_the_penalties_matter(settings, test, monkeypatch):
     """The inference tests above fail with the wrong tunables: they measure the penalties."""
-    import dagster_ocr.labels as mod
+    import dagster_ocr.labels.stage as mod  # label_pages looks its default settings up there
 
     monkeypatch.setattr(mod, "LabelSettings", lambda: settings)
     with pytest.raises(AssertionError):

@@ -1,0 +1,140 @@
+"""``build_paragraphs``: the stages in order over a document's pages, and the ids and labels."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+
+from dagster_ocr.model import BBox, Page, PageLabel, Paragraph, ParagraphResult, Section, Table
+from dagster_ocr.pagestore import in_page_order
+from dagster_ocr.paragraphs.columns import _reading_order
+from dagster_ocr.paragraphs.furniture import (
+    _attach_drop_caps,
+    _in_table,
+    _looks_like_prose,
+    _page_furniture,
+    _repeated_furniture,
+)
+from dagster_ocr.paragraphs.grouping import _Grouper
+from dagster_ocr.paragraphs.headings import _detect_headings
+from dagster_ocr.paragraphs.rows import _make_rows
+from dagster_ocr.paragraphs.settings import ParagraphSettings
+from dagster_ocr.validation import validate_text
+
+log = logging.getLogger(__name__)
+
+
+def _label_for(page_index: int, labels: dict[int, str], printed: dict[int, str]) -> str:
+    if page_index in labels:
+        return labels[page_index]
+    return printed.get(page_index) or str(page_index + 1)
+
+
+def _id_label(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.\-]+", "-", label).strip("-") or "x"
+
+
+def build_paragraphs(
+    pages: Sequence[Page],
+    labels: list[PageLabel],
+    tables: list[Table],
+    settings: ParagraphSettings | None = None,
+) -> ParagraphResult:
+    """Rebuild the paragraphs and the section tree of a document from its pages' lines.
+
+    Furniture (page numbers, running headers and footers) is marked on the given ``Page``
+    objects (``Line.furniture``) and left out, as is text inside any table region. See the
+    package docstring (``dagster_ocr.paragraphs``) for the rules and the id scheme.
+    """
+    s = settings or ParagraphSettings()
+    result = ParagraphResult()
+    number_lines = {lab.page_index: lab.line_index for lab in labels if lab.line_index is not None}
+    repeated = _repeated_furniture(in_page_order(pages), number_lines, s)
+    tables_by_page: dict[int, list[BBox]] = defaultdict(list)
+    for t in tables:
+        if _looks_like_prose(t, s):
+            # two columns of running text taken for a table: dropping it would lose body text
+            log.info("table %s reads as running text; its text stays in the paragraphs", t.table_id)
+            continue
+        for page_index, bbox in t.regions:
+            tables_by_page[page_index].append(bbox)
+
+    grouper = _Grouper(tables_by_page, s)
+    printed: dict[int, str] = {}  # page index → the page's own label, where it carries one
+    flow = 0
+    n_pages = 0
+    # one page at a time (pages may be read back from disk: see pagestore); what is kept of a
+    # page is its paragraphs' text and a summary of their rows, not its lines
+    for page in in_page_order(pages):
+        n_pages += 1
+        marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
+        for i, kind in marks.items():
+            page.lines[i].furniture = kind
+        if marks:
+            result.furniture[page.index] = marks
+        if page.label:
+            printed[page.index] = page.label
+        regions = tables_by_page.get(page.index, [])
+        body = [
+            ln
+            for ln in page.lines
+            if ln.furniture is None and ln.text.strip() and not _in_table(ln, regions, s)
+        ]
+        body = _attach_drop_caps(body, s)
+        page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
+        grouper.add_page(page_rows)
+
+    paras = grouper.finish()
+    _detect_headings(paras, grouper.weights, s)
+
+    label_map = {lab.page_index: lab.label for lab in labels}
+    stack: list[Section] = []
+    current: Section | None = None
+    counters: dict[str, int] = defaultdict(int)
+    for order, p in enumerate(paras):
+        first_page = p.first_page
+        label = _label_for(first_page, label_map, printed)
+        if p.kind == "heading":
+            while stack and stack[-1].level >= p.heading_level:
+                stack.pop()
+            current = Section(
+                section_id=f"s{len(result.sections)}",
+                parent_id=stack[-1].section_id if stack else None,
+                level=p.heading_level,
+                title=p.text.strip(),
+                page_index=first_page,
+                page_label=label,
+                ordinal=len(result.sections),
+                number=p.number,
+            )
+            result.sections.append(current)
+            stack.append(current)
+        # (section, ordinal within it) is unique, and the label part holds no "_": so is the id
+        sec_key = str(current.ordinal) if current is not None else "n"
+        pid = f"p_{_id_label(label)}_{sec_key}_{counters[sec_key]}"
+        counters[sec_key] += 1
+        text = p.text.strip()
+        result.paragraphs.append(
+            Paragraph(
+                paragraph_id=pid,
+                section_id=current.section_id if current is not None else None,
+                reading_order=order,
+                page_index=first_page,
+                text=text,
+                bbox=p.first_bbox,
+                page_label=label,
+                flags=validate_text(text),
+                kind=p.kind,
+                continued=p.continued,
+                last_page_index=p.last_page,
+            )
+        )
+    log.debug(
+        "built %d paragraphs and %d sections from %d pages",
+        len(result.paragraphs),
+        len(result.sections),
+        n_pages,
+    )
+    return result

@@ -1,0 +1,142 @@
+"""What is not body text: page numbers, running headers and footers, table regions; drop caps."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+
+from dagster_ocr.model import BBox, Line, Page, Table
+from dagster_ocr.paragraphs.settings import ParagraphSettings
+
+_DIGITS = re.compile(r"\d+")
+# "12", "- 12 -", "7-45" (chapter-page), "iv": a page number standing alone
+_PAGE_NUMBER_RE = re.compile(
+    r"(?:[-–—]\s*)?(?:\d{1,4}(?:[-–.]\d{1,4})?|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})(?:\s*[-–—])?"
+)
+_WS = re.compile(r"\s+")
+
+
+def _norm_furniture(text: str) -> str:
+    return _WS.sub(" ", _DIGITS.sub("#", text)).strip().lower()
+
+
+def _zones(page: Page, settings: ParagraphSettings) -> tuple[float, float]:
+    return page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
+
+
+def _repeated_furniture(
+    pages: Iterable[Page], number_lines: dict[int, int], settings: ParagraphSettings
+) -> set[tuple[str, str]]:
+    """(zone, normalised text) of the header and footer lines repeated on enough pages.
+
+    ``number_lines``: page index → the line the label stage read the page number from (never a
+    running head). One pass over the pages, keeping only the margin lines' normalised texts.
+    """
+    zone_pages: dict[tuple[str, str], set[int]] = defaultdict(set)
+    n_pages = 0
+    for page in pages:
+        n_pages += 1
+        top, bottom = _zones(page, settings)
+        claimed = number_lines.get(page.index)
+        for i, line in enumerate(page.lines):
+            if i == claimed or line.furniture is not None or not line.text.strip():
+                continue
+            if line.bbox[1] <= top:
+                zone_pages[("header", _norm_furniture(line.text))].add(page.index)
+            elif line.bbox[3] >= bottom:
+                zone_pages[("footer", _norm_furniture(line.text))].add(page.index)
+    need = max(settings.repeat_min_pages, settings.repeat_min_share * n_pages)
+    return {key for key, seen in zone_pages.items() if len(seen) >= need}
+
+
+def _page_furniture(
+    page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
+) -> dict[int, str]:
+    """Line index → "page_number", "header" or "footer" for the page's furniture lines."""
+    marks = {i: ln.furniture for i, ln in enumerate(page.lines) if ln.furniture is not None}
+    if number_line is not None and 0 <= number_line < len(page.lines):
+        marks.setdefault(number_line, "page_number")
+    top, bottom = _zones(page, settings)
+    for i, line in enumerate(page.lines):
+        text = line.text.strip()
+        zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
+        if i in marks or zone is None or not text:
+            continue
+        if (zone, _norm_furniture(text)) in repeated:
+            marks[i] = zone
+        elif _PAGE_NUMBER_RE.fullmatch(text):
+            # a bare number in the margin is a page number the label stage did not claim
+            marks[i] = "page_number"
+    # a running head printed on the same line as the page number ("Title ... 9")
+    numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]
+    for i, line in enumerate(page.lines):
+        if i in marks or not line.text.strip():
+            continue
+        zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
+        if zone and any(
+            min(line.bbox[3], n[3]) - max(line.bbox[1], n[1]) > 0.5 * (line.bbox[3] - line.bbox[1])
+            for n in numbers
+        ):
+            marks[i] = zone
+    return marks
+
+
+def _looks_like_prose(table: Table, settings: ParagraphSettings) -> bool:
+    """A narrow "table" whose cells are mostly sentence-length text: columns of prose, not data."""
+    if table.n_cols > settings.prose_table_max_cols:
+        return False
+    cells = [c.text.strip() for c in table.cells if c.text.strip()]
+    if len(cells) < 4:
+        return False
+    long = sum(1 for c in cells if len(c) >= 25 and len(c.split()) >= 4)
+    return long >= settings.prose_table_share * len(cells)
+
+
+def _attach_drop_caps(lines: list[Line], settings: ParagraphSettings) -> list[Line]:
+    """Join a drop cap (one large initial letter beside the first lines) to the word it begins.
+
+    Without this the letter is a one-character "heading" and the paragraph's first word is cut
+    ("O" + "ver the past"). The lines wrapped around the cap get its left edge, so indentation
+    rules see one paragraph. The lines themselves are copied, never changed on the page.
+    """
+    sizes = sorted(ln.size for ln in lines if len(ln.text) > 3)
+    if not sizes:
+        return lines
+    body_size = sizes[len(sizes) // 2]
+    out = list(lines)
+    for cap in lines:
+        t = cap.text.strip()
+        if len(t) != 1 or not t.isalpha() or cap.size < settings.drop_cap_ratio * body_size:
+            continue
+        cx0, cy0, cx1, cy1 = cap.bbox
+        beside = [
+            (i, ln)
+            for i, ln in enumerate(out)
+            if ln is not cap
+            and cx1 - 0.3 * cap.size <= ln.bbox[0] <= cx1 + 0.6 * cap.size
+            and cy0 - 0.5 * ln.size <= ln.bbox[1]
+            and ln.bbox[3] <= cy1 + 0.5 * ln.size
+        ]
+        if not beside:
+            continue
+        first_i, first = min(beside, key=lambda il: il[1].bbox[1])
+        if not first.text[:1].isalpha():
+            continue
+        for i, ln in beside:
+            out[i] = replace(ln, bbox=(cx0, *ln.bbox[1:]))
+        out[first_i] = replace(out[first_i], text=t + first.text.lstrip())
+        out = [ln for ln in out if ln is not cap]
+    return out
+
+
+def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> bool:
+    x0, y0, x1, y1 = line.bbox
+    area = max((x1 - x0) * (y1 - y0), 1e-6)
+    for rx0, ry0, rx1, ry1 in regions:
+        w = min(x1, rx1) - max(x0, rx0)
+        h = min(y1, ry1) - max(y0, ry0)
+        if w > 0 and h > 0 and w * h >= settings.table_overlap * area:
+            return True
+    return False

@@ -1,0 +1,234 @@
+"""Grouping: rows into paragraphs (``_Grouper``), across columns, tables and pages."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from dagster_ocr.model import BBox
+from dagster_ocr.paragraphs.patterns import _clause_match, _ends_clause, _ends_sentence, is_cjk
+from dagster_ocr.paragraphs.rows import _Row, _union
+from dagster_ocr.paragraphs.settings import ParagraphSettings
+
+
+@dataclass(slots=True)
+class _Para:
+    """A paragraph: its rows while it can still grow, a summary of them once sealed."""
+
+    rows: list[_Row] = field(default_factory=list)
+    text: str = ""
+    kind: str = "body"
+    number: str = ""
+    continued: bool = False
+    heading_level: int = 0
+    # what headings and assembly need of the rows, kept when the rows are let go (``seal``)
+    n_rows: int = 0
+    size: float = 0.0  # the largest row font size
+    bold: bool = False  # every row bold
+    italic: bool = False  # every row italic
+    first_page: int = 0
+    last_page: int = 0
+    first_bbox: BBox = (0.0, 0.0, 0.0, 0.0)  # its rows on the first page
+
+    def seal(self, weights: dict[float, int]) -> None:
+        """Summarise the rows, count their characters by font size into ``weights``, drop them."""
+        rows = self.rows
+        self.n_rows = len(rows)
+        self.size = max(r.size for r in rows)
+        self.bold = all(r.bold for r in rows)
+        self.italic = all(r.italic for r in rows)
+        self.first_page, self.last_page = rows[0].page_index, rows[-1].page_index
+        self.first_bbox = _union([r.bbox for r in rows if r.page_index == self.first_page])
+        for r in rows:
+            weights[round(r.size, 1)] += len(r.text)
+        self.rows = []
+
+
+def _starts_lower(text: str) -> bool:
+    t = text.lstrip()
+    return bool(t) and t[0].islower()
+
+
+def _join_rows(text: str, nxt: str) -> str:
+    """Append a row to paragraph text: de-hyphenate, no space between CJK characters."""
+    nxt = nxt.strip()
+    if not text:
+        return nxt
+    if not nxt:
+        return text
+    if text.endswith("\u00ad"):  # soft hyphen: always a line-break hyphen
+        return text[:-1] + nxt
+    if len(text) >= 2 and text[-1] in "-\u2010" and text[-2].isalpha():
+        # de-hyphenate only when the continuation is lower case ("exam-\nple"); "Self-\nLocking"
+        # keeps its hyphen, without a space
+        return (text[:-1] + nxt) if nxt[0].islower() else (text + nxt)
+    if is_cjk(text[-1]) and is_cjk(nxt[0]):
+        return text + nxt
+    return text + " " + nxt
+
+
+def _page_gap_baseline(rows: list[_Row]) -> dict[tuple[int, int], float]:
+    """Usual gap between consecutive rows, per (flow, size bucket): the 25th percentile."""
+    gaps: dict[tuple[int, int], list[float]] = defaultdict(list)
+    for a, b in zip(rows, rows[1:], strict=False):
+        gap = b.bbox[1] - a.bbox[3]
+        # only running text teaches the line gap: table cells and labels overlap or sit apart
+        if (
+            a.flow == b.flow
+            and abs(a.size - b.size) < 0.5
+            and gap > -0.5 * a.height
+            and min(len(a.text), len(b.text)) >= 20
+        ):
+            gaps[(a.page_index, round(a.size))].append(gap)
+    out = {}
+    for key, vals in gaps.items():
+        vals.sort()
+        out[key] = vals[len(vals) // 4]
+    return out
+
+
+def _style_break(a: _Row, b: _Row, s: ParagraphSettings) -> bool:
+    if abs(a.size - b.size) > s.size_change * max(a.size, b.size):
+        return True
+    # only a clean switch counts: a row mixing bold and regular text continues either kind
+    return (
+        (a.bold and not b.bold_any)
+        or (b.bold and not a.bold_any)
+        or (a.italic and not b.italic_any)
+        or (b.italic and not a.italic_any)
+    )
+
+
+#: how many of the latest paragraphs a row after a break may continue (see _continuation_target)
+_LOOK_BACK = 8
+
+
+def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _Para | None:
+    """The unfinished paragraph a row continues after a column, page or table break, or None.
+
+    Usually the last paragraph; figure labels and captions in a smaller font that the layout put
+    at the foot of the column may sit in between, so look back past paragraphs in another style.
+    """
+    for p in reversed(paras[-_LOOK_BACK:]):
+        last = p.rows[-1]
+        if abs(last.size - r.size) <= 0.5 and not _style_break(last, r, s):
+            if p.kind == "heading" or _ends_sentence(p.text):
+                return None
+            if _starts_lower(r.text) or (is_cjk(p.text.rstrip()[-1]) and is_cjk(r.text.lstrip()[0])):
+                return p
+            return None
+        if last.size > r.size * (1 + s.size_change):
+            return None  # a larger heading in between: a new section, not an interruption
+    return None
+
+
+class _Grouper:
+    """Rows into paragraphs, fed one page at a time.
+
+    Only the last few paragraphs can still take a row (the current one, or a continuation target
+    within ``_continuation_target``'s look-back), so older ones are sealed as the pages go by:
+    their rows are summarised and let go, and a long document's rows never sit in memory together.
+    """
+
+    def __init__(self, tables_by_page: dict[int, list[BBox]], s: ParagraphSettings) -> None:
+        self.tables_by_page, self.s = tables_by_page, s
+        self.paras: list[_Para] = []
+        self.cur: _Para | None = None
+        #: characters per font size over every row (the body size, for headings)
+        self.weights: dict[float, int] = defaultdict(int)
+        self._sealed = 0
+
+    def finish(self) -> list[_Para]:
+        self.cur = None
+        self._seal(len(self.paras))
+        return self.paras
+
+    def _seal(self, upto: int) -> None:
+        while self._sealed < upto and self.paras[self._sealed] is not self.cur:
+            self.paras[self._sealed].seal(self.weights)
+            self._sealed += 1
+
+    def _start(self, r: _Row) -> _Para:
+        p = _Para(rows=[r], text=r.text)
+        m = _clause_match(r.text)
+        if m:
+            p.kind, p.number = m[0], m[1]
+        self.paras.append(p)
+        return p
+
+    def add_page(self, rows: list[_Row]) -> None:
+        """One page's rows in reading order (flows never span pages, nor do gap baselines)."""
+        s, paras, tables_by_page = self.s, self.paras, self.tables_by_page
+        baseline = _page_gap_baseline(rows)
+        flows: dict[int, list[_Row]] = defaultdict(list)
+        for r in rows:
+            flows[r.flow].append(r)
+        flow_box = {f: (min(r.bbox[0] for r in rs), max(r.bbox[2] for r in rs)) for f, rs in flows.items()}
+        cur = self.cur
+        for r in rows:
+            if cur is None:
+                cur = self._start(r)
+                continue
+            a = cur.rows[-1]
+            clause = _clause_match(r.text)
+            same_flow = a.flow == r.flow and a.page_index == r.page_index
+            table_between = same_flow and any(
+                a.bbox[3] <= ty0 + 1 and ty1 <= r.bbox[1] + 1 and tx0 < a.bbox[2] and tx1 > a.bbox[0]
+                for tx0, ty0, tx1, ty1 in tables_by_page.get(r.page_index, [])
+            )
+            if not same_flow or table_between:
+                # a column, page or table interrupts the text: continue only an unfinished sentence
+                cont = clause is None and (_starts_lower(r.text) or is_cjk(r.text.lstrip()[0]))
+                if cont:
+                    target = _continuation_target(paras, r, s)
+                    if target is not None:
+                        target.rows.append(r)
+                        target.text = _join_rows(target.text, r.text)
+                        if r.page_index != target.rows[0].page_index:
+                            target.continued = True
+                        cur = target
+                        continue
+                cur = self._start(r)
+                continue
+
+            brk = False
+            h = (a.height + r.height) / 2
+            size = max(a.size, r.size, 1.0)
+            gap = r.bbox[1] - a.bbox[3]
+            usual = baseline.get((r.page_index, round(r.size)), 0.15 * h)
+            usual = min(usual, 0.8 * h)  # a page of one-line paragraphs must not teach us huge gaps
+            if gap > usual + s.gap_factor * h:
+                brk = True
+            elif _style_break(a, r, s):
+                brk = True
+            elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
+                brk = True  # a stray punctuation row after a finished sentence stands alone
+            elif clause is not None and (
+                clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item")
+            ):
+                brk = True
+            else:
+                tol = s.indent_tolerance * size
+                fl, fr = flow_box[r.flow]
+                if r.bbox[0] > a.bbox[0] + tol and len(cur.rows) >= 2:
+                    brk = True  # first-line indent of a new paragraph
+                elif r.bbox[0] < a.bbox[0] - tol:
+                    first_line_indent = (
+                        len(cur.rows) == 1 and cur.kind == "body" and abs(r.bbox[0] - fl) <= tol
+                    )
+                    brk = not first_line_indent
+                elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(
+                    s.short_line_share * (fr - fl), s.short_line_sizes * size
+                ):
+                    nxt = r.text.lstrip()[:1]
+                    brk = bool(nxt) and not nxt.islower()
+                elif a.block >= 0 and r.block >= 0 and a.block != r.block:
+                    brk = _ends_sentence(a.text) or gap > usual + 0.25 * h
+            if brk:
+                cur = self._start(r)
+            else:
+                cur.rows.append(r)
+                cur.text = _join_rows(cur.text, r.text)
+        self.cur = cur
+        # paragraphs out of the look-back's reach take no more rows
+        self._seal(len(paras) - _LOOK_BACK)

@@ -1,0 +1,135 @@
+"""Rows: the fragments of one visual line merged into a ``_Row``, left to right."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from dagster_ocr.model import BBox, Line
+from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
+from dagster_ocr.paragraphs.settings import ParagraphSettings
+
+
+@dataclass(slots=True)
+class _Row:
+    """One visual line: merged fragments of one or more ``Line`` objects."""
+
+    text: str
+    bbox: BBox
+    size: float
+    bold: bool
+    italic: bool
+    block: int
+    page_index: int
+    flow: int = 0
+    #: some (not necessarily all) spans bold / italic: a mixed row is no style change
+    bold_any: bool = False
+    italic_any: bool = False
+    marker: bool = False  # starts with a bullet glyph we normalised
+
+    @property
+    def height(self) -> float:
+        return self.bbox[3] - self.bbox[1]
+
+    @property
+    def width(self) -> float:
+        return self.bbox[2] - self.bbox[0]
+
+
+def _union(boxes: list[BBox]) -> BBox:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _italic(line: Line) -> bool:
+    spans = [s for s in line.spans if s.text.strip()]
+    return bool(spans) and all(s.italic for s in spans)
+
+
+def _is_marker_glyph(text: str) -> bool:
+    """A lone bullet, or glyphs a symbol font mapped to control/private-use code points."""
+    t = text.strip()
+    if not t or len(t) > 3:
+        return False
+    return all(c in _BULLETS or unicodedata.category(c) in ("Cc", "Co") for c in t)
+
+
+def _join_fragments(left: str, right: str, gap: float, size: float) -> str:
+    if not left:
+        return right
+    if (left[-1:] and is_cjk(left[-1])) and (right[:1] and is_cjk(right[0])):
+        return left + right
+    # fragments this close are one word the producer split in two
+    if gap < 0.1 * size:
+        return left + right
+    return left.rstrip() + " " + right.lstrip()
+
+
+def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
+    """Merge the fragments of each visual line, left to right."""
+    groups: list[list[Line]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1])):
+        x0, y0, _, y1 = line.bbox
+        h = max(y1 - y0, 1e-3)
+        best, best_overlap = None, 0.0
+        for g in groups:
+            last = g[-1]
+            lx0, ly0, lx1, ly1 = last.bbox
+            if ly1 <= y0 or ly0 >= y1:  # no vertical overlap: most groups of the page, cheaply
+                continue
+            overlap = min(y1, ly1) - max(y0, ly0)
+            if overlap < 0.5 * min(h, ly1 - ly0):
+                continue
+            size = max(line.size, last.size, 1.0)
+            if line.block >= 0 and line.block == last.block:
+                limit = settings.row_join_gap * size
+            elif line.block < 0 and last.block < 0:
+                limit = settings.row_join_gap_ocr * size
+            else:  # two text-layer blocks side by side are usually two columns
+                limit = 0.3 * size
+            gap = x0 - lx1
+            if -0.5 * size <= gap <= limit and overlap > best_overlap:
+                best, best_overlap = g, overlap
+        if best is None:
+            groups.append([line])
+        else:
+            best.append(line)
+
+    rows: list[_Row] = []
+    for g in groups:
+        marker = False
+        text = ""
+        first = 0
+        while first < len(g) - 1 and _is_marker_glyph(g[first].text):
+            first += 1
+        if first:
+            text, marker = "•", True
+        for i in range(first, len(g)):
+            prev = g[i - 1] if i else None
+            gap = g[i].bbox[0] - prev.bbox[2] if prev is not None else 0.0
+            text = _join_fragments(text, g[i].text.strip(), gap if text else 0.0, g[i].size)
+        text = text.replace("\t", " ").strip()
+        if not text:
+            continue
+        content = g[first:]
+        sized = [ln.size for ln in content]
+        rows.append(
+            _Row(
+                text=text,
+                bbox=_union([ln.bbox for ln in g]),
+                size=max(sized),
+                bold=all(ln.bold for ln in content),
+                italic=all(_italic(ln) for ln in content),
+                bold_any=any(sp.bold for ln in content for sp in ln.spans if sp.text.strip())
+                or any(ln.bold for ln in content),
+                italic_any=any(sp.italic for ln in content for sp in ln.spans if sp.text.strip()),
+                block=g[0].block if g[0].block >= 0 else content[0].block,
+                page_index=page_index,
+                marker=marker,
+            )
+        )
+    return rows

@@ -1,0 +1,73 @@
+"""``ParagraphSettings``: the tunables of paragraph and section reconstruction."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ParagraphSettings(BaseModel):
+    """Tunables of paragraph and section reconstruction. Distances are relative to font size."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gap_factor: float = Field(
+        0.6,
+        description="A vertical gap larger than the page's usual line gap plus this many line heights "
+        "starts a new paragraph.",
+    )
+    indent_tolerance: float = Field(
+        0.6, description="A change of left edge larger than this many font sizes counts as (out)indentation."
+    )
+    size_change: float = Field(
+        0.12, description="A relative change of font size larger than this starts a new paragraph."
+    )
+    short_line_share: float = Field(
+        0.15,
+        description="A line ending a sentence this share of the column width (and at least "
+        "`short_line_sizes` font sizes) short of the column's right edge ends its paragraph.",
+    )
+    short_line_sizes: float = Field(5.0, description="Minimum shortfall of a short line, in font sizes.")
+    margin_zone: float = Field(
+        0.12,
+        description="Share of the page height at the top and at the bottom searched for headers/footers.",
+    )
+    repeat_min_pages: int = Field(
+        3, description="A header/footer must recur (digits normalised) on at least this many pages."
+    )
+    repeat_min_share: float = Field(
+        0.4, description="... and on at least this share of the document's pages."
+    )
+    row_join_gap: float = Field(
+        3.0,
+        description="Fragments of one text-layer block on one visual line are merged when the "
+        "horizontal gap is below this many font sizes.",
+    )
+    row_join_gap_ocr: float = Field(
+        0.8, description="The same for lines without a block number (OCR), which may be adjacent columns."
+    )
+    column_min_gap: float = Field(6.0, description="Narrowest white channel between columns, in points.")
+    column_min_rows: int = Field(
+        3, description="A column needs at least this many text rows (of `column_min_chars`) on each side."
+    )
+    column_min_chars: int = Field(20, description="Characters a row needs to count as column text.")
+    column_max_share: float = Field(
+        0.6, description="Rows wider than this share of the text width are never column rows."
+    )
+    table_overlap: float = Field(
+        0.5, description="A line whose area lies this much inside a table region belongs to the table."
+    )
+    prose_table_share: float = Field(
+        0.75,
+        description="A table of at most `prose_table_max_cols` columns whose non-empty cells are this "
+        "share sentence-length (25+ characters, 4+ words) is taken for columns of prose: its text stays in "
+        "the paragraphs.",
+    )
+    prose_table_max_cols: int = Field(3, description="Widest table the prose test applies to.")
+    drop_cap_ratio: float = Field(
+        1.8, description="A lone letter this many times the body size, beside the first lines, is a drop cap."
+    )
+    heading_max_chars: int = Field(120, description="Longest text a heading may have.")
+    heading_max_rows: int = Field(3, description="Most rows a heading may span.")
+    heading_size_ratio: float = Field(
+        1.12, description="A paragraph set this much larger than the body median size is a heading candidate."
+    )
