@@ -11,9 +11,11 @@ fresh interpreter that imports that tree's code. Measured per round:
 
 Before the rounds, both trees parse every PDF of the corpus and a generated 300-page report (OCR
 off) and the documents whose lines, labels, tables or paragraphs differ are listed: a speed-up
-that changes the output is a different change.
+that changes the output is a different change. ``--warehouse`` also runs every corpus PDF through
+the Dagster graph in both trees and lists the documents whose warehouse rows differ (sections,
+furniture, quality results and gate decisions included; clocks and paths left out).
 
-    .venv/bin/python bench/revisions.py --base REV [--rounds 3] [--no-graph] [--json OUT]
+    .venv/bin/python bench/revisions.py --base REV [--rounds 3] [--no-graph] [--warehouse] [--json OUT]
 """
 
 from __future__ import annotations
@@ -87,6 +89,53 @@ def outputs_child() -> dict[str, str]:
     return out
 
 
+#: warehouse columns that differ from run to run by nature (clocks, folders, settings text)
+_VOLATILE = ("_at", "_path", "seconds", "settings_json", "settings_hash", "pipeline_version")
+
+
+def warehouse_child() -> dict[str, str]:
+    """In a fresh interpreter: every corpus PDF through the Dagster graph (OCR and embeddings off),
+    then a digest per document of its rows in every warehouse table but the volatile columns:
+    sections, quality results, gate decisions and chunks included, as analysts read them."""
+    import hashlib
+
+    C.quiet_logs()
+    from assets.cli import run_inbox
+    from dagster_ocr.warehouse import Warehouse
+
+    corpus = C.find_corpus()
+    pdfs = sorted(corpus.glob("**/*.pdf")) if corpus else []
+    work = Path(tempfile.mkdtemp())
+    inbox = work / "inbox"
+    inbox.mkdir()
+    for i, pdf in enumerate(pdfs):
+        shutil.copy(pdf, inbox / f"{i:03d}_{pdf.name}")
+    wh_path = work / "w.duckdb"
+    run_inbox(
+        inbox, wh_path, show_progress=False, overrides_json='{"kb": {"embeddings": false}}', ocr_engine="none"
+    )
+    wh = Warehouse(wh_path)
+    names = {
+        r["doc_id"]: r["file_name"]
+        for r in wh.query("SELECT doc_id, file_name FROM documents").to_dict("records")
+    }
+    digests = {doc_id: hashlib.sha256() for doc_id in names}
+    tables = wh.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+    )["table_name"]
+    for table in tables:
+        cols = wh.query(f"SELECT * FROM {table} LIMIT 0").columns
+        if "doc_id" not in cols:
+            continue
+        keep = [c for c in cols if not any(c.endswith(v) or c == v for v in _VOLATILE)]
+        frame = wh.query(f"SELECT {', '.join(keep)} FROM {table} ORDER BY ALL")
+        for doc_id, rows in frame.groupby("doc_id", sort=True):
+            if doc_id in digests:
+                digests[doc_id].update(f"{table}:{rows.to_csv(index=False)}".encode())
+    return {names[d]: h.hexdigest() for d, h in sorted(digests.items(), key=lambda kv: names[kv[0]])}
+
+
 def graph_child(embeddings: bool) -> dict[str, Any]:
     """In a fresh interpreter: the corpus through the Dagster graph, seconds (one warm-up document)."""
     C.quiet_logs()
@@ -114,17 +163,30 @@ def _run(tree: Path, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _compare(what: str, digests: dict[str, dict[str, str]]) -> list[str]:
+    """Print and return the documents whose digests differ between the two trees."""
+    base, head = digests["base"], digests["head"]
+    differ = sorted(k for k in head.keys() | base.keys() if base.get(k) != head.get(k))
+    print(
+        f"{what}: {len(head) - len(differ)} of {len(head)} documents identical"
+        + (f"; differ: {', '.join(differ)}" if differ else ""),
+        flush=True,
+    )
+    return differ
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", help="git revision to compare the working tree with")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-graph", action="store_true")
+    ap.add_argument("--warehouse", action="store_true", help="also compare the warehouses' rows")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         kind = args.child[0]
-        children = {"parse": parse_child, "outputs": outputs_child}
+        children = {"parse": parse_child, "outputs": outputs_child, "warehouse": warehouse_child}
         result = children[kind]() if kind in children else graph_child(kind == "graph-emb")
         print(json.dumps(result))
         return 0
@@ -142,12 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         digests = {name: _run(tree, "outputs") for name, tree in trees.items()}
-        differ = sorted(k for k in digests["head"] if digests["base"].get(k) != digests["head"][k])
-        print(
-            f"outputs: {len(digests['head']) - len(differ)} of {len(digests['head'])} documents identical"
-            + (f"; differ: {', '.join(differ)}" if differ else ""),
-            flush=True,
-        )
+        differ = _compare("outputs", digests)
+        if args.warehouse:
+            differ += _compare("warehouse", {name: _run(tree, "warehouse") for name, tree in trees.items()})
         for r in range(args.rounds):
             for kind in kinds:
                 for name, tree in trees.items():

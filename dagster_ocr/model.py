@@ -168,6 +168,9 @@ class Page:
     decode_stats: dict[str, float | int | None] | None = None
     #: the text layer's words (for the table finders); None on OCR'd pages and where not read
     words: Words | None = None
+    #: characters of the text layer on lines running up and down the displayed page (a table
+    #: printed sideways), read by the text stage so the table stage need not read them again
+    vertical_chars: tuple[int, int] = (0, 0)
 
     @property
     def text(self) -> str:
@@ -293,6 +296,12 @@ class ExtractedDocument:
     title: str = ""
     #: physical page count (0 for a failed document)
     n_pages: int = 0
+    #: the PDF's /PageLabels, one per page ("" before its first range), or None where it has none:
+    #: read by the text stage, so the label stage never opens the file again
+    pdf_page_labels: list[str] | None = None
+    #: pages whose text came from the text layer: the table stage opens the file only when some did
+    #: (None: not counted, as in outputs of earlier versions)
+    text_layer_pages: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -10,17 +10,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pymupdf
 
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
-from dagster_ocr.labels import label_pages
+from dagster_ocr.labels import label_pages, pdf_page_labels
 from dagster_ocr.model import (
     DocStatus,
     ExtractedDocument,
-    LabelSource,
     Page,
     PageLabel,
     ParagraphResult,
@@ -34,21 +33,12 @@ from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
-from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document
+from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document, reopen_document
 
 log = logging.getLogger(__name__)
 
 #: progress callback: (pages done, pages total)
 Progress = Callable[[int, int], None]
-
-
-@contextlib.contextmanager
-def _opened(doc: ExtractedDocument, settings: Settings) -> Iterator[pymupdf.Document]:
-    pdf = open_document(doc.source, settings.limits)
-    try:
-        yield pdf
-    finally:
-        pdf.close()
 
 
 def extract_document(
@@ -94,8 +84,11 @@ def extract_document(
         with pdf, kind:
             title = clean_text((pdf.metadata or {}).get("title") or "")
             n = pdf.page_count
+            pdf_labels = pdf_page_labels(pdf)
+            text_layer = 0
             for page in iter_pages(pdf, settings.text, ocr, deadline):
                 pages.append(page)
+                text_layer += page.text_source == TextSource.TEXT_LAYER
                 if progress:
                     progress(len(pages), n)
     except BadInputError as exc:
@@ -112,7 +105,15 @@ def extract_document(
     finally:
         if timed is not None:
             timed.close()
-    return ExtractedDocument(source=source, status=DocStatus.PARSED, pages=pages, title=title, n_pages=n)
+    return ExtractedDocument(
+        source=source,
+        status=DocStatus.PARSED,
+        pages=pages,
+        title=title,
+        n_pages=n,
+        pdf_page_labels=pdf_labels,
+        text_layer_pages=text_layer,
+    )
 
 
 def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
@@ -148,20 +149,16 @@ def document_labels(doc: ExtractedDocument, settings: Settings | None = None) ->
     if not doc.ok:
         return []
     settings = settings or Settings()
-    try:
-        with _opened(doc, settings) as pdf:
-            return label_pages(pdf, doc.pages, settings.labels)
-    except BadInputError as exc:  # the stored file changed under us: fall back, don't crash
-        log.warning("labels fell back to physical numbers: %s", exc.reason)
-        return [PageLabel(p.index, str(p.index + 1), LabelSource.PHYSICAL, 0.0) for p in doc.pages]
+    return label_pages(doc.pdf_page_labels, doc.pages, settings.labels)
 
 
 def document_tables(doc: ExtractedDocument, settings: Settings | None = None) -> list[Table]:
-    """Tables per page, merged across page breaks."""
-    if not doc.ok:
+    """Tables per page, merged across page breaks (found on text-layer pages only: an image-only
+    document is not opened at all)."""
+    if not doc.ok or doc.text_layer_pages == 0:
         return []
     settings = settings or Settings()
-    with _opened(doc, settings) as pdf:
+    with reopen_document(doc.source) as pdf:
         return extract_tables(pdf, doc.pages, settings.tables)
 
 

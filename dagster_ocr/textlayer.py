@@ -154,6 +154,22 @@ def open_document(source: SourceDocument, limits: LimitSettings | None = None) -
     return doc
 
 
+def reopen_document(source: SourceDocument) -> pymupdf.Document:
+    """Open again a stored PDF the text stage read: no size, page or image checks this time.
+
+    The store is content-addressed (the file's sha256 is its doc_id), so the bytes are the ones
+    ``open_document`` already judged; later stages only need its drawings and glyphs back.
+    """
+    try:
+        doc = pymupdf.open(source.stored_path, filetype="pdf")
+    except Exception as exc:  # noqa: BLE001 - the stored copy went missing or changed under us
+        raise CorruptInputError(f"cannot reopen the stored copy: {type(exc).__name__}: {exc}") from exc
+    if doc.needs_pass and not doc.authenticate(""):
+        doc.close()
+        raise EncryptedInputError("the stored copy is encrypted and needs a password")
+    return doc
+
+
 def _check_images(page: pymupdf.Page, limits: LimitSettings) -> None:
     """Refuse a page that embeds an image above ``max_image_pixels``.
 
@@ -244,9 +260,24 @@ def _font_facts(font: str) -> tuple[str, bool, bool]:
 
 def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> list[Line]:
     """The text-layer lines of a page, with spans, fonts and bboxes in displayed coordinates."""
+    return read_text_layer(page, textpage)[0]
+
+
+def read_text_layer(
+    page: pymupdf.Page, textpage: pymupdf.TextPage | None = None
+) -> tuple[list[Line], tuple[int, int]]:
+    """``extract_lines``, and the characters on lines running up and down the displayed page.
+
+    The direction counts are what the table stage needs to turn a page printed sideways
+    (``Page.vertical_chars``); they are read here, where the lines are, so that stage does not
+    extract the page's text a second time.
+    """
     data = page.get_text("dict", flags=TEXT_FLAGS, sort=False, textpage=textpage)
     rot = tuple(page.rotation_matrix) if page.rotation else None
     bold_flag, italic_flag = pymupdf.TEXT_FONT_BOLD, pymupdf.TEXT_FONT_ITALIC
+    # a line's direction is in unrotated space: its displayed dy is (b, d) of the rotation
+    dir_b, dir_d = (rot[1], rot[3]) if rot is not None else (0.0, 1.0)
+    up = down = 0
 
     # Memory matters here (a 5,000-page document keeps every line until it is loaded): bbox tuples
     # are PyMuPDF's own, a one-span line shares its span's, and font names are interned.
@@ -255,6 +286,12 @@ def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
         if block.get("type") != 0:
             continue
         for ln in block["lines"]:
+            dx, dy = ln["dir"]
+            dy = dir_b * dx + dir_d * dy
+            if dy < -0.9:
+                up += sum(len(sp["text"].strip()) for sp in ln["spans"])
+            elif dy > 0.9:
+                down += sum(len(sp["text"].strip()) for sp in ln["spans"])
             spans = []
             for s in ln["spans"]:
                 font, symbol, bold_name = _font_facts(s["font"])
@@ -276,7 +313,7 @@ def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
                 if len(spans) == 1 and spans[0].bbox == bbox:
                     bbox = spans[0].bbox
                 lines.append(Line(text=text, bbox=bbox, spans=spans, block=block["number"]))
-    return lines
+    return lines, (up, down)
 
 
 def extract_words(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> Words:
@@ -345,7 +382,7 @@ def iter_pages(
                 f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
             )
         textpage = page.get_textpage(flags=TEXT_FLAGS)
-        lines = extract_lines(page, textpage)
+        lines, vertical = read_text_layer(page, textpage)
         n_chars = _visible_chars(lines)
         coverage = _image_coverage(page, n_chars, settings)
         needs_ocr, reason = route_page(lines, coverage, settings, n_chars)
@@ -359,6 +396,7 @@ def iter_pages(
             route_reason=reason,
             rotation=page.rotation,
             image_coverage=round(coverage, 4),
+            vertical_chars=vertical,
         )
         if needs_ocr:
             if ocr is not None:

@@ -6,9 +6,6 @@ import logging
 import re
 from collections.abc import Sequence
 
-import pymupdf
-
-from dagster_ocr.labels.pagelabels import pdf_page_labels
 from dagster_ocr.labels.printed import _find_candidates, _infer_printed
 from dagster_ocr.labels.settings import LabelSettings
 from dagster_ocr.model import LabelSource, Page, PageLabel
@@ -22,18 +19,19 @@ def _pdf_labels_broken(labels: list[str]) -> bool:
 
 
 def label_pages(
-    doc: pymupdf.Document | None, pages: Sequence[Page], settings: LabelSettings | None = None
+    pdf_labels: Sequence[str] | None, pages: Sequence[Page], settings: LabelSettings | None = None
 ) -> list[PageLabel]:
     """One ``PageLabel`` per page, in the order of ``pages``.
 
-    /PageLabels first (unless absent or clearly broken, see the module docstring), then printed
-    page numbers inferred over consistent runs, then the physical page number. ``doc`` may be
-    None (image inputs): only printed numbers are used.
+    ``pdf_labels`` are the document's /PageLabels, one per page (``pdf_page_labels``, which the
+    text stage reads into ``ExtractedDocument.pdf_page_labels``), or None where it has none.
+    They come first (unless clearly broken, see the module docstring), then printed page numbers
+    inferred over consistent runs, then the physical page number.
     """
     s = settings or LabelSettings()
     found = _find_candidates(pages, s)
     printed = _infer_printed(found, s)
-    pdf = pdf_page_labels(doc) if doc is not None and s.use_pdf_labels else None
+    pdf = list(pdf_labels) if pdf_labels is not None and s.use_pdf_labels else None
     if pdf is not None and _pdf_labels_broken(pdf):
         log.warning("page labels: every page of /PageLabels reads %r; using printed numbers instead", pdf[0])
         pdf = None

@@ -53,7 +53,7 @@ def test_every_file_matches_exactly(expected, parsed):
     for name, truth in expected.items():
         doc, pages = parsed[name]
         assert pdf_page_labels(doc) == truth["labels"], name
-        result = label_pages(doc, pages)
+        result = label_pages(pdf_page_labels(doc), pages)
         assert [pl.label for pl in result] == truth["labels"], name
         assert [pl.page_index for pl in result] == list(range(truth["pages"])), name
         assert {pl.source for pl in result} == {LabelSource.PDF}, name
@@ -77,13 +77,13 @@ def test_printed_numbers_alone_recover_the_book(expected, parsed):
     for pl in printed:  # the line pointed at is the printed number itself
         assert pages[pl.page_index].lines[pl.line_index].text == pl.label
     # same answer when the /PageLabels reader is switched off
-    off = label_pages(doc, pages, LabelSettings(use_pdf_labels=False))
+    off = label_pages(pdf_page_labels(doc), pages, LabelSettings(use_pdf_labels=False))
     assert [pl.label for pl in off] == [pl.label for pl in result]
 
 
 def test_page_labels_confirmed_by_print_carry_the_line(parsed):
     doc, pages = parsed["GeoTopo-komprimiert.pdf"]
-    result = label_pages(doc, pages)
+    result = label_pages(pdf_page_labels(doc), pages)
     confirmed = [pl for pl in result if pl.confidence == 1.0]
     assert len(confirmed) > 90
     assert all(pages[pl.page_index].lines[pl.line_index].text == pl.label for pl in confirmed)
@@ -94,7 +94,7 @@ def test_disagreeing_print_keeps_page_labels(expected, parsed):
     doc, pages = parsed["issue14847.pdf"]
     printed = label_pages(None, pages)
     assert [pl.label for pl in printed][:5] == ["iii", "iv", "1", "2", "3"]
-    result = label_pages(doc, pages)
+    result = label_pages(pdf_page_labels(doc), pages)
     assert [pl.label for pl in result] == expected["issue14847.pdf"]["labels"]
     low = LabelSettings().pdf_disagree_confidence
     assert [pl.confidence for pl in result[2:5]] == [low, low, low]
@@ -110,7 +110,7 @@ def test_roman_then_restart_printed(expected, parsed):
 
 def test_lookup_both_ways_on_every_file(expected, parsed):
     for name, (doc, pages) in parsed.items():
-        result = label_pages(doc, pages)
+        result = label_pages(pdf_page_labels(doc), pages)
         want = expected[name]["labels"]
         for index, label in enumerate(want):
             assert label_for_page(result, index) == label, name

@@ -271,7 +271,7 @@ def test_set_page_labels_round_trip_all_styles():
     assert pdf_page_labels(doc) == expected
     # PyMuPDF agrees on plain ASCII labels
     assert [doc[i].get_label() for i in range(doc.page_count)] == expected
-    result = label_pages(doc, [Page(index=i, width=W, height=H) for i in range(16)])
+    result = label_pages(pdf_page_labels(doc), [Page(index=i, width=W, height=H) for i in range(16)])
     assert labels(result) == expected
     assert set(sources(result)) == {LabelSource.PDF}
 
@@ -292,7 +292,7 @@ def test_pages_before_the_first_range_fall_back():
     set_labels_object(doc, "<</Nums[2<</S/D>>]>>")
     assert pdf_page_labels(doc) == ["", "", "1", "2"]
     pages = [make_page(i) for i in range(4)]
-    result = label_pages(doc, pages)
+    result = label_pages(pdf_page_labels(doc), pages)
     assert labels(result) == ["1", "2", "1", "2"]
     assert sources(result) == [LabelSource.PHYSICAL, LabelSource.PHYSICAL, LabelSource.PDF, LabelSource.PDF]
 
@@ -315,8 +315,8 @@ def test_malformed_tree_is_logged_not_raised(tree, caplog):
         assert pdf_page_labels(doc) is None
     assert any("page labels" in r.message for r in caplog.records)
     pages = [make_page(i, str(i + 1)) for i in range(3)]
-    assert labels(label_pages(doc, pages)) == ["1", "2", "3"]
-    assert set(sources(label_pages(doc, pages))) == {LabelSource.PRINTED}
+    assert labels(label_pages(pdf_page_labels(doc), pages)) == ["1", "2", "3"]
+    assert set(sources(label_pages(pdf_page_labels(doc), pages))) == {LabelSource.PRINTED}
 
 
 def test_kids_cycle_terminates():
@@ -335,7 +335,7 @@ def test_unknown_style_keeps_prefix_and_bad_start_is_one():
 
 def test_no_page_labels_and_non_pdf():
     assert pdf_page_labels(new_doc(2)) is None
-    assert labels(label_pages(new_doc(2), [make_page(0), make_page(1)])) == ["1", "2"]
+    assert labels(label_pages(pdf_page_labels(new_doc(2)), [make_page(0), make_page(1)])) == ["1", "2"]
 
 
 def test_all_identical_labels_are_broken_printed_numbers_win(caplog):
@@ -344,7 +344,7 @@ def test_all_identical_labels_are_broken_printed_numbers_win(caplog):
     assert pdf_page_labels(doc) == ["1", "1", "1", "1"]
     printed = ["ix", "x", "xi", "xii"]
     with caplog.at_level(logging.WARNING, logger="dagster_ocr.labels"):
-        result = label_pages(doc, [make_page(i, f) for i, f in enumerate(printed)])
+        result = label_pages(pdf_page_labels(doc), [make_page(i, f) for i, f in enumerate(printed)])
     assert labels(result) == printed
     assert set(sources(result)) == {LabelSource.PRINTED}
     assert any("every page" in r.message for r in caplog.records)
@@ -355,7 +355,7 @@ def test_page_labels_win_over_disagreeing_printed_numbers():
     doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 1}])
     printed = ["iii", "iv", "v", "vi", "vii"]
     pages = [make_page(i, f) for i, f in enumerate(printed)]
-    result = label_pages(doc, pages)
+    result = label_pages(pdf_page_labels(doc), pages)
     assert labels(result) == ["1", "2", "3", "4", "5"]
     assert set(sources(result)) == {LabelSource.PDF}
     assert all(pl.confidence == LabelSettings().pdf_disagree_confidence for pl in result)
@@ -367,7 +367,7 @@ def test_page_labels_confirmed_by_print_are_most_confident():
     doc = new_doc(3)
     doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 5}])
     pages = [make_page(0, "5"), make_page(1, None), make_page(2, "Page 7")]
-    result = label_pages(doc, pages)
+    result = label_pages(pdf_page_labels(doc), pages)
     assert labels(result) == ["5", "6", "7"]
     assert [pl.confidence for pl in result] == [1.0, pytest.approx(0.95), 1.0]
     assert result[0].line_index == footer_index(pages[0])
@@ -377,7 +377,8 @@ def test_page_labels_confirmed_by_print_are_most_confident():
 def test_use_pdf_labels_off():
     doc = new_doc(2)
     doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1}])
-    result = label_pages(doc, [make_page(0), make_page(1)], LabelSettings(use_pdf_labels=False))
+    pages = [make_page(0), make_page(1)]
+    result = label_pages(pdf_page_labels(doc), pages, LabelSettings(use_pdf_labels=False))
     assert set(sources(result)) == {LabelSource.PHYSICAL}
 
 
