@@ -318,7 +318,8 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
 )
 def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int) -> None:
     """Our word-fed run of PyMuPDF's line finder cuts the same cells as ``find_tables`` itself."""
-    from dagster_ocr.tables import _has_grid, _page_words, _ruled_grids
+    from dagster_ocr.tables.grid import _has_grid, _ruled_grids
+    from dagster_ocr.tables.words import _page_words
 
     with pymupdf.open(corpus / name) as doc:
         pg = doc[page_no]
@@ -337,12 +338,12 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
 
 
 def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> None:
-    import dagster_ocr.tables as tables_module
+    from dagster_ocr.tables import document
 
     def broken(*_args):
         raise ValueError("a drawing the line finder chokes on")
 
-    monkeypatch.setattr(tables_module, "_ruled_grids", broken)
+    monkeypatch.setattr(document, "_ruled_grids", broken)
     doc = pymupdf.open()
     page = doc.new_page()
     _table(page, 100, [HEADER, ["North", "2024", "10"], ["South", "2024", "12"], ["East", "2024", "9"]])
@@ -355,9 +356,10 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
     in the same order, on every ruled page of the corpus (rotated pages and ~900-drawing pages too)."""
     from pymupdf import table as mt
 
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import grid
+    from dagster_ocr.tables.words import _page_words
 
-    real = tm._make_edges
+    real = grid._make_edges
     compared: list[int] = []
 
     def both(pg, cdrawings, tset, chars):
@@ -372,7 +374,7 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
         compared.append(len(ours))
         return ours
 
-    monkeypatch.setattr(tm, "_make_edges", both)
+    monkeypatch.setattr(grid, "_make_edges", both)
     for pdf in sorted(corpus.glob("**/*.pdf")):
         try:
             doc = pymupdf.open(pdf)
@@ -381,8 +383,8 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
         with doc:
             for pg in doc:
                 cdrawings = pg.get_cdrawings()
-                if tm._has_grid(cdrawings):
-                    tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
+                if grid._has_grid(cdrawings):
+                    grid._ruled_grids(pg, cdrawings, _page_words(pg))
     assert len(compared) >= 80 and sum(compared) > 5_000
 
 
@@ -399,28 +401,29 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
     """``_grid_cells`` / ``_cell_groups`` return exactly what PyMuPDF's quadratic originals return."""
     from pymupdf import table as mt
 
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import grid
+    from dagster_ocr.tables.words import _page_words
 
     seen: list[tuple[dict, list[dict]]] = []
-    real_init = tm._GridFinder.__init__
+    real_init = grid._GridFinder.__init__
 
     def spy(self, page, settings):
         real_init(self, page, settings)
         seen.append((self.intersections, list(mt.CHARS)))
 
-    monkeypatch.setattr(tm._GridFinder, "__init__", spy)
+    monkeypatch.setattr(grid._GridFinder, "__init__", spy)
     with pymupdf.open(corpus / name) as doc:
         for pg in doc:
             cdrawings = pg.get_cdrawings()
-            if tm._has_grid(cdrawings):
-                tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
+            if grid._has_grid(cdrawings):
+                grid._ruled_grids(pg, cdrawings, _page_words(pg))
     assert seen and sum(len(i) for i, _ in seen) > 20
     for intersections, chars in seen:
-        cells = tm._grid_cells(intersections)
+        cells = grid._grid_cells(intersections)
         assert cells == mt.intersections_to_cells(intersections)
         token = mt._CHARS_VAR.set(chars)
         try:
-            assert tm._cell_groups(cells, chars) == mt.cells_to_tables(None, cells)
+            assert grid._cell_groups(cells, chars) == mt.cells_to_tables(None, cells)
         finally:
             mt._CHARS_VAR.reset(token)
 
@@ -430,7 +433,8 @@ def test_column_cover_counts_each_line_once_per_point() -> None:
     import math
     import random
 
-    from dagster_ocr.tables import _column_cover, _TextLine, _Word
+    from dagster_ocr.tables.stream import _column_cover
+    from dagster_ocr.tables.words import _TextLine, _Word
 
     rng = random.Random(7)
     for _ in range(300):
@@ -458,7 +462,7 @@ def test_column_cover_counts_each_line_once_per_point() -> None:
 def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) -> None:
     """The text stage's words (same TextPage as its lines) are what PyMuPDF's word call gives,
     and the table stage reads them instead of extracting the page's text again."""
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import words
     from dagster_ocr.textlayer import extract_words, iter_pages
 
     with pymupdf.open(corpus / "tables/tabula-java/schools/schools.pdf") as doc:  # /Rotate 90
@@ -471,7 +475,7 @@ def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) ->
         def no_second_read(*_args):
             raise AssertionError("the table stage read the page's words again")
 
-        monkeypatch.setattr(tm, "extract_words", no_second_read)
+        monkeypatch.setattr(words, "extract_words", no_second_read)
         assert extract_tables(doc, pages) == expected and expected
 
 
@@ -531,3 +535,22 @@ def test_shaded_rows_of_a_zebra_table_keep_their_columns() -> None:
     assert grid[:10] == rows  # shaded rows (2, 4, ...) split back into their four columns
     # the closing note spans the table: its words straddle the column lines, so it stays one cell
     assert grid[10][0].startswith("Note: every figure") and grid[10][1:] == ["", "", ""]
+
+
+def test_table_modules_import_only_the_modules_before_them() -> None:
+    """dagster_ocr.tables is a DAG: each module imports only those listed before it (no cycles)."""
+    import ast
+
+    import dagster_ocr.tables as package
+
+    order = ["settings", "words", "grid", "cells", "stream", "sideways", "rows", "columns", "document"]
+    folder = Path(package.__file__).parent
+    assert sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__") == sorted(order)
+    for k, name in enumerate(order):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        imported = {
+            node.module.rsplit(".", 1)[1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dagster_ocr.tables.")
+        }
+        assert imported <= set(order[:k]), (name, imported - set(order[:k]))
