@@ -97,7 +97,7 @@ def _same_stubs(a: _Part, b: _Part, s: TableSettings) -> list[_StubMatch] | None
     return matches
 
 
-def _continued_evidence(a: _Part, b: _Part, s: TableSettings) -> bool:
+def _continued_evidence(a: _Part, b: _Part) -> bool:
     """A caption or header cell of ``b`` says "continued", or ``b`` repeats ``a``'s caption exactly."""
     if b.caption and _CONTINUED_RE.search(b.caption):
         return True

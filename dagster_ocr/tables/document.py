@@ -115,7 +115,7 @@ def _join(
         if stubs is not None:
             if (
                 s.merge_columns
-                and _continued_evidence(g.parts[0], part, s)
+                and _continued_evidence(g.parts[0], part)
                 and not _header_repeat(g.parts[0], part, s)
             ):
                 g.parts.append(part)
@@ -128,7 +128,7 @@ def _join(
             return False  # the same rows again without a marker: a separate table
     elif _same_stubs(prev, part, s) is not None:
         return False
-    if g.kind == "columns" or not _continues(prev, part, pages, lines, regions, True, True, s):
+    if g.kind == "columns" or not _continues(prev, part, pages, lines, regions, s):
         return False
     g.parts.append(part)
     g.drop.append(_header_repeat(g.parts[0], part, s))
@@ -143,7 +143,7 @@ def _page_parts(
     lines: list[Line],
     s: TableSettings,
     words: list[_Word],
-    frame: tuple[float, ...] | None = None,
+    frame: tuple[float, ...] | None,
 ) -> list[_Part]:
     """The page's tables, before merging. ``words`` feed the auto and stream finders; with
     ``frame``, they, ``lines`` and the parts are in it."""
@@ -161,7 +161,7 @@ def _page_parts(
     return parts
 
 
-def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool = False) -> list[tuple[Any, str]]:
+def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool) -> list[tuple[Any, str]]:
     """Run the configured PyMuPDF finder; returns (pymupdf Table, strategy name) pairs."""
     if finder == "layout":
         return [(t, "layout") for t in pg.find_tables(refine=refine).tables]
@@ -188,7 +188,7 @@ def _stream_parts(
     page_index: int,
     s: TableSettings,
     all_words: list[_Word],
-    frame: tuple[float, ...] | None = None,
+    frame: tuple[float, ...] | None,
 ) -> list[_Part]:
     """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page.
 

@@ -79,12 +79,10 @@ def _continues(
     pages: dict[int, Page],
     lines: dict[int, list[Line]],
     regions: dict[int, list[BBox]],
-    last_on_page: bool,
-    first_on_page: bool,
     s: TableSettings,
 ) -> bool:
-    if b.page_index != a.page_index + 1 or not (last_on_page and first_on_page):
-        return False
+    """True when ``b``, first on its page, continues ``a``, last on the page before (the caller
+    checks both), by rows: same column layout and only furniture or a few short lines between."""
     if not _same_columns(a, b, s):
         return False
     continued = bool(b.caption and _CONTINUED_RE.search(b.caption))

@@ -39,13 +39,13 @@ class _TextLine:
         self.x1, self.y1 = max(w.x1 for w in ws), max(w.y1 for w in ws)
 
 
-def _page_words(pg: pymupdf.Page, page: Page | None = None) -> list[_Word]:
+def _page_words(pg: pymupdf.Page, page: Page) -> list[_Word]:
     """Horizontal words of the page, in display coordinates (the line finder's grid is in them too).
 
     The text stage's words when the page carries them (read from the TextPage its lines came from),
     else read from the PDF here.
     """
-    words = page.words if page is not None and page.words is not None else extract_words(pg)
+    words = page.words if page.words is not None else extract_words(pg)
     return [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
 
 

@@ -41,6 +41,13 @@ def _pages(doc: pymupdf.Document) -> list[Page]:
     return out
 
 
+def _words(pg: pymupdf.Page) -> list:
+    """The page's words as the finders read them, from the PDF (a page without the text stage's)."""
+    from dagster_ocr.tables.words import _page_words
+
+    return _page_words(pg, Page(index=pg.number, width=pg.rect.width, height=pg.rect.height))
+
+
 def _continued_doc() -> pymupdf.Document:
     doc = pymupdf.open()
     p1 = doc.new_page(width=595, height=842)
@@ -319,12 +326,11 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
 def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int) -> None:
     """Our word-fed run of PyMuPDF's line finder cuts the same cells as ``find_tables`` itself."""
     from dagster_ocr.tables.grid import _has_grid, _ruled_grids
-    from dagster_ocr.tables.words import _page_words
 
     with pymupdf.open(corpus / name) as doc:
         pg = doc[page_no]
         assert _has_grid(pg.get_cdrawings())
-        ours = _ruled_grids(pg, pg.get_cdrawings(), _page_words(pg))
+        ours = _ruled_grids(pg, pg.get_cdrawings(), _words(pg))
         ref = pg.find_tables(use_layout=False).tables
         assert len(ours) == len(ref) >= 1
         for a, b in zip(ours, ref, strict=True):
@@ -357,7 +363,6 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
     from pymupdf import table as mt
 
     from dagster_ocr.tables import grid
-    from dagster_ocr.tables.words import _page_words
 
     real = grid._make_edges
     compared: list[int] = []
@@ -386,7 +391,7 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
             for pg in doc:
                 cdrawings = pg.get_cdrawings()
                 if grid._has_grid(cdrawings):
-                    grid._ruled_grids(pg, cdrawings, _page_words(pg))
+                    grid._ruled_grids(pg, cdrawings, _words(pg))
     assert len(compared) >= 80 and sum(compared) > 5_000
 
 
@@ -404,7 +409,6 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
     from pymupdf import table as mt
 
     from dagster_ocr.tables import grid
-    from dagster_ocr.tables.words import _page_words
 
     seen: list[tuple[dict, list[dict]]] = []
     real_init = grid._GridFinder.__init__
@@ -418,7 +422,7 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
         for pg in doc:
             cdrawings = pg.get_cdrawings()
             if grid._has_grid(cdrawings):
-                grid._ruled_grids(pg, cdrawings, _page_words(pg))
+                grid._ruled_grids(pg, cdrawings, _words(pg))
     assert seen and sum(len(i) for i, _ in seen) > 20
     for intersections, chars in seen:
         cells = grid._grid_cells(intersections)
