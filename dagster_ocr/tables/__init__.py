@@ -17,7 +17,8 @@ Modules, each importing only those above it:
 
 - ``settings``: ``TableSettings``, the finder names, the caption and "continued" patterns.
 - ``words``: the page's words and text lines as the finders read them; text normalisation.
-- ``grid``: ruled tables, a port of PyMuPDF's edge and cell code fed word boxes.
+- ``grid``: ruled tables, a port of PyMuPDF's edge and cell code fed word boxes, run only on the
+  PyMuPDF release it was ported from (``grid.PORTED_FROM``; any other uses ``find_tables``).
 - ``cells``: ``_Part`` (one table on one page) read from a PyMuPDF grid; spans and suspicious cells.
 - ``stream``: the text-alignment finder, and the test that keeps a found table (``_keep``).
 - ``sideways``: pages whose tables are printed sideways, read turned and turned back.

@@ -1,7 +1,9 @@
 """Ruled tables: PyMuPDF's line finder (``pymupdf.table``) run on word boxes instead of characters.
 
 A port of PyMuPDF's edge and cell code (``make_edges``, ``intersections_to_cells``,
-``cells_to_tables``) that yields the same tables at a third of the cost; see ``_ruled_grids``.
+``cells_to_tables``) that yields the same tables at a third of the cost; see ``_ruled_grids``. It
+reaches into ``pymupdf.table``'s internals, so it runs only on the PyMuPDF release it was ported
+from and checked against (``PORTED_FROM``); on any other, ``find_tables`` itself does the work.
 """
 
 from __future__ import annotations
@@ -18,6 +20,32 @@ from dagster_ocr.model import BBox, transform_box
 from dagster_ocr.tables.words import _Word
 
 logger = logging.getLogger(__name__)
+
+PORTED_FROM = "2.0"
+"""``pymupdf.VersionBind`` of the release whose ``pymupdf.table`` the port copies and reaches into
+(its context variables, ``TableFinder``, ``edges_to_intersections``, ``Table``). The tests that
+compare the port with that release's own functions (tests/unit/test_tables.py) run it whatever
+PyMuPDF is installed: after an upgrade they say whether it still matches, and once they pass this
+names the new release."""
+
+_warned: set[str] = set()  # installed PyMuPDF versions the fallback was logged for
+
+
+def _port_fits() -> bool:
+    """True when the installed PyMuPDF is the release the port was made from; else warns, once."""
+    installed = pymupdf.VersionBind
+    if installed == PORTED_FROM:
+        return True
+    if installed not in _warned:
+        _warned.add(installed)
+        logger.warning(
+            "ruled tables: PyMuPDF %s is installed, the word-fed line finder was ported from PyMuPDF %s "
+            "and reads pymupdf.table internals; using page.find_tables(strategy='lines', "
+            "use_layout=False) instead (slower; tables printed sideways are read by text alignment only)",
+            installed,
+            PORTED_FROM,
+        )
+    return False
 
 
 def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
@@ -70,13 +98,18 @@ def _ruled_grids(
     ``find_tables``) run here with words in place of characters: the same tables on every ICDAR,
     tabula-java and camelot file of the corpus in a third of the time (bench/tables_speed.py,
     BENCHMARKS.md). The edges come from ``_make_edges`` (PyMuPDF's ``make_edges`` on the C-level
-    drawings), the cells from ``_GridFinder``.
+    drawings), the cells from ``_GridFinder``. On another PyMuPDF than ``PORTED_FROM`` the port is
+    not trusted and ``find_tables(strategy="lines", use_layout=False)`` runs instead.
 
     MuPDF's drawings are in unrotated page space: the edges are built there, then turned to display
     space before the grid is cut into cells (the cell search walks from top-left corners, so it must
-    see the page the way it is read). ``frame`` (see ``sideways._reading_frame``) turns them once more, for
-    a table printed sideways; ``words`` are then in that frame.
+    see the page the way it is read). ``frame`` (see ``sideways._reading_frame``) turns them once
+    more, for a table printed sideways; ``words`` are then in that frame.
     """
+    if not _port_fits():
+        # find_tables reads the page in display space (/Rotate included, like the words), but a grid
+        # printed sideways would come out transposed against words in its reading frame
+        return [] if frame is not None else pg.find_tables(strategy="lines", use_layout=False).tables
 
     def as_chars(boxes: list[tuple[BBox, str]]) -> list[dict[str, Any]]:
         # "top"/"bottom" in page space, "y0"/"y1" in PDF space (what make_chars writes)

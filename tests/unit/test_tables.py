@@ -315,6 +315,12 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
     assert tables[0].strategy == "lines"
 
 
+def _run_the_port(grid, monkeypatch) -> None:
+    """Run the ported line finder whatever PyMuPDF is installed: the tests comparing it with
+    PyMuPDF's own functions are what tells whether it still matches after an upgrade."""
+    monkeypatch.setattr(grid, "PORTED_FROM", pymupdf.VersionBind)
+
+
 @pytest.mark.parametrize(
     ("name", "page_no"),
     [
@@ -323,10 +329,12 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
         ("tables/camelot/clockwise_table_1/clockwise_table_1.pdf", 0),  # /Rotate 180, irregular grid
     ],
 )
-def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int) -> None:
+def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int, monkeypatch) -> None:
     """Our word-fed run of PyMuPDF's line finder cuts the same cells as ``find_tables`` itself."""
+    from dagster_ocr.tables import grid
     from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 
+    _run_the_port(grid, monkeypatch)
     with pymupdf.open(corpus / name) as doc:
         pg = doc[page_no]
         assert _has_grid(pg.get_cdrawings())
@@ -341,6 +349,38 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
                 assert (ca is None) == (cb is None)
                 if ca is not None:  # edge positions are cluster means: equal to a fraction of a point
                     assert max(abs(x - y) for x, y in zip(ca, cb, strict=True)) < 0.5
+
+
+def test_another_pymupdf_version_finds_ruled_tables_with_pymupdf_own_finder(
+    corpus: Path, monkeypatch, caplog
+) -> None:
+    """On a PyMuPDF the port was not made from, ``find_tables(strategy="lines")`` reads the ruled
+    tables (the port, which reaches into ``pymupdf.table``'s internals, never runs), and says so once."""
+    import logging
+
+    from dagster_ocr.tables import grid
+    from dagster_ocr.textlayer import iter_pages
+
+    with pymupdf.open(corpus / "tables/icdar2013/us-012/us-012.pdf") as doc:
+        pages = list(iter_pages(doc))
+        ported = extract_tables(doc, pages)
+
+        def no_port(*_args):
+            raise AssertionError("the ported line finder ran on another PyMuPDF")
+
+        monkeypatch.setattr(pymupdf, "VersionBind", "2.1.0")
+        monkeypatch.setattr(grid, "_warned", set())
+        monkeypatch.setattr(grid, "_make_edges", no_port)
+        monkeypatch.setattr(grid, "_GridFinder", no_port)
+        with caplog.at_level(logging.WARNING, logger=grid.__name__):
+            fallback = extract_tables(doc, pages)
+            assert extract_tables(doc, pages) == fallback
+            pg = doc[0]  # a sideways frame: PyMuPDF's grid would be transposed, text alignment reads it
+            assert grid._ruled_grids(pg, [], _words(pg), (0.0, 1.0, -1.0, 0.0, pg.rect.height, 0.0)) == []
+    assert [t.strategy for t in fallback] == ["lines"]
+    assert [t.grid() for t in fallback] == [t.grid() for t in ported] and len(fallback[0].grid()) > 5
+    warned = [r for r in caplog.records if r.name == grid.__name__ and r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "PyMuPDF 2.1.0" in warned[0].getMessage()
 
 
 def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> None:
@@ -364,6 +404,7 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
 
     from dagster_ocr.tables import grid
 
+    _run_the_port(grid, monkeypatch)
     real = grid._make_edges
     compared: list[int] = []
 
@@ -410,6 +451,7 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
 
     from dagster_ocr.tables import grid
 
+    _run_the_port(grid, monkeypatch)
     seen: list[tuple[dict, list[dict]]] = []
     real_init = grid._GridFinder.__init__
 
