@@ -35,7 +35,8 @@ import pymupdf
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dagster_ocr.model import Page, Table  # noqa: E402
-from dagster_ocr.tables import TableSettings, _norm, extract_tables  # noqa: E402
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
 
 Grid = list[list[str]]
 Relations = Counter[tuple[str, str, str]]

@@ -41,6 +41,13 @@ def _pages(doc: pymupdf.Document) -> list[Page]:
     return out
 
 
+def _words(pg: pymupdf.Page) -> list:
+    """The page's words as the finders read them, from the PDF (a page without the text stage's)."""
+    from dagster_ocr.tables.words import _page_words
+
+    return _page_words(pg, Page(index=pg.number, width=pg.rect.width, height=pg.rect.height))
+
+
 def _continued_doc() -> pymupdf.Document:
     doc = pymupdf.open()
     p1 = doc.new_page(width=595, height=842)
@@ -308,6 +315,12 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
     assert tables[0].strategy == "lines"
 
 
+def _run_the_port(grid, monkeypatch) -> None:
+    """Run the ported line finder whatever PyMuPDF is installed: the tests comparing it with
+    PyMuPDF's own functions are what tells whether it still matches after an upgrade."""
+    monkeypatch.setattr(grid, "PORTED_FROM", pymupdf.VersionBind)
+
+
 @pytest.mark.parametrize(
     ("name", "page_no"),
     [
@@ -316,14 +329,16 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
         ("tables/camelot/clockwise_table_1/clockwise_table_1.pdf", 0),  # /Rotate 180, irregular grid
     ],
 )
-def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int) -> None:
+def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no: int, monkeypatch) -> None:
     """Our word-fed run of PyMuPDF's line finder cuts the same cells as ``find_tables`` itself."""
-    from dagster_ocr.tables import _has_grid, _page_words, _ruled_grids
+    from dagster_ocr.tables import grid
+    from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 
+    _run_the_port(grid, monkeypatch)
     with pymupdf.open(corpus / name) as doc:
         pg = doc[page_no]
         assert _has_grid(pg.get_cdrawings())
-        ours = _ruled_grids(pg, pg.get_cdrawings(), _page_words(pg))
+        ours = _ruled_grids(pg, pg.get_cdrawings(), _words(pg))
         ref = pg.find_tables(use_layout=False).tables
         assert len(ours) == len(ref) >= 1
         for a, b in zip(ours, ref, strict=True):
@@ -336,13 +351,45 @@ def test_ruled_grids_match_pymupdf_find_tables(corpus: Path, name: str, page_no:
                     assert max(abs(x - y) for x, y in zip(ca, cb, strict=True)) < 0.5
 
 
+def test_another_pymupdf_version_finds_ruled_tables_with_pymupdf_own_finder(
+    corpus: Path, monkeypatch, caplog
+) -> None:
+    """On a PyMuPDF the port was not made from, ``find_tables(strategy="lines")`` reads the ruled
+    tables (the port, which reaches into ``pymupdf.table``'s internals, never runs), and says so once."""
+    import logging
+
+    from dagster_ocr.tables import grid
+    from dagster_ocr.textlayer import iter_pages
+
+    with pymupdf.open(corpus / "tables/icdar2013/us-012/us-012.pdf") as doc:
+        pages = list(iter_pages(doc))
+        ported = extract_tables(doc, pages)
+
+        def no_port(*_args):
+            raise AssertionError("the ported line finder ran on another PyMuPDF")
+
+        monkeypatch.setattr(pymupdf, "VersionBind", "2.1.0")
+        monkeypatch.setattr(grid, "_warned", set())
+        monkeypatch.setattr(grid, "_make_edges", no_port)
+        monkeypatch.setattr(grid, "_GridFinder", no_port)
+        with caplog.at_level(logging.WARNING, logger=grid.__name__):
+            fallback = extract_tables(doc, pages)
+            assert extract_tables(doc, pages) == fallback
+            pg = doc[0]  # a sideways frame: PyMuPDF's grid would be transposed, text alignment reads it
+            assert grid._ruled_grids(pg, [], _words(pg), (0.0, 1.0, -1.0, 0.0, pg.rect.height, 0.0)) == []
+    assert [t.strategy for t in fallback] == ["lines"]
+    assert [t.grid() for t in fallback] == [t.grid() for t in ported] and len(fallback[0].grid()) > 5
+    warned = [r for r in caplog.records if r.name == grid.__name__ and r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "PyMuPDF 2.1.0" in warned[0].getMessage()
+
+
 def test_a_failing_ruled_finder_falls_back_to_text_alignment(monkeypatch) -> None:
-    import dagster_ocr.tables as tables_module
+    from dagster_ocr.tables import document
 
     def broken(*_args):
         raise ValueError("a drawing the line finder chokes on")
 
-    monkeypatch.setattr(tables_module, "_ruled_grids", broken)
+    monkeypatch.setattr(document, "_ruled_grids", broken)
     doc = pymupdf.open()
     page = doc.new_page()
     _table(page, 100, [HEADER, ["North", "2024", "10"], ["South", "2024", "12"], ["East", "2024", "9"]])
@@ -355,9 +402,10 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
     in the same order, on every ruled page of the corpus (rotated pages and ~900-drawing pages too)."""
     from pymupdf import table as mt
 
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import grid
 
-    real = tm._make_edges
+    _run_the_port(grid, monkeypatch)
+    real = grid._make_edges
     compared: list[int] = []
 
     def both(pg, cdrawings, tset, chars):
@@ -372,17 +420,19 @@ def test_edges_from_c_drawings_match_pymupdf_make_edges(corpus: Path, monkeypatc
         compared.append(len(ours))
         return ours
 
-    monkeypatch.setattr(tm, "_make_edges", both)
+    monkeypatch.setattr(grid, "_make_edges", both)
     for pdf in sorted(corpus.glob("**/*.pdf")):
         try:
             doc = pymupdf.open(pdf)
         except Exception:  # the corpus keeps a few deliberately broken files
             continue
         with doc:
+            if doc.needs_pass:  # and an encrypted one (health_protected.pdf): no pages to read
+                continue
             for pg in doc:
                 cdrawings = pg.get_cdrawings()
-                if tm._has_grid(cdrawings):
-                    tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
+                if grid._has_grid(cdrawings):
+                    grid._ruled_grids(pg, cdrawings, _words(pg))
     assert len(compared) >= 80 and sum(compared) > 5_000
 
 
@@ -399,28 +449,29 @@ def test_indexed_cell_finder_matches_pymupdf(corpus: Path, name: str, monkeypatc
     """``_grid_cells`` / ``_cell_groups`` return exactly what PyMuPDF's quadratic originals return."""
     from pymupdf import table as mt
 
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import grid
 
+    _run_the_port(grid, monkeypatch)
     seen: list[tuple[dict, list[dict]]] = []
-    real_init = tm._GridFinder.__init__
+    real_init = grid._GridFinder.__init__
 
     def spy(self, page, settings):
         real_init(self, page, settings)
         seen.append((self.intersections, list(mt.CHARS)))
 
-    monkeypatch.setattr(tm._GridFinder, "__init__", spy)
+    monkeypatch.setattr(grid._GridFinder, "__init__", spy)
     with pymupdf.open(corpus / name) as doc:
         for pg in doc:
             cdrawings = pg.get_cdrawings()
-            if tm._has_grid(cdrawings):
-                tm._ruled_grids(pg, cdrawings, tm._page_words(pg))
+            if grid._has_grid(cdrawings):
+                grid._ruled_grids(pg, cdrawings, _words(pg))
     assert seen and sum(len(i) for i, _ in seen) > 20
     for intersections, chars in seen:
-        cells = tm._grid_cells(intersections)
+        cells = grid._grid_cells(intersections)
         assert cells == mt.intersections_to_cells(intersections)
         token = mt._CHARS_VAR.set(chars)
         try:
-            assert tm._cell_groups(cells, chars) == mt.cells_to_tables(None, cells)
+            assert grid._cell_groups(cells, chars) == mt.cells_to_tables(None, cells)
         finally:
             mt._CHARS_VAR.reset(token)
 
@@ -430,7 +481,8 @@ def test_column_cover_counts_each_line_once_per_point() -> None:
     import math
     import random
 
-    from dagster_ocr.tables import _column_cover, _TextLine, _Word
+    from dagster_ocr.tables.stream import _column_cover
+    from dagster_ocr.tables.words import _TextLine, _Word
 
     rng = random.Random(7)
     for _ in range(300):
@@ -458,7 +510,7 @@ def test_column_cover_counts_each_line_once_per_point() -> None:
 def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) -> None:
     """The text stage's words (same TextPage as its lines) are what PyMuPDF's word call gives,
     and the table stage reads them instead of extracting the page's text again."""
-    import dagster_ocr.tables as tm
+    from dagster_ocr.tables import words
     from dagster_ocr.textlayer import extract_words, iter_pages
 
     with pymupdf.open(corpus / "tables/tabula-java/schools/schools.pdf") as doc:  # /Rotate 90
@@ -471,7 +523,7 @@ def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) ->
         def no_second_read(*_args):
             raise AssertionError("the table stage read the page's words again")
 
-        monkeypatch.setattr(tm, "extract_words", no_second_read)
+        monkeypatch.setattr(words, "extract_words", no_second_read)
         assert extract_tables(doc, pages) == expected and expected
 
 
@@ -531,3 +583,22 @@ def test_shaded_rows_of_a_zebra_table_keep_their_columns() -> None:
     assert grid[:10] == rows  # shaded rows (2, 4, ...) split back into their four columns
     # the closing note spans the table: its words straddle the column lines, so it stays one cell
     assert grid[10][0].startswith("Note: every figure") and grid[10][1:] == ["", "", ""]
+
+
+def test_table_modules_import_only_the_modules_before_them() -> None:
+    """dagster_ocr.tables is a DAG: each module imports only those listed before it (no cycles)."""
+    import ast
+
+    import dagster_ocr.tables as package
+
+    order = ["settings", "words", "grid", "cells", "stream", "sideways", "rows", "columns", "document"]
+    folder = Path(package.__file__).parent
+    assert sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__") == sorted(order)
+    for k, name in enumerate(order):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        imported = {
+            node.module.rsplit(".", 1)[1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dagster_ocr.tables.")
+        }
+        assert imported <= set(order[:k]), (name, imported - set(order[:k]))

@@ -1,0 +1,33 @@
+"""Table extraction per page and merging of tables that continue across pages.
+
+The default finder ('auto') reads ruled tables with PyMuPDF's line finder (``use_layout=False``,
+run only on pages that draw a grid) and finds every other table by text alignment, the way
+camelot's stream mode and Nurminen's tabula algorithm do: words are cut into chunks at wide gaps,
+runs of multi-chunk lines form table areas, column gutters are x ranges no word covers, rows are
+text lines (stacked header lines and wrapped cells joined). Cell text always comes from word boxes
+(``Table.extract()`` drops inter-word spaces). Other finders remain selectable for comparison
+(see ``TableSettings.finder`` and bench/tables_icdar.py).
+Merging is evidence-based: the last table on page N is joined with the first table on page N+1
+only when nothing but page furniture or a few short lines separates them, the column layouts
+agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
+A wide table whose columns continue on the next page (same rows) is joined on its stub column when
+the continuation repeats the stubs row for row AND a "continued" marker or the same caption says so.
+
+Modules, each importing only those above it:
+
+- ``settings``: ``TableSettings``, the finder names, the caption and "continued" patterns.
+- ``words``: the page's words and text lines as the finders read them; text normalisation.
+- ``grid``: ruled tables, a port of PyMuPDF's edge and cell code fed word boxes, run only on the
+  PyMuPDF release it was ported from (``grid.PORTED_FROM``; any other uses ``find_tables``).
+- ``cells``: ``_Part`` (one table on one page) read from a PyMuPDF grid; spans and suspicious cells.
+- ``stream``: the text-alignment finder, and the test that keeps a found table (``_keep``).
+- ``sideways``: pages whose tables are printed sideways, read turned and turned back.
+- ``rows``: row continuations (the gap, column layout and repeated header tests) and their table.
+- ``columns``: column continuations aligned on the stub column, and their table.
+- ``document``: ``extract_tables``: which finder reads each page, captions, and the merging driver.
+"""
+
+from dagster_ocr.tables.document import extract_tables
+from dagster_ocr.tables.settings import TableSettings
+
+__all__ = ["TableSettings", "extract_tables"]

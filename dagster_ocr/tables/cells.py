@@ -1,0 +1,167 @@
+"""A found table as one part (``_Part``): read from a PyMuPDF grid, and cut back into cells and spans."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster_ocr.model import BBox
+from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.words import _bands, _clean, _Word, _words_text
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Part:
+    """One table as found on one page, before merging."""
+
+    page_index: int
+    bbox: BBox
+    rows: list[list[str | None]]  # None = covered by a span
+    row_bboxes: list[list[BBox | None]]
+    col_edges: list[float]  # n_cols + 1 x positions
+    header_rows: int
+    strategy: str
+    caption: str = ""
+    caption_lines: list[int] = field(default_factory=list)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.col_edges) - 1
+
+
+def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None = None) -> _Part | None:
+    try:
+        rows = tab.extract() if words is None else _cell_texts(tab, words)
+    except Exception:  # a malformed grid from the finder must not sink the document
+        logger.warning("table extraction failed on page %d", page_index, exc_info=True)
+        return None
+    row_bboxes: list[list[BBox | None]] = []
+    xs: set[float] = set()
+    for r in tab.rows:
+        row_bboxes.append([tuple(c) if c is not None else None for c in r.cells])
+        for c in r.cells:
+            if c is not None:
+                xs.add(round(c[0], 1))
+                xs.add(round(c[2], 1))
+    n_cols = max((len(r) for r in rows), default=0)
+    edges = sorted(xs)
+    if len(edges) != n_cols + 1:  # spans make edge sets irregular: fall back to the first full row
+        full = next((rb for rb in row_bboxes if all(c is not None for c in rb) and len(rb) == n_cols), None)
+        if full:
+            edges = [full[0][0]] + [c[2] for c in full]
+        else:
+            x0, _, x1, _ = tab.bbox
+            edges = [x0 + (x1 - x0) * i / max(n_cols, 1) for i in range(n_cols + 1)]
+    if words is not None and len(edges) == n_cols + 1:
+        _split_shaded_rows(rows, row_bboxes, edges, words)
+    # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
+    # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
+    header_rows = 0
+    refined = getattr(tab, "header_rows", None)  # set by refine=True
+    if isinstance(refined, int) and 0 < refined < len(rows):
+        header_rows = refined
+    elif len(rows) > 1:
+        header_rows = 1
+    return _Part(
+        page_index=page_index,
+        bbox=tuple(tab.bbox),
+        rows=[[c if c is None else _clean(c) for c in r] + [""] * (n_cols - len(r)) for r in rows],
+        row_bboxes=row_bboxes,
+        col_edges=edges,
+        header_rows=header_rows,
+        strategy=strategy,
+    )
+
+
+def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
+    """Cell texts of a PyMuPDF grid read from word boxes (Table.extract() drops inter-word spaces)."""
+    out: list[list[str | None]] = []
+    centres = [((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2, w) for w in words]
+    for r in tab.rows:
+        _, ry0, _, ry1 = r.bbox
+        in_row = [c for c in centres if ry0 <= c[1] <= ry1]  # one pass over the page per row, not per cell
+        row: list[str | None] = []
+        for c in r.cells:
+            if c is None:
+                row.append(None)
+                continue
+            x0, y0, x1, y1 = c
+            inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
+            row.append(" ".join(_words_text(band) for band in _bands(inside)))
+        out.append(row)
+    return out
+
+
+def _split_shaded_rows(
+    rows: list[list[str | None]], row_bboxes: list[list[BBox | None]], edges: list[float], words: list[_Word]
+) -> None:
+    """Give back its columns to a grid row read as one cell spanning three or more columns (in place).
+
+    Zebra-striped tables draw each shaded row as one filled box across the table, with no column
+    lines inside it; the line finder then sees one wide cell, and every other row of the table came
+    out as a single string ("Bihar 21,016,708 4,332,141 ..."). The row is split when no word in it
+    crosses a column line and its words fill the columns a neighbouring unspanned row fills (at
+    least three, and three quarters of them). A cell that truly spans (a note, a group heading) has
+    words straddling the lines it covers, or too few of them.
+    """
+
+    def filled(r: int, j: int, k: int) -> set[int] | None:
+        if not 0 <= r < len(rows) or any(rows[r][c] is None for c in range(j, k)):
+            return None
+        return {c for c in range(j, k) if (rows[r][c] or "").strip()}
+
+    for i in range(1, len(rows)):  # the top row may be a header that spans by design
+        j = 0
+        while j < len(rows[i]):
+            k = j + 1
+            while k < len(rows[i]) and rows[i][k] is None:
+                k += 1
+            box = row_bboxes[i][j]
+            ref = filled(i - 1, j, k) or filled(i + 1, j, k) if k - j >= 3 and box is not None else None
+            if ref and box is not None:
+                cols: dict[int, list[_Word]] = {}
+                for w in words:
+                    cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+                    if not (box[0] <= cx <= box[2] and box[1] <= cy <= box[3]):
+                        continue
+                    col = next(
+                        (c for c in range(j, k) if edges[c] - 1 <= w.x0 and w.x1 <= edges[c + 1] + 1), None
+                    )
+                    if col is None:  # a word across a column line: a real span
+                        cols = {}
+                        break
+                    cols.setdefault(col, []).append(w)
+                if len(cols) >= 3 and set(cols) <= ref and len(cols) >= 0.75 * len(ref):
+                    for c in range(j, k):
+                        ws = cols.get(c, [])
+                        rows[i][c] = _clean(" ".join(_words_text(band) for band in _bands(ws)))
+                        row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
+            j = k
+
+
+def _cell_shape(part: _Part, r_local: int, c: int, s: TableSettings) -> tuple[BBox | None, int, int, bool]:
+    """(bbox, local row span, column span, too tall for its row) of the cell at (r_local, c) of a part."""
+    bbs = part.row_bboxes[r_local] if r_local < len(part.row_bboxes) else []
+    bb = bbs[c] if c < len(bbs) else None
+    col_span = row_span = 1
+    if bb is not None:
+        col_span = max(1, sum(1 for x in part.col_edges[c + 1 : -1] if x < bb[2] - 1) + 1)
+        for rr in range(r_local + 1, len(part.rows)):
+            below = part.row_bboxes[rr] if rr < len(part.row_bboxes) else []
+            if c < len(below) and below[c] is None and part.rows[rr][c] is None:
+                ys = [x[1] for x in below if x is not None]
+                if ys and min(ys) < bb[3] - 1:
+                    row_span += 1
+                    continue
+            break
+    heights = [b[3] - b[1] for b in bbs if b is not None]
+    tall = (
+        bb is not None
+        and len(heights) > 1
+        and bb[3] - bb[1] > s.suspicious_ratio * statistics.median(heights)
+    )
+    return bb, row_span, col_span, tall

@@ -1,0 +1,250 @@
+"""The document driver: each page's tables found, then joined with the next page's where they continue."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymupdf
+
+from dagster_ocr.model import BBox, Line, Page, Table, TextSource, transform_box
+from dagster_ocr.pagestore import in_page_order
+from dagster_ocr.tables.cells import _Part, _to_part
+from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
+from dagster_ocr.tables.grid import _has_grid, _ruled_grids
+from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
+from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
+from dagster_ocr.tables.sideways import _reading_frame, _table_to_display, _turn_lines
+from dagster_ocr.tables.stream import _keep, _stream_part, _table_areas
+from dagster_ocr.tables.words import _clean, _outside, _page_lines, _page_words, _text_lines, _Word
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Group:
+    """Parts that form one table: joined by rows (``drop``) or by columns (``aligns``)."""
+
+    parts: list[_Part]
+    drop: list[int] = field(default_factory=lambda: [0])
+    aligns: list[list[_StubMatch]] = field(default_factory=list)
+    kind: str = ""
+
+
+def extract_tables(
+    doc: pymupdf.Document, pages: Sequence[Page], settings: TableSettings | None = None
+) -> list[Table]:
+    """Find the tables of a document and join those that continue across pages.
+
+    Pages whose ``text_source`` is not the text layer are skipped (OCR'd pages have no glyphs for
+    PyMuPDF's finders). Tables are numbered "t0", "t1", ... in document order; every cell keeps the
+    physical page it came from.
+
+    Two kinds of continuation are joined, each only between the last table of page N and the first
+    table of page N+1. Rows: same column layout, only furniture between (see ``_continues``); a
+    repeated header is dropped. Columns: the continuation repeats the first part's stub column row
+    for row (``_same_stubs``) AND says so ("continued" in its caption or header, or the same
+    caption); the stub is kept once and the continuation's other columns are appended. Two tables
+    with the same row labels but no such marker stay separate, and are never joined by rows either
+    (a row continuation does not repeat the rows it continues).
+    """
+    s = settings or TableSettings()
+    groups: list[_Group] = []
+    # a table continues only from the page right before, so only that page's context is kept
+    # (pages may be read back from disk one at a time: see pagestore)
+    by_index: dict[int, Page] = {}
+    lines: dict[int, list[Line]] = {}
+    per_page: dict[int, list[_Part]] = {}
+    regions: dict[int, list[BBox]] = {}
+    back: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways): inverse frames
+    for page in in_page_order(pages):
+        if page.text_source != TextSource.TEXT_LAYER:
+            continue
+        i = page.index
+        pg = doc[i]
+        by_index[i], lines[i] = page, _page_lines(pg, page)
+        words: list[_Word] = []
+        frame = None
+        if s.finder in ("auto", "stream"):
+            words = _page_words(pg, page)
+            frame = _reading_frame(pg, words)
+        if frame is not None:
+            # the whole page is seen turned, so captions, gaps and merges read it as it is read
+            back[i] = tuple(~pymupdf.Matrix(frame))
+            words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words]
+            lines[i] = _turn_lines(lines[i], frame)
+            by_index[i] = dataclasses.replace(page, width=page.height, height=page.width, lines=lines[i])
+        per_page[i] = _page_parts(pg, page, lines[i], s, words, frame)
+        regions[i] = [p.bbox for p in per_page[i]]
+        for j, part in enumerate(per_page[i]):
+            joined = s.merge and j == 0 and groups
+            if joined and _join(groups[-1], part, per_page, by_index, lines, regions, s):
+                continue
+            groups.append(_Group([part]))
+        for window in (by_index, lines, per_page, regions):
+            for old in [k for k in window if k < i - 1]:
+                del window[old]
+    tables = [
+        _build_columns(g.parts, g.aligns, f"t{k}", s)
+        if g.kind == "columns"
+        else _build_rows(g.parts, g.drop, f"t{k}", s)
+        for k, g in enumerate(groups)
+    ]
+    return [_table_to_display(t, back) for t in tables] if back else tables
+
+
+def _join(
+    g: _Group,
+    part: _Part,
+    per_page: dict[int, list[_Part]],
+    pages: dict[int, Page],
+    lines: dict[int, list[Line]],
+    regions: dict[int, list[BBox]],
+    s: TableSettings,
+) -> bool:
+    """Append ``part`` (first on its page) to group ``g`` when it continues it; True when it did."""
+    prev = g.parts[-1]
+    if part.page_index != prev.page_index + 1 or prev is not per_page[prev.page_index][-1]:
+        return False
+    if g.kind != "rows":
+        # columns are aligned to the first part, which holds the full stub
+        stubs = _same_stubs(g.parts[0], part, s)
+        if stubs is not None:
+            if (
+                s.merge_columns
+                and _continued_evidence(g.parts[0], part)
+                and not _header_repeat(g.parts[0], part, s)
+            ):
+                g.parts.append(part)
+                g.aligns.append(stubs)
+                g.kind = "columns"
+                logger.debug(
+                    "table on page %d continues by columns on page %d", prev.page_index, part.page_index
+                )
+                return True
+            return False  # the same rows again without a marker: a separate table
+    elif _same_stubs(prev, part, s) is not None:
+        return False
+    if g.kind == "columns" or not _continues(prev, part, pages, lines, regions, s):
+        return False
+    g.parts.append(part)
+    g.drop.append(_header_repeat(g.parts[0], part, s))
+    g.kind = "rows"
+    logger.debug("table on page %d continues on page %d", prev.page_index, part.page_index)
+    return True
+
+
+def _page_parts(
+    pg: pymupdf.Page,
+    page: Page,
+    lines: list[Line],
+    s: TableSettings,
+    words: list[_Word],
+    frame: tuple[float, ...] | None,
+) -> list[_Part]:
+    """The page's tables, before merging. ``words`` feed the auto and stream finders; with
+    ``frame``, they, ``lines`` and the parts are in it."""
+    parts: list[_Part] = []
+    if s.finder in ("auto", "stream"):
+        parts = _stream_parts(pg, page.index, s, words, frame)
+    else:
+        for tab, strategy in _raw_tables(pg, s.finder, s.refine):
+            part = _to_part(tab, strategy, page.index)
+            if part is not None and _keep(part, s):
+                parts.append(part)
+    parts.sort(key=lambda p: (p.bbox[1], p.bbox[0]))
+    for part in parts:
+        _find_caption(part, lines, s)
+    return parts
+
+
+def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool) -> list[tuple[Any, str]]:
+    """Run the configured PyMuPDF finder; returns (pymupdf Table, strategy name) pairs."""
+    if finder == "layout":
+        return [(t, "layout") for t in pg.find_tables(refine=refine).tables]
+    if finder == "lines":
+        return [(t, "lines") for t in pg.find_tables(use_layout=False, refine=refine).tables]
+    if finder == "text":
+        return [(t, "text") for t in pg.find_tables(strategy="text", use_layout=False).tables]
+    found: list[tuple[Any, str]] = []
+    for region in pg.find_tables().tables:
+        clip = pymupdf.Rect(region.bbox)
+        # The layout model draws tight boxes; a little slack keeps edge glyphs inside the clip.
+        clip = pymupdf.Rect(clip.x0 - 2, clip.y0 - 2, clip.x1 + 2, clip.y1 + 2) & pg.rect
+        inner = pg.find_tables(clip=clip, strategy="text", use_layout=False).tables
+        if inner:
+            best = max(inner, key=lambda t: t.row_count * t.col_count)
+            found.append((best, "layout_text"))
+        else:  # the text finder saw no alignment: keep the layout model's own grid
+            found.append((region, "layout"))
+    return found
+
+
+def _stream_parts(
+    pg: pymupdf.Page,
+    page_index: int,
+    s: TableSettings,
+    all_words: list[_Word],
+    frame: tuple[float, ...] | None,
+) -> list[_Part]:
+    """Ruled tables (line finder, cell text from words) plus text-aligned tables elsewhere on the page.
+
+    ``all_words`` are the page's words in display coordinates, or in ``frame`` when given.
+    """
+    ruled: list[_Part] = []
+    if s.finder == "auto":
+        cdrawings = pg.get_cdrawings()
+        if _has_grid(cdrawings):
+            try:
+                grids = _ruled_grids(pg, cdrawings, all_words, frame)
+            except Exception:  # a drawing the line finder chokes on must not sink the document
+                logger.warning(
+                    "ruled-table finder failed on page %d; text alignment only", page_index, exc_info=True
+                )
+                grids = []
+            for tab in grids:
+                part = _to_part(tab, "lines", page_index, all_words)
+                if part is not None and _keep(part, s):
+                    ruled.append(part)
+    regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
+    words = [w for w in all_words if _outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
+    parts = list(ruled)
+    for area in _table_areas(_text_lines(words, s.chunk_gap), s):
+        part = _stream_part(area, page_index, s)
+        if part is not None and _keep(part, s) and not any(_overlap(part.bbox, r.bbox) > 0.5 for r in ruled):
+            parts.append(part)
+    return parts
+
+
+def _overlap(a: BBox, b: BBox) -> float:
+    """Intersection area over the smaller box's area."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return w * h / small if small > 0 else 0.0
+
+
+def _find_caption(part: _Part, lines: list[Line], s: TableSettings) -> None:
+    """Attach the 'Table ...' line just above the table (and lines up to the table top) as caption."""
+    x0, top, x1, _ = part.bbox
+    above = [
+        (i, ln)
+        for i, ln in enumerate(lines)
+        if ln.bbox[3] <= top + 1
+        and top - ln.bbox[3] <= s.caption_max_gap * 3
+        and ln.bbox[2] >= x0 - 20
+        and ln.bbox[0] <= x1 + 20
+    ]
+    above.sort(key=lambda il: -il[1].bbox[3])
+    for k, (_i, ln) in enumerate(above[:4]):
+        if _CAPTION_RE.match(ln.text) and top - ln.bbox[3] <= s.caption_max_gap + 14 * k:
+            chosen = [il for il in above[: k + 1]]
+            chosen.sort(key=lambda il: (il[1].bbox[1], il[1].bbox[0]))
+            part.caption = _clean(" ".join(ln2.text for _, ln2 in chosen))
+            part.caption_lines = [i for i, _ in chosen]
+            return

@@ -1,0 +1,398 @@
+"""Ruled tables: PyMuPDF's line finder (``pymupdf.table``) run on word boxes instead of characters.
+
+A port of PyMuPDF's edge and cell code (``make_edges``, ``intersections_to_cells``,
+``cells_to_tables``) that yields the same tables at a third of the cost; see ``_ruled_grids``. It
+reaches into ``pymupdf.table``'s internals, so it runs only on the PyMuPDF release it was ported
+from and checked against (``PORTED_FROM``); on any other, ``find_tables`` itself does the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import pymupdf
+from pymupdf import table as mt
+
+from dagster_ocr.model import BBox, transform_box
+from dagster_ocr.tables.words import _Word
+
+logger = logging.getLogger(__name__)
+
+PORTED_FROM = "2.0"
+"""``pymupdf.VersionBind`` of the release whose ``pymupdf.table`` the port copies and reaches into
+(its context variables, ``TableFinder``, ``edges_to_intersections``, ``Table``). The tests that
+compare the port with that release's own functions (tests/unit/test_tables.py) run it whatever
+PyMuPDF is installed: after an upgrade they say whether it still matches, and once they pass this
+names the new release."""
+
+_warned: set[str] = set()  # installed PyMuPDF versions the fallback was logged for
+
+
+def _port_fits() -> bool:
+    """True when the installed PyMuPDF is the release the port was made from; else warns, once."""
+    installed = pymupdf.VersionBind
+    if installed == PORTED_FROM:
+        return True
+    if installed not in _warned:
+        _warned.add(installed)
+        logger.warning(
+            "ruled tables: PyMuPDF %s is installed, the word-fed line finder was ported from PyMuPDF %s "
+            "and reads pymupdf.table internals; using page.find_tables(strategy='lines', "
+            "use_layout=False) instead (slower; tables printed sideways are read by text alignment only)",
+            installed,
+            PORTED_FROM,
+        )
+    return False
+
+
+def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
+    """True when the page's drawings hold at least two vertical and two horizontal rules.
+
+    Pages with only horizontal rules (booktabs style) or none give the line finder nothing to find,
+    so it is skipped there. Reads ``get_cdrawings()`` (plain tuples): ``get_drawings()`` is the same
+    call plus a Python pass making Point and Rect objects of every item, which doubled the cost of
+    this test on the many pages that turn out to have no grid.
+    """
+    vert = horiz = 0
+    for path in cdrawings:
+        stroked = path.get("type") in ("s", "fs")
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ax - bx) < 1 and abs(ay - by) > 5:
+                    vert += 1
+                elif abs(ay - by) < 1 and abs(ax - bx) > 5:
+                    horiz += 1
+            elif item[0] == "re":
+                x0, y0, x1, y1 = item[1]
+                w, h = abs(x1 - x0), abs(y1 - y0)
+                if w < 3 and h > 5:
+                    vert += 1
+                elif h < 3 and w > 5:
+                    horiz += 1
+                elif w > 5 and h > 5 and stroked:  # a filled box is shading, not a rule
+                    vert, horiz = vert + 2, horiz + 2
+            if vert >= 2 and horiz >= 2:
+                return True
+    return False
+
+
+def _ruled_grids(
+    pg: pymupdf.Page,
+    cdrawings: list[dict[str, Any]],
+    words: list[_Word],
+    frame: tuple[float, ...] | None = None,
+) -> list[Any]:
+    """Ruled tables: PyMuPDF's line finder (``find_tables(use_layout=False)``) fed our word boxes.
+
+    ``find_tables`` first reads every character of the page through 'rawdict' into Python dicts
+    (about half its time) and, on rotated pages, re-reads each table's top row for a header (another
+    quarter); we use neither: cell text comes from word boxes. Its line finder needs characters for
+    two tests only, whether a box of joined graphics holds text (it then becomes a table border) and
+    whether a candidate grid holds text, and word boxes answer both. So the finder's own steps
+    (edges from the drawings, then ``TableFinder``; module functions of ``pymupdf.table``, the
+    version pinned in requirements.lock, tests/unit/test_tables.py compares against
+    ``find_tables``) run here with words in place of characters: the same tables on every ICDAR,
+    tabula-java and camelot file of the corpus in a third of the time (bench/tables_speed.py,
+    BENCHMARKS.md). The edges come from ``_make_edges`` (PyMuPDF's ``make_edges`` on the C-level
+    drawings), the cells from ``_GridFinder``. On another PyMuPDF than ``PORTED_FROM`` the port is
+    not trusted and ``find_tables(strategy="lines", use_layout=False)`` runs instead.
+
+    MuPDF's drawings are in unrotated page space: the edges are built there, then turned to display
+    space before the grid is cut into cells (the cell search walks from top-left corners, so it must
+    see the page the way it is read). ``frame`` (see ``sideways._reading_frame``) turns them once
+    more, for a table printed sideways; ``words`` are then in that frame.
+    """
+    if not _port_fits():
+        # find_tables reads the page in display space (/Rotate included, like the words), but a grid
+        # printed sideways would come out transposed against words in its reading frame
+        return [] if frame is not None else pg.find_tables(strategy="lines", use_layout=False).tables
+
+    def as_chars(boxes: list[tuple[BBox, str]]) -> list[dict[str, Any]]:
+        # "top"/"bottom" in page space, "y0"/"y1" in PDF space (what make_chars writes)
+        h = pg.mediabox.height
+        return [
+            {"x0": b[0], "x1": b[2], "top": b[1], "bottom": b[3], "y0": h - b[3], "y1": h - b[1], "text": t}
+            for b, t in boxes
+        ]
+
+    display = reading = [((w.x0, w.y0, w.x1, w.y1), w.text) for w in words]
+    if frame is not None:
+        back = tuple(~pymupdf.Matrix(frame))
+        display = [(transform_box(b, back), t) for b, t in reading]
+    unrotated = display
+    if pg.rotation:
+        derot = tuple(pg.derotation_matrix)
+        unrotated = [(transform_box(b, derot), t) for b, t in display]
+    tset = mt.TableSettings.resolve()
+    chars = as_chars(unrotated)
+    chars_token = mt._CHARS_VAR.set(chars)
+    edges_token = mt._EDGES_VAR.set(_make_edges(pg, cdrawings, tset, chars))
+    try:
+        for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
+            if turn is not None:
+                mt._EDGES_VAR.set([_edge_to_display(e, turn) for e in mt.EDGES])
+        if pg.rotation or frame is not None:
+            mt._CHARS_VAR.set(as_chars(reading))
+        return _GridFinder(pg, tset).tables
+    finally:
+        mt._EDGES_VAR.reset(edges_token)
+        mt._CHARS_VAR.reset(chars_token)
+
+
+def _make_edges(
+    pg: pymupdf.Page, cdrawings: list[dict[str, Any]], tset: Any, chars: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``pymupdf.table.make_edges(page, tset=tset, paths=page.get_drawings())``, from ``get_cdrawings()``.
+
+    The same edges in the same order (tests/unit/test_tables.py compares them on every ruled page
+    of the corpus). PyMuPDF's version needs ``get_drawings()``, which turns every point and box of
+    the page's drawings into Point and Rect objects, and then grows the joined graphics boxes one
+    ``Rect | Point`` at a time through MuPDF's C API: on the corpus's ruled pages those two were
+    three quarters of the edge building. Here the drawings stay tuples and a box grows by min/max
+    (MuPDF's ``fz_include_point_in_rect`` is that; the coordinates are already C floats, so its
+    rounding to float changes nothing). Supports the settings ``_ruled_grids`` uses (``lines``,
+    not ``lines_strict``; no clip, no added lines or boxes).
+    """
+    assert "lines_strict" not in (tset.vertical_strategy, tset.horizontal_strategy)
+    snap_x, snap_y, min_length = tset.snap_x_tolerance, tset.snap_y_tolerance, tset.edge_min_length
+    page_height = pg.rect.height
+    doctop_basis = pg.number * page_height
+    page_number = pg.number + 1
+    cx0, cy0, cx1, cy1 = pg.rect
+    if pg.rotation in (90, 270):
+        cx0, cy0, cx1, cy1 = 0.0, 0.0, cy1, cx1
+    edges: list[dict[str, Any]] = []
+
+    def neighbors(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return (
+            (b[0] - snap_x <= a[0] <= b[2] + snap_x or b[0] - snap_x <= a[2] <= b[2] + snap_x)
+            and (b[1] - snap_y <= a[1] <= b[3] + snap_y or b[1] - snap_y <= a[3] <= b[3] + snap_y)
+        ) or (
+            (a[0] - snap_x <= b[0] <= a[2] + snap_x or a[0] - snap_x <= b[2] <= a[2] + snap_x)
+            and (a[1] - snap_y <= b[1] <= a[3] + snap_y or a[1] - snap_y <= b[3] <= a[3] + snap_y)
+        )
+
+    def add(path: dict[str, Any], p1: tuple[float, float], p2: tuple[float, float]) -> None:
+        if not (abs(p1[0] - p2[0]) <= snap_x or abs(p1[1] - p2[1]) <= snap_y):
+            return  # only axis-parallel lines
+        x0, x1 = min(p1[0], p2[0]), max(p1[0], p2[0])
+        y0, y1 = min(p1[1], p2[1]), max(p1[1], p2[1])
+        if x0 > cx1 or x1 < cx0 or y0 > cy1 or y1 < cy0:
+            return
+        x0, x1 = cx0 if x0 < cx0 else x0, cx1 if x1 > cx1 else x1
+        y0, y1 = cy0 if y0 < cy0 else y0, cy1 if y1 > cy1 else y1
+        width, height = x1 - x0, y1 - y0
+        if width == height == 0:
+            return
+        edges.append(
+            {
+                "x0": x0,
+                "y0": page_height - y0,
+                "x1": x1,
+                "y1": page_height - y1,
+                "width": width,
+                "height": height,
+                "pts": [(x0, y0), (x1, y1)],
+                "linewidth": path.get("width"),
+                "stroke": True,
+                "fill": False,
+                "evenodd": False,
+                "stroking_color": path.get("color") or path.get("fill"),
+                "non_stroking_color": None,
+                "object_type": "line",
+                "page_number": page_number,
+                "stroking_pattern": None,
+                "non_stroking_pattern": None,
+                "top": y0,
+                "bottom": y1,
+                "doctop": y0 + doctop_basis,
+                "orientation": "h" if y0 == y1 else "v",
+            }
+        )
+
+    # graphics boxes that (almost) touch are joined; a joined box holding text becomes a border
+    boxes = sorted({tuple(path["rect"]) for path in cdrawings}, key=lambda r: (r[3], r[0]))
+    char_boxes = [(c["x0"], c["x1"], c["y0"], c["y1"]) for c in chars]  # y0/y1 as make_chars writes
+    borders = []
+    while boxes:
+        box = boxes[0]
+        grown = True
+        while grown:
+            grown = False
+            for i in range(len(boxes) - 1, 0, -1):
+                other = boxes[i]
+                if neighbors(box, other):
+                    box = (
+                        min(box[0], other[0], other[2]),
+                        min(box[1], other[1], other[3]),
+                        max(box[2], other[0], other[2]),
+                        max(box[3], other[1], other[3]),
+                    )
+                    del boxes[i]
+                    grown = True
+        if any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in char_boxes):
+            borders.append(box)
+        del boxes[0]
+
+    for path in cdrawings:
+        items = path["items"]
+        if path.get("closePath") and items[0][0] == "l" and items[-1][0] == "l":
+            items = [*items, ("l", items[-1][2], items[0][1])]
+        for item in items:
+            kind = item[0]
+            if kind == "l":
+                add(path, item[1], item[2])
+            elif kind == "re":
+                x0, y0, x1, y1 = item[1]
+                if x1 < x0:
+                    x0, x1 = x1, x0
+                if y1 < y0:
+                    y0, y1 = y1, y0
+                w, h = x1 - x0, y1 - y0
+                if (w <= min_length and w < h) or (h <= min_length and h < w):  # a drawn line
+                    if w < h:
+                        x = abs(x1 + x0) / 2
+                        add(path, (x, y0), (x, y1))
+                    else:
+                        y = abs(y1 + y0) / 2
+                        add(path, (x0, y), (x1, y))
+                    continue
+                add(path, (x0, y0), (x0, y1))
+                add(path, (x0, y1), (x1, y1))
+                add(path, (x1, y1), (x1, y0))
+                add(path, (x1, y0), (x0, y0))
+            elif kind == "qu":
+                ul, ur, ll, lr = item[1]
+                add(path, ul, ll)
+                add(path, ll, lr)
+                add(path, lr, ur)
+                add(path, ur, ul)
+    border = {"color": (0, 0, 0), "fill": None, "width": 1}
+    for x0, y0, x1, y1 in borders:
+        add(border, (x0, y0), (x1, y0))
+        add(border, (x0, y1), (x1, y1))
+        add(border, (x0, y0), (x0, y1))
+        add(border, (x1, y0), (x1, y1))
+    return edges
+
+
+class _GridFinder(mt.TableFinder):
+    """PyMuPDF's ``TableFinder`` with its two quadratic steps rewritten, same tables out.
+
+    ``intersections_to_cells`` scans every later intersection for each one and rebuilds the edge
+    sets of both points on every test; ``cells_to_tables`` unions ``pymupdf.Rect`` objects per cell.
+    On a dense grid (tabula's schools.pdf: ~500 intersections a page) that was 80% of the ruled
+    finder's time. The versions below index points by column and by row and build each point's edge
+    sets once; they return the same cells in the same order and the same cell groups
+    (tests/unit/test_tables.py runs both on every ruled page of the corpus).
+    """
+
+    def __init__(self, page: pymupdf.Page, settings: Any):
+        self.page = weakref.proxy(page)
+        self.textpage = None
+        self.settings = settings
+        self.edges = self.get_edges()
+        self.intersections = mt.edges_to_intersections(
+            self.edges, settings.intersection_x_tolerance, settings.intersection_y_tolerance
+        )
+        self.cells = _grid_cells(self.intersections)
+        self.tables = [mt.Table(self.page, group) for group in _cell_groups(self.cells, mt.CHARS)]
+
+
+def _grid_cells(intersections: dict[tuple[float, float], dict[str, list[Any]]]) -> list[BBox]:
+    """The smallest cell at each intersection: ``pymupdf.table.intersections_to_cells``, indexed."""
+    v_of = {p: {mt.bbox_getter(e) for e in edges["v"]} for p, edges in intersections.items()}
+    h_of = {p: {mt.bbox_getter(e) for e in edges["h"]} for p, edges in intersections.items()}
+    points = sorted(intersections)  # by x, then y
+    column: dict[float, list[tuple[float, float]]] = {}  # points of one x, by y
+    row: dict[float, list[tuple[float, float]]] = {}  # points of one y, by x
+    place: dict[tuple[float, float], tuple[int, int]] = {}  # a point's index in its column and row
+    for pt in points:
+        col, line = column.setdefault(pt[0], []), row.setdefault(pt[1], [])
+        place[pt] = len(col), len(line)
+        col.append(pt)
+        line.append(pt)
+    cells: list[BBox] = []
+    for pt in points:
+        x, y = pt
+        v, h = v_of[pt], h_of[pt]
+        in_col, in_row = place[pt]
+        rights: list[tuple[float, float]] | None = None  # built on first need: most points need it once
+        for down in column[x][in_col + 1 :]:
+            if v.isdisjoint(v_of[down]):
+                continue
+            if rights is None:
+                rights = [r for r in row[y][in_row + 1 :] if not h.isdisjoint(h_of[r])]
+            corner = next(
+                (
+                    (r[0], down[1])
+                    for r in rights
+                    if (r[0], down[1]) in v_of
+                    and not v_of[(r[0], down[1])].isdisjoint(v_of[r])
+                    and not h_of[(r[0], down[1])].isdisjoint(h_of[down])
+                ),
+                None,
+            )
+            if corner is not None:
+                cells.append((x, y, *corner))
+                break
+    return cells
+
+
+def _cell_groups(cells: list[BBox], chars: Sequence[dict[str, Any]]) -> list[list[BBox]]:
+    """Cells grouped into tables: ``pymupdf.table.cells_to_tables`` without ``Rect`` arithmetic.
+
+    Same passes (a group grows by the cells that share a corner with it, in list order, until a pass
+    adds none), same filter (at least two distinct x0 and x1, some non-space character inside),
+    same order (by top-left cell).
+    """
+    remaining = list(cells)
+    groups: list[list[BBox]] = []
+    current: list[BBox] = []
+    corners: set[tuple[float, float]] = set()
+    while remaining:
+        before, left = len(current), []
+        for cell in remaining:
+            x0, y0, x1, y1 = cell
+            four = ((x0, y0), (x0, y1), (x1, y0), (x1, y1))
+            if not current or any(c in corners for c in four):
+                corners.update(four)
+                current.append(cell)
+            else:
+                left.append(cell)
+        remaining = left
+        if len(current) == before:
+            groups.append(current)
+            current, corners = [], set()
+    if current:
+        groups.append(current)
+    if not groups:
+        return groups
+    boxes = [(c["x0"], c["top"], c["x1"], c["bottom"]) for c in chars if c["text"] not in mt.white_spaces]
+
+    def keep(group: list[BBox]) -> bool:
+        if len({c[0] for c in group}) < 2 or len({c[2] for c in group}) < 2:
+            return False
+        rx0, ry0 = min(c[0] for c in group), min(c[1] for c in group)
+        rx1, ry1 = max(c[2] for c in group), max(c[3] for c in group)
+        return any(x0 < rx1 and x1 > rx0 and y0 < ry1 and y1 > ry0 for x0, y0, x1, y1 in boxes)
+
+    return sorted((g for g in groups if keep(g)), key=lambda g: min((c[1], c[0]) for c in g))
+
+
+def _edge_to_display(edge: dict[str, Any], rot: tuple[float, ...]) -> dict[str, Any]:
+    x0, top, x1, bottom = transform_box((edge["x0"], edge["top"], edge["x1"], edge["bottom"]), rot)
+    return {
+        **edge,
+        "x0": x0,
+        "x1": x1,
+        "top": top,
+        "bottom": bottom,
+        "width": x1 - x0,
+        "height": bottom - top,
+        "orientation": "h" if top == bottom else "v",
+    }

@@ -1,0 +1,146 @@
+"""Row continuations: a table whose rows go on at the top of the next page, repeated header dropped."""
+
+from __future__ import annotations
+
+from dagster_ocr.model import BBox, Cell, Line, Page, Table
+from dagster_ocr.tables.cells import _cell_shape, _Part
+from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
+from dagster_ocr.tables.words import _norm, _outside
+
+
+def _gap_ok(
+    lines: list[Line],
+    page: Page,
+    regions: list[BBox],
+    y_from: float,
+    y_to: float,
+    skip: set[int],
+    relax: int,
+    s: TableSettings,
+) -> bool:
+    """True when only furniture or a few short lines lie between y_from and y_to on the page."""
+    lo, hi = page.height * s.margin_fraction, page.height * (1 - s.margin_fraction)
+    count = 0
+    for i, ln in enumerate(lines):
+        if i in skip or ln.furniture or not _outside(ln.bbox, regions):
+            continue
+        cy = (ln.bbox[1] + ln.bbox[3]) / 2
+        if not (y_from <= cy <= y_to) or cy < lo or cy > hi:
+            continue
+        if len(ln.text.strip()) > s.max_gap_line_chars * relax:
+            return False
+        count += 1
+    return count <= s.max_gap_lines * relax
+
+
+def _same_columns(a: _Part, b: _Part, s: TableSettings) -> bool:
+    if a.n_cols != b.n_cols:
+        return False
+    wa = a.col_edges[-1] - a.col_edges[0]
+    wb = b.col_edges[-1] - b.col_edges[0]
+    if wa <= 0 or wb <= 0:
+        return False
+    # Relative boundaries (width ratios) match whether or not the page offsets differ (odd/even pages).
+    ra = [(x - a.col_edges[0]) / wa for x in a.col_edges]
+    rb = [(x - b.col_edges[0]) / wb for x in b.col_edges]
+    return max(abs(x - y) for x, y in zip(ra, rb, strict=True)) <= s.col_tolerance
+
+
+def _header_repeat(a: _Part, b: _Part, s: TableSettings) -> int:
+    """Number of leading rows of ``b`` that repeat ``a``'s header (0 when none).
+
+    Text finders cut a multi-line header into one row per printed line, and a continuation may
+    start its header one line lower or rename the stub column, so each leading row of ``b`` is
+    compared with any of ``a``'s first rows, column by column, rather than row ``i`` with row ``i``.
+    """
+    depth = max(a.header_rows, s.header_scan_rows)
+    a_rows = [[_norm(c) for c in r] for r in a.rows[:depth]]
+    dropped = matched = 0
+    for row in b.rows[: depth + 1]:
+        cells = [_norm(c) for c in row]
+        filled = [i for i, c in enumerate(cells) if c]
+        if not filled:
+            dropped += 1
+            continue
+        if not any(
+            sum(1 for i in filled if i < len(ar) and ar[i] == cells[i]) / len(filled) >= s.header_match_ratio
+            for ar in a_rows
+        ):
+            break
+        dropped += 1
+        matched += 1
+    # Never drop the whole continuation, and only when a real header line was recognised.
+    return dropped if matched and dropped < len(b.rows) else 0
+
+
+def _continues(
+    a: _Part,
+    b: _Part,
+    pages: dict[int, Page],
+    lines: dict[int, list[Line]],
+    regions: dict[int, list[BBox]],
+    s: TableSettings,
+) -> bool:
+    """True when ``b``, first on its page, continues ``a``, last on the page before (the caller
+    checks both), by rows: same column layout and only furniture or a few short lines between."""
+    if not _same_columns(a, b, s):
+        return False
+    continued = bool(b.caption and _CONTINUED_RE.search(b.caption))
+    relax = s.continued_relax_factor if continued else 1
+    pa, pb = pages[a.page_index], pages[b.page_index]
+    below_a = _gap_ok(lines[a.page_index], pa, regions[a.page_index], a.bbox[3], pa.height, set(), relax, s)
+    above_b = _gap_ok(
+        lines[b.page_index], pb, regions[b.page_index], 0.0, b.bbox[1], set(b.caption_lines), relax, s
+    )
+    # A fresh caption that is not a continuation ("Table 5" under "Table 4") starts a new table.
+    if b.caption and not continued and a.caption and _norm(a.caption) != _norm(b.caption):
+        return False
+    return below_a and above_b
+
+
+def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSettings) -> Table:
+    """One table from parts joined by rows (``drop`` = repeated header rows skipped per part)."""
+    first = parts[0]
+    n_cols = first.n_cols
+    cells: list[Cell] = []
+    row0 = 0
+    for part, skip in zip(parts, drop, strict=True):
+        for r_local in range(skip, len(part.rows)):
+            r = row0 + r_local - skip
+            for c, text in enumerate(part.rows[r_local]):
+                if text is None:
+                    continue
+                bb, row_span, col_span, tall = _cell_shape(part, r_local, c, s)
+                is_header = part is first and r_local < first.header_rows
+                # A body cell spanning columns, or one much taller than its row, is often two cells
+                # the finder fused: flag it for review rather than guess.
+                suspicious = (not is_header and col_span > 1) or tall
+                cells.append(
+                    Cell(
+                        row=r,
+                        col=c,
+                        text=text,
+                        page_index=part.page_index,
+                        row_span=row_span,
+                        col_span=min(col_span, n_cols - c),
+                        bbox=bb,
+                        is_header=is_header,
+                        suspicious=suspicious,
+                    )
+                )
+        row0 += len(part.rows) - skip
+    return Table(
+        table_id=table_id,
+        first_page_index=first.page_index,
+        last_page_index=parts[-1].page_index,
+        n_rows=row0,
+        n_cols=n_cols,
+        cells=cells,
+        bbox=first.bbox,
+        header_rows=first.header_rows,
+        pages=sorted({p.page_index for p in parts}),
+        strategy=first.strategy,
+        caption=first.caption,
+        merge_kind="rows" if len(parts) > 1 else "",
+        regions=[(p.page_index, p.bbox) for p in parts],
+    )

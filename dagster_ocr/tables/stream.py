@@ -1,0 +1,269 @@
+"""The text-alignment ("stream") finder: tables found in word positions alone, no rules needed.
+
+Words are cut into chunks at wide gaps, runs of multi-chunk lines form table areas, column gutters
+are x ranges no word covers, rows are text lines (stacked header lines and wrapped cells joined);
+``_keep`` then tells tables from prose set in columns and bulleted lists.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import statistics
+
+from dagster_ocr.model import BBox
+from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.words import _clean, _TextLine, _Word, _words_text
+
+_NUM_RE = re.compile(r"^[\(\[]?[-–—+−]?[$€£¥]?\d[\d,.\s]*%?[\)\]]?[a-z*†‡]?$", re.IGNORECASE)
+
+
+def _is_num(text: str) -> bool:
+    return bool(_NUM_RE.match(text.strip())) if text.strip() else False
+
+
+def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
+    """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates."""
+    if not lines:
+        return []
+    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
+    areas: list[list[_TextLine]] = []
+    cur: list[_TextLine] = []
+    pending: list[_TextLine] = []
+    for ln in lines:
+        multi = len(ln.chunks) >= 2
+        if cur:
+            last = pending[-1] if pending else cur[-1]
+            gap = ln.y0 - last.y1
+            if gap > s.max_row_gap * h:
+                areas.append(cur)
+                cur, pending = [], []
+        if multi:
+            if cur:
+                cur.extend(pending)
+            pending = []
+            cur.append(ln)
+            continue
+        if not cur:
+            continue
+        # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
+        # the first column; a centred caption or a paragraph does not.
+        left = min(x.x0 for x in cur)
+        right = max(x.x1 for x in cur)
+        if (
+            len(pending) < s.max_bridge_lines
+            and abs(ln.x0 - left) <= 3 * h
+            and ln.x1 <= right + h
+            and ln.x1 - ln.x0 < 0.6 * (right - left)
+        ):
+            pending.append(ln)
+        else:
+            areas.append(cur)
+            cur, pending = [], []
+    if cur:
+        areas.append(cur)
+    return [a for a in areas if len(a) >= s.min_rows]
+
+
+def _column_cover(area: list[_TextLine], x0: float, n: int) -> list[int]:
+    """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n.
+
+    Each line's words are merged into runs first, so a line counts once per column; the runs go
+    into a difference array that running sums turn into counts (one pass, not one per point).
+    """
+    delta = [0] * (n + 1)
+    for ln in area:
+        runs = sorted((max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))) for w in ln.words)
+        start, end = runs[0]
+        for a, b in runs[1:]:
+            if a > end:
+                if end > start:
+                    delta[start] += 1
+                    delta[end] -= 1
+                start, end = a, b
+            else:
+                end = max(end, b)
+        if end > start:
+            delta[start] += 1
+            delta[end] -= 1
+    return list(itertools.accumulate(delta[:n]))
+
+
+def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
+    """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
+    x0 = min(ln.x0 for ln in area)
+    x1 = max(ln.x1 for ln in area)
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    n = int(math.ceil(x1 - x0)) + 1
+    cover = _column_cover(area, x0, n)
+    limit = int(s.span_tolerance * len(area))
+    bounds: list[float] = []
+    i = 0
+    while i < n:
+        if cover[i] <= limit:
+            j = i
+            while j < n and cover[j] <= limit:
+                j += 1
+            if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
+                # inside the gutter, the position with the fewest crossings
+                best = min(range(i, j), key=lambda k: (cover[k], abs(k - (i + j) / 2)))
+                bounds.append(x0 + best + 0.5)
+            i = j
+        else:
+            i += 1
+    return [x0 - 0.5, *bounds, x1 + 0.5]
+
+
+def _col_of(x: float, edges: list[float]) -> int:
+    for c in range(len(edges) - 1):
+        if x < edges[c + 1]:
+            return c
+    return len(edges) - 2
+
+
+def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
+    """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
+    cells: dict[int, tuple[int, list[_Word]]] = {}
+    inner = edges[1:-1]
+    for chunk in ln.chunks:
+        crosses = any(w.x0 + 1 < e < w.x1 - 1 for w in chunk for e in inner)
+        if crosses:
+            c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
+            c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
+            c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
+            c1 = max(c1, _col_of(chunk[-1].x1 - 1, edges))
+            groups = [(c0, c1, chunk)]
+        else:
+            groups = []
+            for w in chunk:
+                c = _col_of((w.x0 + w.x1) / 2, edges)
+                if groups and groups[-1][0] == c:
+                    groups[-1][2].append(w)
+                else:
+                    groups.append((c, c, [w]))
+        for c0, c1, ws in groups:
+            if c0 in cells:  # two chunks in one column (a gap inside the cell): join them
+                e1, prev = cells[c0]
+                cells[c0] = (max(e1, c1), prev + ws)
+            else:
+                cells[c0] = (c1, list(ws))
+    return cells
+
+
+def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
+    edges = _column_bounds(area, s)
+    n_cols = len(edges) - 1
+    if n_cols < s.min_cols:
+        return None
+    line_cells = [_line_cells(ln, edges) for ln in area]
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+
+    # Header: leading lines whose stub is empty or whose other cells hold no number.
+    def headerish(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+        if 0 not in cells:
+            return True
+        return not any(_is_num(_words_text(ws)) for c, (_, ws) in cells.items() if c > 0)
+
+    n_head = 0
+    while n_head < min(len(area) - 1, s.header_scan_rows) and headerish(line_cells[n_head]):
+        n_head += 1
+    if n_head == len(area) - 1 or n_head == 0:
+        n_head = 1 if len(area) > 2 else 0
+
+    # Group lines into rows. Header lines without spanning cells stack into one header row
+    # (a multi-line header); body lines continue the previous row only when they fill none of
+    # the key columns (filled in most body lines) and only columns the previous row fills.
+    body = line_cells[n_head:]
+    fill = [sum(1 for lc in body if c in lc) for c in range(n_cols)]
+    key = {c for c in range(n_cols) if fill[c] >= s.key_column_fill * max(len(body), 1)}
+    rows: list[dict[int, tuple[int, list[_Word]]]] = []
+    row_kind: list[bool] = []  # True = header
+    for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
+        is_head = k < n_head
+        spans = any(e > c for c, (e, _) in cells.items())
+        if rows and k > 0:
+            prev_ln = area[k - 1]
+            tight = ln.y0 - prev_ln.y1 <= s.wrap_gap * h
+            prev = rows[-1]
+            prev_spans = any(e > c for c, (e, _) in prev.items())
+            join = False
+            if is_head and row_kind[-1] and not spans and not prev_spans and tight:
+                join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and s.merge_wrapped
+                and tight
+                and key
+                and not (key & set(cells))
+                and set(cells) <= set(prev)
+            ):
+                join = True
+            if join:
+                for c, (e, ws) in cells.items():
+                    if c in prev:
+                        pe, pws = prev[c]
+                        prev[c] = (max(pe, e), pws + ws)
+                    else:
+                        prev[c] = (e, list(ws))
+                continue
+        rows.append({c: (e, list(ws)) for c, (e, ws) in cells.items()})
+        row_kind.append(is_head)
+
+    grid: list[list[str | None]] = []
+    bbs: list[list[BBox | None]] = []
+    for row in rows:
+        texts: list[str | None] = [""] * n_cols
+        boxes: list[BBox | None] = [None] * n_cols
+        for c, (e, ws) in sorted(row.items()):
+            if texts[c] is None:  # covered by a span to its left: keep the words with that cell
+                continue
+            # order words by line, then x, so a stacked header reads top to bottom
+            ws_sorted = sorted(ws, key=lambda w: (round((w.y0 + w.y1) / 2 / max(h * 0.5, 1)), w.x0))
+            texts[c] = _clean(_words_text(ws_sorted))
+            boxes[c] = (edges[c], min(w.y0 for w in ws), edges[e + 1], max(w.y1 for w in ws))
+            for cc in range(c + 1, e + 1):
+                if cc in row:  # a chunk in a covered column: its words join the spanning cell
+                    texts[c] = _clean(f"{texts[c]} {_words_text(row[cc][1])}")
+                texts[cc] = None
+        grid.append(texts)
+        bbs.append(boxes)
+    header_rows = sum(1 for k in row_kind if k)
+    if header_rows >= len(rows):
+        header_rows = 0
+    top = min(ln.y0 for ln in area)
+    bottom = max(ln.y1 for ln in area)
+    part = _Part(
+        page_index=page_index,
+        bbox=(edges[0], top, edges[-1], bottom),
+        rows=grid,
+        row_bboxes=bbs,
+        col_edges=edges,
+        header_rows=header_rows,
+        strategy="stream",
+    )
+    return part
+
+
+_MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)
+
+
+def _keep(part: _Part, s: TableSettings) -> bool:
+    n_rows = len(part.rows)
+    if n_rows < s.min_rows or part.n_cols < s.min_cols:
+        return False
+    cells = [c for r in part.rows for c in r if c is not None]
+    filled = [c for c in cells if c]
+    if not cells or len(filled) / len(cells) < s.min_filled_ratio:
+        return False
+    if part.strategy != "stream":
+        return True
+    if n_rows < s.min_stream_rows:
+        return False
+    # Prose in columns and bulleted lists align like tables; their cells give them away.
+    if statistics.median(len(c.split()) for c in filled) >= s.max_median_words:
+        return False
+    stubs = [r[0] for r in part.rows if r[0]]
+    return not (part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs))

@@ -1,0 +1,117 @@
+"""The words and text lines the finders read, and the text forms cells are compared in."""
+
+from __future__ import annotations
+
+import statistics
+import unicodedata
+from dataclasses import dataclass, field
+
+import pymupdf
+
+from dagster_ocr.model import BBox, Line, Page
+from dagster_ocr.textlayer import extract_words
+
+
+@dataclass(slots=True)
+class _Word:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+
+@dataclass(slots=True)
+class _TextLine:
+    """Words on one baseline band, split into chunks at gaps wider than a few spaces."""
+
+    words: list[_Word]
+    chunks: list[list[_Word]]
+    # the band's extent, computed once (the finders read it many times per line)
+    x0: float = field(init=False)
+    y0: float = field(init=False)
+    x1: float = field(init=False)
+    y1: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        ws = self.words
+        self.x0, self.y0 = min(w.x0 for w in ws), min(w.y0 for w in ws)
+        self.x1, self.y1 = max(w.x1 for w in ws), max(w.y1 for w in ws)
+
+
+def _page_words(pg: pymupdf.Page, page: Page) -> list[_Word]:
+    """Horizontal words of the page, in display coordinates (the line finder's grid is in them too).
+
+    The text stage's words when the page carries them (read from the TextPage its lines came from),
+    else read from the PDF here.
+    """
+    words = page.words if page.words is not None else extract_words(pg)
+    return [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
+
+
+def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
+    """The page's lines; falls back to the text layer when the stage got pages without lines."""
+    if page.lines:
+        return page.lines
+    lines: list[Line] = []
+    for block in pg.get_text("dict")["blocks"]:
+        for ln in block.get("lines", []):
+            text = "".join(s["text"] for s in ln["spans"]).strip()
+            if text:
+                lines.append(Line(text=text, bbox=tuple(ln["bbox"]), block=block["number"]))
+    return lines
+
+
+def _bands(words: list[_Word]) -> list[list[_Word]]:
+    """Words clustered into lines by vertical overlap, each line left to right."""
+    words = sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
+    bands: list[list[_Word]] = []
+    band_y: list[tuple[float, float]] = []
+    for w in words:
+        h = w.y1 - w.y0
+        if bands:
+            by0, by1 = band_y[-1]
+            overlap = min(by1, w.y1) - max(by0, w.y0)
+            if overlap >= 0.5 * min(h, by1 - by0):
+                bands[-1].append(w)
+                # the band keeps the core of its first words so superscripts do not stretch it
+                continue
+        bands.append([w])
+        band_y.append((w.y0, w.y1))
+    for band in bands:
+        band.sort(key=lambda w: w.x0)
+    return bands
+
+
+def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
+    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
+    lines: list[_TextLine] = []
+    for band in _bands(words):
+        h = statistics.median(w.y1 - w.y0 for w in band)
+        chunks: list[list[_Word]] = [[band[0]]]
+        for w in band[1:]:
+            if w.x0 - chunks[-1][-1].x1 > gap_factor * h:
+                chunks.append([w])
+            else:
+                chunks[-1].append(w)
+        lines.append(_TextLine(band, chunks))
+    return lines
+
+
+def _words_text(ws: list[_Word]) -> str:
+    return " ".join(w.text for w in ws)
+
+
+def _norm(text: str | None) -> str:
+    """Whitespace- and case-insensitive form used to compare cell texts."""
+    return "".join(unicodedata.normalize("NFKC", text or "").split()).casefold()
+
+
+def _clean(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _outside(box: BBox, regions: list[BBox], pad: float = 1.0) -> bool:
+    """True when the centre of ``box`` lies in none of ``regions`` (each grown by ``pad``)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return not any(r[0] - pad <= cx <= r[2] + pad and r[1] - pad <= cy <= r[3] + pad for r in regions)
