@@ -4,36 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 
-import pymupdf
-
-from dagster_ocr.model import Line, Table, transform_box
+from dagster_ocr.model import Line, Page, Table, transform_box
 from dagster_ocr.tables.words import _Word
-from dagster_ocr.textlayer import TEXT_FLAGS
 
 
-def _reading_frame(pg: pymupdf.Page, words: list[_Word]) -> tuple[float, ...] | None:
+def _reading_frame(page: Page, words: list[_Word]) -> tuple[float, ...] | None:
     """A matrix from display coordinates to a frame where the page's text runs left to right, for a
     page whose text mostly runs up or down (a landscape table printed on a portrait page); else None.
 
     Both finders read rows as horizontal bands of words, so on such a page they cut the table
     across its rows. Most words of three or more characters must be taller than wide; which way the
-    text turns comes from the text layer's line directions (read on those pages only).
+    text turns comes from the text layer's line directions (``Page.vertical_chars``, counted by
+    the text stage).
     """
     long = [w for w in words if len(w.text) >= 3]
     if len(long) < 10 or sum(w.y1 - w.y0 > 1.5 * (w.x1 - w.x0) for w in long) < 0.6 * len(long):
         return None
-    a, b, c, d = tuple(pg.rotation_matrix)[:4]  # line directions are in unrotated space
-    up = down = 0
-    for block in pg.get_text("dict", flags=TEXT_FLAGS)["blocks"]:
-        for ln in block.get("lines", ()):
-            dx, dy = ln["dir"]
-            dy = b * dx + d * dy
-            n = sum(len(sp["text"].strip()) for sp in ln["spans"])
-            if dy < -0.9:
-                up += n
-            elif dy > 0.9:
-                down += n
-    width, height = pg.rect.width, pg.rect.height
+    up, down = page.vertical_chars
+    width, height = page.width, page.height
     if up > 2 * down:  # text reads bottom to top: turn the page a quarter clockwise
         return (0.0, 1.0, -1.0, 0.0, height, 0.0)
     if down > 2 * up:  # top to bottom: a quarter anticlockwise
