@@ -82,7 +82,12 @@ def outputs_child() -> dict[str, str]:
     out: dict[str, str] = {}
     for pdf in [*pdfs, C.generated(300)]:
         parsed = parse(store.register(pdf)[0], settings)
-        lines = [page.lines for page in parsed.document.pages]
+        # lines as fields, not objects: a Line's fields may change shape (furniture left the line
+        # for ParagraphResult.furniture, which the paragraphs' repr carries)
+        lines = [
+            [(ln.text, ln.bbox, ln.spans, ln.block, ln.confidence) for ln in pg.lines]
+            for pg in parsed.document.pages
+        ]
         state = repr((lines, parsed.labels, parsed.tables, parsed.paragraphs))
         name = str(pdf.relative_to(corpus)) if corpus and pdf.is_relative_to(corpus) else pdf.name
         out[name] = hashlib.sha256(state.encode()).hexdigest()

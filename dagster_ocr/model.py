@@ -92,8 +92,6 @@ class Line:
     block: int = -1
     #: recognition confidence in [0, 1]; 1.0 for text-layer lines
     confidence: float = 1.0
-    #: set when the line is page furniture: "page_number", "header" or "footer"
-    furniture: str | None = None
 
     @property
     def size(self) -> float:
@@ -313,5 +311,6 @@ class ParagraphResult:
     paragraphs: list[Paragraph] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     #: page index → {line index → "page_number" | "header" | "footer"}: the furniture found on
-    #: each page (the warehouse's ``lines.furniture``; the pages themselves are read-only input)
+    #: each page, the one place it is decided (the warehouse's ``lines.furniture``; the pages
+    #: themselves are read-only input and carry no mark)
     furniture: dict[int, dict[int, str]] = field(default_factory=dict)

@@ -48,7 +48,6 @@ def encode_page(page: Page) -> bytes:
             tuple((s.text, s.bbox, s.font, s.size, s.bold, s.italic) for s in ln.spans),
             ln.block,
             ln.confidence,
-            ln.furniture,
         )
         for ln in page.lines
     )
@@ -74,8 +73,8 @@ def decode_page(data: bytes) -> Page:
         boxes, text = fields["words"]
         fields["words"] = Words(array("d", boxes), text)
     fields["lines"] = [
-        Line(text, bbox, [Span(*s) for s in spans], block, confidence, furniture)
-        for text, bbox, spans, block, confidence, furniture in lines
+        Line(text, bbox, [Span(*s) for s in spans], block, confidence)
+        for text, bbox, spans, block, confidence in lines
     ]
     return Page(**fields)
 

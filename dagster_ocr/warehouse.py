@@ -468,9 +468,8 @@ def iter_document_rows(
                 "text": page.text,
             }
         )
-        number_line = lab.line_index if lab else None
-        # the paragraph stage's furniture; the page's own marks and the label stage's number line
-        # stand in where the paragraphs were built from other page objects (or not at all)
+        # furniture is decided in one place: the paragraph stage (which takes the label stage's
+        # page-number line into account)
         furniture = paragraphs.furniture.get(page.index, {})
         for i, line in enumerate(page.lines):
             span = line.spans[0] if line.spans else None
@@ -489,9 +488,7 @@ def iter_document_rows(
                     "size": line.size,
                     "bold": line.bold,
                     "confidence": line.confidence,
-                    "furniture": furniture.get(i)
-                    or line.furniture
-                    or ("page_number" if i == number_line else None),
+                    "furniture": furniture.get(i),
                 }
             )
         for table, held in (("pages", pages), ("lines", lines), ("ocr_decode_stats", decode_stats)):

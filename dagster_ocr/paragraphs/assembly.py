@@ -44,8 +44,9 @@ def build_paragraphs(
 ) -> ParagraphResult:
     """Rebuild the paragraphs and the section tree of a document from its pages' lines.
 
-    Furniture (page numbers, running headers and footers) is marked on the given ``Page``
-    objects (``Line.furniture``) and left out, as is text inside any table region. See the
+    Furniture (page numbers, running headers and footers) is returned in ``furniture`` (page
+    index -> line index -> kind; the pages are not touched) and left out, as is text inside any
+    table region. See the
     package docstring (``dagster_ocr.paragraphs``) for the rules and the id scheme.
     """
     s = settings or ParagraphSettings()
@@ -70,8 +71,6 @@ def build_paragraphs(
     for page in in_page_order(pages):
         n_pages += 1
         marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
-        for i, kind in marks.items():
-            page.lines[i].furniture = kind
         if marks:
             result.furniture[page.index] = marks
         if page.label:
@@ -79,8 +78,8 @@ def build_paragraphs(
         regions = tables_by_page.get(page.index, [])
         body = [
             ln
-            for ln in page.lines
-            if ln.furniture is None and ln.text.strip() and not _in_table(ln, regions, s)
+            for i, ln in enumerate(page.lines)
+            if i not in marks and ln.text.strip() and not _in_table(ln, regions, s)
         ]
         body = _attach_drop_caps(body, s)
         page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)

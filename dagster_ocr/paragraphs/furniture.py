@@ -41,7 +41,7 @@ def _repeated_furniture(
         top, bottom = _zones(page, settings)
         claimed = number_lines.get(page.index)
         for i, line in enumerate(page.lines):
-            if i == claimed or line.furniture is not None or not line.text.strip():
+            if i == claimed or not line.text.strip():
                 continue
             if line.bbox[1] <= top:
                 zone_pages[("header", _norm_furniture(line.text))].add(page.index)
@@ -55,7 +55,7 @@ def _page_furniture(
     page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
     """Line index → "page_number", "header" or "footer" for the page's furniture lines."""
-    marks = {i: ln.furniture for i, ln in enumerate(page.lines) if ln.furniture is not None}
+    marks: dict[int, str] = {}
     if number_line is not None and 0 <= number_line < len(page.lines):
         marks.setdefault(number_line, "page_number")
     top, bottom = _zones(page, settings)

@@ -22,7 +22,7 @@ def _gap_ok(
     lo, hi = page.height * s.margin_fraction, page.height * (1 - s.margin_fraction)
     count = 0
     for i, ln in enumerate(lines):
-        if i in skip or ln.furniture or not _outside(ln.bbox, regions):
+        if i in skip or not _outside(ln.bbox, regions):
             continue
         cy = (ln.bbox[1] + ln.bbox[3]) / 2
         if not (y_from <= cy <= y_to) or cy < lo or cy > hi:

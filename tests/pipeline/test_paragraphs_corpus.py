@@ -144,7 +144,7 @@ def test_two_column_page_flows_across_columns(corpus: Path) -> None:
 
 def test_running_head_is_furniture(corpus: Path) -> None:
     pages, result, _, _ = run(corpus, "2305.03393v1-pg9")
-    marked = {ln.text: ln.furniture for ln in pages[0].lines if ln.furniture}
+    marked = {pages[0].lines[i].text: kind for i, kind in result.furniture.get(0, {}).items()}
     assert marked.get("9") == "page_number"
     assert marked.get("Optimized Table Tokenization for Table Structure Recognition") == "header"
     assert result.paragraphs[0].text.startswith("order to compute the TED score.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from dagster_ocr.model import Cell, LabelSource, Line, Page, PageLabel, Span, Table
 from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs, clause_number
 
@@ -248,10 +250,11 @@ def test_furniture_removed_and_marked() -> None:
     result = build_paragraphs(pages, labels, [])
     expected = [f"Body text on page {i} that is a sentence." for i in range(4)]
     assert [p.text for p in result.paragraphs] == expected
-    assert [ln.furniture for ln in pages[0].lines] == ["header", "footer", None, "page_number"]
-    lines = [line("Pre-marked running head", 72, 300, x1=300), line("Real text.", 72, 330, x1=150)]
-    lines[0].furniture = "header"
-    assert texts([page(lines)]) == ["Real text."]
+    assert result.furniture[0] == {0: "header", 1: "footer", 3: "page_number"}
+    # the pages are input: the stage returns its marks and leaves the lines as they were
+    before = [dataclasses.replace(ln) for ln in pages[0].lines]
+    assert build_paragraphs(pages, labels, []).furniture == result.furniture
+    assert pages[0].lines == before
 
 
 def test_table_regions_excluded() -> None:
@@ -550,11 +553,11 @@ def test_pdf_running_header_and_page_numbers_are_furniture() -> None:
     from dagster_ocr.labels import label_pages
 
     pages = pdf_pages(spec)
-    paras = build_paragraphs(pages, label_pages(None, pages), []).paragraphs
-    assert [p.text for p in paras] == [
+    result = build_paragraphs(pages, label_pages(None, pages), [])
+    assert [p.text for p in result.paragraphs] == [
         f"Body paragraph on page {i + 1} that carries the real content." for i in range(3)
     ]
-    kinds = {ln.text: ln.furniture for pg in pages for ln in pg.lines if ln.furniture}
+    kinds = {pages[p].lines[i].text: k for p, marks in result.furniture.items() for i, k in marks.items()}
     assert kinds == {
         "ACME Supply Agreement — Confidential": "header",
         "1": "page_number",

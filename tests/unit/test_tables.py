@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from dagster_ocr.model import Page, TextSource
 from dagster_ocr.samples import SAMPLE_FACTS, write_samples
 from dagster_ocr.tables import TableSettings, extract_tables
+from dagster_ocr.textlayer import iter_pages
 
 # The classic ruling-line finder is exact and fast on drawn grids; the merge logic does not
 # depend on which finder produced the parts.
@@ -545,7 +546,10 @@ def test_a_text_aligned_table_printed_sideways(rotate: int) -> None:
             else:  # text runs down: reading x grows downward, rows go right to left
                 point = (595 - y_read, x_read)
             page.insert_text(point, text, fontsize=10, rotate=rotate)
-    (table,) = extract_tables(doc, _pages(doc), TableSettings())
+    # the text stage's pages: it counts the characters on lines running up and down the page
+    pages = list(iter_pages(doc))
+    assert pages[0].vertical_chars[0 if rotate == 90 else 1] > 0
+    (table,) = extract_tables(doc, pages, TableSettings())
     assert table.grid()[0] == rows[0] and table.grid()[5] == rows[5] and len(table.grid()) == len(rows)
     x0, y0, x1, y1 = table.bbox
     assert 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842 and y1 - y0 > x1 - x0
