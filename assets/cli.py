@@ -66,8 +66,7 @@ def run_inbox(
         wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
     summary = wh.document_summary()
     if ids:
-        in_run = wh.query("SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))", [ids])
-        summary = summary[summary.file_name.isin(in_run.file_name)]
+        summary = summary[summary.file_name.isin(wh.file_names(ids))]
     return summary
 
 
@@ -115,11 +114,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nExample analyst query:\n" + query.strip())
     _print_frame(Warehouse(warehouse).query(query))
     print("\nQuarantine view (documents held back, with reasons):")
-    _print_frame(
-        Warehouse(warehouse).query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
-    )
+    _print_frame(Warehouse(warehouse).quarantined())
     print(
-        f'\nQuery it yourself: .venv/bin/dagster-ocr query --warehouse {warehouse} "SELECT * FROM documents"'
+        f"\nQuery it yourself (more queries in sql/queries/):\n"
+        f'  .venv/bin/dagster-ocr query --warehouse {warehouse} "$(cat sql/queries/example.sql)"'
     )
     return 0
 
@@ -181,12 +179,7 @@ def recheck(
 def cmd_recheck(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else None
     ok = recheck(args.doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
-    _print_frame(
-        Warehouse(args.warehouse).query(
-            "SELECT file_name, status, coalesce(error, '') AS reason FROM documents WHERE doc_id = ?",
-            [args.doc_id],
-        )
-    )
+    _print_frame(Warehouse(args.warehouse).document_verdict(args.doc_id))
     return 0 if ok else 1
 
 

@@ -166,6 +166,15 @@ class SnapshotRecord:
         os.replace(tmp, path)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Approval:
+    """A reviewer's decision to let a document in despite failed checks (an ``approvals`` row)."""
+
+    approved_by: str
+    reason: str
+    approved_at: dt.datetime
+
+
 class Warehouse:
     """One DuckDB file. Methods open a connection, do one unit of work, and close it."""
 
@@ -386,6 +395,48 @@ class Warehouse:
             raise ValueError(f"not a warehouse table: {sorted(unknown)}")
         # table names checked against the schema's own list above; the doc id is a parameter
         return self.read({t: f"SELECT * FROM {t} WHERE doc_id = ?" for t in tables}, [doc_id])
+
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """The document's ``documents`` row, or None when it has none."""
+        rows = self.query("SELECT * FROM documents WHERE doc_id = ?", [doc_id])
+        return rows.iloc[0].to_dict() if len(rows) else None
+
+    def document_verdict(self, doc_id: str) -> pd.DataFrame:
+        """The document's file name, status and reason (empty when it has none): what a recheck shows."""
+        return self.query(
+            "SELECT file_name, status, coalesce(error, '') AS reason FROM documents WHERE doc_id = ?",
+            [doc_id],
+        )
+
+    def file_names(self, doc_ids: Sequence[str]) -> list[str]:
+        """The file names of these documents (those the warehouse holds)."""
+        sql = "SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))"
+        rows = self.query(sql, [list(doc_ids)])
+        return rows["file_name"].tolist()
+
+    def quarantined(self) -> pd.DataFrame:
+        """Documents held back (quarantined or failed) with their reasons, by file name."""
+        return self.query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
+
+    def latest_approval(self, doc_id: str) -> Approval | None:
+        """The latest reviewer approval recorded for the document (``approve``), if any."""
+        rows = self.query(
+            "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? "
+            "ORDER BY approved_at DESC",
+            [doc_id],
+        )
+        if not len(rows):
+            return None
+        row = rows.iloc[0]
+        return Approval(str(row["approved_by"]), str(row["reason"]), row["approved_at"].to_pydatetime())
+
+    def ocr_confidences(self, doc_id: str) -> pd.DataFrame:
+        """The recognition confidence of every line on the document's OCR'd pages (column ``confidence``)."""
+        return self.query(
+            "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
+            "WHERE l.doc_id = ? AND p.text_source = 'ocr'",
+            [doc_id],
+        )
 
     def document_summary(self) -> pd.DataFrame:
         return self.query(
