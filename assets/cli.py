@@ -255,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     approve.add_argument("--reason", required=True)
     approve.set_defaults(func=cmd_approve)
 
-    from assets.ops_cli import add_ops_commands
+    from assets.admin_cli import add_admin_commands
 
-    add_ops_commands(sub)  # doctor, metrics, migrate
+    add_admin_commands(sub)  # doctor, metrics, migrate
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

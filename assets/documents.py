@@ -17,9 +17,9 @@ from assets.partitions import (
     documents_partitions,
 )
 from dagster_ocr import kb, pipeline
+from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, SuiteOutcome, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.ops.usage import UsageMeter
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 

@@ -26,8 +26,8 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import __version__
+from dagster_ocr.admin.migrations import migrate
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.ops.migrations import migrate
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class Warehouse:
         """Create or upgrade the file to this code's schema (once per ``Warehouse`` object).
 
         schema.sql only creates what is missing, so new tables reach old files; new columns on
-        existing tables come from the forward migrations (dagster_ocr/ops/migrations.py).
+        existing tables come from the forward migrations (dagster_ocr/admin/migrations.py).
         """
         if self._schema_ready:
             return

@@ -7,8 +7,8 @@ import socket
 
 import duckdb
 
-from dagster_ocr.ops import doctor
-from dagster_ocr.ops.migrations import LATEST_VERSION, migrate
+from dagster_ocr.admin import doctor
+from dagster_ocr.admin.migrations import LATEST_VERSION, migrate
 from dagster_ocr.warehouse import SQL_DIR
 
 
@@ -158,7 +158,7 @@ def test_a_local_build_label_is_not_another_version(tmp_path):
 
 
 def test_doctor_warns_when_the_snapshot_lags_writes_that_went_quiet(tmp_path):
-    from dagster_ocr.ops.doctor import check_snapshot
+    from dagster_ocr.admin.doctor import check_snapshot
     from dagster_ocr.warehouse import Warehouse
 
     wh = Warehouse(tmp_path / "w.duckdb")

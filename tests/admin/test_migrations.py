@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from dagster_ocr.ops.migrations import (
+from dagster_ocr.admin.migrations import (
     LATEST_VERSION,
     MIGRATIONS,
     SchemaVersionError,
@@ -38,7 +38,7 @@ def test_migrate_an_existing_unversioned_warehouse_keeps_its_rows(tmp_path):
 
 
 def test_a_crash_mid_migration_leaves_the_previous_version(tmp_path, monkeypatch):
-    import dagster_ocr.ops.migrations as m
+    import dagster_ocr.admin.migrations as m
 
     broken = (
         *MIGRATIONS[:2],
