@@ -22,7 +22,7 @@ from dagster_ocr.admin.metrics import (
     push_metrics,
     registry_from_warehouse,
 )
-from dagster_ocr.admin.migrations import LATEST_VERSION, SchemaVersionError, current_version
+from dagster_ocr.schema import LATEST_VERSION, SchemaVersionError, current_version
 
 
 def check_instance(environ: Mapping[str, str] | None = None) -> list[doc.Finding]:

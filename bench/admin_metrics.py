@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from dagster_ocr.admin.metrics import build_registry, exposition, read_figures
-from dagster_ocr.admin.migrations import migrate
+from dagster_ocr.schema import migrate
 from dagster_ocr.warehouse import Warehouse
 
 

@@ -26,15 +26,12 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import __version__
-from dagster_ocr.admin.migrations import migrate
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.schema import create_or_upgrade
 
 log = logging.getLogger(__name__)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-#: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
-SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
 #: tables ``document_frames`` may read
 READABLE_TABLES = frozenset(
@@ -224,17 +221,12 @@ class Warehouse:
             yield con
 
     def ensure_schema(self) -> None:
-        """Create or upgrade the file to this code's schema (once per ``Warehouse`` object).
-
-        schema.sql only creates what is missing, so new tables reach old files; new columns on
-        existing tables come from the forward migrations (dagster_ocr/admin/migrations.py).
-        """
+        """Create or upgrade the file to this code's schema (once per ``Warehouse`` object): the
+        baseline, the forward migrations, the views (see dagster_ocr/schema.py)."""
         if self._schema_ready:
             return
         with self.connect() as con:
-            con.execute((SQL_DIR / "schema.sql").read_text())
-            migrate(con)  # forward steps after the baseline, before the views that use them
-            con.execute((SQL_DIR / "views.sql").read_text())
+            create_or_upgrade(con)
         self._schema_ready = True
 
     # ---- writes -------------------------------------------------------------------------------

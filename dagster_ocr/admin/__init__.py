@@ -1,5 +1,5 @@
 """Administering an installation: alert rules, notifiers, Prometheus figures, installation checks,
-schema migrations, resource usage.
+schema versions (read from dagster_ocr.schema), resource usage.
 
 Pure core (no dagster import): the Dagster sensors in assets/alerts.py and the CLI in
 assets/admin_cli.py gather inputs and call these functions.

@@ -22,7 +22,7 @@ from typing import Literal
 
 import duckdb
 
-from dagster_ocr.admin.migrations import LATEST_VERSION, current_version
+from dagster_ocr.schema import LATEST_VERSION, current_version
 
 Status = Literal["ok", "warn", "error"]
 

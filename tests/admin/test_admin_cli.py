@@ -8,7 +8,7 @@ import duckdb
 from prometheus_client.parser import text_string_to_metric_families
 
 from assets.admin_cli import add_admin_commands
-from dagster_ocr.admin.migrations import LATEST_VERSION, current_version
+from dagster_ocr.schema import LATEST_VERSION, current_version
 from dagster_ocr.warehouse import Warehouse
 
 

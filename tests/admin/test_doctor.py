@@ -8,8 +8,7 @@ import socket
 import duckdb
 
 from dagster_ocr.admin import doctor
-from dagster_ocr.admin.migrations import LATEST_VERSION, migrate
-from dagster_ocr.warehouse import SQL_DIR
+from dagster_ocr.schema import LATEST_VERSION, baseline_sql, migrate
 
 
 def _by_status(findings):
@@ -19,7 +18,7 @@ def _by_status(findings):
 def _warehouse_at(path, version: int | None) -> None:
     con = duckdb.connect(str(path))
     try:
-        con.execute((SQL_DIR / "schema.sql").read_text())
+        con.execute(baseline_sql())
         if version is not None:
             migrate(con)
             con.execute("DELETE FROM schema_version WHERE version > ?", [version])
