@@ -18,7 +18,6 @@ GX costs 2-6 s to import, so it is imported on first use and its context is buil
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import warnings
@@ -505,11 +504,6 @@ def evaluate_document(
     return [verdicts[spec.name] for spec in specs if spec.name in verdicts]
 
 
-def expectation_names() -> list[str]:
-    """Every expectation's name, as stored in ``quality_results.expectation``."""
-    return [spec.name for spec in _specs()]
-
-
 def by_suite(results: list[ExpectationResult]) -> dict[str, list[ExpectationResult]]:
     """Results grouped per suite, every suite present (empty when not evaluated)."""
     out: dict[str, list[ExpectationResult]] = {suite: [] for suite in SUITES}
@@ -529,8 +523,3 @@ def describe_failures(results: list[ExpectationResult]) -> str:
         f"{r.suite}.{r.expectation}: observed {r.observed_value} (expected {r.threshold})"
         for r in blocking_failures(results)
     )
-
-
-def results_json(results: list[ExpectationResult]) -> str:
-    """The results as JSON (for logs and metadata)."""
-    return json.dumps([asdict(r) for r in results])

@@ -442,19 +442,6 @@ class Warehouse:
         )
 
 
-def document_rows(
-    doc: ExtractedDocument,
-    labels: Sequence[PageLabel],
-    tables: Sequence[Table],
-    paragraphs: ParagraphResult,
-) -> dict[str, list[dict[str, Any]]]:
-    """The rows of every contract table for one document, all at once (pure: no database)."""
-    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in ("documents", *CONTENT_TABLES)}
-    for table, batch in iter_document_rows(doc, labels, tables, paragraphs):
-        rows[table].extend(batch)
-    return rows
-
-
 def iter_document_rows(
     doc: ExtractedDocument,
     labels: Sequence[PageLabel],

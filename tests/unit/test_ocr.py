@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.metrics import cer, levenshtein, wer
+from dagster_ocr.metrics import cer, levenshtein
 from dagster_ocr.model import TextSource
 from dagster_ocr.ocr import (
     OcrEngine,
@@ -470,6 +470,5 @@ def test_levenshtein_and_cer():
     assert cer("a  b\nc ", "a b c") == 0.0  # whitespace-normalised
     assert cer("abcd", "abxd") == pytest.approx(0.25)
     assert cer("", "") == 0.0 and cer("", "x") == 1.0
-    assert wer("the cat sat", "the bat sat") == pytest.approx(1 / 3)
     long_a, long_b = "ab" * 2000, "ba" * 2000
     assert levenshtein(long_a, long_b) == 2  # vectorised DP stays exact (and fast) on long texts
