@@ -186,7 +186,8 @@ def build_freshness(max_age: dt.timedelta = dt.timedelta(hours=26)) -> list:
     page, and the health sensor notifies on the same condition.
     """
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the SupersessionWarning above, once per code-location load
+        # the SupersessionWarning above, once per code-location load (any other warning still shows)
+        warnings.simplefilter("ignore", dg.SupersessionWarning)
         checks = dg.build_last_update_freshness_checks(
             assets=list(WATCHED_ASSETS), lower_bound_delta=max_age, severity=dg.AssetCheckSeverity.WARN
         )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import dagster as dg
 
+import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
 from assets.documents import document_assets
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion

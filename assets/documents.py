@@ -9,6 +9,7 @@ import time
 
 import dagster as dg
 
+import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
     DUCKDB_WRITER_POOL,

@@ -401,8 +401,10 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
                 import great_expectations as gx
                 from great_expectations.data_context.types.base import ProgressBarsConfig
 
-            # its INFO lines ("Created temporary directory ...") are noise in every run's log
-            logging.getLogger("great_expectations").setLevel(logging.WARNING)
+            # its INFO lines ("Created temporary directory ...") are noise in every run's log; the
+            # module that logs it sets its own logger to INFO on import, so quiet that one too
+            for name in ("great_expectations", "great_expectations.data_context.types.base"):
+                logging.getLogger(name).setLevel(logging.WARNING)
             context = gx.get_context(mode="ephemeral")
             # tqdm bars per validation would flood Dagster's captured stderr
             context.variables.progress_bars = ProgressBarsConfig(globally=False)

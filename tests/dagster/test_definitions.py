@@ -52,6 +52,20 @@ def test_dagster_definitions_validate_accepts_the_workspace(tmp_path):
     assert "All code locations passed validation" in proc.stdout + proc.stderr
 
 
+def test_the_code_location_loads_without_warnings_nobody_can_act_on(tmp_path):
+    """Loading the definitions and binding a job (what `make demo`, `dagster-ocr run` and `make ui` do)
+    prints no Dagster beta warning for the features we use on purpose (assets/dagster_warnings.py)."""
+    code = (
+        "from assets.definitions import build_definitions\n"
+        f"build_definitions({str(tmp_path)!r}).resolve_job_def('ingest_document')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "always", "-c", code], cwd=REPO, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-2000:]
+
+
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     names: set[str] = set()
