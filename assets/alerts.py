@@ -1,7 +1,7 @@
 """Alerts and freshness: what tells an on-call engineer that ingestion stalled, slowed or fails.
 
 - ``run_failure_alert_sensor``: every failed run, at once, with the most likely fix.
-- ``ops_health_sensor``: every few minutes, the alert rules of ``dagster_ocr.ops.rules`` over the
+- ``ops_health_sensor``: every few minutes, the alert rules of ``dagster_ocr.admin.rules`` over the
   instance's recent history (document failure and quarantine rates, runs over their time budget,
   GPU memory held high, stale assets); an alert is sent when its condition starts, repeated while
   it lasts (``repeat_after_s``), and followed by a "resolved" notice.
@@ -22,8 +22,8 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_ocr.ops.notify import Alert, Notifier, NotifyError
-from dagster_ocr.ops.rules import (
+from dagster_ocr.admin.notify import Alert, Notifier, NotifyError
+from dagster_ocr.admin.rules import (
     AlertSettings,
     DocOutcome,
     GpuSample,
@@ -157,11 +157,11 @@ def build_health_sensor(
     s = settings or AlertSettings()
 
     @dg.sensor(
-        name="ops_health_sensor",
+        name="ops_health_sensor",  # a deployment keeps the sensor's on/off state under this name
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Alert on document failure/quarantine rates, runs over budget, GPU memory held high "
-        "and stale assets (thresholds: dagster_ocr.ops.rules.AlertSettings).",
+        "and stale assets (thresholds: dagster_ocr.admin.rules.AlertSettings).",
     )
     def ops_health_sensor(context: dg.SensorEvaluationContext, notifier: NotifierResource) -> dg.SkipReason:
         now = time.time()
@@ -186,7 +186,8 @@ def build_freshness(max_age: dt.timedelta = dt.timedelta(hours=26)) -> list:
     page, and the health sensor notifies on the same condition.
     """
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the SupersessionWarning above, once per code-location load
+        # the SupersessionWarning above, once per code-location load (any other warning still shows)
+        warnings.simplefilter("ignore", dg.SupersessionWarning)
         checks = dg.build_last_update_freshness_checks(
             assets=list(WATCHED_ASSETS), lower_bound_delta=max_age, severity=dg.AssetCheckSeverity.WARN
         )
@@ -217,7 +218,7 @@ def with_freshness_policies(
     return [a.map_asset_specs(attach) if set(a.keys) & set(WATCHED_ASSETS) else a for a in assets]
 
 
-def build_ops_definitions(settings: AlertSettings | None = None) -> list:
+def build_alert_definitions(settings: AlertSettings | None = None) -> list:
     """Sensors and checks to add to ``Definitions`` (asset checks go to ``asset_checks=``)."""
     s = settings or AlertSettings()
     return [
@@ -228,6 +229,6 @@ def build_ops_definitions(settings: AlertSettings | None = None) -> list:
 
 
 #: everything the lead adds to Definitions: sensors to ``sensors=``, checks to ``asset_checks=``
-ops_definitions = build_ops_definitions()
-ops_sensors = [d for d in ops_definitions if isinstance(d, dg.SensorDefinition)]
-ops_asset_checks = [d for d in ops_definitions if isinstance(d, dg.AssetChecksDefinition)]
+alert_definitions = build_alert_definitions()
+alert_sensors = [d for d in alert_definitions if isinstance(d, dg.SensorDefinition)]
+alert_asset_checks = [d for d in alert_definitions if isinstance(d, dg.AssetChecksDefinition)]

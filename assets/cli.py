@@ -66,8 +66,7 @@ def run_inbox(
         wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
     summary = wh.document_summary()
     if ids:
-        in_run = wh.query("SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))", [ids])
-        summary = summary[summary.file_name.isin(in_run.file_name)]
+        summary = summary[summary.file_name.isin(wh.file_names(ids))]
     return summary
 
 
@@ -106,6 +105,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     written = write_samples(inbox)
     print(f"sample documents in {inbox}: {', '.join(p.name for p in written)}")
     warehouse = root / "warehouse.duckdb"
+    # the samples hold a damaged PDF on purpose: the summary gives its reason, so the core's
+    # warning about it (logged while the run's progress bar is drawn) would only say it twice
+    logging.getLogger("dagster_ocr").setLevel(logging.ERROR)
     start = time.perf_counter()
     summary = run_inbox(inbox, warehouse, show_progress=not args.no_progress)
     print("\nPer-document summary:")
@@ -115,11 +117,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nExample analyst query:\n" + query.strip())
     _print_frame(Warehouse(warehouse).query(query))
     print("\nQuarantine view (documents held back, with reasons):")
-    _print_frame(
-        Warehouse(warehouse).query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
-    )
+    _print_frame(Warehouse(warehouse).quarantined())
     print(
-        f'\nQuery it yourself: .venv/bin/dagster-ocr query --warehouse {warehouse} "SELECT * FROM documents"'
+        f"\nQuery it yourself (more queries in sql/queries/):\n"
+        f'  .venv/bin/dagster-ocr query --warehouse {warehouse} "$(cat sql/queries/example.sql)"'
     )
     return 0
 
@@ -181,12 +182,7 @@ def recheck(
 def cmd_recheck(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else None
     ok = recheck(args.doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
-    _print_frame(
-        Warehouse(args.warehouse).query(
-            "SELECT file_name, status, coalesce(error, '') AS reason FROM documents WHERE doc_id = ?",
-            [args.doc_id],
-        )
-    )
+    _print_frame(Warehouse(args.warehouse).document_verdict(args.doc_id))
     return 0 if ok else 1
 
 
@@ -262,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     approve.add_argument("--reason", required=True)
     approve.set_defaults(func=cmd_approve)
 
-    from assets.ops_cli import add_ops_commands
+    from assets.admin_cli import add_admin_commands
 
-    add_ops_commands(sub)  # doctor, metrics, migrate
+    add_admin_commands(sub)  # doctor, metrics, migrate
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.alerts import ops_asset_checks, ops_sensors, with_freshness_policies
+import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
 from assets.documents import document_assets
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
@@ -57,9 +58,9 @@ def build_definitions(
     data = Path(data_dir)
     return dg.Definitions(
         assets=with_freshness_policies(document_assets),
-        asset_checks=ops_asset_checks,
+        asset_checks=alert_asset_checks,
         jobs=[document_job, publish_snapshot_job],
-        sensors=[inbox_sensor, snapshot_sensor, *ops_sensors],
+        sensors=[inbox_sensor, snapshot_sensor, *alert_sensors],
         schedules=[nightly_ingestion],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply

@@ -1,13 +1,15 @@
 """The per-document assets, one per stage, so any stage can be re-run or backfilled on its own.
 
 document_text → page_labels → tables → paragraphs → duckdb_tables (+ blocking quality gate)
-→ knowledge_base. Each asset calls one core function and attaches metadata; nothing clever here.
+→ knowledge_base. Each asset calls one core function and attaches metadata; nothing clever here
+(the gate's rules live in dagster_ocr.gate).
 """
 
 import time
 
 import dagster as dg
 
+import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
     DUCKDB_WRITER_POOL,
@@ -16,19 +18,10 @@ from assets.partitions import (
     documents_partitions,
 )
 from dagster_ocr import kb, pipeline
+from dagster_ocr.admin.usage import UsageMeter
+from dagster_ocr.gate import Approval, SuiteOutcome, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.ops.usage import UsageMeter
-from dagster_ocr.quality import (
-    SUITE_DESCRIPTIONS,
-    SUITES,
-    DocumentFrames,
-    ExpectationResult,
-    blocking_failures,
-    by_suite,
-    describe_failures,
-    evaluate_document,
-)
-from dagster_ocr.warehouse import Warehouse
+from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
 #: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
@@ -180,107 +173,53 @@ def duckdb_tables(
         counts = wh.write_document(
             document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
         )
-        results = evaluate_quality(wh, doc_id, settings)
-        blocking = blocking_failures(results)
-        approvals = wh.query(
-            "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? "
-            "ORDER BY approved_at DESC",
-            [doc_id],
-        )
-        # an approval lets a document with failed checks in; it cannot make an unreadable file readable
-        approval = approvals.iloc[0] if blocking and len(approvals) else None
-        if document_text.status == DocStatus.FAILED:
-            status, approval = DocStatus.FAILED, None
-        elif blocking and approval is None:
-            status = DocStatus.QUARANTINED
-        else:
-            status = DocStatus.PARSED
-        error = describe_failures(results) or None
-        if status == DocStatus.FAILED:
-            error = document_text.error or error
-        elif approval is not None:
-            error = f"approved by {approval['approved_by']} ({approval['reason']}) despite: {error}"
-        wh.record_gate(doc_id, [{**r.as_row(), "check_name": r.suite} for r in results], status, error)
+        decision = judge_document(wh, doc_id, document_text.status, document_text.error, cfg.quality)
         warehouse.publish()
-    if status == DocStatus.QUARANTINED:
-        context.log.warning(f"{document_text.source.file_name} quarantined: {error}")
-
-    approval_meta = (
-        {
-            "approved_by": str(approval["approved_by"]),
-            "approval_reason": str(approval["reason"]),
-            "approved_at": str(approval["approved_at"]),
-        }
-        if approval is not None
-        else {}
-    )
-    check_results = []
-    for suite, suite_results in by_suite(results).items():
-        failed = [r for r in suite_results if not r.success]
-        errors = [r for r in failed if r.severity == "ERROR"]
-        if not suite_results:
-            description = "not evaluated: the document could not be read (see document_parsed)"
-        elif errors and approval is not None:
-            description = f"approved by hand by {approval['approved_by']}: " + describe_failures(errors)
-        elif failed:
-            description = "; ".join(f"{r.expectation}: observed {r.observed_value}" for r in failed)
-        else:
-            description = "all expectations met"
-        check_results.append(
-            dg.AssetCheckResult(
-                check_name=suite,
-                # an approved ERROR failure passes (and says who approved it); WARN failures fail
-                # the check at WARN severity, which never blocks the knowledge base
-                passed=not failed or (bool(errors) and approval is not None),
-                severity=dg.AssetCheckSeverity.ERROR if errors else dg.AssetCheckSeverity.WARN,
-                description=description,
-                metadata={
-                    **{
-                        r.expectation: dg.MetadataValue.json(
-                            {
-                                "success": r.success,
-                                "observed": r.observed_value,
-                                "threshold": r.threshold,
-                                "severity": r.severity,
-                                "description": r.description,
-                            }
-                        )
-                        for r in suite_results
-                    },
-                    "failed": dg.MetadataValue.json([r.expectation for r in failed]),
-                    "doc_id": doc_id,
-                    **(approval_meta if errors else {}),
-                },
-            )
-        )
+    if decision.status == DocStatus.QUARANTINED:
+        context.log.warning(f"{document_text.source.file_name} quarantined: {decision.error}")
     yield dg.MaterializeResult(
         metadata={f"rows_{table}": n for table, n in counts.items()}
-        | {"status": str(status), "quality_failures": error or ""}
-        | approval_meta
+        | {"status": str(decision.status), "quality_failures": decision.error or ""}
+        | _approval_metadata(decision.approval)
         | meter.figures(),
-        check_results=check_results,
+        check_results=[_check_result(doc_id, suite) for suite in decision.suites],
     )
 
 
-def evaluate_quality(wh: Warehouse, doc_id: str, settings: SettingsResource) -> list[ExpectationResult]:
-    """Run the expectation suites on the rows just written (what analysts will read)."""
-    frames = wh.document_frames(doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells"))
-    document = frames["documents"].iloc[0].to_dict()
-    ocr_lines = wh.query(
-        "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
-        "WHERE l.doc_id = ? AND p.text_source = 'ocr'",
-        [doc_id],
-    )
-    return evaluate_document(
-        DocumentFrames(
-            document,
-            frames["pages"],
-            frames["paragraphs"],
-            frames["tables"],
-            frames["table_cells"],
-            ocr_lines,
-        ),
-        settings.load().quality,
+def _approval_metadata(approval: Approval | None) -> dict[str, str]:
+    if approval is None:
+        return {}
+    return {
+        "approved_by": approval.approved_by,
+        "approval_reason": approval.reason,
+        "approved_at": str(approval.approved_at),
+    }
+
+
+def _check_result(doc_id: str, outcome: SuiteOutcome) -> dg.AssetCheckResult:
+    """One suite's outcome as its asset check: every expectation's verdict as metadata."""
+    return dg.AssetCheckResult(
+        check_name=outcome.suite,
+        passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.ERROR if outcome.severity == "ERROR" else dg.AssetCheckSeverity.WARN,
+        description=outcome.description,
+        metadata={
+            **{
+                r.expectation: dg.MetadataValue.json(
+                    {
+                        "success": r.success,
+                        "observed": r.observed_value,
+                        "threshold": r.threshold,
+                        "severity": r.severity,
+                        "description": r.description,
+                    }
+                )
+                for r in outcome.results
+            },
+            "failed": dg.MetadataValue.json([r.expectation for r in outcome.failed]),
+            "doc_id": doc_id,
+            **_approval_metadata(outcome.approval),
+        },
     )
 
 
@@ -301,14 +240,12 @@ def knowledge_base(
     wh = warehouse.warehouse()
     doc_id = context.partition_key
     with wh.held():  # one open of the file for the reads, the chunks, the vectors and the snapshot
-        sql = "SELECT * FROM {} WHERE doc_id = ?"
-        docs = wh.query(sql.format("documents"), [doc_id])
-        if docs.empty:
+        doc = wh.document(doc_id)
+        if doc is None:
             raise dg.Failure(
                 f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first",
                 allow_retries=False,
             )
-        doc = docs.iloc[0]
         if doc["status"] != "parsed":
             # the blocking checks stop this asset inside a run; this guards a hand-launched load
             wh.delete_kb(doc_id)

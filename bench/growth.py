@@ -40,8 +40,8 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: b
     """Run one document in this (fresh) process; peak RSS after imports and after each stage."""
     import stages  # noqa: F401 - imports what the stages need, so the baseline includes it
 
-    from assets.documents import evaluate_quality  # noqa: F401
     from dagster_ocr import pipeline
+    from dagster_ocr.gate import judge_document
     from dagster_ocr.ingest import DocumentStore
     from dagster_ocr.settings import Settings
     from dagster_ocr.warehouse import Warehouse
@@ -66,8 +66,6 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: b
         mem["graph"] = C.peak_rss_mib()
         status = str(summary.status.iloc[0]) if len(summary) else "missing"
     else:
-        from resources import SettingsResource
-
         wh = Warehouse(workdir / "wh.duckdb")
         wh.ensure_schema()
         source = DocumentStore(workdir / "store").register(pdf)[0]
@@ -82,8 +80,7 @@ def child(pdf: Path, mode: str, finder: str | None, workdir: Path, embeddings: b
         tables = stage("tables", lambda: pipeline.document_tables(doc, settings))
         paras = stage("paragraphs", lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
         stage("duckdb_load", lambda: wh.write_document(doc, labels, tables, paras))
-        sres = SettingsResource(overrides_json=json.dumps(overrides))
-        stage("checks", lambda: evaluate_quality(wh, source.doc_id, sres))
+        stage("checks", lambda: judge_document(wh, source.doc_id, doc.status, doc.error, settings.quality))
         stage("knowledge_base", lambda: stages._kb(wh, source.doc_id, settings.kb))
         status = str(doc.status)
     return {

@@ -3,7 +3,7 @@
 Stages, in the order the Dagster assets run them (each timed around the same core call the asset
 makes): text layer (``extract_document``), labels, tables, paragraphs, DuckDB load
 (``Warehouse.write_document``: row building and the insert), checks (the quality gate,
-``assets.documents.evaluate_quality``), knowledge base (``kb.load_document``).
+``gate.judge_document``), knowledge base (``kb.load_document``).
 Optionally, the tables stage again per finder (``TableSettings.finder``) on the same text.
 
     .venv/bin/python bench/stages.py [--quick] [--repeats N] [--finders auto,stream,lines] [--json OUT]
@@ -31,9 +31,8 @@ def _kb(wh: Any, doc_id: str, kb_settings: Any) -> int:
 
 def run_core(source: Any, wh: Any, settings: Any, engine: Any = None) -> dict[str, float]:
     """Every stage of one document through the core functions the assets call; seconds per stage."""
-    from assets.documents import evaluate_quality
     from dagster_ocr import pipeline
-    from resources import SettingsResource
+    from dagster_ocr.gate import judge_document
 
     t: dict[str, float] = {}
     t["text"], doc = C.timed(lambda: pipeline.extract_document(source, settings, engine))
@@ -41,7 +40,9 @@ def run_core(source: Any, wh: Any, settings: Any, engine: Any = None) -> dict[st
     t["tables"], tables = C.timed(lambda: pipeline.document_tables(doc, settings))
     t["paragraphs"], paras = C.timed(lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
     t["duckdb_load"], _ = C.timed(lambda: wh.write_document(doc, labels, tables, paras))
-    t["checks"], _ = C.timed(lambda: evaluate_quality(wh, source.doc_id, SettingsResource()))
+    t["checks"], _ = C.timed(
+        lambda: judge_document(wh, source.doc_id, doc.status, doc.error, settings.quality)
+    )
     t["knowledge_base"], _ = C.timed(lambda: _kb(wh, source.doc_id, settings.kb))
     t["_ocr_pages"] = sum(1 for p in doc.pages if str(p.text_source) == "ocr")
     return t

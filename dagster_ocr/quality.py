@@ -18,7 +18,6 @@ GX costs 2-6 s to import, so it is imported on first use and its context is buil
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import warnings
@@ -402,8 +401,10 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
                 import great_expectations as gx
                 from great_expectations.data_context.types.base import ProgressBarsConfig
 
-            # its INFO lines ("Created temporary directory ...") are noise in every run's log
-            logging.getLogger("great_expectations").setLevel(logging.WARNING)
+            # its INFO lines ("Created temporary directory ...") are noise in every run's log; the
+            # module that logs it sets its own logger to INFO on import, so quiet that one too
+            for name in ("great_expectations", "great_expectations.data_context.types.base"):
+                logging.getLogger(name).setLevel(logging.WARNING)
             context = gx.get_context(mode="ephemeral")
             # tqdm bars per validation would flood Dagster's captured stderr
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
@@ -505,11 +506,6 @@ def evaluate_document(
     return [verdicts[spec.name] for spec in specs if spec.name in verdicts]
 
 
-def expectation_names() -> list[str]:
-    """Every expectation's name, as stored in ``quality_results.expectation``."""
-    return [spec.name for spec in _specs()]
-
-
 def by_suite(results: list[ExpectationResult]) -> dict[str, list[ExpectationResult]]:
     """Results grouped per suite, every suite present (empty when not evaluated)."""
     out: dict[str, list[ExpectationResult]] = {suite: [] for suite in SUITES}
@@ -529,8 +525,3 @@ def describe_failures(results: list[ExpectationResult]) -> str:
         f"{r.suite}.{r.expectation}: observed {r.observed_value} (expected {r.threshold})"
         for r in blocking_failures(results)
     )
-
-
-def results_json(results: list[ExpectationResult]) -> str:
-    """The results as JSON (for logs and metadata)."""
-    return json.dumps([asdict(r) for r in results])

@@ -27,14 +27,11 @@ import pandas as pd
 
 from dagster_ocr import __version__
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
-from dagster_ocr.ops.migrations import migrate
+from dagster_ocr.schema import create_or_upgrade
 
 log = logging.getLogger(__name__)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-#: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
-SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
 #: tables ``document_frames`` may read
 READABLE_TABLES = frozenset(
@@ -166,6 +163,15 @@ class SnapshotRecord:
         os.replace(tmp, path)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Approval:
+    """A reviewer's decision to let a document in despite failed checks (an ``approvals`` row)."""
+
+    approved_by: str
+    reason: str
+    approved_at: dt.datetime
+
+
 class Warehouse:
     """One DuckDB file. Methods open a connection, do one unit of work, and close it."""
 
@@ -215,17 +221,12 @@ class Warehouse:
             yield con
 
     def ensure_schema(self) -> None:
-        """Create or upgrade the file to this code's schema (once per ``Warehouse`` object).
-
-        schema.sql only creates what is missing, so new tables reach old files; new columns on
-        existing tables come from the forward migrations (dagster_ocr/ops/migrations.py).
-        """
+        """Create or upgrade the file to this code's schema (once per ``Warehouse`` object): the
+        baseline, the forward migrations, the views (see dagster_ocr/schema.py)."""
         if self._schema_ready:
             return
         with self.connect() as con:
-            con.execute((SQL_DIR / "schema.sql").read_text())
-            migrate(con)  # forward steps after the baseline, before the views that use them
-            con.execute((SQL_DIR / "views.sql").read_text())
+            create_or_upgrade(con)
         self._schema_ready = True
 
     # ---- writes -------------------------------------------------------------------------------
@@ -387,6 +388,48 @@ class Warehouse:
         # table names checked against the schema's own list above; the doc id is a parameter
         return self.read({t: f"SELECT * FROM {t} WHERE doc_id = ?" for t in tables}, [doc_id])
 
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """The document's ``documents`` row, or None when it has none."""
+        rows = self.query("SELECT * FROM documents WHERE doc_id = ?", [doc_id])
+        return rows.iloc[0].to_dict() if len(rows) else None
+
+    def document_verdict(self, doc_id: str) -> pd.DataFrame:
+        """The document's file name, status and reason (empty when it has none): what a recheck shows."""
+        return self.query(
+            "SELECT file_name, status, coalesce(error, '') AS reason FROM documents WHERE doc_id = ?",
+            [doc_id],
+        )
+
+    def file_names(self, doc_ids: Sequence[str]) -> list[str]:
+        """The file names of these documents (those the warehouse holds)."""
+        sql = "SELECT file_name FROM documents WHERE doc_id IN (SELECT unnest(?))"
+        rows = self.query(sql, [list(doc_ids)])
+        return rows["file_name"].tolist()
+
+    def quarantined(self) -> pd.DataFrame:
+        """Documents held back (quarantined or failed) with their reasons, by file name."""
+        return self.query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
+
+    def latest_approval(self, doc_id: str) -> Approval | None:
+        """The latest reviewer approval recorded for the document (``approve``), if any."""
+        rows = self.query(
+            "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? "
+            "ORDER BY approved_at DESC",
+            [doc_id],
+        )
+        if not len(rows):
+            return None
+        row = rows.iloc[0]
+        return Approval(str(row["approved_by"]), str(row["reason"]), row["approved_at"].to_pydatetime())
+
+    def ocr_confidences(self, doc_id: str) -> pd.DataFrame:
+        """The recognition confidence of every line on the document's OCR'd pages (column ``confidence``)."""
+        return self.query(
+            "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
+            "WHERE l.doc_id = ? AND p.text_source = 'ocr'",
+            [doc_id],
+        )
+
     def document_summary(self) -> pd.DataFrame:
         return self.query(
             """
@@ -397,19 +440,6 @@ class Warehouse:
             FROM documents d ORDER BY d.file_name
             """
         )
-
-
-def document_rows(
-    doc: ExtractedDocument,
-    labels: Sequence[PageLabel],
-    tables: Sequence[Table],
-    paragraphs: ParagraphResult,
-) -> dict[str, list[dict[str, Any]]]:
-    """The rows of every contract table for one document, all at once (pure: no database)."""
-    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in ("documents", *CONTENT_TABLES)}
-    for table, batch in iter_document_rows(doc, labels, tables, paragraphs):
-        rows[table].extend(batch)
-    return rows
 
 
 def iter_document_rows(

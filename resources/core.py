@@ -55,7 +55,8 @@ class WarehouseResource(dg.ConfigurableResource):
 class SettingsResource(dg.ConfigurableResource):
     """Pipeline settings: an optional JSON/YAML file, then a JSON object of overrides on top.
 
-    Example override from the launchpad: ``{"tables": {"merge_across_pages": false}}``.
+    Example override from the launchpad: ``{"tables": {"merge": false}}`` (no joining of
+    tables across page breaks).
     """
 
     settings_file: str | None = None

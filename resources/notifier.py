@@ -7,7 +7,7 @@ import logging
 import dagster as dg
 from pydantic import Field
 
-from dagster_ocr.ops.notify import DEFAULT_WEBHOOK_ENV, Notifier, build_notifier
+from dagster_ocr.admin.notify import DEFAULT_WEBHOOK_ENV, Notifier, build_notifier
 
 
 class NotifierResource(dg.ConfigurableResource):

@@ -52,6 +52,20 @@ def test_dagster_definitions_validate_accepts_the_workspace(tmp_path):
     assert "All code locations passed validation" in proc.stdout + proc.stderr
 
 
+def test_the_code_location_loads_without_warnings_nobody_can_act_on(tmp_path):
+    """Loading the definitions and binding a job (what `make demo`, `dagster-ocr run` and `make ui` do)
+    prints no Dagster beta warning for the features we use on purpose (assets/dagster_warnings.py)."""
+    code = (
+        "from assets.definitions import build_definitions\n"
+        f"build_definitions({str(tmp_path)!r}).resolve_job_def('ingest_document')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "always", "-c", code], cwd=REPO, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-2000:]
+
+
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     names: set[str] = set()
@@ -72,3 +86,115 @@ def test_layers_import_one_way_only():
         for path in (REPO / package).rglob("*.py"):
             bad = _imports(path) & banned
             assert not bad, f"{path.relative_to(REPO)} imports {bad}"
+
+
+# ---- no import cycles inside the core --------------------------------------------------------------
+
+
+def _core_modules() -> dict[str, tuple[Path, bool]]:
+    """Every module under dagster_ocr/: dotted name -> (file, is a package's __init__)."""
+    modules = {}
+    for path in sorted((REPO / "dagster_ocr").rglob("*.py")):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return modules
+
+
+def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, in functions too (cycles hide there), but not under ``if TYPE_CHECKING:``,
+    which never runs."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if test is not None and "TYPE_CHECKING" in ast.unparse(test):
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return [
+        n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped
+    ]
+
+
+def _core_import_graph() -> dict[str, dict[str, str]]:
+    """module -> {imported core module: where (file:line)}.
+
+    ``from a.b import c`` imports a.b, and a.b.c when that is a module; importing a.b.c also runs
+    the __init__ of the packages above it (a.b), except the importer's own packages, which are
+    already being imported when it runs (a package's __init__ importing its submodules is fine; a
+    submodule importing its package's __init__ back is a cycle when that __init__ imports it)."""
+    modules = _core_modules()
+    graph: dict[str, dict[str, int]] = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        edges: dict[str, str] = {}
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                if node.level:  # relative: from .x import y / from .. import y
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets = [source] + [f"{source}.{a.name}" for a in node.names]
+            for target in targets:
+                if target not in modules or target == name:
+                    continue
+                parents = {".".join(target.split(".")[:i]) for i in range(1, target.count(".") + 1)}
+                for module in {target, *(parents - own)} - {name}:
+                    edges.setdefault(module, f"{path.relative_to(REPO)}:{node.lineno}")
+        graph[name] = edges
+    return graph
+
+
+def _find_cycle(graph: dict[str, dict[str, str]]) -> list[str] | None:
+    """One cycle as [a, b, ..., a], or None (iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        path, stack = [start], [iter(sorted(graph[start]))]
+        state[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(graph.get(nxt, {}))))
+    return None
+
+
+def _describe(cycle: list[str], graph: dict[str, dict[str, str]]) -> str:
+    steps = [f"{a} imports {b} ({graph[a][b]})" for a, b in zip(cycle, cycle[1:], strict=False)]
+    return "import cycle: " + " -> ".join(cycle) + "\n  " + "\n  ".join(steps)
+
+
+def test_core_modules_import_without_cycles():
+    """No module of the core imports itself back through others (a cycle works only by import order)."""
+    graph = _core_import_graph()
+    assert "dagster_ocr.warehouse" in graph and graph["dagster_ocr.warehouse"]  # the walk sees imports
+    cycle = _find_cycle(graph)
+    assert cycle is None, _describe(cycle, graph)
+
+
+def test_core_packages_depend_one_way():
+    """Nor do the core's parts (each module or subpackage directly under dagster_ocr/): a subpackage
+    and a module importing each other are tied even when no two single modules form a cycle (the
+    warehouse once imported admin/'s migrations while admin/'s doctor imported the warehouse)."""
+
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    units: dict[str, dict[str, str]] = {}
+    for module, edges in _core_import_graph().items():
+        out = units.setdefault(unit(module), {})
+        for target, where in edges.items():
+            if unit(target) not in (unit(module), "dagster_ocr"):
+                out.setdefault(unit(target), where)
+    cycle = _find_cycle(units)
+    assert cycle is None, _describe(cycle, units)

@@ -57,8 +57,8 @@ REVIEWED = {
         'f"INSERT INTO {s}.kb_chunks ({\', \'.join(_CHUNK_COLUMNS)}, model, embedding) "\n                    f"VALUES ({placeholders})"',
     ),
     # SCHEMA_VERSION_TABLE is a module constant
-    ("dagster_ocr/ops/migrations.py", 'f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)"'),
-    ("dagster_ocr/ops/migrations.py", 'f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}"'),
+    ("dagster_ocr/schema.py", 'f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)"'),
+    ("dagster_ocr/schema.py", 'f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}"'),
 }
 
 

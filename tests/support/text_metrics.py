@@ -1,4 +1,5 @@
-"""Text-accuracy metrics for OCR evaluation (character and word error rate)."""
+"""Text-accuracy metrics for OCR evaluation (character error rate, fuzzy substring match), used by
+bench/ and the corpus tests; the pipeline itself does not import them."""
 
 from __future__ import annotations
 
@@ -50,14 +51,6 @@ def cer(ref: str, hyp: str) -> float:
     reference gives 0.0 for an empty hypothesis and 1.0 otherwise.
     """
     r, h = normalize_whitespace(ref), normalize_whitespace(hyp)
-    if not r:
-        return 0.0 if not h else 1.0
-    return levenshtein(r, h) / len(r)
-
-
-def wer(ref: str, hyp: str) -> float:
-    """Word error rate: word-level edit distance over the number of reference words."""
-    r, h = normalize_whitespace(ref).split(), normalize_whitespace(hyp).split()
     if not r:
         return 0.0 if not h else 1.0
     return levenshtein(r, h) / len(r)

@@ -10,7 +10,7 @@ import numpy as np
 import pymupdf
 import pytest
 from pydantic import ValidationError
-from support.text_metrics import cer, levenshtein, wer
+from support.text_metrics import cer, levenshtein
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
 from dagster_ocr.ingest import DocumentStore
@@ -503,6 +503,5 @@ def test_levenshtein_and_cer():
     assert cer("a  b\nc ", "a b c") == 0.0  # whitespace-normalised
     assert cer("abcd", "abxd") == pytest.approx(0.25)
     assert cer("", "") == 0.0 and cer("", "x") == 1.0
-    assert wer("the cat sat", "the bat sat") == pytest.approx(1 / 3)
     long_a, long_b = "ab" * 2000, "ba" * 2000
     assert levenshtein(long_a, long_b) == 2  # vectorised DP stays exact (and fast) on long texts

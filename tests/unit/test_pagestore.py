@@ -14,7 +14,7 @@ from dagster_ocr.model import Line, Page, Span, TextSource, Words
 from dagster_ocr.pagestore import PageList, decode_page, encode_page
 from dagster_ocr.samples import build_service_agreement
 from dagster_ocr.settings import Settings
-from dagster_ocr.warehouse import document_rows
+from dagster_ocr.warehouse import CONTENT_TABLES, iter_document_rows
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,10 @@ def test_every_stage_gives_the_same_result_from_pages_on_disk(contract):
     assert any(kind == "header" for marks in spilled.paragraphs.furniture.values() for kind in marks.values())
 
     def rows(parsed: pipeline.ParsedDocument) -> dict:
-        out = document_rows(parsed.document, parsed.labels, parsed.tables, parsed.paragraphs)
+        out: dict[str, list] = {t: [] for t in ("documents", *CONTENT_TABLES)}
+        doc, labels, tables, paragraphs = parsed.document, parsed.labels, parsed.tables, parsed.paragraphs
+        for table, batch in iter_document_rows(doc, labels, tables, paragraphs):
+            out[table].extend(batch)
         for row in out["documents"]:
             row.pop("parsed_at")
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from dagster_ocr.ops import usage
+from dagster_ocr.admin import usage
 
 
 def test_cpu_figures_are_numbers():

@@ -7,9 +7,8 @@ import socket
 
 import duckdb
 
-from dagster_ocr.ops import doctor
-from dagster_ocr.ops.migrations import LATEST_VERSION, migrate
-from dagster_ocr.warehouse import SQL_DIR
+from dagster_ocr.admin import doctor
+from dagster_ocr.schema import LATEST_VERSION, baseline_sql, migrate
 
 
 def _by_status(findings):
@@ -19,7 +18,7 @@ def _by_status(findings):
 def _warehouse_at(path, version: int | None) -> None:
     con = duckdb.connect(str(path))
     try:
-        con.execute((SQL_DIR / "schema.sql").read_text())
+        con.execute(baseline_sql())
         if version is not None:
             migrate(con)
             con.execute("DELETE FROM schema_version WHERE version > ?", [version])
@@ -158,7 +157,7 @@ def test_a_local_build_label_is_not_another_version(tmp_path):
 
 
 def test_doctor_warns_when_the_snapshot_lags_writes_that_went_quiet(tmp_path):
-    from dagster_ocr.ops.doctor import check_snapshot
+    from dagster_ocr.admin.doctor import check_snapshot
     from dagster_ocr.warehouse import Warehouse
 
     wh = Warehouse(tmp_path / "w.duckdb")

@@ -1,6 +1,6 @@
 """Cost of one Prometheus scrape (dagster-ocr metrics) on a synthetic warehouse of N documents.
 
-Usage: .venv/bin/python bench/ops_metrics.py [N_DOCUMENTS]   (default 10,000)
+Usage: .venv/bin/python bench/admin_metrics.py [N_DOCUMENTS]   (default 10,000)
 
 Fills the contract tables with N documents of 20 pages, 30 paragraphs and 2 tables each through
 DuckDB's generate_series (the pipeline would take hours), then times read_figures + exposition.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from dagster_ocr.ops.metrics import build_registry, exposition, read_figures
-from dagster_ocr.ops.migrations import migrate
+from dagster_ocr.admin.metrics import build_registry, exposition, read_figures
+from dagster_ocr.schema import migrate
 from dagster_ocr.warehouse import Warehouse
 
 

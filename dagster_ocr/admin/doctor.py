@@ -3,7 +3,7 @@
 Each check is a function returning ``Finding`` objects; none raises, so one broken part never
 hides the report on the others. Status ``ok`` / ``warn`` (works, but not as a production
 deployment should) / ``error`` (something will fail). Nothing here imports dagster: the Dagster
-layer (assets/ops_cli.py) adds the checks that need a live instance.
+layer (assets/admin_cli.py) adds the checks that need a live instance.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Literal
 
 import duckdb
 
-from dagster_ocr.ops.migrations import LATEST_VERSION, current_version
+from dagster_ocr.schema import LATEST_VERSION, current_version
 
 Status = Literal["ok", "warn", "error"]
 

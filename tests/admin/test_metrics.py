@@ -12,8 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from dagster_ocr import pipeline
-from dagster_ocr.ingest import DocumentStore, ingest_inbox
-from dagster_ocr.ops.metrics import (
+from dagster_ocr.admin.metrics import (
     MetricsCache,
     build_registry,
     exposition,
@@ -22,6 +21,7 @@ from dagster_ocr.ops.metrics import (
     read_figures,
     registry_from_warehouse,
 )
+from dagster_ocr.ingest import DocumentStore, ingest_inbox
 from dagster_ocr.samples import write_samples
 from dagster_ocr.settings import Settings
 from dagster_ocr.warehouse import Warehouse

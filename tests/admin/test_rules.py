@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dagster_ocr.ops.rules import (
+from dagster_ocr.admin.rules import (
     AlertSettings,
     DocOutcome,
     GpuSample,

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from dagster_ocr.ops.notify import Alert, NotifyError, WebhookNotifier, build_notifier
+from dagster_ocr.admin.notify import Alert, NotifyError, WebhookNotifier, build_notifier
 
 ALERT = Alert(
     key="failed_rate",

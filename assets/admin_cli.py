@@ -1,7 +1,7 @@
-"""Operations subcommands of ``dagster-ocr``: ``doctor``, ``metrics`` and ``migrate``.
+"""Administration subcommands of ``dagster-ocr``: ``doctor``, ``metrics`` and ``migrate``.
 
-Wired into assets/cli.py with one call: ``add_ops_commands(sub)``. The checks themselves live in
-the core (dagster_ocr.ops); this module adds the one that needs Dagster (the instance answers).
+Wired into assets/cli.py with one call: ``add_admin_commands(sub)``. The checks themselves live in
+the core (dagster_ocr.admin); this module adds the one that needs Dagster (the instance answers).
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import duckdb
 
-from dagster_ocr.ops import doctor as doc
-from dagster_ocr.ops.metrics import (
+from dagster_ocr.admin import doctor as doc
+from dagster_ocr.admin.metrics import (
     MetricsCache,
     exposition,
     make_server,
     push_metrics,
     registry_from_warehouse,
 )
-from dagster_ocr.ops.migrations import LATEST_VERSION, SchemaVersionError, current_version
+from dagster_ocr.schema import LATEST_VERSION, SchemaVersionError, current_version
 
 
 def check_instance(environ: Mapping[str, str] | None = None) -> list[doc.Finding]:
@@ -129,7 +129,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_ops_commands(sub: argparse._SubParsersAction) -> None:
+def add_admin_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``doctor``, ``metrics`` and ``migrate`` to the ``dagster-ocr`` subcommands."""
     d = sub.add_parser("doctor", help="check the installation and say how to fix what is wrong")
     d.add_argument("--warehouse", help="also check this DuckDB file's schema version")

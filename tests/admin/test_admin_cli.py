@@ -7,14 +7,14 @@ import argparse
 import duckdb
 from prometheus_client.parser import text_string_to_metric_families
 
-from assets.ops_cli import add_ops_commands
-from dagster_ocr.ops.migrations import LATEST_VERSION, current_version
+from assets.admin_cli import add_admin_commands
+from dagster_ocr.schema import LATEST_VERSION, current_version
 from dagster_ocr.warehouse import Warehouse
 
 
 def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="dagster-ocr")
-    add_ops_commands(parser.add_subparsers(dest="command", required=True))
+    add_admin_commands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return args.func(args)
 

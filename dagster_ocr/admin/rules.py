@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dagster_ocr.ops.notify import Alert
+from dagster_ocr.admin.notify import Alert
 
 
 class AlertSettings(BaseModel):

@@ -1,4 +1,4 @@
-"""The warehouse's schema version and its forward migrations.
+"""The warehouse's schema: the baseline in ``sql/``, its version, and its forward migrations.
 
 ``sql/schema.sql`` is the baseline (version 1, every ``CREATE TABLE IF NOT EXISTS``). Every later
 change is one ``Migration``: an ordered list of SQL statements, each safe to run twice (``ADD
@@ -6,16 +6,23 @@ COLUMN IF NOT EXISTS``, ``CREATE ... IF NOT EXISTS``), applied in its own transa
 with its row in ``schema_version``. A crash mid-migration therefore leaves the file at the previous
 version, and re-running ``migrate`` finishes the job. There are no down migrations: the way back
 to an earlier version is the backup taken before ``dagster-ocr migrate`` (see README, Operations).
+``sql/views.sql`` comes last, as views may read columns a migration added.
 
-Hook: ``Warehouse.ensure_schema`` runs schema.sql, then ``migrate(con)``.
+Its own module, below both the warehouse (``Warehouse.ensure_schema`` runs ``create_or_upgrade``)
+and the administration tools (``doctor`` and ``metrics`` read the version without a Warehouse),
+so neither imports the other for it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
+
+#: schema.sql and views.sql: the project's top-level sql/ folder (installed editable)
+SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
 SCHEMA_VERSION_TABLE = "schema_version"
 
@@ -119,4 +126,26 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
             raise
         con.execute("COMMIT")
         applied.append(step.version)
+    return applied
+
+
+def baseline_sql() -> str:
+    """``sql/schema.sql``: every contract table, created where missing (schema version 1)."""
+    return (SQL_DIR / "schema.sql").read_text()
+
+
+def views_sql() -> str:
+    """``sql/views.sql``: the analysts' views, replaced on every upgrade."""
+    return (SQL_DIR / "views.sql").read_text()
+
+
+def create_or_upgrade(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Bring the file on ``con`` to this code's schema; returns the migration versions applied.
+
+    schema.sql only creates what is missing, so new tables reach old files; new columns on existing
+    tables come from the forward migrations, which run before the views that use them.
+    """
+    con.execute(baseline_sql())
+    applied = migrate(con)
+    con.execute(views_sql())
     return applied

@@ -5,15 +5,16 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from dagster_ocr.ops.migrations import (
+from dagster_ocr.schema import (
     LATEST_VERSION,
     MIGRATIONS,
     SchemaVersionError,
+    baseline_sql,
     current_version,
     migrate,
     pending,
 )
-from dagster_ocr.warehouse import SQL_DIR, Warehouse
+from dagster_ocr.warehouse import Warehouse
 
 
 def test_versions_are_ordered_and_contiguous():
@@ -24,7 +25,7 @@ def test_migrate_an_existing_unversioned_warehouse_keeps_its_rows(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     con = duckdb.connect(str(wh.path))
     try:
-        con.execute((SQL_DIR / "schema.sql").read_text())  # a warehouse made before versioning
+        con.execute(baseline_sql())  # a warehouse made before versioning
         con.execute("INSERT INTO documents (doc_id, file_name, status) VALUES ('d1', 'a.pdf', 'parsed')")
         assert current_version(con) == 0
         assert migrate(con) == [m.version for m in MIGRATIONS]
@@ -38,7 +39,7 @@ def test_migrate_an_existing_unversioned_warehouse_keeps_its_rows(tmp_path):
 
 
 def test_a_crash_mid_migration_leaves_the_previous_version(tmp_path, monkeypatch):
-    import dagster_ocr.ops.migrations as m
+    import dagster_ocr.schema as m
 
     broken = (
         *MIGRATIONS[:2],
@@ -47,7 +48,7 @@ def test_a_crash_mid_migration_leaves_the_previous_version(tmp_path, monkeypatch
     monkeypatch.setattr(m, "MIGRATIONS", broken)
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     try:
-        con.execute((SQL_DIR / "schema.sql").read_text())
+        con.execute(baseline_sql())
         with pytest.raises(duckdb.Error):
             m.migrate(con)
         assert current_version(con) == 2
@@ -59,7 +60,7 @@ def test_a_crash_mid_migration_leaves_the_previous_version(tmp_path, monkeypatch
 def test_a_newer_file_is_refused(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     try:
-        con.execute((SQL_DIR / "schema.sql").read_text())
+        con.execute(baseline_sql())
         migrate(con)
         con.execute("INSERT INTO schema_version VALUES (?, 'future', now())", [LATEST_VERSION + 1])
         with pytest.raises(SchemaVersionError, match="newer than this code"):

@@ -13,16 +13,16 @@ import dagster as dg
 import pytest
 
 from assets.alerts import (
+    alert_asset_checks,
+    alert_sensors,
     build_freshness,
     build_health_sensor,
-    ops_asset_checks,
-    ops_sensors,
     run_failure_alert_sensor,
     with_freshness_policies,
 )
 from assets.definitions import build_definitions
 from assets.documents import document_assets
-from dagster_ocr.ops.rules import AlertSettings
+from dagster_ocr.admin.rules import AlertSettings
 from resources.notifier import NotifierResource
 
 HOOK_ENV = "DAGSTER_OCR_TEST_WEBHOOK"
@@ -168,14 +168,14 @@ def test_freshness_checks_fail_until_the_assets_are_materialized(instance):
     assert evaluate() == {"knowledge_base": True, "duckdb_tables": False}
 
 
-def test_ops_definitions_load_next_to_the_document_assets(tmp_path):
+def test_alert_definitions_load_next_to_the_document_assets(tmp_path):
     base = build_definitions(tmp_path)
     defs = dg.Definitions(
         assets=with_freshness_policies(document_assets),
         jobs=base.jobs,
-        sensors=[*base.sensors, *ops_sensors],
+        sensors=[*base.sensors, *alert_sensors],
         schedules=base.schedules,
-        asset_checks=ops_asset_checks,
+        asset_checks=alert_asset_checks,
         resources={**base.resources, "notifier": NotifierResource()},
     )
     dg.Definitions.validate_loadable(defs)

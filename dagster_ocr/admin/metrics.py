@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
-from dagster_ocr.ops.migrations import current_version
+from dagster_ocr.schema import current_version
 
 log = logging.getLogger(__name__)
 
