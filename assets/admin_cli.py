@@ -23,6 +23,7 @@ from dagster_ocr.admin.metrics import (
     registry_from_warehouse,
 )
 from dagster_ocr.schema import LATEST_VERSION, SchemaVersionError, current_version
+from dagster_ocr.settings import Settings
 
 
 def check_instance(environ: Mapping[str, str] | None = None) -> list[doc.Finding]:
@@ -77,6 +78,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         lock=args.lock or doc.DEFAULT_LOCK,
         model_paths=model_paths,
         require_gpu=args.require_gpu,
+        settings=Settings.load(args.settings) if args.settings else None,
     )
     findings += check_instance()
     text, code = doc.report(findings)
@@ -138,9 +140,10 @@ def add_admin_commands(sub: argparse._SubParsersAction) -> None:
         "--model-path",
         action="append",
         metavar="ROLE=PATH",
-        help="a transformers checkpoint folder to check (repeatable); default: the ones "
-        "DAGSTER_OCR_TRANSFORMERS_SETTINGS names",
+        help="a transformers checkpoint folder to check (repeatable); default: the ones the "
+        "settings' ocr.engine and $DAGSTER_OCR_GPU_TARGET / $DAGSTER_OCR_GPU_DRAFT name",
     )
+    d.add_argument("--settings", help="settings file (YAML or JSON) whose OCR engine to check")
     d.add_argument("--require-gpu", action="store_true", help="an invisible GPU is an error, not a note")
     d.set_defaults(func=cmd_doctor)
 

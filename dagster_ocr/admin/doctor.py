@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import os
 import re
 import socket
@@ -22,14 +21,17 @@ from typing import Literal
 
 import duckdb
 
+from dagster_ocr.ocr.settings import TransformersOcrSettings
 from dagster_ocr.schema import LATEST_VERSION, current_version
+from dagster_ocr.settings import Settings
 
 Status = Literal["ok", "warn", "error"]
 
 #: the repository's lock file (installed editable, so it sits next to the packages)
 DEFAULT_LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"
 #: the JSON file of transformers engine settings (see dagster_ocr.ocr.speculative)
-TRANSFORMERS_SETTINGS_ENV = "DAGSTER_OCR_TRANSFORMERS_SETTINGS"
+#: the environment variables ``assets.definitions`` builds a ``GpuOcrResource`` from
+GPU_TARGET_ENV, GPU_DRAFT_ENV = "DAGSTER_OCR_GPU_TARGET", "DAGSTER_OCR_GPU_DRAFT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,18 +135,22 @@ def check_rapidocr_models(package_dir: str | Path | None = None) -> list[Finding
     return [Finding("ocr models", "ok", f"rapidocr models present: {', '.join(have)}")]
 
 
-def configured_model_paths(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Model folders named in the transformers settings file (``DAGSTER_OCR_TRANSFORMERS_SETTINGS``)."""
+def configured_model_paths(
+    settings: Settings | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Transformers checkpoint folders this installation is configured with: the settings'
+    ``ocr.engine`` (kind transformers) and the GPU resource's environment variables."""
     env = os.environ if environ is None else environ
-    path = env.get(TRANSFORMERS_SETTINGS_ENV)
-    if not path:
-        return {}
-    data = json.loads(Path(path).read_text())
-    return {
-        f"transformers {role}": str(data[key])
-        for role, key in (("target", "target_path"), ("draft", "draft_path"))
-        if data.get(key)
-    }
+    paths: dict[str, str] = {}
+    engine = (settings or Settings()).ocr.engine
+    if isinstance(engine, TransformersOcrSettings):
+        for role, value in (("target", engine.target_path), ("draft", engine.draft_path)):
+            if value:
+                paths[f"transformers {role} (ocr.engine)"] = value
+    for role, name in (("target", GPU_TARGET_ENV), ("draft", GPU_DRAFT_ENV)):
+        if env.get(name):
+            paths[f"transformers {role} (${name})"] = env[name]
+    return paths
 
 
 def check_model_paths(paths: Mapping[str, str]) -> list[Finding]:
@@ -158,8 +164,9 @@ def check_model_paths(paths: Mapping[str, str]) -> list[Finding]:
                     "model paths",
                     "error",
                     f"{role} model path {p} does not exist",
-                    f"copy the checkpoint there (save_pretrained layout), or correct the path in "
-                    f"${TRANSFORMERS_SETTINGS_ENV} / GpuOcrResource; models are never downloaded at run time",
+                    "copy the checkpoint there (save_pretrained layout), or correct the path in the "
+                    "settings (ocr.engine.target_path / draft_path) or the GpuOcrResource "
+                    f"(${GPU_TARGET_ENV} / ${GPU_DRAFT_ENV}); models are never downloaded at run time",
                 )
             )
         elif not (p / "config.json").is_file():
@@ -409,21 +416,12 @@ def run_checks(
     model_paths: Mapping[str, str] | None = None,
     require_gpu: bool = False,
     environ: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
 ) -> list[Finding]:
-    """Every core check. ``model_paths`` defaults to the ones the environment configures."""
+    """Every core check. ``model_paths`` defaults to the ones ``settings`` and the environment
+    configure."""
     found = [*check_packages(lock), *check_rapidocr_models()]
-    try:
-        paths = configured_model_paths(environ) if model_paths is None else dict(model_paths)
-    except (OSError, ValueError) as exc:
-        found.append(
-            Finding(
-                "model paths",
-                "error",
-                f"cannot read ${TRANSFORMERS_SETTINGS_ENV}: {exc}",
-                "fix the JSON file",
-            )
-        )
-        paths = {}
+    paths = configured_model_paths(settings, environ) if model_paths is None else dict(model_paths)
     found += check_model_paths(paths)
     found += check_gpu(require_gpu)
     if warehouse is not None:

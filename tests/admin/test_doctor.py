@@ -9,6 +9,7 @@ import duckdb
 
 from dagster_ocr.admin import doctor
 from dagster_ocr.schema import LATEST_VERSION, baseline_sql, migrate
+from dagster_ocr.settings import Settings
 
 
 def _by_status(findings):
@@ -33,7 +34,7 @@ def test_missing_model_path_is_an_error_with_a_fix(tmp_path):
     [finding] = doctor.check_model_paths({"transformers target": str(missing)})
     assert finding.status == "error"
     assert f"transformers target model path {missing} does not exist" in finding.message
-    assert "never downloaded" in finding.fix and "DAGSTER_OCR_TRANSFORMERS_SETTINGS" in finding.fix
+    assert "never downloaded" in finding.fix and "ocr.engine.target_path" in finding.fix
 
 
 def test_model_folder_without_weights_or_config(tmp_path):
@@ -50,12 +51,18 @@ def test_model_folder_without_weights_or_config(tmp_path):
     assert "no config.json" in found[0].message and "no weights" in found[1].message
 
 
-def test_model_paths_come_from_the_transformers_settings_file(tmp_path):
-    cfg = tmp_path / "t.json"
-    cfg.write_text(json.dumps({"target_path": "/m/target", "draft_path": "/m/draft"}))
-    paths = doctor.configured_model_paths({doctor.TRANSFORMERS_SETTINGS_ENV: str(cfg)})
-    assert paths == {"transformers target": "/m/target", "transformers draft": "/m/draft"}
-    assert doctor.configured_model_paths({}) == {}
+def test_model_paths_come_from_the_settings_and_the_gpu_resource_environment(tmp_path):
+    cfg = tmp_path / "s.json"
+    engine = {"kind": "transformers", "target_path": "/m/target", "draft_path": "/m/draft"}
+    cfg.write_text(json.dumps({"ocr": {"engine": engine}}))
+    paths = doctor.configured_model_paths(Settings.load(cfg), {})
+    assert paths == {
+        "transformers target (ocr.engine)": "/m/target",
+        "transformers draft (ocr.engine)": "/m/draft",
+    }
+    from_env = doctor.configured_model_paths(None, {doctor.GPU_TARGET_ENV: "/g/target"})
+    assert from_env == {"transformers target ($DAGSTER_OCR_GPU_TARGET)": "/g/target"}
+    assert doctor.configured_model_paths(None, {}) == {}
 
 
 def test_wrong_schema_version_older_says_migrate(tmp_path):
