@@ -587,22 +587,3 @@ def test_shaded_rows_of_a_zebra_table_keep_their_columns() -> None:
     assert grid[:10] == rows  # shaded rows (2, 4, ...) split back into their four columns
     # the closing note spans the table: its words straddle the column lines, so it stays one cell
     assert grid[10][0].startswith("Note: every figure") and grid[10][1:] == ["", "", ""]
-
-
-def test_table_modules_import_only_the_modules_before_them() -> None:
-    """dagster_ocr.tables is a DAG: each module imports only those listed before it (no cycles)."""
-    import ast
-
-    import dagster_ocr.tables as package
-
-    order = ["settings", "words", "grid", "cells", "stream", "sideways", "rows", "columns", "document"]
-    folder = Path(package.__file__).parent
-    assert sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__") == sorted(order)
-    for k, name in enumerate(order):
-        tree = ast.parse((folder / f"{name}.py").read_text())
-        imported = {
-            node.module.rsplit(".", 1)[1]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dagster_ocr.tables.")
-        }
-        assert imported <= set(order[:k]), (name, imported - set(order[:k]))
