@@ -314,3 +314,6 @@ class ParagraphResult:
     #: each page, the one place it is decided (the warehouse's ``lines.furniture``; the pages
     #: themselves are read-only input and carry no mark)
     furniture: dict[int, dict[int, str]] = field(default_factory=dict)
+    #: ids of the tables whose text the paragraph stage kept as paragraphs (columns of prose taken
+    #: for a table): their text is in ``paragraphs``, so the reading-order sequence leaves them out
+    read_as_text: list[str] = field(default_factory=list)

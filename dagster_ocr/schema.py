@@ -69,6 +69,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE documents ADD COLUMN IF NOT EXISTS peak_gpu_bytes BIGINT",
         ),
     ),
+    Migration(
+        4,
+        "tables.markdown/read_as_text/section_id/precedes_reading_order: each table's Markdown and its "
+        "place among the paragraphs, for the document_blocks view (one reading-order sequence)",
+        (
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS markdown VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS read_as_text BOOLEAN",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS section_id VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS precedes_reading_order INTEGER",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

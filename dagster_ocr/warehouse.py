@@ -26,6 +26,7 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import __version__
+from dagster_ocr.blocks import place_tables, table_markdown
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
 
@@ -573,9 +574,13 @@ def iter_document_rows(
             ],
         )
 
+    # where each table sits among the paragraphs (the document_blocks view), and its Markdown
+    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
+    placements = place_tables(paras, tables, read_as_text)
     table_rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
     for t in tables:
+        placed = placements.get(t.table_id)
         table_rows.append(
             {
                 "doc_id": doc_id,
@@ -595,6 +600,10 @@ def iter_document_rows(
                 "y0": t.bbox[1],
                 "x1": t.bbox[2],
                 "y1": t.bbox[3],
+                "markdown": "\n".join(table_markdown(t.grid(), t.header_rows)),
+                "read_as_text": t.table_id in read_as_text,
+                "section_id": placed.section_id if placed else None,
+                "precedes_reading_order": placed.precedes if placed else None,
             }
         )
         for c in t.cells:

@@ -58,6 +58,7 @@ def build_paragraphs(
         if _looks_like_prose(t, s):
             # two columns of running text taken for a table: dropping it would lose body text
             log.info("table %s reads as running text; its text stays in the paragraphs", t.table_id)
+            result.read_as_text.append(t.table_id)
             continue
         for page_index, bbox in t.regions:
             tables_by_page[page_index].append(bbox)
