@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dagster_ocr.ingest import DocumentStore, ingest_inbox
+from dagster_ocr.ingest import DocumentStore, register_inbox
 from dagster_ocr.warehouse import Warehouse
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -46,8 +46,10 @@ def run_inbox(
     data_dir = data_dir or default_data_dir(warehouse)
     defs = build_definitions(data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine)
     job = defs.resolve_job_def("ingest_document")
-    found = ingest_inbox(inbox, DocumentStore(data_dir / "store"))
+    scan = register_inbox(inbox, DocumentStore(data_dir / "store"))
+    found = scan.documents
     Warehouse(warehouse).ensure_schema()
+    Warehouse(warehouse).record_files(scan.files, "cli")  # every file, duplicates included
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(documents_partitions.name, [rec.doc_id for rec, _ in found])
     bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)

@@ -80,6 +80,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE tables ADD COLUMN IF NOT EXISTS precedes_reading_order INTEGER",
         ),
     ),
+    Migration(
+        5,
+        "files: every inbox file ever seen, duplicates included (lineage: what happened to file X)",
+        (
+            """CREATE TABLE IF NOT EXISTS files (
+                path         VARCHAR NOT NULL,    -- absolute path in the inbox
+                file_name    VARCHAR NOT NULL,
+                size         BIGINT,
+                mtime        TIMESTAMP,           -- the file's modification time (UTC) when last seen
+                doc_id       VARCHAR NOT NULL,    -- sha256 of its bytes: the document it is
+                first_seen   TIMESTAMP NOT NULL,  -- UTC
+                last_seen    TIMESTAMP NOT NULL,  -- UTC: the latest scan that saw it there
+                duplicate_of VARCHAR,             -- path of the first file seen with the same bytes
+                last_seen_by VARCHAR              -- sensor | schedule | cli
+            )""",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

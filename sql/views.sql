@@ -95,3 +95,22 @@ SELECT doc_id, page_index, page_label,
            AS reading_order,
        kind, section_id, text, x0, y0, x1, y1, source_id, last_page_index, heading_level
 FROM blocks;
+
+-- what happened to each inbox file: every file ever seen (duplicates included) with the document
+-- its bytes became, that document's status and reason. A byte-identical copy shares the original's
+-- document (duplicate_of names the first file seen with those bytes); a file not parsed yet shows
+-- status 'pending'.
+CREATE OR REPLACE VIEW file_status AS
+SELECT f.path, f.file_name, f.size, f.mtime, f.first_seen, f.last_seen, f.duplicate_of, f.doc_id,
+       coalesce(d.status, 'pending') AS status,
+       d.error,
+       d.file_name AS document_file_name,
+       d.n_pages, d.n_paragraphs, d.n_tables, d.parsed_at,
+       CASE WHEN d.doc_id IS NULL THEN 'registered, not parsed yet'
+            WHEN d.status = 'parsed' THEN 'parsed'
+            ELSE d.status || ': ' || coalesce(d.error, '?') END
+       || CASE WHEN f.duplicate_of IS NOT NULL
+               THEN ' (same bytes as ' || f.duplicate_of || ': one document for both)'
+               ELSE '' END AS outcome
+FROM files f
+LEFT JOIN documents d USING (doc_id);
