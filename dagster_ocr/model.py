@@ -300,6 +300,12 @@ class ExtractedDocument:
     #: pages whose text came from the text layer: the table stage opens the file only when some did
     #: (None: not counted, as in outputs of earlier versions)
     text_layer_pages: int | None = None
+    #: MuPDF had to repair the file to open it (a damaged file: its empty pages may be lost ones)
+    repaired: bool = False
+    #: page index -> "image" | "graphics" | "blank" for every page without text (see integrity.py)
+    page_content: dict[int, str] = field(default_factory=dict)
+    #: page index -> why its content stream is broken (a missing object, undecodable data)
+    damaged_pages: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

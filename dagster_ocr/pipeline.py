@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pymupdf
 
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
+from dagster_ocr.integrity import ContentCensus
 from dagster_ocr.labels import label_pages, pdf_page_labels
 from dagster_ocr.model import (
     DocStatus,
@@ -86,11 +87,14 @@ def extract_document(
             n = pdf.page_count
             pdf_labels = pdf_page_labels(pdf)
             text_layer = 0
+            census = ContentCensus(pdf)  # damage and empty pages, for the pages_complete check
             for page in iter_pages(pdf, settings.text, ocr, deadline):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
+                census.observe(page)
                 if progress:
                     progress(len(pages), n)
+            integrity = census.finish()
     except BadInputError as exc:
         log.warning("%s: %s", source.file_name, exc.reason)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
@@ -105,6 +109,14 @@ def extract_document(
     finally:
         if timed is not None:
             timed.close()
+    if integrity.repaired or integrity.damaged_pages:
+        log.warning(
+            "%s: %s; %d page(s) without text, %d with a broken content stream",
+            source.file_name,
+            "MuPDF had to repair the file" if integrity.repaired else "the file is damaged",
+            len(integrity.page_content),
+            len(integrity.damaged_pages),
+        )
     return ExtractedDocument(
         source=source,
         status=DocStatus.PARSED,
@@ -113,6 +125,9 @@ def extract_document(
         n_pages=n,
         pdf_page_labels=pdf_labels,
         text_layer_pages=text_layer,
+        repaired=integrity.repaired,
+        page_content=integrity.page_content,
+        damaged_pages=integrity.damaged_pages,
     )
 
 
@@ -128,7 +143,12 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
             confidences.append(p.ocr_confidence)
         if p.decode_stats:
             decoded.append(p.decode_stats)
+    content = getattr(doc, "page_content", None) or {}  # absent in outputs of earlier versions
     out: dict[str, float | int | None] = {
+        "repaired": bool(getattr(doc, "repaired", False)),
+        "pages_without_text": len(content),
+        "blank_pages": sum(1 for c in content.values() if c == "blank"),
+        "damaged_pages": len(getattr(doc, "damaged_pages", None) or {}),
         "ocr_pages": n_ocr,
         "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
         "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,

@@ -5,7 +5,8 @@ back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pa
 (GX's SQL data source fails on DuckDB, see FACTS.md). There is one suite per stage:
 
 * ``document_parsed``: the file could be read and yields text;
-* ``pages_complete``: one row per physical page, each with a page label;
+* ``pages_complete``: one row per physical page, each with a page label; no page emptied by damage
+  (a file MuPDF repaired, a broken content stream) and not too many blank ones;
 * ``paragraphs_valid``: non-empty text, unique ids, few validation flags, boxes inside the page;
 * ``tables_valid``: rectangular grids, no empty (merged) table, header text where a header was detected;
 * ``ocr_confident``: OCR'd text is confident enough to be trusted.
@@ -41,7 +42,8 @@ SUITES: tuple[str, ...] = (
 
 SUITE_DESCRIPTIONS: dict[str, str] = {
     "document_parsed": "The file could be opened and yields text.",
-    "pages_complete": "One row per physical page, each with a page label.",
+    "pages_complete": "One row per physical page, each with a page label and content: none emptied by "
+    "damage, few blank.",
     "paragraphs_valid": "Paragraphs non-empty, ids unique, few garbled, boxes on their page.",
     "tables_valid": "Tables are rectangular and non-empty, with header text where a header was detected.",
     "ocr_confident": "Mean OCR confidence over the document's OCR'd lines is above threshold.",
@@ -70,6 +72,17 @@ class QualitySettings(BaseModel):
     min_text_chars: int = Field(
         1,
         description="A parsed document must yield at least this many characters of paragraph or table text.",
+    )
+    max_blank_page_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Largest share of a document's pages that may be blank (no text, no image, nothing "
+        "drawn) while other pages have text, in a file MuPDF did not have to repair: a book's "
+        "deliberately blank versos pass; a document mostly blank but for one page of text is "
+        "quarantined (blank_page_share). In a repaired file any page without text or image fails "
+        "pages_have_content instead (severity_overrides {'pages_have_content': 'WARN'} loads such "
+        "files with a warning).",
     )
     bbox_tolerance_pt: float = Field(
         1.0, description="How far (PDF points) a paragraph box may stick out of its page before it counts."
@@ -198,6 +211,39 @@ def _specs() -> list[_Spec]:
             "page_index",
         ),
         _Spec(
+            "pages_complete",
+            "pages_have_content",
+            "pages",
+            "ERROR",
+            "No page is left without text or image by damage, in a document whose other pages have "
+            "text: a page of a file MuPDF had to repair that holds no text and no image, or a page "
+            "without text whose content stream is broken.",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="content_ok", value_set=[True]),
+            lambda s: "0 pages emptied by damage",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "content_streams_intact",
+            "pages",
+            "ERROR",
+            "No page's content stream is broken (it names a missing object, or its data does not "
+            "decompress): such a page lost some or all of what it showed.",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="stream_ok", value_set=[True]),
+            lambda s: "0 broken content streams",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "blank_page_share",
+            "pages",
+            "ERROR",
+            "Share of the document's pages with no content at all (no text, image or drawing) while "
+            "other pages have text.",
+            lambda s: gxe.ExpectColumnMeanToBeBetween(column="blank", max_value=s.max_blank_page_share),
+            lambda s: f"<= {s.max_blank_page_share}",
+        ),
+        _Spec(
             "paragraphs_valid",
             "paragraphs_non_empty",
             "paragraphs",
@@ -322,6 +368,7 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
             "label_len": _non_empty_chars(pages["page_label"])
             if len(pages)
             else pd.Series([], dtype="int64"),
+            **_page_content_columns(pages, _flag(doc.get("repaired"))),
         }
     )
 
@@ -382,6 +429,38 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
         "paragraphs": paras_out,
         "tables": tables_out,
         "ocr_lines": ocr_out,
+    }
+
+
+def _flag(value: Any) -> bool:
+    """A BOOLEAN column's value read back through pandas (None/NaN: False)."""
+    return value is not None and not pd.isna(value) and bool(value)
+
+
+def _page_content_columns(pages: pd.DataFrame, repaired: bool) -> dict[str, pd.Series]:
+    """``content_ok``, ``stream_ok`` and ``blank`` per page (see the pages_complete expectations).
+
+    A page's emptiness only counts against a document that has text on other pages (one with no
+    text at all fails document_parsed.text_extracted instead). Rows of an older warehouse without
+    the content columns judge nothing (every page ok).
+    """
+    n = len(pages)
+    if not n or "content" not in pages.columns:
+        return {
+            "content_ok": pd.Series([True] * n, dtype=bool),
+            "stream_ok": pd.Series([True] * n, dtype=bool),
+            "blank": pd.Series([0.0] * n, dtype="float64"),
+        }
+    content = pages["content"].fillna("text").astype(str).reset_index(drop=True)
+    damage = pages["content_damage"].reset_index(drop=True) if "content_damage" in pages.columns else None
+    broken = damage.notna() if damage is not None else pd.Series([False] * n)
+    with_text = bool((content == "text").any())
+    textless = content.isin(["graphics", "blank"])  # no text and no image
+    emptied = with_text & ((textless & repaired) | ((content != "text") & broken))
+    return {
+        "content_ok": ~emptied,
+        "stream_ok": ~broken.astype(bool),
+        "blank": ((content == "blank") & with_text).astype("float64"),
     }
 
 

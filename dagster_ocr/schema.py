@@ -97,6 +97,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        6,
+        "documents.repaired, pages.content/content_damage (why its content stream is broken): damaged "
+        "input (a file MuPDF repaired, pages left without text or image) for the pages_complete check",
+        (
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS repaired BOOLEAN",
+            "ALTER TABLE pages ADD COLUMN IF NOT EXISTS content VARCHAR",
+            "ALTER TABLE pages ADD COLUMN IF NOT EXISTS content_damage VARCHAR",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

@@ -540,6 +540,9 @@ def iter_document_rows(
     lines: list[dict[str, Any]] = []
     decode_stats: list[dict[str, Any]] = []
     n_ocr = 0
+    # what each page holds and whether its content stream is broken (absent in older outputs)
+    page_content = getattr(doc, "page_content", None) or {}
+    damaged = getattr(doc, "damaged_pages", None) or {}
     for page in doc.pages:
         n_ocr += str(page.text_source) == "ocr"
         if page.decode_stats:
@@ -569,6 +572,8 @@ def iter_document_rows(
                 "ocr_confidence": page.ocr_confidence,
                 "n_lines": len(page.lines),
                 "text": page.text,
+                "content": page_content.get(page.index, "text"),
+                "content_damage": damaged.get(page.index),
             }
         )
         # furniture is decided in one place: the paragraph stage (which takes the label stage's
@@ -725,6 +730,7 @@ def iter_document_rows(
                 "n_ocr_pages": n_ocr,
                 "pipeline_version": __version__,
                 "parsed_at": _now(),
+                "repaired": bool(getattr(doc, "repaired", False)),
                 **(document_extra or {}),
             }
         ],

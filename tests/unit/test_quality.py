@@ -23,6 +23,9 @@ EXPECTATIONS = [
     "page_indexes_unique",
     "page_indexes_in_range",
     "page_labels_present",
+    "pages_have_content",
+    "content_streams_intact",
+    "blank_page_share",
     "paragraphs_non_empty",
     "paragraph_ids_unique",
     "flagged_paragraph_share",
@@ -138,6 +141,16 @@ def _low_ocr(f):
     f.ocr_lines = pd.DataFrame({"confidence": [0.4, 0.5, 0.6]})
 
 
+def _emptied_by_repair(f):
+    f.document["repaired"] = True
+    f.pages["content"] = ["text", "blank"]
+
+
+def _broken_stream(f):
+    f.pages["content"] = ["text", "image"]
+    f.pages["content_damage"] = [None, "its content object 35 is missing"]
+
+
 def _unreadable(f):
     f.document.update(status="failed", error="corrupt: no readable pages")
 
@@ -162,6 +175,8 @@ def _no_text(f):
         (_empty_table, "tables_non_empty", True),
         (_blank_header, "table_headers_present", False),
         (_low_ocr, "ocr_mean_confidence", True),
+        (_emptied_by_repair, "pages_have_content", True),
+        (_broken_stream, "content_streams_intact", True),
         (_unreadable, "document_opened", True),
         (_no_text, "text_extracted", True),
     ],
@@ -175,6 +190,20 @@ def test_each_defect_fails_its_expectation(defect, expectation, blocks):
     assert bool(blocking_failures(results)) is blocks
     if blocks:
         assert expectation in describe_failures(results)
+
+
+def test_blank_pages_count_only_beside_text_and_up_to_a_share():
+    frames = _frames()
+    frames.pages["content"] = ["text", "blank"]  # a sound file: one blank verso of two pages
+    results = {r.expectation: r for r in evaluate_document(frames)}
+    assert results["blank_page_share"].success and results["blank_page_share"].observed_value == "0.5"
+    assert results["pages_have_content"].success  # not repaired: blank is not damage
+    assert "blank_page_share" in _failed(frames, QualitySettings(max_blank_page_share=0.4))
+    # no text anywhere: document_parsed says so; pages_complete does not say it twice
+    frames.pages["content"] = ["blank", "blank"]
+    frames.document["repaired"] = True
+    failed = _failed(frames)
+    assert not failed & {"pages_have_content", "blank_page_share"}
 
 
 def test_an_unreadable_document_is_judged_by_document_parsed_only():
