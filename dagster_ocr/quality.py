@@ -9,7 +9,9 @@ back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pa
   (a file MuPDF repaired, a broken content stream) and not too many blank ones;
 * ``paragraphs_valid``: non-empty text, unique ids, few validation flags, boxes inside the page;
 * ``tables_valid``: rectangular grids, no empty (merged) table, header text where a header was detected;
-* ``ocr_confident``: OCR'd text is confident enough to be trusted.
+* ``ocr_confident``: OCR'd text is confident enough to be trusted;
+* ``text_conserved`` (WARN only): where the text layer's characters went (see
+  :mod:`dagster_ocr.conservation`): the shares in tables and furniture, and what was lost.
 
 Every expectation carries a severity: ERROR results block the knowledge-base load, WARN results
 are reported only. Thresholds and severities live in :class:`QualitySettings`.
@@ -38,6 +40,7 @@ SUITES: tuple[str, ...] = (
     "paragraphs_valid",
     "tables_valid",
     "ocr_confident",
+    "text_conserved",
 )
 
 SUITE_DESCRIPTIONS: dict[str, str] = {
@@ -47,6 +50,8 @@ SUITE_DESCRIPTIONS: dict[str, str] = {
     "paragraphs_valid": "Paragraphs non-empty, ids unique, few garbled, boxes on their page.",
     "tables_valid": "Tables are rectangular and non-empty, with header text where a header was detected.",
     "ocr_confident": "Mean OCR confidence over the document's OCR'd lines is above threshold.",
+    "text_conserved": "Where the text layer's characters went: shares in tables and page furniture (a "
+    "warning when furniture takes an implausible share) and lost (in no paragraph, cell or furniture).",
 }
 
 
@@ -83,6 +88,28 @@ class QualitySettings(BaseModel):
         "quarantined (blank_page_share). In a repaired file any page without text or image fails "
         "pages_have_content instead (severity_overrides {'pages_have_content': 'WARN'} loads such "
         "files with a warning).",
+    )
+    max_furniture_char_share: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Largest share of a document's text-layer characters that may go to page furniture "
+        "(page numbers, running headers and footers) before text_conserved warns: body text taken "
+        "for running headers shows as a large share (the corpus' largest is 0.25, a 77-character file).",
+    )
+    max_table_char_share: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Largest share of the characters in table cells before text_conserved warns "
+        "(1.0: reported only; a data sheet is all table).",
+    )
+    max_lost_char_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Largest share of characters lost (in no paragraph, heading, cell or furniture line) "
+        "before text_conserved warns (see text_conservation.lost_text for which).",
     )
     bbox_tolerance_pt: float = Field(
         1.0, description="How far (PDF points) a paragraph box may stick out of its page before it counts."
@@ -128,6 +155,8 @@ class DocumentFrames:
     cells: pd.DataFrame
     #: confidence of every line on an OCR'd page (column ``confidence``)
     ocr_lines: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"confidence": []}))
+    #: the document's ``text_conservation`` rows (one per page)
+    conservation: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 # ------------------------------------------------------------------------------ expectation specs
@@ -336,6 +365,40 @@ def _specs() -> list[_Spec]:
             ),
             lambda s: f"<= {s.max_low_confidence_line_share} below {s.min_line_confidence}",
         ),
+        _Spec(
+            "text_conserved",
+            "furniture_char_share",
+            "conservation",
+            "WARN",
+            "Share of the text layer's (or OCR output's) characters that went to page furniture.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="furniture_share", max_value=s.max_furniture_char_share
+            ),
+            lambda s: f"<= {s.max_furniture_char_share}",
+            "furniture_observed",
+        ),
+        _Spec(
+            "text_conserved",
+            "table_char_share",
+            "conservation",
+            "WARN",
+            "Share of the characters that went to table cells.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="table_share", max_value=s.max_table_char_share
+            ),
+            lambda s: f"<= {s.max_table_char_share}",
+            "table_observed",
+        ),
+        _Spec(
+            "text_conserved",
+            "lost_char_share",
+            "conservation",
+            "WARN",
+            "Share of the characters found in no paragraph, heading, table cell or furniture line.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="lost_share", max_value=s.max_lost_char_share),
+            lambda s: f"<= {s.max_lost_char_share}",
+            "lost_observed",
+        ),
     ]
 
 
@@ -429,7 +492,35 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
         "paragraphs": paras_out,
         "tables": tables_out,
         "ocr_lines": ocr_out,
+        "conservation": _conservation_frame(frames.conservation),
     }
+
+
+def _conservation_frame(pages: pd.DataFrame) -> pd.DataFrame:
+    """One row: the document's shares of characters in furniture, tables and lost, with readable
+    observed values ("0.031 (520 of 16,864 chars)"). No rows where nothing was accounted (an older
+    warehouse, or a document without text)."""
+    columns = ["furniture_share", "table_share", "lost_share"]
+    observed = [c.replace("_share", "_observed") for c in columns]
+    if not len(pages) or "chars" not in pages.columns:
+        return pd.DataFrame(columns=columns + observed)
+    total = int(pd.to_numeric(pages["chars"]).fillna(0).sum())
+    if total == 0:
+        return pd.DataFrame(columns=columns + observed)
+
+    def summed(*names: str) -> int:
+        return int(sum(pd.to_numeric(pages[n]).fillna(0).sum() for n in names if n in pages.columns))
+
+    parts = {
+        "furniture": summed("page_number_chars", "header_chars", "footer_chars"),
+        "table": summed("table_chars"),
+        "lost": summed("lost_chars"),
+    }
+    row: dict[str, Any] = {}
+    for name, n in parts.items():
+        row[f"{name}_share"] = n / total
+        row[f"{name}_observed"] = f"{n / total:.4f} ({n:,} of {total:,} chars)"
+    return pd.DataFrame([row])
 
 
 def _flag(value: Any) -> bool:
@@ -488,7 +579,7 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
             # tqdm bars per validation would flood Dagster's captured stderr
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
             source = context.data_sources.add_pandas("dagster_ocr_quality")
-            frames = ("document", "pages", "paragraphs", "tables", "ocr_lines")
+            frames = ("document", "pages", "paragraphs", "tables", "ocr_lines", "conservation")
             _GX["gx"] = gx
             _GX["context"] = context
             _GX["batches"] = {

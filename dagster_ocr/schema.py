@@ -107,6 +107,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE pages ADD COLUMN IF NOT EXISTS content_damage VARCHAR",
         ),
     ),
+    Migration(
+        7,
+        "text_conservation: where every character of each page's text layer or OCR output went "
+        "(paragraph, heading, table cell, furniture by kind, or lost)",
+        (
+            """CREATE TABLE IF NOT EXISTS text_conservation (
+                doc_id            VARCHAR NOT NULL,
+                page_index        INTEGER NOT NULL,
+                page_label        VARCHAR,
+                text_source       VARCHAR,
+                chars             INTEGER,  -- non-whitespace characters of the page's lines
+                paragraph_chars   INTEGER,
+                heading_chars     INTEGER,
+                table_chars       INTEGER,
+                page_number_chars INTEGER,  -- furniture, by kind
+                header_chars      INTEGER,
+                footer_chars      INTEGER,
+                lost_chars        INTEGER,  -- in no paragraph, heading, cell or furniture line
+                unsourced_chars   INTEGER,  -- in this page's paragraphs/cells but from no line (twice?)
+                lost_text         VARCHAR   -- the lost words, for a person to look at
+            )""",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

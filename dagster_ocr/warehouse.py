@@ -27,6 +27,7 @@ import pandas as pd
 
 from dagster_ocr import __version__
 from dagster_ocr.blocks import place_tables, table_markdown
+from dagster_ocr.conservation import TextAccountant
 from dagster_ocr.ingest import FileSighting
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
@@ -50,11 +51,21 @@ READABLE_TABLES = frozenset(
         "approvals",
         "kb_chunks",
         "files",
+        "text_conservation",
     }
 )
 
 #: tables holding one document's parsed content (replaced together by ``write_document``)
-CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells", "ocr_decode_stats")
+CONTENT_TABLES = (
+    "pages",
+    "lines",
+    "sections",
+    "paragraphs",
+    "tables",
+    "table_cells",
+    "ocr_decode_stats",
+    "text_conservation",
+)
 
 #: a document of more pages than this is staged before it replaces the old rows (``write_document``)
 STAGE_ABOVE_PAGES = 256
@@ -543,7 +554,10 @@ def iter_document_rows(
     # what each page holds and whether its content stream is broken (absent in older outputs)
     page_content = getattr(doc, "page_content", None) or {}
     damaged = getattr(doc, "damaged_pages", None) or {}
+    # where every character of each page went (paragraph, heading, cell, furniture, lost)
+    accountant = TextAccountant(paragraphs, tables)
     for page in doc.pages:
+        accountant.page(page)
         n_ocr += str(page.text_source) == "ocr"
         if page.decode_stats:
             decode_stats.append(
@@ -606,6 +620,13 @@ def iter_document_rows(
     yield "pages", pages
     yield "lines", lines
     yield "ocr_decode_stats", decode_stats
+    yield (
+        "text_conservation",
+        [
+            {**a.as_row(), "doc_id": doc_id, "page_label": page_label(a.page_index)}
+            for a in accountant.finish()
+        ],
+    )
 
     yield (
         "sections",

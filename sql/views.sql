@@ -114,3 +114,22 @@ SELECT f.path, f.file_name, f.size, f.mtime, f.first_seen, f.last_seen, f.duplic
                ELSE '' END AS outcome
 FROM files f
 LEFT JOIN documents d USING (doc_id);
+
+-- conservation of text per document: where the characters of its text layer (or OCR output)
+-- went, as counts and shares (see text_conservation, per page, and dagster_ocr/conservation.py)
+CREATE OR REPLACE VIEW document_conservation AS
+SELECT c.doc_id, d.file_name, d.status,
+       sum(c.chars)::BIGINT AS chars,
+       sum(c.paragraph_chars + c.heading_chars)::BIGINT AS text_chars,
+       sum(c.table_chars)::BIGINT AS table_chars,
+       sum(c.page_number_chars + c.header_chars + c.footer_chars)::BIGINT AS furniture_chars,
+       sum(c.lost_chars)::BIGINT AS lost_chars,
+       sum(c.unsourced_chars)::BIGINT AS unsourced_chars,
+       round(sum(c.table_chars) / nullif(sum(c.chars), 0), 4) AS table_share,
+       round(sum(c.page_number_chars + c.header_chars + c.footer_chars) / nullif(sum(c.chars), 0), 4)
+           AS furniture_share,
+       round(sum(c.lost_chars) / nullif(sum(c.chars), 0), 4) AS lost_share,
+       count(*) FILTER (WHERE c.lost_chars > 0) AS pages_with_losses
+FROM text_conservation c
+JOIN documents d USING (doc_id)
+GROUP BY c.doc_id, d.file_name, d.status;

@@ -162,6 +162,7 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
         "paragraphs_valid",
         "tables_valid",
         "ocr_confident",
+        "text_conserved",
     }
     ocr = evaluations["ocr_confident"]
     assert not ocr.passed and ocr.severity == dg.AssetCheckSeverity.ERROR

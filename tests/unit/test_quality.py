@@ -35,6 +35,9 @@ EXPECTATIONS = [
     "table_headers_present",
     "ocr_mean_confidence",
     "ocr_low_confidence_lines",
+    "furniture_char_share",
+    "table_char_share",
+    "lost_char_share",
 ]
 
 
@@ -77,6 +80,19 @@ def _frames() -> DocumentFrames:
         tables=tables,
         cells=cells,
         ocr_lines=pd.DataFrame({"confidence": [0.97, 0.95, 0.99]}),
+        conservation=pd.DataFrame(
+            {
+                "page_index": [0, 1],
+                "chars": [60, 40],
+                "paragraph_chars": [40, 14],
+                "heading_chars": [0, 0],
+                "table_chars": [18, 22],
+                "page_number_chars": [1, 1],
+                "header_chars": [1, 3],
+                "footer_chars": [0, 0],
+                "lost_chars": [0, 0],
+            }
+        ),
     )
 
 
@@ -151,6 +167,16 @@ def _broken_stream(f):
     f.pages["content_damage"] = [None, "its content object 35 is missing"]
 
 
+def _body_taken_for_headers(f):
+    f.conservation["header_chars"] = [41, 17]
+    f.conservation["paragraph_chars"] = [0, 0]
+
+
+def _lost_text(f):
+    f.conservation["lost_chars"] = [0, 7]
+    f.conservation["paragraph_chars"] = [40, 7]
+
+
 def _unreadable(f):
     f.document.update(status="failed", error="corrupt: no readable pages")
 
@@ -177,6 +203,8 @@ def _no_text(f):
         (_low_ocr, "ocr_mean_confidence", True),
         (_emptied_by_repair, "pages_have_content", True),
         (_broken_stream, "content_streams_intact", True),
+        (_body_taken_for_headers, "furniture_char_share", False),
+        (_lost_text, "lost_char_share", False),
         (_unreadable, "document_opened", True),
         (_no_text, "text_extracted", True),
     ],
@@ -204,6 +232,18 @@ def test_blank_pages_count_only_beside_text_and_up_to_a_share():
     frames.document["repaired"] = True
     failed = _failed(frames)
     assert not failed & {"pages_have_content", "blank_page_share"}
+
+
+def test_conservation_reports_its_shares_with_the_counts():
+    results = {r.expectation: r for r in evaluate_document(_frames())}
+    assert results["furniture_char_share"].observed_value == "0.0600 (6 of 100 chars)"
+    assert results["table_char_share"].observed_value == "0.4000 (40 of 100 chars)"
+    assert results["lost_char_share"].success and results["lost_char_share"].severity == "WARN"
+    frames = _frames()
+    frames.conservation = frames.conservation.iloc[0:0]  # an older warehouse: nothing to judge
+    assert {
+        r.expectation for r in evaluate_document(frames) if r.suite == "text_conserved" and not r.success
+    } == set()
 
 
 def test_an_unreadable_document_is_judged_by_document_parsed_only():
