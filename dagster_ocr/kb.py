@@ -166,7 +166,11 @@ def build_chunks(
 
     def emit_table(block: Any) -> None:
         table_id = str(block.source_id)
-        lines = str(block.text or "").splitlines()
+        if not isinstance(block.text, str) or not block.text:
+            # a table written before its Markdown was stored (schema < 4): re-materialize duckdb_tables
+            log.warning("%s: table %s has no Markdown yet; re-materialize duckdb_tables", file_name, table_id)
+            return
+        lines = block.text.splitlines()
         header, rows = lines[:2], lines[2:]
         first_row = int(header_rows.get(table_id) or 0)
         row_page = pages_of_rows.get(table_id, {})
