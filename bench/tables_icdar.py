@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dagster_ocr.model import Page, Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
+from dagster_ocr.textlayer import read_text_layer  # noqa: E402
 
 Grid = list[list[str]]
 Relations = Counter[tuple[str, str, str]]
@@ -128,11 +129,13 @@ def score_doc(gt: list[tuple[int, Grid]], pred: list[tuple[int, Grid]]) -> tuple
 
 
 def pages_of(doc: pymupdf.Document) -> list[Page]:
-    """Minimal text-layer pages (lines are read from the document by the table stage itself)."""
+    """Minimal text-layer pages (lines are read from the document by the table stage itself), with
+    the text stage's count of characters running up and down the page (for sideways tables)."""
     out = []
     for i in range(doc.page_count):
         pg = doc[i]
-        out.append(Page(index=i, width=pg.rect.width, height=pg.rect.height))
+        vertical = read_text_layer(pg)[1]
+        out.append(Page(index=i, width=pg.rect.width, height=pg.rect.height, vertical_chars=vertical))
     return out
 
 
