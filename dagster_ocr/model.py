@@ -158,9 +158,6 @@ class Page:
     #: share of the page area covered by images, in [0, 1]
     image_coverage: float = 0.0
     ocr_confidence: float | None = None
-    label: str = ""
-    label_source: LabelSource = LabelSource.PHYSICAL
-    label_confidence: float = 0.0
     #: decoding counts of an engine that reports them (speculative decoding: tokens drafted and
     #: accepted, target forwards, tokens/s), summed over the page; None for other engines
     decode_stats: dict[str, float | int | None] | None = None
