@@ -21,7 +21,8 @@ import numpy as np
 import pymupdf
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.model import BBox, Line, Page, Span, TextSource, x_gaps
+from dagster_ocr.layout import x_gaps
+from dagster_ocr.model import BBox, Line, Page, Span, TextSource
 from dagster_ocr.ocr.settings import OcrSettings
 from dagster_ocr.ocr.stats import DecodeStats
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pymupdf
 
-from dagster_ocr.model import BBox, Line, Page, Table, TextSource, transform_box
+from dagster_ocr.layout import transform_box
+from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.tables.cells import _Part, _to_part
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
