@@ -100,19 +100,27 @@ def bands(items: Iterable[T], box: Callable[[T], BBox], grow: bool) -> list[list
     extent, so a superscript or a tall glyph does not stretch it into the next line.
     ``box`` is called once per item.
     """
-    boxed = sorted(((box(it), it) for it in items), key=lambda bi: ((bi[0][1] + bi[0][3]) / 2, bi[0][0]))
-    out: list[list[tuple[BBox, T]]] = []
+    items = list(items)
+    boxes = list(map(box, items))
+    # the items' indices are sorted, by keys built in one comprehension and looked up by the list's
+    # own __getitem__: no lambda call per item (both sorts are stable: ties keep the input order)
+    order = sorted(range(len(items)), key=[((b[1] + b[3]) / 2, b[0]) for b in boxes].__getitem__)
+    out: list[list[int]] = []
+    band: list[int] = []
     by0 = by1 = 0.0  # the last band's vertical extent
-    for b, it in boxed:
+    for i in order:
+        b = boxes[i]
         y0, y1 = b[1], b[3]
         if out and min(y1, by1) - max(y0, by0) >= 0.5 * min(y1 - y0, by1 - by0):
-            out[-1].append((b, it))
+            band.append(i)
             if grow:
                 by0, by1 = min(by0, y0), max(by1, y1)
             continue
-        out.append([(b, it)])
+        band = [i]
+        out.append(band)
         by0, by1 = y0, y1
-    return [[it for _, it in sorted(band, key=lambda bi: bi[0][0])] for band in out]
+    left = [b[0] for b in boxes].__getitem__
+    return [[items[i] for i in sorted(band, key=left)] for band in out]
 
 
 # ---------------------------------------------------------------------------------------- gutters
