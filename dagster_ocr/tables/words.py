@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import statistics
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -63,8 +65,8 @@ def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
     return lines
 
 
-def _word_box(w: _Word) -> BBox:
-    return (w.x0, w.y0, w.x1, w.y1)
+#: a word's box, built in C (a few per cent of banding a page's words, against a lambda)
+_word_box: Callable[[_Word], BBox] = operator.attrgetter("x0", "y0", "x1", "y1")
 
 
 def _bands(words: list[_Word]) -> list[list[_Word]]:
