@@ -90,7 +90,7 @@ def x_gaps(boxes: Sequence[BBox]) -> list[Gap]:
 # ------------------------------------------------------------------------------------------ bands
 
 
-def bands(items: Iterable[T], box: Callable[[T], BBox], grow: bool) -> list[list[T]]:
+def bands(items: Iterable[T], box: Callable[[T], BBox], *, grow: bool) -> list[list[T]]:
     """``items`` grouped into horizontal bands (visual lines), each left to right, top to bottom.
 
     Items are taken by the centre of their box (then its left edge); an item joins the last band
@@ -149,7 +149,8 @@ def find_gutters(
 
 
 def crosses(box: BBox, gutters: Iterable[Gap]) -> bool:
-    """True when ``box`` reaches more than a point into both sides of one of ``gutters``."""
+    """True when ``box`` spans one of ``gutters``: starts more than a point before it, ends more than
+    a point after it."""
     return any(box[0] < gs - 1 and box[2] > ge + 1 for gs, ge in gutters)
 
 

@@ -107,15 +107,15 @@ def test_bands_group_lines_and_read_each_left_to_right() -> None:
         ("line", (45, 29, 70, 39)),
     ]
     for grow in (False, True):
-        got = [[w for w, _ in band] for band in bands(words, _box, grow)]
+        got = [[w for w, _ in band] for band in bands(words, _box, grow=grow)]
         assert got == [["hello", "world"], ["second", "line"]]
     assert bands([], _box, grow=False) == []
 
 
 def test_bands_join_at_half_the_smaller_height() -> None:
     # heights 10 and 6: overlap 3 is exactly half the smaller, and joins; 2.9 does not
-    assert len(bands([("a", (0, 0, 10, 10)), ("b", (20, 7, 30, 13))], _box, False)) == 1
-    assert len(bands([("a", (0, 0, 10, 10)), ("b", (20, 7.1, 30, 13.1))], _box, False)) == 2
+    assert len(bands([("a", (0, 0, 10, 10)), ("b", (20, 7, 30, 13))], _box, grow=False)) == 1
+    assert len(bands([("a", (0, 0, 10, 10)), ("b", (20, 7.1, 30, 13.1))], _box, grow=False)) == 2
 
 
 def test_a_first_extent_band_and_a_growing_band_differ_on_a_superscript() -> None:
