@@ -211,7 +211,7 @@ def test_unexpected_errors_become_a_recorded_failure(tmp_path: Path, monkeypatch
     def boom(*args, **kwargs):
         raise KeyError("a MuPDF structure we did not expect")
 
-    monkeypatch.setattr("dagster_ocr.textlayer.extract_lines", boom)
+    monkeypatch.setattr("dagster_ocr.textlayer.read_text_layer", boom)
     doc = extract_document(src)
     assert doc.status == DocStatus.FAILED
     assert doc.error.startswith("corrupt: reading page 0: KeyError")
