@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dagster_ocr import progress
 from dagster_ocr.ingest import DocumentStore, register_inbox
 from dagster_ocr.warehouse import Warehouse
 
@@ -24,6 +25,23 @@ QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}
 
 def default_data_dir(warehouse: Path) -> Path:
     return warehouse.with_name(warehouse.stem + "_data")
+
+
+class _PagePostfix:
+    """The page progress of the document in flight, in the per-document bar's postfix
+    (``contract.pdf p 412/1000 ETA 7m32s``), redrawn at most every ``seconds``."""
+
+    def __init__(self, bar, seconds: float = 0.5):
+        self.bar = bar
+        self.seconds = seconds
+        self._drawn_at = 0.0
+
+    def __call__(self, p: progress.TextProgress) -> None:
+        now = time.monotonic()
+        if self.bar.disable or (now - self._drawn_at < self.seconds and not p.finished):
+            return
+        self._drawn_at = now
+        self.bar.set_postfix_str(f"{p.file_name[:30]} {p.short()}")
 
 
 def run_inbox(
@@ -53,15 +71,16 @@ def run_inbox(
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(documents_partitions.name, [rec.doc_id for rec, _ in found])
     bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)
-    for rec, _ in bar:
-        bar.set_postfix_str(rec.file_name[:40])
-        job.execute_in_process(
-            partition_key=rec.doc_id,
-            instance=instance,
-            raise_on_error=False,
-            run_config=None if verbose else QUIET_RUN_CONFIG,
-            tags={"dagster-ocr/file_name": rec.file_name[:200]},
-        )
+    with progress.listen(_PagePostfix(bar)):
+        for rec, _ in bar:
+            bar.set_postfix_str(rec.file_name[:40])
+            job.execute_in_process(
+                partition_key=rec.doc_id,
+                instance=instance,
+                raise_on_error=False,
+                run_config=None if verbose else QUIET_RUN_CONFIG,
+                tags={"dagster-ocr/file_name": rec.file_name[:200]},
+            )
     ids = [rec.doc_id for rec, _ in found]
     wh = Warehouse(warehouse)
     if ids and wh.snapshot_record().pending_writes:

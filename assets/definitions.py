@@ -3,8 +3,9 @@
 Where the data lives is a deployment setting, read once when the code location loads:
 
 - ``DAGSTER_OCR_DATA_DIR``: the data folder (default ``data``): store/ (kept copies of every
-  document) and assets/ (stage outputs). Every process that runs a step must see the same folder:
-  on one machine a local disk, past one machine a shared volume (see deploy/k8s.md).
+  document), assets/ (stage outputs) and ocr_pages/ (OCR'd pages, checkpointed page by page).
+  Every process that runs a step must see the same folder: on one machine a local disk, past one
+  machine a shared volume (see deploy/k8s.md).
 - ``DAGSTER_OCR_WAREHOUSE``: the DuckDB file (default ``<data>/warehouse.duckdb``).
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).

@@ -21,6 +21,7 @@ from dagster_ocr import kb, pipeline
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, SuiteOutcome, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
@@ -28,12 +29,24 @@ from resources import DocumentStoreResource, OcrEngineResource, SettingsResource
 QUALITY_CHECKS: tuple[str, ...] = SUITES
 
 
-def _progress(context: dg.AssetExecutionContext, every: int = 25):
-    def report(done: int, total: int) -> None:
-        if done == total or done % every == 0:
-            context.log.info(f"text: {done}/{total} pages")
+class _TextProgressLog:
+    """The text stage's progress in the run's log: every ``every`` pages and at least every
+    ``seconds`` (a page of CPU OCR takes seconds), with pages done, the pace and the time left.
+    Keeps the last report, whose counts become the output's metadata."""
 
-    return report
+    def __init__(self, context: dg.AssetExecutionContext, every: int = 25, seconds: float = 10.0):
+        self.context = context
+        self.every = every
+        self.seconds = seconds
+        self.last: TextProgress | None = None
+        self._logged_at = time.monotonic()
+
+    def __call__(self, progress: TextProgress) -> None:
+        self.last = progress
+        now = time.monotonic()
+        if progress.finished or progress.done % self.every == 0 or now - self._logged_at >= self.seconds:
+            self._logged_at = now
+            self.context.log.info(f"text: {progress.summary()}")
 
 
 @dg.asset(
@@ -55,11 +68,15 @@ def document_text(
     source = store.store().get(context.partition_key)
     cfg = settings.load()
     engine = ocr.get_engine(cfg.ocr)
+    progress = _TextProgressLog(context)
     start = time.perf_counter()
-    doc = pipeline.extract_document(source, cfg, engine, progress=_progress(context))
+    doc = pipeline.extract_document(
+        source, cfg, engine, progress=progress, checkpoints=store.ocr_checkpoints()
+    )
     seconds = time.perf_counter() - start
     if not doc.ok:
         context.log.warning(f"{source.file_name}: {doc.error}")
+    last = progress.last
     context.add_output_metadata(
         {
             "file_name": source.file_name,
@@ -67,6 +84,9 @@ def document_text(
             "error": doc.error,
             "pages": doc.n_pages,
             **pipeline.text_summary(doc),
+            # OCR'd in this run / taken from an earlier run's checkpoint (no OCR work done twice)
+            "ocr_pages_read": last.ocr_pages if last else 0,
+            "ocr_pages_reused": last.reused_pages if last else 0,
             "seconds": round(seconds, 3),
             "pages_per_second": round(doc.n_pages / seconds, 2) if seconds else 0.0,
             "pages_on_disk": bool(getattr(doc.pages, "on_disk", False)),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
+from dagster_ocr.checkpoints import OcrCheckpoints, ocr_fingerprint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.integrity import ContentCensus
 from dagster_ocr.labels import label_pages, pdf_page_labels
@@ -32,14 +33,24 @@ from dagster_ocr.ocr.base import OcrEngine, ocr_page
 from dagster_ocr.ocr.stats import page_decode_stats
 from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
+from dagster_ocr.progress import TextProgress
+from dagster_ocr.progress import notify as notify_progress
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
-from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document, reopen_document
+from dagster_ocr.textlayer import (
+    BLANK_PAGE,
+    TimedOcrEngine,
+    clean_text,
+    document_budget,
+    iter_pages,
+    open_document,
+    reopen_document,
+)
 
 log = logging.getLogger(__name__)
 
-#: progress callback: (pages done, pages total)
-Progress = Callable[[int, int], None]
+#: progress callback: called after every page with where the text stage stands
+Progress = Callable[[TextProgress], None]
 
 
 def extract_document(
@@ -47,65 +58,107 @@ def extract_document(
     settings: Settings | None = None,
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
+    checkpoints: OcrCheckpoints | None = None,
 ) -> ExtractedDocument:
     """Text per page (text layer, or OCR where the router says so). Bad input → status failed.
 
-    Never raises on the document's account: broken, hostile or over-limit input, a page that
-    overruns ``limits.max_seconds_per_document``, or OCR that overruns ``limits.ocr_page_timeout_s``
-    all come back as status ``failed`` with a reason. Only an ``EngineError`` (the host's fault,
-    worth a retry) propagates.
+    Never raises on the document's account: broken, hostile or over-limit input, a document that
+    overruns its time budget (``textlayer.document_budget``: the larger of
+    ``limits.max_seconds_per_document`` and ``limits.max_seconds_per_page`` per page), or OCR that
+    overruns ``limits.ocr_page_timeout_s`` all come back as status ``failed`` with a reason. Only an
+    ``EngineError`` (the host's fault, worth a retry) propagates.
+
+    With ``checkpoints`` every OCR'd page is stored as soon as it is read, and a page stored by an
+    earlier run under the same OCR configuration (``checkpoints.ocr_fingerprint``) is taken from
+    there instead of being OCR'd again: a run that died, timed out or was retried resumes where it
+    stopped. ``progress`` (and every ``progress.listen`` listener) hears after every page.
     """
     settings = settings or Settings()
     limits = settings.limits
-    deadline = time.monotonic() + limits.max_seconds_per_document
+    started = time.monotonic()
     try:
         pdf = open_document(source, limits)
     except BadInputError as exc:
         log.warning("%s: %s", source.file_name, exc.reason)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
 
+    n = pdf.page_count
+    budget = document_budget(limits, n)  # length alone never fails a document
+    deadline = started + budget
+    state = TextProgress(file_name=source.file_name, done=0, total=n)
+
+    def report(finished: bool = False) -> None:
+        state.elapsed_s = time.monotonic() - started
+        state.finished = finished
+        if progress:
+            progress(state)
+        notify_progress(state)
+
     ocr = None
     timed = None
+    saved = None
     if engine is not None:
         dpi, ocr_settings = settings.ocr.dpi, settings.ocr
         timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
         engine.take_stats()  # forget what an earlier document left behind
+        if checkpoints is not None:
+            try:
+                saved = checkpoints.document(source.doc_id, ocr_fingerprint(engine, ocr_settings))
+                state.checkpointed = len(saved.pages())
+            except BaseException:
+                pdf.close()
+                raise
 
         def ocr(page: pymupdf.Page, index: int) -> Page:
+            if saved is not None and (kept := saved.get(index)) is not None:
+                state.reused_pages += 1
+                return kept
             result = ocr_page(timed, page, index, dpi, ocr_settings)
             calls = engine.take_stats()
             if calls:
                 result.decode_stats = page_decode_stats(calls)
+            if saved is not None:
+                saved.put(result)
+            state.ocr_pages += 1
             return result
 
     pages = PageList(keep=limits.pages_in_memory)
     # engines that tune themselves per kind of document (the speculative engine's K)
     kind = engine.document(settings.ocr.document_type) if engine else contextlib.nullcontext()
+
+    def failed(reason: str) -> ExtractedDocument:
+        if saved is not None and saved.written + saved.reused:
+            reason += f"; the {saved.written + saved.reused} OCR'd pages are kept: a re-run resumes"
+        log.warning("%s: %s", source.file_name, reason)
+        report(finished=True)
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
+
     try:
         with pdf, kind:
             title = clean_text((pdf.metadata or {}).get("title") or "")
-            n = pdf.page_count
             pdf_labels = pdf_page_labels(pdf)
             text_layer = 0
             census = ContentCensus(pdf)  # damage and empty pages, for the pages_complete check
-            for page in iter_pages(pdf, settings.text, ocr, deadline):
+            for page in iter_pages(pdf, settings.text, ocr, deadline, budget):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
                 census.observe(page)
-                if progress:
-                    progress(len(pages), n)
+                state.blank_pages += page.route_reason.startswith(BLANK_PAGE)
+                state.done = len(pages)
+                if state.done < n:
+                    report()
             integrity = census.finish()
     except BadInputError as exc:
-        log.warning("%s: %s", source.file_name, exc.reason)
-        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
+        return failed(exc.reason)
     except EngineError:
+        report(finished=True)  # the pages OCR'd before it are checkpointed: a retry resumes
         raise
     except Exception as exc:  # noqa: BLE001 - MuPDF raises many types on a page its repair could not save
-        reason = CorruptInputError(
-            f"reading page {len(pages)}: {type(exc).__name__}: {clean_text(str(exc))[:500]}"
-        ).reason
-        log.warning("%s: %s", source.file_name, reason)
-        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
+        return failed(
+            CorruptInputError(
+                f"reading page {len(pages)}: {type(exc).__name__}: {clean_text(str(exc))[:500]}"
+            ).reason
+        )
     finally:
         if timed is not None:
             timed.close()
@@ -117,6 +170,9 @@ def extract_document(
             len(integrity.page_content),
             len(integrity.damaged_pages),
         )
+    if saved is not None:
+        saved.complete()  # this configuration is the document's now: older ones' pages go
+    report(finished=True)
     return ExtractedDocument(
         source=source,
         status=DocStatus.PARSED,
@@ -133,12 +189,14 @@ def extract_document(
 
 def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
     """The text stage's figures for one document (one pass over its pages): OCR pages and share,
-    mean OCR confidence, and the speculative decoder's rates where an engine counted them."""
-    n_ocr = 0
+    blank pages (not OCR'd), mean OCR confidence, and the speculative decoder's rates where an
+    engine counted them."""
+    n_ocr = n_blank = 0
     confidences: list[float] = []
     decoded: list[dict] = []
     for p in doc.pages:
         n_ocr += p.text_source == TextSource.OCR
+        n_blank += p.route_reason.startswith(BLANK_PAGE)
         if p.ocr_confidence is not None:
             confidences.append(p.ocr_confidence)
         if p.decode_stats:
@@ -147,10 +205,13 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
     out: dict[str, float | int | None] = {
         "repaired": bool(getattr(doc, "repaired", False)),
         "pages_without_text": len(content),
-        "blank_pages": sum(1 for c in content.values() if c == "blank"),
+        # no text, no image, no drawings (the pages_complete check's census)
+        "empty_pages": sum(1 for c in content.values() if c == "blank"),
         "damaged_pages": len(getattr(doc, "damaged_pages", None) or {}),
         "ocr_pages": n_ocr,
         "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
+        # recognised blank by the text stage and not OCR'd (route_reason "blank page: ...")
+        "blank_pages": n_blank,
         "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
     }
     if decoded:
@@ -204,12 +265,15 @@ class ParsedDocument:
 
 
 def parse(
-    source: SourceDocument, settings: Settings | None = None, engine: OcrEngine | None = None
+    source: SourceDocument,
+    settings: Settings | None = None,
+    engine: OcrEngine | None = None,
+    checkpoints: OcrCheckpoints | None = None,
 ) -> ParsedDocument:
     """All stages in order, timed (the Dagster assets run the same functions one per asset)."""
     settings = settings or Settings()
     t = time.perf_counter()
-    out = ParsedDocument(extract_document(source, settings, engine))
+    out = ParsedDocument(extract_document(source, settings, engine, checkpoints=checkpoints))
     out.seconds["text"] = time.perf_counter() - t
     t = time.perf_counter()
     out.labels = document_labels(out.document, settings)

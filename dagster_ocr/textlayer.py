@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal
 
+import numpy as np
 import pymupdf
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,8 +63,17 @@ class LimitSettings(BaseModel):
     max_seconds_per_document: float = Field(
         600.0,
         gt=0,
-        description="Wall-clock budget for reading one document's pages (text layer and OCR). Checked "
-        "before every page, so a document overruns it by at most one page (or one OCR timeout).",
+        description="Smallest wall-clock budget for reading one document's pages (text layer and OCR). "
+        "A document's budget is the larger of this and its page count times max_seconds_per_page, so "
+        "length alone never fails a document. Checked before every page, so a document overruns its "
+        "budget by at most one page (or one OCR timeout).",
+    )
+    max_seconds_per_page: float = Field(
+        30.0,
+        gt=0,
+        description="Budget per page, on average over the document: a document of N pages may take "
+        "max(max_seconds_per_document, N x this). The default leaves CPU OCR (1.3-8 s a page, more "
+        "for a page read again turned) room to spare; only a document that stalls runs out.",
     )
     pages_in_memory: int = Field(
         256,
@@ -76,8 +86,15 @@ class LimitSettings(BaseModel):
         120.0,
         gt=0,
         description="Longest one page's OCR may take; a page that runs over fails the document with "
-        "an over_limit reason instead of hanging the run.",
+        "an over_limit reason instead of hanging the run (the pages OCR'd before it are checkpointed, "
+        "so a re-run resumes there).",
     )
+
+
+def document_budget(limits: LimitSettings, n_pages: int) -> float:
+    """Seconds the text stage may spend on a document of ``n_pages`` pages: the larger of the
+    document budget and the per-page budget times the pages."""
+    return max(limits.max_seconds_per_document, n_pages * limits.max_seconds_per_page)
 
 
 class TextSettings(BaseModel):
@@ -102,6 +119,33 @@ class TextSettings(BaseModel):
     )
     scan_max_chars: int = Field(
         200, description="... unless its text layer holds more than this many characters."
+    )
+    skip_blank_pages: bool = Field(
+        True,
+        description="Do not OCR a blank page (no text layer, and nothing drawn on it or almost no ink "
+        "on a low-resolution thumbnail): its row says 'blank page: ...', text_source 'none'.",
+    )
+    blank_thumbnail_dpi: int = Field(
+        30,
+        ge=12,
+        le=72,
+        description="Resolution of the grayscale thumbnail a page without text is judged blank on. "
+        "Low on purpose: scanner speckle averages away, a 9-pt digit still leaves a few pixels.",
+    )
+    blank_ink_contrast: int = Field(
+        16,
+        ge=1,
+        le=255,
+        description="Gray levels a thumbnail pixel must differ from the page's background (its median) "
+        "to count as ink. Low, so that a faint scan of real text (light gray print) is never taken "
+        "for blank; a page with uneven background is then OCR'd, which costs time, not text.",
+    )
+    blank_max_ink: float = Field(
+        0.00005,
+        ge=0.0,
+        le=0.01,
+        description="A page without text whose thumbnail has at most this share of ink pixels is blank "
+        "(0.005%: about 4 pixels of an A4 page at 30 dpi, less than one 9-pt page-number digit leaves).",
     )
 
 
@@ -359,6 +403,49 @@ def route_page(
     return False, "text layer sound"
 
 
+#: the start of ``Page.route_reason`` on a page found blank (and not OCR'd)
+BLANK_PAGE = "blank page"
+
+
+def ink_share(page: pymupdf.Page, dpi: int, contrast: int) -> float:
+    """Share of a grayscale thumbnail's pixels that are ink: they differ from the page's background
+    (the median gray) by more than ``contrast`` levels, dark on light or light on dark, and touch
+    another such pixel. A lone pixel is a speck of dust or scanner noise, not print: a text line, or
+    a single digit, covers several neighbouring pixels even at 24 dpi."""
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.stride)[:, : pix.width]
+    if not gray.size:
+        return 0.0
+    hist = np.bincount(gray.ravel(), minlength=256)
+    background = int(np.searchsorted(np.cumsum(hist), (gray.size + 1) // 2))
+    ink = np.abs(gray.astype(np.int16) - background) > contrast
+    if not ink.any():
+        return 0.0
+    touching = np.zeros_like(ink)
+    touching[:, 1:] |= ink[:, :-1]
+    touching[:, :-1] |= ink[:, 1:]
+    touching[1:, :] |= ink[:-1, :]
+    touching[:-1, :] |= ink[1:, :]
+    return float(np.count_nonzero(ink & touching)) / gray.size
+
+
+def blank_page_reason(page: pymupdf.Page, settings: TextSettings) -> str | None:
+    """Why a page without text is blank, or None when it has ink worth OCR'ing.
+
+    Cheapest first: a page whose content stream draws nothing and that has no annotation is
+    "blank page: no content" without being rendered; otherwise a thumbnail at
+    ``blank_thumbnail_dpi`` is rendered and the share of ink pixels compared with ``blank_max_ink``
+    ("blank page: ink 0.002%"). A scanned page's image is decoded for the thumbnail at most once:
+    MuPDF keeps it for the OCR render that follows when the page is not blank.
+    """
+    if page.first_annot is None and page.first_widget is None and not page.read_contents().strip():
+        return f"{BLANK_PAGE}: no content"
+    ink = ink_share(page, settings.blank_thumbnail_dpi, settings.blank_ink_contrast)
+    if ink <= settings.blank_max_ink:
+        return f"{BLANK_PAGE}: ink {ink:.3%}"
+    return None
+
+
 #: OCR one page: (pymupdf page, physical index) -> Page with text_source=ocr
 PageOcr = Callable[[pymupdf.Page, int], Page]
 
@@ -368,19 +455,24 @@ def iter_pages(
     settings: TextSettings | None = None,
     ocr: PageOcr | None = None,
     deadline: float | None = None,
+    budget_s: float | None = None,
 ) -> Iterator[Page]:
     """Yield one ``Page`` per physical page, streaming (nothing but the current page is rendered).
 
-    ``ocr`` is called for pages the router sends to OCR; without it such pages keep whatever text
+    ``ocr`` is called for pages the router sends to OCR, except blank ones (no text layer and
+    nothing or almost nothing drawn, see ``blank_page_reason``), which get ``text_source`` "none"
+    and a ``route_reason`` starting "blank page". Without ``ocr`` such pages keep whatever text
     layer they have and record why (``text_source`` "none" when they have no text at all).
     ``deadline`` (a ``time.monotonic()`` value) is checked before every page: past it, an
-    ``OverLimitError`` names the page reached.
+    ``OverLimitError`` names the page reached (and ``budget_s``, the budget it stands for).
     """
     settings = settings or TextSettings()
     for page in doc:
         if deadline is not None and time.monotonic() > deadline:
+            budget = f"{budget_s:.0f} s, " if budget_s is not None else ""
             raise OverLimitError(
-                f"time limit reached after {page.number} of {doc.page_count} pages (max_seconds_per_document)"
+                f"time limit reached after {page.number} of {doc.page_count} pages ({budget}the larger of "
+                "max_seconds_per_document and max_seconds_per_page x pages)"
             )
         textpage = page.get_textpage(flags=TEXT_FLAGS)
         lines, vertical = read_text_layer(page, textpage)
@@ -399,7 +491,12 @@ def iter_pages(
             image_coverage=round(coverage, 4),
             vertical_chars=vertical,
         )
-        if needs_ocr:
+        blank = None
+        if needs_ocr and ocr is not None and settings.skip_blank_pages and not lines:
+            blank = blank_page_reason(page, settings)
+        if blank is not None:
+            result.text_source, result.engine, result.route_reason = TextSource.NONE, "", blank
+        elif needs_ocr:
             if ocr is not None:
                 result = ocr(page, page.number)
                 result.route_reason = reason
@@ -452,8 +549,8 @@ class TimedOcrEngine:
         except FutureTimeout:
             self.close()  # abandon the stuck worker; a later page gets a fresh one
             raise OverLimitError(
-                f"OCR of a page took longer than {timeout:.1f} s (ocr_page_timeout_s / "
-                "max_seconds_per_document)"
+                f"OCR of a page took longer than {timeout:.1f} s (ocr_page_timeout_s, or the time left "
+                "of the document's budget)"
             ) from None
 
     def close(self) -> None:

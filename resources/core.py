@@ -13,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_ocr.checkpoints import OcrCheckpoints
 from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.ocr import get_engine
 from dagster_ocr.ocr.base import OcrEngine, OcrSettings
@@ -21,13 +22,19 @@ from dagster_ocr.warehouse import Warehouse
 
 
 class DocumentStoreResource(dg.ConfigurableResource):
-    """Where new documents arrive (inbox) and where the pipeline keeps its copy of each (store)."""
+    """Where new documents arrive (inbox), where the pipeline keeps its copy of each (store), and
+    where the text stage checkpoints OCR'd pages (default: ``ocr_pages/`` beside the store)."""
 
     inbox_dir: str = "data/inbox"
     store_dir: str = "data/store"
+    checkpoint_dir: str | None = None
 
     def store(self) -> DocumentStore:
         return DocumentStore(Path(self.store_dir))
+
+    def ocr_checkpoints(self) -> OcrCheckpoints:
+        root = Path(self.checkpoint_dir) if self.checkpoint_dir else Path(self.store_dir).parent / "ocr_pages"
+        return OcrCheckpoints(root)
 
 
 class WarehouseResource(dg.ConfigurableResource):

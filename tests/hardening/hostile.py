@@ -140,11 +140,23 @@ def bomb_png(side: int = 40_000) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
 
 
-def small_png() -> bytes:
-    """A sound 200x100 PNG with no text (an image input with nothing to read)."""
+def small_png(mark: bool = False) -> bytes:
+    """A sound 200x100 PNG with no text (an image input with nothing to read: a blank page);
+    ``mark`` draws a dark bar across it, ink that makes it worth OCR'ing."""
     pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 200, 100), False)
     pix.clear_with(200)
+    if mark:
+        pix.set_rect(pymupdf.IRect(20, 40, 180, 60), (0, 0, 0))
     return pix.tobytes("png")
+
+
+def scanned_pages(n: int) -> bytes:
+    """A PDF of ``n`` image-only pages, each with a dark bar (not blank): every page goes to OCR."""
+    page = pymupdf.open("pdf", pymupdf.open("png", small_png(mark=True)).convert_to_pdf())
+    doc = pymupdf.open()
+    for _ in range(n):
+        doc.insert_pdf(page)
+    return doc.tobytes()
 
 
 def lying_page_count(count: int = 2_000_000_000) -> bytes:

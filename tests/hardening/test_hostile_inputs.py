@@ -167,10 +167,10 @@ def test_max_image_pixels_inside_a_pdf_and_as_an_image(tmp_path: Path) -> None:
 def test_time_limit_per_document(tmp_path: Path) -> None:
     src = _source(tmp_path, "many.pdf", hostile.many_pages(40))
     start = time.perf_counter()
-    doc = extract_document(src, _limits(max_seconds_per_document=1e-9))
+    doc = extract_document(src, _limits(max_seconds_per_document=1e-9, max_seconds_per_page=1e-9))
     assert time.perf_counter() - start < 5
     assert doc.status == DocStatus.FAILED
-    assert doc.error.startswith("over_limit: time limit reached after 0 of 40 pages")
+    assert doc.error.startswith("over_limit: time limit reached after 0 of 40 pages (0 s, the larger of")
 
 
 class _SlowEngine(OcrEngineBase):
@@ -187,13 +187,38 @@ class _SlowEngine(OcrEngineBase):
 
 
 def test_ocr_page_timeout(tmp_path: Path) -> None:
-    src = _source(tmp_path, "blank.png", hostile.small_png())  # no text: routed to OCR
+    src = _source(tmp_path, "marked.png", hostile.small_png(mark=True))  # no text, not blank: OCR'd
     start = time.perf_counter()
     doc = extract_document(src, _limits(ocr_page_timeout_s=0.2), engine=_SlowEngine(3.0))
     assert time.perf_counter() - start < 2.0, "the run does not wait for the stuck page"
     assert doc.status == DocStatus.FAILED and doc.error.startswith("over_limit: OCR of a page took longer")
     ok = extract_document(src, _limits(ocr_page_timeout_s=5), engine=_SlowEngine(0.0))
     assert ok.status == DocStatus.PARSED and ok.pages[0].text == "late text"
+
+
+def test_length_alone_never_fails_a_document(tmp_path: Path) -> None:
+    # 40 pages of 0.05 s OCR each: 2 s, far past a 0.2 s document budget, but well within 1 s a page
+    src = _source(tmp_path, "scan.pdf", hostile.scanned_pages(40))
+    engine = _SlowEngine(0.05)
+    doc = extract_document(
+        src, _limits(max_seconds_per_document=0.2, max_seconds_per_page=1.0), engine=engine
+    )
+    assert doc.status == DocStatus.PARSED, doc.error
+    assert doc.n_pages == 40 and engine.calls == 40
+
+
+def test_a_stalling_document_still_fails(tmp_path: Path) -> None:
+    # 0.3 s a page where the budget allows 0.05 s a page on average (at least 0.1 s in all): the
+    # budget runs out after a page or two, and the page in flight is cut short
+    src = _source(tmp_path, "scan.pdf", hostile.scanned_pages(6))
+    engine = _SlowEngine(0.3)
+    start = time.perf_counter()
+    doc = extract_document(
+        src, _limits(max_seconds_per_document=0.1, max_seconds_per_page=0.05), engine=engine
+    )
+    assert time.perf_counter() - start < 2.0
+    assert doc.status == DocStatus.FAILED and doc.error.startswith("over_limit: "), doc.error
+    assert engine.calls < 6
 
 
 def test_timed_engine_honours_the_document_deadline() -> None:

@@ -1,10 +1,13 @@
-"""Scans through the pipeline's text stage: routing to OCR, image documents, one engine load."""
+"""Scans through the pipeline's text stage: routing to OCR, image documents, one engine load, and
+no scan taken for a blank page."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pymupdf
 import pytest
 from support.text_metrics import cer
 
@@ -13,6 +16,7 @@ from dagster_ocr.model import TextSource
 from dagster_ocr.ocr.rapid import RapidOcrEngine
 from dagster_ocr.pipeline import extract_document
 from dagster_ocr.settings import Settings
+from dagster_ocr.textlayer import TextSettings, blank_page_reason, open_document
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +60,43 @@ def test_born_digital_page_keeps_its_text_layer(engine, corpus: Path, tmp_path):
     store = DocumentStore(tmp_path / "store")
     doc = extract_document(store.register(pdf)[0], Settings(), engine)
     assert doc.ok and all(p.text_source == TextSource.TEXT_LAYER for p in doc.pages)
+
+
+def _scans(corpus: Path) -> list[Path]:
+    return sorted(
+        [
+            *corpus.glob("ocr/**/*.tif"),
+            *corpus.glob("ocr/**/*.png"),
+            *corpus.glob("ocr/**/*.pdf"),
+            *corpus.glob("tables/unstructured/**/*.pdf"),
+            corpus / "olmocr_bench/pdfs/lincoln_letter.pdf",  # faded handwriting
+        ]
+    )
+
+
+def _faded(page: pymupdf.Page, contrast: float) -> pymupdf.Page:
+    """``page`` as a scan whose ink is ``contrast`` times as dark (0.15: black print becomes gray 217)."""
+    pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY)
+    gray = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.stride)[:, : pix.width]
+    faded = np.ascontiguousarray((255 - (255 - gray.astype(float)) * contrast).astype(np.uint8))
+    image = pymupdf.Pixmap(pymupdf.csGRAY, pix.width, pix.height, faded.tobytes(), False)
+    out = pymupdf.open()
+    new = out.new_page(width=page.rect.width, height=page.rect.height)
+    new.insert_image(new.rect, stream=image.tobytes("png"))
+    return pymupdf.open("pdf", out.tobytes())[0]
+
+
+def test_no_corpus_scan_is_taken_for_blank_even_faded(corpus: Path, tmp_path: Path):
+    # every scan of the corpus as it is, and faded to 15% of its contrast (print at gray 217 on
+    # white, fainter than any scan worth reading): all have ink, none would skip OCR
+    store = DocumentStore(tmp_path / "store")
+    settings = TextSettings()
+    seen = 0
+    for path in _scans(corpus):
+        with open_document(store.register(path)[0]) as doc:
+            for page in doc:
+                seen += 1
+                assert blank_page_reason(page, settings) is None, (path.name, page.number)
+                faded = _faded(page, 0.15)
+                assert blank_page_reason(faded, settings) is None, (path.name, page.number, "faded")
+    assert seen >= 12

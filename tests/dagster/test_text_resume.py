@@ -1,0 +1,93 @@
+"""The text asset on a scan that times out half way: its OCR'd pages are checkpointed beside the
+stage outputs, the re-run OCRs only the rest, and the run's logs and metadata say how far it got."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+from support.scans import scanned_pdf
+
+from assets.cli import _PagePostfix
+from assets.definitions import build_definitions
+from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, OcrSettings
+from dagster_ocr.progress import TextProgress
+from resources import OcrEngineResource
+
+
+class _Engine(OcrEngineBase):
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.hang_at: int | None = None
+
+    def recognize(self, image: np.ndarray) -> list[OcrLine]:
+        if self.hang_at is not None and self.calls == self.hang_at:
+            time.sleep(2.0)
+        self.calls += 1
+        return [OcrLine(f"line {int((image < 128).sum())}", (10.0, 10.0, 300.0, 40.0), 0.97)]
+
+
+ENGINE = _Engine()
+
+
+class CountingOcrResource(OcrEngineResource):
+    def get_engine(self, settings: OcrSettings) -> _Engine:
+        return ENGINE
+
+
+def _materialize_text(defs: dg.Definitions, doc_id: str) -> tuple[dict, list[str]]:
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("documents", [doc_id])
+    result = defs.resolve_job_def("ingest_document").execute_in_process(
+        partition_key=doc_id, instance=instance, asset_selection=[dg.AssetKey("document_text")]
+    )
+    (mat,) = result.asset_materializations_for_node("document_text")
+    logs = [
+        e.message
+        for e in instance.all_logs(result.run_id)
+        if e.user_message and e.message and "text: " in e.message
+    ]
+    return {k: v.value for k, v in mat.metadata.items()}, logs
+
+
+def test_a_scan_that_times_out_resumes_on_the_next_run(tmp_path: Path) -> None:
+    pages = [f"Page {i}\nThe parties agree to the terms of clause {i}." for i in range(8)]
+    pages[3] = "white"  # a blank page: not OCR'd, counted
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "scan.pdf").write_bytes(scanned_pdf(pages))
+    record, _ = DocumentStore(tmp_path / "data" / "store").register(tmp_path / "in" / "scan.pdf")
+    overrides = json.dumps({"limits": {"ocr_page_timeout_s": 0.5}})
+    defs = build_definitions(tmp_path / "data", overrides_json=overrides, ocr=CountingOcrResource())
+
+    ENGINE.calls, ENGINE.hang_at = 0, 4  # the fifth OCR'd page hangs past the page timeout
+    first, _ = _materialize_text(defs, record.doc_id)
+    assert first["status"] == "failed" and "a re-run resumes" in first["error"]
+    assert first["ocr_pages_read"] == 4 and first["ocr_pages_reused"] == 0
+    assert len(list((tmp_path / "data" / "ocr_pages").rglob("*.page"))) == 4
+
+    ENGINE.calls, ENGINE.hang_at = 0, None
+    second, logs = _materialize_text(defs, record.doc_id)
+    assert second["status"] == "parsed" and ENGINE.calls == 3, "only the pages the first run did not read"
+    assert second["ocr_pages_read"] == 3 and second["ocr_pages_reused"] == 4
+    assert second["ocr_pages"] == 7 and second["blank_pages"] == 1 and second["pages_per_second"] > 0
+    assert logs and logs[-1].startswith("text: 8/8 pages (3 OCR'd, 4 reused, 1 blank)")
+
+
+def test_the_cli_bar_shows_the_page_progress_of_the_document_in_flight() -> None:
+    class Bar:
+        disable = False
+        postfix = ""
+
+        def set_postfix_str(self, s: str) -> None:
+            self.postfix = s
+
+    bar = Bar()
+    postfix = _PagePostfix(bar, seconds=0.0)
+    postfix(TextProgress("contract.pdf", done=412, total=1000, elapsed_s=412 / 1.3, ocr_pages=412))
+    assert bar.postfix == "contract.pdf p 412/1000 ETA 7m32s"

@@ -1,0 +1,57 @@
+"""Tiny scanned PDFs for tests: text drawn with PyMuPDF, rendered to pixels, placed as page images.
+
+Each page is described by one item: a string (a scanned text page; "faint:" first prints it in
+light gray), ``None`` (a page with no content at all), "white" (a scan of white paper) or "noisy"
+(a scan of off-white paper with grain and a few specks, JPEG-compressed, as scanners deliver it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymupdf
+
+A4 = (595, 842)
+
+
+def render_text(text: str, dpi: int = 100, gray: float = 0.0, size: float = 11) -> pymupdf.Pixmap:
+    """A grayscale pixmap of an A4 page with ``text`` (lines split on newlines) printed on it."""
+    src = pymupdf.open()
+    page = src.new_page(width=A4[0], height=A4[1])
+    y = 72.0
+    for line in text.split("\n"):
+        page.insert_text((72, y), line, fontsize=size, color=(gray, gray, gray))
+        y += size * 1.4
+    return page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+
+
+def paper(dpi: int = 100, level: int = 255, grain: float = 0.0, specks: float = 0.0, seed: int = 0):
+    """A grayscale pixmap of blank A4 paper: ``level`` gray, gaussian ``grain``, black ``specks`` share."""
+    w, h = round(A4[0] * dpi / 72), round(A4[1] * dpi / 72)
+    rng = np.random.default_rng(seed)
+    arr = np.full((h, w), float(level))
+    if grain:
+        arr += rng.normal(0.0, grain, arr.shape)
+    if specks:
+        arr[rng.random(arr.shape) < specks] = 0
+    data = np.clip(arr, 0, 255).astype(np.uint8)
+    return pymupdf.Pixmap(pymupdf.csGRAY, w, h, data.tobytes(), False)
+
+
+def scanned_pdf(pages: list[str | None], dpi: int = 100) -> bytes:
+    """A PDF of image-only pages as described in the module docstring."""
+    doc = pymupdf.open()
+    for i, item in enumerate(pages):
+        page = doc.new_page(width=A4[0], height=A4[1])
+        if item is None:
+            continue
+        if item == "white":
+            page.insert_image(page.rect, stream=paper(dpi).tobytes("png"))
+        elif item == "noisy":
+            page.insert_image(
+                page.rect, stream=paper(dpi, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
+            )
+        elif item.startswith("faint:"):
+            page.insert_image(page.rect, stream=render_text(item[6:], dpi, gray=0.85).tobytes("png"))
+        else:
+            page.insert_image(page.rect, stream=render_text(item, dpi).tobytes("png"))
+    return doc.tobytes()

@@ -1,0 +1,272 @@
+"""Long scans (issue 22): budgets that scale with pages, blank pages skipped, OCR checkpointed page
+by page and resumed, progress a person can read. Fake engines count their calls: OCR itself is not
+the subject here (tests/pipeline/test_ocr_corpus.py runs the real one)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+import pytest
+from support.scans import paper, render_text, scanned_pdf
+
+from dagster_ocr.checkpoints import OcrCheckpoints, fingerprint_key, ocr_fingerprint
+from dagster_ocr.errors import EngineError
+from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.model import DocStatus, TextSource
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.settings import OcrSettings
+from dagster_ocr.pipeline import extract_document
+from dagster_ocr.progress import TextProgress, format_seconds, listen
+from dagster_ocr.settings import Settings
+from dagster_ocr.textlayer import LimitSettings, TextSettings, blank_page_reason, document_budget
+
+
+class CountingEngine(OcrEngineBase):
+    """Reads one line per page; raises after ``fail_after`` calls, sleeps ``slow`` s on call ``slow_at``."""
+
+    name = "counting"
+
+    def __init__(self, fail_after: int | None = None, slow_at: int | None = None, slow: float = 0.0):
+        self.calls = 0
+        self.fail_after = fail_after
+        self.slow_at, self.slow = slow_at, slow
+
+    def recognize(self, image: np.ndarray) -> list[OcrLine]:
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise EngineError("the engine died")
+        if self.slow_at is not None and self.calls == self.slow_at:
+            time.sleep(self.slow)
+        self.calls += 1
+        # an image-dependent line: a page reused from a checkpoint must be the page OCR'd earlier
+        return [OcrLine(f"ink {int((image < 128).sum())}", (10.0, 10.0, 300.0, 40.0), 0.97)]
+
+
+def _source(tmp_path: Path, pages: list[str | None], name: str = "scan.pdf"):
+    inbox = tmp_path / "in"
+    inbox.mkdir(parents=True, exist_ok=True)
+    (inbox / name).write_bytes(scanned_pdf(pages))
+    return DocumentStore(tmp_path / "store").register(inbox / name)[0]
+
+
+TEXT = [
+    f"Page {i}: the supplier shall deliver the goods\nwithin {i + 10} days of the order." for i in range(12)
+]
+
+
+# ---- budgets ------------------------------------------------------------------------------------
+
+
+def test_the_document_budget_grows_with_its_pages() -> None:
+    limits = LimitSettings()
+    assert limits.max_seconds_per_page == 30.0
+    assert document_budget(limits, 3) == limits.max_seconds_per_document  # the floor for short ones
+    assert document_budget(limits, 1000) == 30_000  # a thousand-page scan gets 8 h 20 min
+    assert document_budget(LimitSettings(max_seconds_per_page=2, max_seconds_per_document=10), 7) == 14
+
+
+# ---- blank pages --------------------------------------------------------------------------------
+
+
+def test_blank_pages_are_not_ocrd_and_say_why(tmp_path: Path) -> None:
+    src = _source(
+        tmp_path,
+        [TEXT[0], None, "white", "noisy", "faint:" + TEXT[1], " " * 80 + "7", "noisy", TEXT[2]],
+    )
+    engine = CountingEngine()
+    doc = extract_document(src, Settings(), engine)
+    assert doc.ok
+    reasons = [p.route_reason for p in doc.pages]
+    assert reasons[1] == "blank page: no content"
+    assert reasons[2] == "blank page: ink 0.000%"
+    assert reasons[3].startswith("blank page: ink 0.00") and reasons[6].startswith("blank page: ink 0.00")
+    for i in (1, 2, 3, 6):
+        page = doc.pages[i]
+        assert page.text_source == TextSource.NONE and page.engine == "" and not page.lines
+    # faint print (light gray) and a lone page number are ink: OCR'd, never taken for blank
+    for i in (0, 4, 5, 7):
+        assert doc.pages[i].text_source == TextSource.OCR, (i, reasons[i])
+    assert engine.calls == 4
+
+
+def test_blank_page_detection_can_be_switched_off(tmp_path: Path) -> None:
+    src = _source(tmp_path, [None, "white", TEXT[0]])
+    engine = CountingEngine()
+    settings = Settings(text=TextSettings(skip_blank_pages=False))
+    doc = extract_document(src, settings, engine)
+    assert engine.calls == 3 and all(p.text_source == TextSource.OCR for p in doc.pages)
+
+
+def test_a_page_with_only_an_annotation_is_not_blank(tmp_path: Path) -> None:
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.add_ink_annot([[(100, 100), (300, 300), (300, 100)]])  # a handwritten mark, as an annotation
+    pdf.new_page()
+    pdf = pymupdf.open("pdf", pdf.tobytes())
+    assert blank_page_reason(pdf[0], TextSettings()) is None
+    assert blank_page_reason(pdf[1], TextSettings()) == "blank page: no content"
+
+
+def test_a_blank_page_costs_little(tmp_path: Path) -> None:
+    # 200 dpi blank scans (grain, specks, JPEG) and empty pages: the bench measures the same pages
+    # alone (BENCHMARKS.md); here a generous bound against a loaded test machine
+    pdf = pymupdf.open()
+    for i in range(20):
+        page = pdf.new_page()
+        if i % 4:
+            page.insert_image(
+                page.rect, stream=paper(200, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
+            )
+    pdf = pymupdf.open("pdf", pdf.tobytes())
+    settings = TextSettings()
+    start = time.perf_counter()
+    reasons = [blank_page_reason(page, settings) for page in pdf]
+    per_page = (time.perf_counter() - start) / len(reasons)
+    assert all(r and r.startswith("blank page") for r in reasons), reasons
+    assert per_page < 0.060, f"{per_page * 1000:.1f} ms a blank page"
+
+
+def test_light_on_dark_is_ink_too(tmp_path: Path) -> None:
+    # a negative scan: white text on black; the background is the median, not "white"
+    pix = render_text("\n".join(TEXT[:3]), 100)
+    pix.invert_irect(pix.irect)
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_image(page.rect, stream=pix.tobytes("png"))
+    pdf = pymupdf.open("pdf", pdf.tobytes())
+    assert blank_page_reason(pdf[0], TextSettings()) is None
+
+
+# ---- checkpoints and resume ---------------------------------------------------------------------
+
+
+def test_a_run_that_dies_resumes_where_it_stopped(tmp_path: Path) -> None:
+    pages = [TEXT[0], TEXT[1], "white", TEXT[2], TEXT[3], None, TEXT[4], TEXT[5]]
+    src = _source(tmp_path, pages)
+    ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
+    dying = CountingEngine(fail_after=3)
+    with pytest.raises(EngineError):
+        extract_document(src, Settings(), dying, checkpoints=ckpt)
+    assert dying.calls == 3
+
+    seen: list[TextProgress] = []
+    again = CountingEngine()
+    doc = extract_document(src, Settings(), again, progress=seen.append, checkpoints=ckpt)
+    assert doc.ok and again.calls == 6 - 3, "only the pages the first run did not OCR"
+    last = seen[-1]
+    assert last.finished and (last.ocr_pages, last.reused_pages, last.blank_pages) == (3, 3, 2)
+
+    clean = extract_document(_source(tmp_path / "clean", pages), Settings(), CountingEngine())
+    assert [p.text for p in doc.pages] == [p.text for p in clean.pages]
+    assert [p.route_reason for p in doc.pages] == [p.route_reason for p in clean.pages]
+
+
+def test_a_run_that_times_out_keeps_its_pages_and_a_rerun_finishes(tmp_path: Path) -> None:
+    src = _source(tmp_path, TEXT[:6])
+    ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
+    stuck = CountingEngine(slow_at=4, slow=3.0)  # the fifth page hangs past the page timeout
+    settings = Settings(limits=LimitSettings(ocr_page_timeout_s=0.3))
+    doc = extract_document(src, settings, stuck, checkpoints=ckpt)
+    assert doc.status == DocStatus.FAILED
+    assert doc.error.startswith("over_limit: OCR of a page took longer than 0.3 s")
+    assert doc.error.endswith("the 4 OCR'd pages are kept: a re-run resumes"), doc.error
+
+    again = CountingEngine()
+    done = extract_document(src, settings, again, checkpoints=ckpt)
+    assert done.ok and again.calls == 2
+
+
+def test_settings_that_do_not_touch_ocr_reuse_every_page(tmp_path: Path) -> None:
+    src = _source(tmp_path, TEXT[:4])
+    ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
+    first = CountingEngine()
+    extract_document(src, Settings(), first, checkpoints=ckpt)
+    assert first.calls == 4
+    untouched = Settings.load(
+        overrides={
+            "tables": {"merge": False},
+            "paragraphs": {"gap_factor": Settings().paragraphs.gap_factor * 2},
+            "text": {"min_chars": 4},
+            "ocr": {"document_type": "contract"},
+            "limits": {"max_seconds_per_page": 60},
+        }
+    )
+    again = CountingEngine()
+    assert extract_document(src, untouched, again, checkpoints=ckpt).ok and again.calls == 0
+    assert len(ckpt.keys(src.doc_id)) == 1
+
+    # a setting that changes what OCR reads: every page again, under a new key; once that run
+    # completes, the older configuration's pages are removed (one configuration per document)
+    old_key = ckpt.keys(src.doc_id)
+    sharper = CountingEngine()
+    assert extract_document(src, Settings.load(overrides={"ocr": {"dpi": 100}}), sharper, checkpoints=ckpt).ok
+    assert sharper.calls == 4
+    assert ckpt.keys(src.doc_id) != old_key and len(ckpt.keys(src.doc_id)) == 1
+
+
+def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
+    engine = CountingEngine()
+
+    def key(**ocr) -> str:
+        return fingerprint_key(ocr_fingerprint(engine, OcrSettings.model_validate(ocr)))
+
+    base = key()
+    assert key(document_type="table") == base  # tunes the speculative decoder's speed only
+    for changed in (
+        {"dpi": 200},
+        {"min_confidence": 0.7},
+        {"detect_orientation": False},
+        {"column_min_lines": 4},
+        {"engine": {"kind": "rapidocr", "max_side_len": 3000}},
+    ):
+        assert key(**changed) != base, changed
+
+    class OtherEngine(CountingEngine):
+        name = "other"
+
+    assert fingerprint_key(ocr_fingerprint(OtherEngine(), OcrSettings())) != base
+
+
+def test_a_damaged_checkpoint_page_is_ocrd_again(tmp_path: Path) -> None:
+    src = _source(tmp_path, TEXT[:3])
+    ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
+    extract_document(src, Settings(), CountingEngine(), checkpoints=ckpt)
+    stored = sorted((tmp_path / "ocr_pages").rglob("*.page"))
+    assert [p.name for p in stored] == ["000000.page", "000001.page", "000002.page"]
+    stored[1].write_bytes(b"not a page")
+    again = CountingEngine()
+    doc = extract_document(src, Settings(), again, checkpoints=ckpt)
+    assert doc.ok and again.calls == 1 and doc.pages[1].text.startswith("ink ")
+
+
+def test_checkpoints_never_name_a_path_outside_their_root(tmp_path: Path) -> None:
+    ckpt = OcrCheckpoints(tmp_path)
+    with pytest.raises(ValueError, match="not a document id"):
+        ckpt.document("../../etc", ocr_fingerprint(CountingEngine(), OcrSettings()))
+
+
+# ---- progress -----------------------------------------------------------------------------------
+
+
+def test_progress_estimates_the_time_left_from_the_pages_that_need_work() -> None:
+    p = TextProgress("scan.pdf", done=100, total=1000, elapsed_s=140.0, ocr_pages=100)
+    assert p.eta_s == pytest.approx(1260.0)
+    assert p.summary() == "100/1000 pages (100 OCR'd), 0.71 pages/s, about 21m00s left"
+    assert p.short() == "p 100/1000 ETA 21m00s"
+    # resumed: 500 pages in the checkpoint; 300 reused in 3 s, then 100 OCR'd in 140 s
+    r = TextProgress("scan.pdf", 400, 1000, 143.0, ocr_pages=100, reused_pages=300, checkpointed=500)
+    assert r.eta_s == pytest.approx(143.0 / 100 * 400)  # the 200 still in the checkpoint cost nothing
+    assert TextProgress("s", 10, 100, 1.0, reused_pages=10, checkpointed=50).eta_s is None
+    assert format_seconds(9.4) == "9s" and format_seconds(3 * 3600 + 5 * 60) == "3h05m"
+
+
+def test_progress_reaches_listeners_after_every_page(tmp_path: Path) -> None:
+    src = _source(tmp_path, [TEXT[0], "white", TEXT[1]])
+    heard: list[TextProgress] = []
+    with listen(lambda p: heard.append(TextProgress(**{f: getattr(p, f) for f in p.__slots__}))):
+        extract_document(src, Settings(), CountingEngine())
+    extract_document(src, Settings(), CountingEngine())  # no longer listening
+    assert [(p.done, p.total, p.finished) for p in heard] == [(1, 3, False), (2, 3, False), (3, 3, True)]
+    assert heard[-1].blank_pages == 1 and heard[-1].ocr_pages == 2
