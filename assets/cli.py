@@ -1,4 +1,4 @@
-"""``dagster-ocr``: run the asset graph over an inbox in process, run the demo, query, approve.
+"""``dagster-ocr``: run the asset graph over an inbox in process, run the demo, query, export, approve.
 
 The CLI sits in the Dagster layer because it runs the very asset graph the UI runs (one code
 path): it registers the inbox files, adds one partition per document, and executes the
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from dagster_ocr import progress
-from dagster_ocr.ingest import DocumentStore, ingest_inbox
+from dagster_ocr.ingest import DocumentStore, register_inbox
 from dagster_ocr.warehouse import Warehouse
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -64,8 +64,10 @@ def run_inbox(
     data_dir = data_dir or default_data_dir(warehouse)
     defs = build_definitions(data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine)
     job = defs.resolve_job_def("ingest_document")
-    found = ingest_inbox(inbox, DocumentStore(data_dir / "store"))
+    scan = register_inbox(inbox, DocumentStore(data_dir / "store"))
+    found = scan.documents
     Warehouse(warehouse).ensure_schema()
+    Warehouse(warehouse).record_files(scan.files, "cli")  # every file, duplicates included
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(documents_partitions.name, [rec.doc_id for rec, _ in found])
     bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)
@@ -167,6 +169,40 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    import json
+
+    from dagster_ocr.export import ExportError, document_json, document_markdown, resolve_document
+
+    wh = Warehouse(args.warehouse)
+    try:
+        doc_id = resolve_document(wh, args.doc)
+        if args.format == "json":
+            text = json.dumps(document_json(wh, doc_id), ensure_ascii=False, indent=2) + "\n"
+        else:
+            text = document_markdown(wh, doc_id)
+        status = wh.document_verdict(doc_id)
+    except ExportError as exc:
+        print(f"export: {exc}", file=sys.stderr)
+        return 2
+    if len(status) and status.status.iat[0] != "parsed":
+        # exported all the same (a reviewer may want to read it), but never silently
+        print(
+            f"note: {status.file_name.iat[0]} is {status.status.iat[0]}: {status.reason.iat[0]}",
+            file=sys.stderr,
+        )
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".part")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)  # never a half-written export under its final name
+        print(f"wrote {out} ({args.format}, document {doc_id[:12]})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def recheck(
     doc_id: str,
     warehouse: Path,
@@ -259,6 +295,15 @@ def main(argv: list[str] | None = None) -> int:
         "vector and hybrid fall back to bm25 when no embeddings are available",
     )
     search.set_defaults(func=cmd_search)
+
+    export = sub.add_parser(
+        "export", help="write one document in reading order as Markdown or JSON (docling-like shape)"
+    )
+    export.add_argument("doc", metavar="DOC_ID", help="doc_id, a unique doc_id prefix, or a file name")
+    export.add_argument("--warehouse", required=True)
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--out", help="file to write (default: standard output)")
+    export.set_defaults(func=cmd_export)
 
     recheck_p = sub.add_parser(
         "recheck", help="re-load one document into the warehouse and re-run its checks (no re-extraction)"

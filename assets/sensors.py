@@ -5,7 +5,8 @@ modification-time high-water mark), so a restarted sensor or daemon neither re-h
 re-requests what it has seen. The nightly schedule sweeps the whole inbox without a cursor and
 catches what an incremental scan cannot (a file copied in with an old modification time). Both
 skip documents that already have a partition, and the run key is the doc_id, so a document is
-requested once however often it is found.
+requested once however often it is found. Both record every file they list, duplicates included,
+in the warehouse's ``files`` table (lineage: what became of each file name).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import duckdb
 
 from assets.partitions import documents_partitions
-from dagster_ocr.ingest import DocumentStore, discover
+from dagster_ocr.ingest import DocumentStore, FileSighting, PendingSightings, discover, scan_files
 from dagster_ocr.model import SourceDocument
-from resources import DocumentStoreResource
+from dagster_ocr.warehouse import Warehouse
+from resources import DocumentStoreResource, WarehouseResource
 
 #: run tags every document run carries; the UI filters runs by them and the instance's
 #: tag concurrency limits (deploy/dagster.yaml) key on ``dagster-ocr/job``
@@ -76,35 +80,53 @@ class InboxCursor:
         return InboxCursor(mark, sorted(names))
 
 
-def _register(paths: Iterable[Path], store: DocumentStore) -> list[SourceDocument]:
-    """Copy files into the store; one record per distinct content, first file name wins."""
-    out: dict[str, SourceDocument] = {}
-    for path in paths:
-        record, _ = store.register(path)
-        out.setdefault(record.doc_id, record)
-    return list(out.values())
-
-
 def scan_inbox(
     inbox: str | Path, store: DocumentStore, known: set[str], cursor: InboxCursor | None = None
-) -> tuple[list[SourceDocument], InboxCursor | None]:
-    """Register the inbox files newer than ``cursor`` (all when None); the unknown ones and the new cursor.
+) -> tuple[list[SourceDocument], InboxCursor | None, list[FileSighting]]:
+    """Register the inbox files newer than ``cursor`` (all when None); the unknown ones, the new
+    cursor, and a sighting of every file listed (for the warehouse's ``files`` lineage).
 
-    A file still being written moves its modification time on, so it is read again on a later
-    tick under a new content hash; the partial copy's partition shows up as a failed parse
-    (bad input, recorded) rather than a lost document.
+    Files the cursor has read before are not hashed again: their sightings carry no doc_id and
+    only move ``last_seen`` on. A file still being written moves its modification time on, so it
+    is read again on a later tick under a new content hash; the partial copy's partition shows up
+    as a failed parse (bad input, recorded) rather than a lost document.
     """
     files: list[tuple[Path, int]] = []
+    unchanged: list[FileSighting] = []
     for path in discover(Path(inbox)):
         try:
-            mtime_ns = os.stat(path).st_mtime_ns
+            stat = os.stat(path)
         except FileNotFoundError:  # removed between listing and stat
             continue
-        if cursor is None or cursor.is_new(path, mtime_ns):
-            files.append((path, mtime_ns))
-    records = _register((p for p, _ in files), store)
-    new = [r for r in records if r.doc_id not in known]
-    return new, (cursor.advance(files) if cursor is not None else None)
+        if cursor is None or cursor.is_new(path, stat.st_mtime_ns):
+            files.append((path, stat.st_mtime_ns))
+        else:
+            unchanged.append(FileSighting.of(path, None, stat))
+    scan = scan_files((p for p, _ in files), store)
+    new = [r for r, _ in scan.documents if r.doc_id not in known]
+    return new, (cursor.advance(files) if cursor is not None else None), scan.files + unchanged
+
+
+def record_sightings(
+    warehouse: Warehouse, store: DocumentStore, sightings: list[FileSighting], seen_by: str, log: Any
+) -> None:
+    """Record a scan's sightings in ``files``, with any an earlier scan had to leave pending.
+
+    DuckDB lets one process hold the file: while a run writes, the sightings wait in a file beside
+    the store and the next scan records them (with the times they were seen).
+    """
+    pending = PendingSightings(store.root.parent / "files_pending.jsonl")
+    waiting, taken = pending.take()
+    try:
+        warehouse.record_files(waiting + sightings, seen_by)
+    except duckdb.IOException as exc:  # the file is locked by a writer: keep them for the next scan
+        if "lock" not in str(exc).lower():
+            raise
+        pending.add(waiting + sightings)
+        log.warning(
+            f"warehouse busy, {len(waiting) + len(sightings)} file sighting(s) kept for the next scan"
+        )
+    pending.done(taken)
 
 
 def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
@@ -117,15 +139,19 @@ def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
 
 
 @dg.sensor(job=document_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.STOPPED)
-def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResource) -> dg.SensorResult:
+def inbox_sensor(
+    context: dg.SensorEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
+) -> dg.SensorResult:
     """Adds one partition per new document in the inbox and requests its run.
 
     The cursor (modification-time mark) makes each tick read only files it has not seen; the run
-    key (doc_id) makes a document's run requested once even if the cursor were reset.
+    key (doc_id) makes a document's run requested once even if the cursor were reset. Every file
+    listed is recorded in the warehouse's ``files`` table (duplicates included).
     """
     cursor = InboxCursor.parse(context.cursor)
     known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
-    new, advanced = scan_inbox(store.inbox_dir, store.store(), known, cursor)
+    new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
+    record_sightings(warehouse.warehouse(), store.store(), seen, "sensor", context.log)
     if new:
         context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
     return dg.SensorResult(
@@ -143,10 +169,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResour
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.STOPPED,
 )
-def nightly_ingestion(context: dg.ScheduleEvaluationContext, store: DocumentStoreResource):
-    """The nightly full sweep of the inbox (no cursor), for deployments that do not run the sensor."""
+def nightly_ingestion(
+    context: dg.ScheduleEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
+):
+    """The nightly full sweep of the inbox (no cursor), for deployments that do not run the sensor.
+
+    Every file is hashed and recorded in ``files`` (its ``last_seen`` moves on)."""
     known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
-    new, _ = scan_inbox(store.inbox_dir, store.store(), known)
+    new, _, seen = scan_inbox(store.inbox_dir, store.store(), known)
+    record_sightings(warehouse.warehouse(), store.store(), seen, "schedule", context.log)
     if new:
         context.instance.add_dynamic_partitions(documents_partitions.name, [r.doc_id for r in new])
         return _run_requests(new)

@@ -7,6 +7,7 @@ Generated documents are deterministic (seeded) and cached under ``--cache`` (def
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -46,6 +47,22 @@ def find_corpus() -> Path | None:
         if c and (Path(c) / "MANIFEST.json").is_file():
             return Path(c)
     return None
+
+
+@functools.cache
+def _splits(corpus: Path) -> dict[str, str]:
+    manifest = json.loads((corpus / "MANIFEST.json").read_text())
+    return {f["file"]: f["split"] for f in manifest["files"] if f.get("role") == "input" and f.get("split")}
+
+
+def split_of(pdf: Path, corpus: Path | None = None) -> str:
+    """The corpus split ("tune" or "check", MANIFEST.json) of an input file; "?" outside the corpus.
+
+    Tune rules on "tune"; "check" is reported beside it and never tuned on (corpus README)."""
+    corpus = corpus or find_corpus()
+    if corpus is None or not Path(pdf).resolve().is_relative_to(corpus.resolve()):
+        return "?"
+    return _splits(corpus).get(str(Path(pdf).resolve().relative_to(corpus.resolve())), "?")
 
 
 #: born-digital corpus PDFs (text layer throughout; no page should be routed to OCR)

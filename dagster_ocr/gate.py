@@ -69,7 +69,9 @@ class GateDecision:
 
 def evaluate_quality(wh: Warehouse, doc_id: str, settings: QualitySettings) -> list[ExpectationResult]:
     """Run the expectation suites on the rows the warehouse holds for ``doc_id`` (what analysts read)."""
-    frames = wh.document_frames(doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells"))
+    frames = wh.document_frames(
+        doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells", "text_conservation")
+    )
     return evaluate_document(
         DocumentFrames(
             frames["documents"].iloc[0].to_dict(),
@@ -78,6 +80,7 @@ def evaluate_quality(wh: Warehouse, doc_id: str, settings: QualitySettings) -> l
             frames["tables"],
             frames["table_cells"],
             wh.ocr_confidences(doc_id),
+            frames["text_conservation"],
         ),
         settings,
     )

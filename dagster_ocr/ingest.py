@@ -7,14 +7,16 @@ so a file removed from the inbox after ingestion is not lost and re-runs see the
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
 import os
 import re
 import shutil
-from collections.abc import Iterator
-from dataclasses import asdict
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dagster_ocr.model import SourceDocument
@@ -145,15 +147,131 @@ class DocumentStore:
         return sorted(p.stem for p in self.root.glob("??/*.json"))
 
 
-def ingest_inbox(inbox: Path, store: DocumentStore) -> list[tuple[SourceDocument, bool]]:
-    """Register every file in ``inbox``; duplicates (same bytes) come back with ``new=False``."""
-    out = []
+@dataclass(frozen=True, slots=True)
+class FileSighting:
+    """One inbox file as a scan saw it: a ``files`` row's worth (see ``Warehouse.record_files``).
+
+    ``doc_id`` is None for a file the scan did not hash (an incremental scan's file it has read
+    before, unchanged since: known by path, size and modification time); such a sighting only
+    moves ``last_seen`` on.
+    """
+
+    path: str  # absolute, as valid Unicode (display_name)
+    file_name: str
+    size: int
+    mtime: dt.datetime  # UTC, naive (DuckDB TIMESTAMP)
+    doc_id: str | None
+    seen_at: dt.datetime  # UTC, naive: when the scan saw it
+
+    @classmethod
+    def of(cls, path: Path, doc_id: str | None, stat: os.stat_result | None = None) -> FileSighting:
+        st = stat or os.stat(path)
+        return cls(
+            path=display_name(str(Path(path).resolve())),
+            file_name=display_name(Path(path).name),
+            size=st.st_size,
+            mtime=utc_timestamp(st.st_mtime_ns),
+            doc_id=doc_id,
+            seen_at=dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        )
+
+    def as_row(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def utc_timestamp(ns: int) -> dt.datetime:
+    """Epoch nanoseconds as a naive UTC datetime (microseconds, as DuckDB keeps them)."""
+    return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=ns // 1000)
+
+
+@dataclass(slots=True)
+class InboxScan:
+    """What one scan of an inbox found: each distinct document once, and every file."""
+
+    #: (record, new) per distinct content, in discovery order; the first file's name wins
+    documents: list[tuple[SourceDocument, bool]]
+    #: every file seen, duplicates included, for the warehouse's ``files`` table
+    files: list[FileSighting]
+
+
+def scan_files(paths: Iterable[Path], store: DocumentStore) -> InboxScan:
+    """Register ``paths`` in the store: one record per distinct content, one sighting per file."""
+    documents: list[tuple[SourceDocument, bool]] = []
+    files: list[FileSighting] = []
     seen: set[str] = set()
-    for path in discover(inbox):
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:  # removed between listing and reading
+            continue
         record, new = store.register(path)
+        files.append(FileSighting.of(path, record.doc_id, stat))
         if record.doc_id in seen:
-            log.info("skipping %s: same content as an earlier file in this inbox", path)
+            log.info("%s has the same content as an earlier file in this inbox: one document", path)
             continue
         seen.add(record.doc_id)
-        out.append((record, new))
-    return out
+        documents.append((record, new))
+    return InboxScan(documents, files)
+
+
+def register_inbox(inbox: Path, store: DocumentStore) -> InboxScan:
+    """Register every file in ``inbox`` (see :func:`scan_files`)."""
+    return scan_files(discover(inbox), store)
+
+
+def ingest_inbox(inbox: Path, store: DocumentStore) -> list[tuple[SourceDocument, bool]]:
+    """Register every file in ``inbox``; one (record, new) per distinct content, in discovery order.
+
+    Duplicates (same bytes) are registered once: the files themselves are in
+    ``register_inbox(...).files``.
+    """
+    return register_inbox(inbox, store).documents
+
+
+class PendingSightings:
+    """Sightings a scan could not record yet (the warehouse was locked by a writer), kept on disk.
+
+    A JSON-lines file (beside the store); the next scan that reaches the warehouse records them
+    first, with the times they were seen, so a busy warehouse delays lineage but never loses it.
+    Recording a sighting twice is harmless (``record_files`` is an upsert), so the file is taken
+    aside before it is recorded and deleted after: a crash in between only records it again.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def add(self, sightings: Sequence[FileSighting]) -> None:
+        if not sightings:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as f:
+            for s in sightings:
+                row = {**s.as_row(), "mtime": s.mtime.isoformat(), "seen_at": s.seen_at.isoformat()}
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def take(self) -> tuple[list[FileSighting], list[Path]]:
+        """Every pending sighting, and the files they came from (pass them to ``done``)."""
+        if self.path.exists():
+            os.replace(
+                self.path, self.path.with_name(f"{self.path.name}.{os.getpid()}.{time.time_ns()}.taken")
+            )
+        taken = sorted(self.path.parent.glob(self.path.name + ".*.taken"))
+        return [s for p in taken for s in self._read(p)], taken
+
+    @staticmethod
+    def done(taken: Sequence[Path]) -> None:
+        for p in taken:
+            p.unlink(missing_ok=True)
+
+    @staticmethod
+    def _read(path: Path) -> list[FileSighting]:
+        out = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                row["mtime"] = dt.datetime.fromisoformat(row["mtime"])
+                row["seen_at"] = dt.datetime.fromisoformat(row["seen_at"])
+                out.append(FileSighting(**row))
+            except (ValueError, TypeError, KeyError):  # a line torn by a crash mid-append
+                log.warning("skipping an unreadable line of %s", path)
+        return out

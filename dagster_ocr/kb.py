@@ -1,8 +1,9 @@
 """The knowledge base: searchable chunks, each citing the printed page it came from.
 
-Chunks are built from the warehouse rows of a document that passed the quality gate: one chunk
-per paragraph run inside a section (up to ``max_chars``) and one per table (its header with each
-block of rows), so a hit can always be cited as "file, p. <label>, <section path>".
+Chunks are built from the reading-order sequence (the ``document_blocks`` view, see
+:mod:`dagster_ocr.blocks`) of a document that passed the quality gate: one chunk per paragraph run
+inside a section (up to ``max_chars``) and one per table (its header with each block of rows),
+where the table sits in the text, so a hit can always be cited as "file, p. <label>, <section path>".
 
 :func:`search` ranks chunks with Okapi BM25. DuckDB 2.0 cannot load its fts extension offline
 (FACTS.md), so the index is built here in Python from ``kb_chunks`` and cached per warehouse
@@ -83,42 +84,33 @@ def _citation(file_name: str, first: str, last: str, section: str | None) -> str
     return f"{file_name}, {pages}" + (f", {section}" if section else "")
 
 
-def markdown_row(cells: list[str]) -> str:
-    """One Markdown table row; a ``|`` inside a cell is escaped so it does not split the cell."""
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-
-def markdown_header(header_rows: list[list[str]], n_cols: int) -> list[str]:
-    """The header row and the ``|---|`` separator of a Markdown table.
-
-    Markdown has one header row: a multi-row header is folded per column ("Fees" over "2024" gives
-    "Fees 2024"). A table without a detected header gets empty header cells, so the body rows stay
-    body rows instead of the first one being promoted to a header it never was.
-    """
-    names = []
-    for col in range(n_cols):
-        parts: list[str] = []
-        for row in header_rows:
-            cell = row[col] if col < len(row) else ""
-            if cell and cell not in parts:  # a cell merged across header rows repeats its text
-                parts.append(cell)
-        names.append(" ".join(parts))
-    return [markdown_row(names), "|" + "---|" * max(1, n_cols)]
-
-
 def build_chunks(
     file_name: str,
-    paragraphs: pd.DataFrame,
+    blocks: pd.DataFrame,
     sections: pd.DataFrame,
     tables: pd.DataFrame,
-    cells: pd.DataFrame,
+    row_pages: pd.DataFrame,
     page_labels: dict[int, str],
     settings: KbSettings | None = None,
 ) -> list[dict[str, Any]]:
-    """Chunks for one document, from its warehouse rows."""
+    """Chunks for one document, from its ``document_blocks`` sequence (in ``reading_order``).
+
+    ``blocks``: the document's rows of the view (reading_order, kind, source_id, section_id,
+    page_index, last_page_index, text). Headings start sections and are cited, not chunked;
+    paragraphs are gathered in runs; a table (its Markdown from the view) ends the run before it
+    and becomes chunks of its own, its header repeated over each block of ``table_rows_per_chunk``
+    rows. ``tables`` gives a table's ``header_rows`` and ``caption`` (prefixed to its chunks for
+    context); ``row_pages`` (table_id, row_idx, page_index) the page each row came from, so a chunk
+    of a table merged across pages cites the pages its own rows are on.
+    """
     s = settings or KbSettings()
     titles = dict(zip(sections["section_id"], sections["title"], strict=False)) if len(sections) else {}
     parents = dict(zip(sections["section_id"], sections["parent_id"], strict=False)) if len(sections) else {}
+    captions = dict(zip(tables["table_id"], tables["caption"], strict=False)) if len(tables) else {}
+    header_rows = dict(zip(tables["table_id"], tables["header_rows"], strict=False)) if len(tables) else {}
+    pages_of_rows: dict[str, dict[int, int]] = {}
+    for r in row_pages.itertuples() if len(row_pages) else []:
+        pages_of_rows.setdefault(str(r.table_id), {})[int(r.row_idx)] = int(r.page_index)
 
     def section_path(section_id: str | None) -> str | None:
         """'2. Services › 2.1 Scope': the section's ancestors' titles, outermost first."""
@@ -162,47 +154,57 @@ def build_chunks(
             }
         )
 
-    if len(paragraphs):
-        body = paragraphs[paragraphs["kind"] != "heading"].sort_values("reading_order")
-        run: list[pd.Series] = []
+    run: list[Any] = []
 
-        def flush() -> None:
-            if run:
-                text = "\n".join(r.text for r in run)
-                last = max(int(r.last_page_index) for r in run)
-                ids = [r.paragraph_id for r in run]
-                emit("paragraph", ids[0], run[0].section_id, int(run[0].page_index), last, text, ids)
-                run.clear()
+    def flush() -> None:
+        if run:
+            text = "\n".join(r.text for r in run)
+            last = max(int(r.last_page_index) for r in run)
+            ids = [r.source_id for r in run]
+            emit("paragraph", ids[0], _section(run[0]), int(run[0].page_index), last, text, ids)
+            run.clear()
 
-        for row in body.itertuples():
-            size = sum(len(r.text) + 1 for r in run)
-            new_page = s.split_at_pages and run and row.page_index != run[-1].page_index
-            if run and (
-                row.section_id != run[0].section_id or size + len(row.text) > s.max_chars or new_page
-            ):
-                flush()
-            run.append(row)
-        flush()
+    def emit_table(block: Any) -> None:
+        table_id = str(block.source_id)
+        if not isinstance(block.text, str) or not block.text:
+            # a table written before its Markdown was stored (schema < 4): re-materialize duckdb_tables
+            log.warning("%s: table %s has no Markdown yet; re-materialize duckdb_tables", file_name, table_id)
+            return
+        lines = block.text.splitlines()
+        header, rows = lines[:2], lines[2:]
+        first_row = int(header_rows.get(table_id) or 0)
+        row_page = pages_of_rows.get(table_id, {})
+        caption = captions.get(table_id)
+        prefix = [str(caption)] if isinstance(caption, str) and caption else []
+        first_page, last_page = int(block.page_index), int(block.last_page_index)
+        for start in range(0, max(len(rows), 1), s.table_rows_per_chunk):
+            part = rows[start : start + s.table_rows_per_chunk]
+            # the first and last grid rows of this part (a table of header rows only: the header)
+            lo, hi = first_row + start, first_row + start + max(len(part), 1) - 1
+            first = row_page.get(lo, first_page)
+            last = row_page.get(hi, last_page) if part else first
+            emit("table", table_id, _section(block), first, last, "\n".join(prefix + header + part))
 
-    for t in tables.itertuples() if len(tables) else []:
-        tc = cells[cells["table_id"] == t.table_id]
-        grid = [["" for _ in range(int(t.n_cols))] for _ in range(int(t.n_rows))]
-        row_page: dict[int, int] = {}
-        for c in tc.itertuples():
-            if c.row_idx < t.n_rows and c.col_idx < t.n_cols:
-                grid[c.row_idx][c.col_idx] = re.sub(r"\s+", " ", c.text or "").strip()
-                row_page.setdefault(c.row_idx, int(c.page_index))
-        header_n = min(int(t.header_rows or 0), len(grid))
-        header = markdown_header(grid[:header_n], int(t.n_cols))
-        body_rows = list(range(header_n, len(grid))) or [0]
-        for start in range(0, len(body_rows), s.table_rows_per_chunk):
-            block = body_rows[start : start + s.table_rows_per_chunk]
-            rows = [markdown_row(grid[i]) for i in block if i < len(grid)]
-            lines = ([str(t.caption)] if t.caption else []) + header + rows
-            first = row_page.get(block[0], int(t.first_page_index))
-            last = row_page.get(block[-1], int(t.last_page_index))
-            emit("table", t.table_id, None, first, last, "\n".join(lines))
+    for block in blocks.sort_values("reading_order").itertuples() if len(blocks) else []:
+        if block.kind == "heading":
+            flush()  # a heading starts a section: the run before it ends
+            continue
+        if block.kind == "table":
+            flush()
+            emit_table(block)
+            continue
+        size = sum(len(r.text) + 1 for r in run)
+        new_page = s.split_at_pages and run and block.page_index != run[-1].page_index
+        if run and (_section(block) != _section(run[0]) or size + len(block.text) > s.max_chars or new_page):
+            flush()
+        run.append(block)
+    flush()
     return chunks
+
+
+def _section(block: Any) -> str | None:
+    section_id = block.section_id
+    return section_id if isinstance(section_id, str) else None
 
 
 #: what build_chunks reads of a document, and only that (a long document's page texts, boxes and
@@ -210,12 +212,13 @@ def build_chunks(
 _CHUNK_SOURCES = {
     "documents": "SELECT file_name FROM documents WHERE doc_id = ?",
     "pages": "SELECT page_index, page_label FROM pages WHERE doc_id = ?",
-    "paragraphs": "SELECT paragraph_id, section_id, reading_order, page_index, last_page_index, kind, text "
-    "FROM paragraphs WHERE doc_id = ?",
+    "blocks": "SELECT reading_order, kind, source_id, section_id, page_index, last_page_index, text "
+    "FROM document_blocks WHERE doc_id = ? AND kind IN ('heading', 'paragraph', 'table') "
+    "ORDER BY reading_order",
     "sections": "SELECT section_id, parent_id, title FROM sections WHERE doc_id = ?",
-    "tables": "SELECT table_id, n_rows, n_cols, header_rows, caption, first_page_index, last_page_index "
-    "FROM tables WHERE doc_id = ?",
-    "table_cells": "SELECT table_id, row_idx, col_idx, page_index, text FROM table_cells WHERE doc_id = ?",
+    "tables": "SELECT table_id, header_rows, caption FROM tables WHERE doc_id = ?",
+    "row_pages": "SELECT table_id, row_idx, min(page_index) AS page_index FROM table_cells "
+    "WHERE doc_id = ? GROUP BY table_id, row_idx",
 }
 
 
@@ -232,10 +235,10 @@ def load_document(
     pages = frames["pages"]
     chunks = build_chunks(
         frames["documents"]["file_name"].iat[0],
-        frames["paragraphs"],
+        frames["blocks"],
         frames["sections"],
         frames["tables"],
-        frames["table_cells"],
+        frames["row_pages"],
         dict(zip(pages["page_index"], pages["page_label"], strict=False)),
         settings,
     )

@@ -18,36 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-BBox = tuple[float, float, float, float]
-
-
-def x_gaps(boxes: list[BBox]) -> list[tuple[float, float]]:
-    """The empty x-intervals between boxes sorted by their left edge (their x-ranges merged).
-
-    Column finders (text-layer paragraphs, OCR reading order) look for gutters among these.
-    """
-    if not boxes:
-        return []
-    gaps: list[tuple[float, float]] = []
-    reach = boxes[0][2]
-    for box in boxes[1:]:
-        if box[0] > reach:
-            gaps.append((reach, box[0]))
-        reach = max(reach, box[2])
-    return gaps
-
-
-def transform_box(box: BBox, m: tuple[float, ...]) -> BBox:
-    """``box`` mapped by the affine matrix ``m`` = (a, b, c, d, e, f), as the box around the result.
-
-    Plain arithmetic: page rotations (multiples of 90 degrees) map boxes to boxes, and calling
-    ``pymupdf.Rect * Matrix`` once per span or word was a visible share of the text stage.
-    """
-    a, b, c, d, e, f = m
-    x0, y0, x1, y1 = box
-    xa, xb = a * x0 + c * y0 + e, a * x1 + c * y1 + e
-    ya, yb = b * x0 + d * y0 + f, b * x1 + d * y1 + f
-    return (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
+from dagster_ocr.layout import BBox  # defined with the geometry; the model's boxes are these
 
 
 class DocStatus(StrEnum):
@@ -158,9 +129,6 @@ class Page:
     #: share of the page area covered by images, in [0, 1]
     image_coverage: float = 0.0
     ocr_confidence: float | None = None
-    label: str = ""
-    label_source: LabelSource = LabelSource.PHYSICAL
-    label_confidence: float = 0.0
     #: decoding counts of an engine that reports them (speculative decoding: tokens drafted and
     #: accepted, target forwards, tokens/s), summed over the page; None for other engines
     decode_stats: dict[str, float | int | None] | None = None
@@ -300,6 +268,12 @@ class ExtractedDocument:
     #: pages whose text came from the text layer: the table stage opens the file only when some did
     #: (None: not counted, as in outputs of earlier versions)
     text_layer_pages: int | None = None
+    #: MuPDF had to repair the file to open it (a damaged file: its empty pages may be lost ones)
+    repaired: bool = False
+    #: page index -> "image" | "graphics" | "blank" for every page without text (see integrity.py)
+    page_content: dict[int, str] = field(default_factory=dict)
+    #: page index -> why its content stream is broken (a missing object, undecodable data)
+    damaged_pages: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -314,3 +288,6 @@ class ParagraphResult:
     #: each page, the one place it is decided (the warehouse's ``lines.furniture``; the pages
     #: themselves are read-only input and carry no mark)
     furniture: dict[int, dict[int, str]] = field(default_factory=dict)
+    #: ids of the tables whose text the paragraph stage kept as paragraphs (columns of prose taken
+    #: for a table): their text is in ``paragraphs``, so the reading-order sequence leaves them out
+    read_as_text: list[str] = field(default_factory=list)

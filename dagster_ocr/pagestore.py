@@ -30,13 +30,13 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
-from dagster_ocr.model import LabelSource, Line, Page, Span, TextSource, Words
+from dagster_ocr.model import Line, Page, Span, TextSource, Words
 
 #: pages held as objects before a document moves to disk (a few MB; see the module docstring)
 DEFAULT_KEEP = 256
 
 _PAGE_FIELDS = tuple(f for f in Page.__slots__ if f != "lines")
-_ENUMS = {"text_source": TextSource, "label_source": LabelSource}
+_ENUMS = {"text_source": TextSource}
 
 
 def encode_page(page: Page) -> bytes:

@@ -17,6 +17,7 @@ import pymupdf
 
 from dagster_ocr.checkpoints import OcrCheckpoints, ocr_fingerprint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
+from dagster_ocr.integrity import ContentCensus
 from dagster_ocr.labels import label_pages, pdf_page_labels
 from dagster_ocr.model import (
     DocStatus,
@@ -137,13 +138,16 @@ def extract_document(
             title = clean_text((pdf.metadata or {}).get("title") or "")
             pdf_labels = pdf_page_labels(pdf)
             text_layer = 0
+            census = ContentCensus(pdf)  # damage and empty pages, for the pages_complete check
             for page in iter_pages(pdf, settings.text, ocr, deadline, budget):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
+                census.observe(page)
                 state.blank_pages += page.route_reason.startswith(BLANK_PAGE)
                 state.done = len(pages)
                 if state.done < n:
                     report()
+            integrity = census.finish()
     except BadInputError as exc:
         return failed(exc.reason)
     except EngineError:
@@ -158,6 +162,14 @@ def extract_document(
     finally:
         if timed is not None:
             timed.close()
+    if integrity.repaired or integrity.damaged_pages:
+        log.warning(
+            "%s: %s; %d page(s) without text, %d with a broken content stream",
+            source.file_name,
+            "MuPDF had to repair the file" if integrity.repaired else "the file is damaged",
+            len(integrity.page_content),
+            len(integrity.damaged_pages),
+        )
     if saved is not None:
         saved.complete()  # this configuration is the document's now: older ones' pages go
     report(finished=True)
@@ -169,6 +181,9 @@ def extract_document(
         n_pages=n,
         pdf_page_labels=pdf_labels,
         text_layer_pages=text_layer,
+        repaired=integrity.repaired,
+        page_content=integrity.page_content,
+        damaged_pages=integrity.damaged_pages,
     )
 
 
@@ -186,9 +201,16 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
             confidences.append(p.ocr_confidence)
         if p.decode_stats:
             decoded.append(p.decode_stats)
+    content = getattr(doc, "page_content", None) or {}  # absent in outputs of earlier versions
     out: dict[str, float | int | None] = {
+        "repaired": bool(getattr(doc, "repaired", False)),
+        "pages_without_text": len(content),
+        # no text, no image, no drawings (the pages_complete check's census)
+        "empty_pages": sum(1 for c in content.values() if c == "blank"),
+        "damaged_pages": len(getattr(doc, "damaged_pages", None) or {}),
         "ocr_pages": n_ocr,
         "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
+        # recognised blank by the text stage and not OCR'd (route_reason "blank page: ...")
         "blank_pages": n_blank,
         "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
     }

@@ -5,10 +5,13 @@ back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pa
 (GX's SQL data source fails on DuckDB, see FACTS.md). There is one suite per stage:
 
 * ``document_parsed``: the file could be read and yields text;
-* ``pages_complete``: one row per physical page, each with a page label;
+* ``pages_complete``: one row per physical page, each with a page label; no page emptied by damage
+  (a file MuPDF repaired, a broken content stream) and not too many blank ones;
 * ``paragraphs_valid``: non-empty text, unique ids, few validation flags, boxes inside the page;
 * ``tables_valid``: rectangular grids, no empty (merged) table, header text where a header was detected;
-* ``ocr_confident``: OCR'd text is confident enough to be trusted.
+* ``ocr_confident``: OCR'd text is confident enough to be trusted;
+* ``text_conserved`` (WARN only): where the text layer's characters went (see
+  :mod:`dagster_ocr.conservation`): the shares in tables and furniture, and what was lost.
 
 Every expectation carries a severity: ERROR results block the knowledge-base load, WARN results
 are reported only. Thresholds and severities live in :class:`QualitySettings`.
@@ -37,14 +40,18 @@ SUITES: tuple[str, ...] = (
     "paragraphs_valid",
     "tables_valid",
     "ocr_confident",
+    "text_conserved",
 )
 
 SUITE_DESCRIPTIONS: dict[str, str] = {
     "document_parsed": "The file could be opened and yields text.",
-    "pages_complete": "One row per physical page, each with a page label.",
+    "pages_complete": "One row per physical page, each with a page label and content: none emptied by "
+    "damage, few blank.",
     "paragraphs_valid": "Paragraphs non-empty, ids unique, few garbled, boxes on their page.",
     "tables_valid": "Tables are rectangular and non-empty, with header text where a header was detected.",
     "ocr_confident": "Mean OCR confidence over the document's OCR'd lines is above threshold.",
+    "text_conserved": "Where the text layer's characters went: shares in tables and page furniture (a "
+    "warning when furniture takes an implausible share) and lost (in no paragraph, cell or furniture).",
 }
 
 
@@ -70,6 +77,39 @@ class QualitySettings(BaseModel):
     min_text_chars: int = Field(
         1,
         description="A parsed document must yield at least this many characters of paragraph or table text.",
+    )
+    max_blank_page_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Largest share of a document's pages that may be blank (no text, no image, nothing "
+        "drawn) while other pages have text, in a file MuPDF did not have to repair: a book's "
+        "deliberately blank versos pass; a document mostly blank but for one page of text is "
+        "quarantined (blank_page_share). In a repaired file any page without text or image fails "
+        "pages_have_content instead (severity_overrides {'pages_have_content': 'WARN'} loads such "
+        "files with a warning).",
+    )
+    max_furniture_char_share: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Largest share of a document's text-layer characters that may go to page furniture "
+        "(page numbers, running headers and footers) before text_conserved warns: body text taken "
+        "for running headers shows as a large share (the corpus' largest is 0.25, a 77-character file).",
+    )
+    max_table_char_share: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Largest share of the characters in table cells before text_conserved warns "
+        "(1.0: reported only; a data sheet is all table).",
+    )
+    max_lost_char_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Largest share of characters lost (in no paragraph, heading, cell or furniture line) "
+        "before text_conserved warns (see text_conservation.lost_text for which).",
     )
     bbox_tolerance_pt: float = Field(
         1.0, description="How far (PDF points) a paragraph box may stick out of its page before it counts."
@@ -115,6 +155,8 @@ class DocumentFrames:
     cells: pd.DataFrame
     #: confidence of every line on an OCR'd page (column ``confidence``)
     ocr_lines: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"confidence": []}))
+    #: the document's ``text_conservation`` rows (one per page)
+    conservation: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 # ------------------------------------------------------------------------------ expectation specs
@@ -196,6 +238,39 @@ def _specs() -> list[_Spec]:
             lambda s: gxe.ExpectColumnValuesToBeBetween(column="label_len", min_value=1),
             lambda s: "non-empty",
             "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "pages_have_content",
+            "pages",
+            "ERROR",
+            "No page is left without text or image by damage, in a document whose other pages have "
+            "text: a page of a file MuPDF had to repair that holds no text and no image, or a page "
+            "without text whose content stream is broken.",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="content_ok", value_set=[True]),
+            lambda s: "0 pages emptied by damage",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "content_streams_intact",
+            "pages",
+            "ERROR",
+            "No page's content stream is broken (it names a missing object, or its data does not "
+            "decompress): such a page lost some or all of what it showed.",
+            lambda s: gxe.ExpectColumnValuesToBeInSet(column="stream_ok", value_set=[True]),
+            lambda s: "0 broken content streams",
+            "page_index",
+        ),
+        _Spec(
+            "pages_complete",
+            "blank_page_share",
+            "pages",
+            "ERROR",
+            "Share of the document's pages with no content at all (no text, image or drawing) while "
+            "other pages have text.",
+            lambda s: gxe.ExpectColumnMeanToBeBetween(column="blank", max_value=s.max_blank_page_share),
+            lambda s: f"<= {s.max_blank_page_share}",
         ),
         _Spec(
             "paragraphs_valid",
@@ -290,6 +365,40 @@ def _specs() -> list[_Spec]:
             ),
             lambda s: f"<= {s.max_low_confidence_line_share} below {s.min_line_confidence}",
         ),
+        _Spec(
+            "text_conserved",
+            "furniture_char_share",
+            "conservation",
+            "WARN",
+            "Share of the text layer's (or OCR output's) characters that went to page furniture.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="furniture_share", max_value=s.max_furniture_char_share
+            ),
+            lambda s: f"<= {s.max_furniture_char_share}",
+            "furniture_observed",
+        ),
+        _Spec(
+            "text_conserved",
+            "table_char_share",
+            "conservation",
+            "WARN",
+            "Share of the characters that went to table cells.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(
+                column="table_share", max_value=s.max_table_char_share
+            ),
+            lambda s: f"<= {s.max_table_char_share}",
+            "table_observed",
+        ),
+        _Spec(
+            "text_conserved",
+            "lost_char_share",
+            "conservation",
+            "WARN",
+            "Share of the characters found in no paragraph, heading, table cell or furniture line.",
+            lambda s: gxe.ExpectColumnValuesToBeBetween(column="lost_share", max_value=s.max_lost_char_share),
+            lambda s: f"<= {s.max_lost_char_share}",
+            "lost_observed",
+        ),
     ]
 
 
@@ -322,6 +431,7 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
             "label_len": _non_empty_chars(pages["page_label"])
             if len(pages)
             else pd.Series([], dtype="int64"),
+            **_page_content_columns(pages, _flag(doc.get("repaired"))),
         }
     )
 
@@ -382,6 +492,66 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
         "paragraphs": paras_out,
         "tables": tables_out,
         "ocr_lines": ocr_out,
+        "conservation": _conservation_frame(frames.conservation),
+    }
+
+
+def _conservation_frame(pages: pd.DataFrame) -> pd.DataFrame:
+    """One row: the document's shares of characters in furniture, tables and lost, with readable
+    observed values ("0.031 (520 of 16,864 chars)"). No rows where nothing was accounted (an older
+    warehouse, or a document without text)."""
+    columns = ["furniture_share", "table_share", "lost_share"]
+    observed = [c.replace("_share", "_observed") for c in columns]
+    if not len(pages) or "chars" not in pages.columns:
+        return pd.DataFrame(columns=columns + observed)
+    total = int(pd.to_numeric(pages["chars"]).fillna(0).sum())
+    if total == 0:
+        return pd.DataFrame(columns=columns + observed)
+
+    def summed(*names: str) -> int:
+        return int(sum(pd.to_numeric(pages[n]).fillna(0).sum() for n in names if n in pages.columns))
+
+    parts = {
+        "furniture": summed("page_number_chars", "header_chars", "footer_chars"),
+        "table": summed("table_chars"),
+        "lost": summed("lost_chars"),
+    }
+    row: dict[str, Any] = {}
+    for name, n in parts.items():
+        row[f"{name}_share"] = n / total
+        row[f"{name}_observed"] = f"{n / total:.4f} ({n:,} of {total:,} chars)"
+    return pd.DataFrame([row])
+
+
+def _flag(value: Any) -> bool:
+    """A BOOLEAN column's value read back through pandas (None/NaN: False)."""
+    return value is not None and not pd.isna(value) and bool(value)
+
+
+def _page_content_columns(pages: pd.DataFrame, repaired: bool) -> dict[str, pd.Series]:
+    """``content_ok``, ``stream_ok`` and ``blank`` per page (see the pages_complete expectations).
+
+    A page's emptiness only counts against a document that has text on other pages (one with no
+    text at all fails document_parsed.text_extracted instead). Rows of an older warehouse without
+    the content columns judge nothing (every page ok).
+    """
+    n = len(pages)
+    if not n or "content" not in pages.columns:
+        return {
+            "content_ok": pd.Series([True] * n, dtype=bool),
+            "stream_ok": pd.Series([True] * n, dtype=bool),
+            "blank": pd.Series([0.0] * n, dtype="float64"),
+        }
+    content = pages["content"].fillna("text").astype(str).reset_index(drop=True)
+    damage = pages["content_damage"].reset_index(drop=True) if "content_damage" in pages.columns else None
+    broken = damage.notna() if damage is not None else pd.Series([False] * n)
+    with_text = bool((content == "text").any())
+    textless = content.isin(["graphics", "blank"])  # no text and no image
+    emptied = with_text & ((textless & repaired) | ((content != "text") & broken))
+    return {
+        "content_ok": ~emptied,
+        "stream_ok": ~broken.astype(bool),
+        "blank": ((content == "blank") & with_text).astype("float64"),
     }
 
 
@@ -409,7 +579,7 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
             # tqdm bars per validation would flood Dagster's captured stderr
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
             source = context.data_sources.add_pandas("dagster_ocr_quality")
-            frames = ("document", "pages", "paragraphs", "tables", "ocr_lines")
+            frames = ("document", "pages", "paragraphs", "tables", "ocr_lines", "conservation")
             _GX["gx"] = gx
             _GX["context"] = context
             _GX["batches"] = {

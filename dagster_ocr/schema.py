@@ -69,6 +69,67 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE documents ADD COLUMN IF NOT EXISTS peak_gpu_bytes BIGINT",
         ),
     ),
+    Migration(
+        4,
+        "tables.markdown/read_as_text/section_id/precedes_reading_order: each table's Markdown and its "
+        "place among the paragraphs, for the document_blocks view (one reading-order sequence)",
+        (
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS markdown VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS read_as_text BOOLEAN",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS section_id VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS precedes_reading_order INTEGER",
+        ),
+    ),
+    Migration(
+        5,
+        "files: every inbox file ever seen, duplicates included (lineage: what happened to file X)",
+        (
+            """CREATE TABLE IF NOT EXISTS files (
+                path         VARCHAR NOT NULL,    -- absolute path in the inbox
+                file_name    VARCHAR NOT NULL,
+                size         BIGINT,
+                mtime        TIMESTAMP,           -- the file's modification time (UTC) when last seen
+                doc_id       VARCHAR NOT NULL,    -- sha256 of its bytes: the document it is
+                first_seen   TIMESTAMP NOT NULL,  -- UTC
+                last_seen    TIMESTAMP NOT NULL,  -- UTC: the latest scan that saw it there
+                duplicate_of VARCHAR,             -- path of the first file seen with the same bytes
+                last_seen_by VARCHAR              -- sensor | schedule | cli
+            )""",
+        ),
+    ),
+    Migration(
+        6,
+        "documents.repaired, pages.content/content_damage (why its content stream is broken): damaged "
+        "input (a file MuPDF repaired, pages left without text or image) for the pages_complete check",
+        (
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS repaired BOOLEAN",
+            "ALTER TABLE pages ADD COLUMN IF NOT EXISTS content VARCHAR",
+            "ALTER TABLE pages ADD COLUMN IF NOT EXISTS content_damage VARCHAR",
+        ),
+    ),
+    Migration(
+        7,
+        "text_conservation: where every character of each page's text layer or OCR output went "
+        "(paragraph, heading, table cell, furniture by kind, or lost)",
+        (
+            """CREATE TABLE IF NOT EXISTS text_conservation (
+                doc_id            VARCHAR NOT NULL,
+                page_index        INTEGER NOT NULL,
+                page_label        VARCHAR,
+                text_source       VARCHAR,
+                chars             INTEGER,  -- non-whitespace characters of the page's lines
+                paragraph_chars   INTEGER,
+                heading_chars     INTEGER,
+                table_chars       INTEGER,
+                page_number_chars INTEGER,  -- furniture, by kind
+                header_chars      INTEGER,
+                footer_chars      INTEGER,
+                lost_chars        INTEGER,  -- in no paragraph, heading, cell or furniture line
+                unsourced_chars   INTEGER,  -- in this page's paragraphs/cells but from no line (twice?)
+                lost_text         VARCHAR   -- the lost words, for a person to look at
+            )""",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

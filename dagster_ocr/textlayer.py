@@ -34,7 +34,8 @@ from dagster_ocr.errors import (
     UnsupportedInputError,
 )
 from dagster_ocr.ingest import SUPPORTED_KINDS
-from dagster_ocr.model import Line, Page, SourceDocument, Span, TextSource, Words, transform_box
+from dagster_ocr.layout import transform_box
+from dagster_ocr.model import Line, Page, SourceDocument, Span, TextSource, Words
 from dagster_ocr.validation import garbage_ratio
 
 log = logging.getLogger(__name__)

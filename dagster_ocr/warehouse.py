@@ -26,6 +26,9 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import __version__
+from dagster_ocr.blocks import place_tables, table_markdown
+from dagster_ocr.conservation import TextAccountant
+from dagster_ocr.ingest import FileSighting
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
 
@@ -47,11 +50,22 @@ READABLE_TABLES = frozenset(
         "quality_results",
         "approvals",
         "kb_chunks",
+        "files",
+        "text_conservation",
     }
 )
 
 #: tables holding one document's parsed content (replaced together by ``write_document``)
-CONTENT_TABLES = ("pages", "lines", "sections", "paragraphs", "tables", "table_cells", "ocr_decode_stats")
+CONTENT_TABLES = (
+    "pages",
+    "lines",
+    "sections",
+    "paragraphs",
+    "tables",
+    "table_cells",
+    "ocr_decode_stats",
+    "text_conservation",
+)
 
 #: a document of more pages than this is staged before it replaces the old rows (``write_document``)
 STAGE_ABOVE_PAGES = 256
@@ -65,7 +79,7 @@ def _now() -> dt.datetime:
 
 #: every table a write may name; table names are the only SQL this module builds from values
 _WRITABLE = frozenset(
-    (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals", *_STAGED.values())
+    (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals", "files", *_STAGED.values())
 )
 
 
@@ -348,6 +362,76 @@ class Warehouse:
         assert path is not None  # no max_share: always copied
         return path, pending
 
+    def record_files(self, sightings: Sequence[FileSighting], seen_by: str) -> dict[str, int]:
+        """Record what a scan of the inbox saw in ``files``, in one transaction; idempotent.
+
+        One row per (path, doc_id): a file seen again moves its ``last_seen`` (and size, mtime) on;
+        a new one is inserted with ``duplicate_of`` naming the first file ever seen with the same
+        bytes (NULL for that first one). A sighting without a doc_id (an incremental scan's file it
+        did not hash again) updates the row with the same path, size and mtime. Returns counts:
+        ``inserted``, ``updated``.
+        """
+        hashed = [s for s in sightings if s.doc_id]
+        unhashed = [s for s in sightings if not s.doc_id]
+        counts = {"inserted": 0, "updated": 0}
+        if not sightings:
+            return counts
+        self.ensure_schema()
+        with self.transaction() as con:
+            known: dict[tuple[str, str], dt.datetime] = {}
+            first_path: dict[str, str] = {}
+            if hashed:
+                ids = sorted({s.doc_id for s in hashed if s.doc_id})
+                rows = con.execute(
+                    "SELECT path, doc_id, first_seen FROM files WHERE doc_id IN (SELECT unnest(?)) "
+                    "ORDER BY first_seen, path",
+                    [ids],
+                ).fetchall()
+                for path, doc_id, first_seen in rows:
+                    known[(path, doc_id)] = first_seen
+                    first_path.setdefault(doc_id, path)
+            new_rows: list[dict[str, Any]] = []
+            updates: list[FileSighting] = []
+            # in the order seen (a pending sighting from an earlier scan first): the first path
+            # seen with given bytes is the original, every later one its duplicate
+            for s in sorted(hashed, key=lambda s: s.seen_at):
+                key = (s.path, str(s.doc_id))
+                if key in known:
+                    updates.append(s)
+                    continue
+                original = first_path.setdefault(str(s.doc_id), s.path)
+                known[key] = s.seen_at
+                new_rows.append(
+                    {
+                        "path": s.path,
+                        "file_name": s.file_name,
+                        "size": s.size,
+                        "mtime": s.mtime,
+                        "doc_id": s.doc_id,
+                        "first_seen": s.seen_at,
+                        "last_seen": s.seen_at,
+                        "duplicate_of": None if original == s.path else original,
+                        "last_seen_by": seen_by,
+                    }
+                )
+            _insert(con, "files", new_rows)
+            counts["inserted"] = len(new_rows)
+            for s in updates:
+                (n,) = con.execute(
+                    "UPDATE files SET last_seen = greatest(last_seen, ?), size = ?, mtime = ?, "
+                    "file_name = ?, last_seen_by = ? WHERE path = ? AND doc_id = ?",
+                    [s.seen_at, s.size, s.mtime, s.file_name, seen_by, s.path, s.doc_id],
+                ).fetchone() or (0,)
+                counts["updated"] += int(n)
+            for s in unhashed:
+                (n,) = con.execute(
+                    "UPDATE files SET last_seen = greatest(last_seen, ?), last_seen_by = ? "
+                    "WHERE path = ? AND size = ? AND mtime = ?",
+                    [s.seen_at, seen_by, s.path, s.size, s.mtime],
+                ).fetchone() or (0,)
+                counts["updated"] += int(n)
+        return counts
+
     def approve(self, doc_id: str, approved_by: str, reason: str) -> None:
         """Record a reviewer's decision to load a quarantined document despite failed checks."""
         with self.transaction() as con:
@@ -467,7 +551,13 @@ def iter_document_rows(
     lines: list[dict[str, Any]] = []
     decode_stats: list[dict[str, Any]] = []
     n_ocr = 0
+    # what each page holds and whether its content stream is broken (absent in older outputs)
+    page_content = getattr(doc, "page_content", None) or {}
+    damaged = getattr(doc, "damaged_pages", None) or {}
+    # where every character of each page went (paragraph, heading, cell, furniture, lost)
+    accountant = TextAccountant(paragraphs, tables)
     for page in doc.pages:
+        accountant.page(page)
         n_ocr += str(page.text_source) == "ocr"
         if page.decode_stats:
             decode_stats.append(
@@ -496,6 +586,8 @@ def iter_document_rows(
                 "ocr_confidence": page.ocr_confidence,
                 "n_lines": len(page.lines),
                 "text": page.text,
+                "content": page_content.get(page.index, "text"),
+                "content_damage": damaged.get(page.index),
             }
         )
         # furniture is decided in one place: the paragraph stage (which takes the label stage's
@@ -528,6 +620,13 @@ def iter_document_rows(
     yield "pages", pages
     yield "lines", lines
     yield "ocr_decode_stats", decode_stats
+    yield (
+        "text_conservation",
+        [
+            {**a.as_row(), "doc_id": doc_id, "page_label": page_label(a.page_index)}
+            for a in accountant.finish()
+        ],
+    )
 
     yield (
         "sections",
@@ -573,9 +672,13 @@ def iter_document_rows(
             ],
         )
 
+    # where each table sits among the paragraphs (the document_blocks view), and its Markdown
+    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
+    placements = place_tables(paras, tables, read_as_text)
     table_rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
     for t in tables:
+        placed = placements.get(t.table_id)
         table_rows.append(
             {
                 "doc_id": doc_id,
@@ -595,6 +698,10 @@ def iter_document_rows(
                 "y0": t.bbox[1],
                 "x1": t.bbox[2],
                 "y1": t.bbox[3],
+                "markdown": "\n".join(table_markdown(t.grid(), t.header_rows)),
+                "read_as_text": t.table_id in read_as_text,
+                "section_id": placed.section_id if placed else None,
+                "precedes_reading_order": placed.precedes if placed else None,
             }
         )
         for c in t.cells:
@@ -644,6 +751,7 @@ def iter_document_rows(
                 "n_ocr_pages": n_ocr,
                 "pipeline_version": __version__,
                 "parsed_at": _now(),
+                "repaired": bool(getattr(doc, "repaired", False)),
                 **(document_extra or {}),
             }
         ],

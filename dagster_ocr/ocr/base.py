@@ -21,7 +21,8 @@ import numpy as np
 import pymupdf
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.model import BBox, Line, Page, Span, TextSource, x_gaps
+from dagster_ocr.layout import bands, column, crosses, find_gutters, v_overlap
+from dagster_ocr.model import BBox, Line, Page, Span, TextSource
 from dagster_ocr.ocr.settings import OcrSettings
 from dagster_ocr.ocr.stats import DecodeStats
 
@@ -193,24 +194,16 @@ def page_zoom(page: pymupdf.Page, dpi: int | None) -> float:
 # --------------------------------------------------------------------------------- reading order
 
 
+def _line_box(ln: OcrLine) -> BBox:
+    return ln.bbox
+
+
 def _rows(items: list[OcrLine]) -> list[list[OcrLine]]:
     """Lines grouped into rows (boxes that overlap vertically by half the smaller height), each
-    row left to right, rows top to bottom. A form row or a table row the detector split into
-    several boxes reads as one row, even when its boxes are a little misaligned."""
-    rows: list[list[OcrLine]] = []
-    row_box: list[list[float]] = []  # y0, y1 of each open row
-    for ln in sorted(items, key=lambda ln: ((ln.bbox[1] + ln.bbox[3]) / 2, ln.bbox[0])):
-        y0, y1 = ln.bbox[1], ln.bbox[3]
-        if rows:
-            ry0, ry1 = row_box[-1]
-            overlap = min(y1, ry1) - max(y0, ry0)
-            if overlap >= 0.5 * min(y1 - y0, ry1 - ry0):
-                rows[-1].append(ln)
-                row_box[-1] = [min(ry0, y0), max(ry1, y1)]
-                continue
-        rows.append([ln])
-        row_box.append([y0, y1])
-    return [sorted(r, key=lambda ln: ln.bbox[0]) for r in rows]
+    row left to right, rows top to bottom. A row's extent grows with each line it takes, so a
+    form row or a table row the detector split into several boxes reads as one row, even when its
+    boxes are a little misaligned."""
+    return bands(items, _line_box, grow=True)
 
 
 def _is_column_text(ln: OcrLine, s: OcrSettings) -> bool:
@@ -226,26 +219,14 @@ def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -
     wide and has ``column_min_lines`` such lines wholly on each side, so a table's columns of
     numbers and a form's label/value pairs are read row by row instead.
     """
-    texty = sorted(
-        (
-            ln
-            for ln in items
-            if _is_column_text(ln, s) and ln.bbox[2] - ln.bbox[0] < s.column_max_share * span
-        ),
-        key=lambda ln: ln.bbox[0],
-    )
+    texty = [
+        ln.bbox
+        for ln in items
+        if _is_column_text(ln, s) and ln.bbox[2] - ln.bbox[0] < s.column_max_share * span
+    ]
     if len(texty) < 2 * s.column_min_lines:
         return []
-    gaps = x_gaps([ln.bbox for ln in texty])
-    out = []
-    for gs, ge in gaps:
-        if ge - gs < 0.5 * line_h:
-            continue
-        n_left = sum(1 for ln in texty if ln.bbox[2] <= gs + 1)
-        n_right = sum(1 for ln in texty if ln.bbox[0] >= ge - 1)
-        if n_left >= s.column_min_lines and n_right >= s.column_min_lines:
-            out.append((gs, ge))
-    return out
+    return find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
 
 
 def _segment(
@@ -263,20 +244,13 @@ def _segment(
     if not gutters:
         return [ln for row in _rows(items) for ln in row]
 
-    def crosses(ln: OcrLine) -> bool:
-        return any(ln.bbox[0] < gs - 1 and ln.bbox[2] > ge + 1 for gs, ge in gutters)
-
-    def column(ln: OcrLine) -> int:
-        cx = (ln.bbox[0] + ln.bbox[2]) / 2
-        return sum(1 for gs, _ in gutters if cx > gs)
-
-    inside = [ln for ln in items if not crosses(ln)]
+    inside = [ln for ln in items if not crosses(ln.bbox, gutters)]
 
     def beside(ln: OcrLine) -> bool:
         # column text overlapping ``ln`` vertically, left or right of it
-        y0, y1 = ln.bbox[1], ln.bbox[3]
+        h = ln.bbox[3] - ln.bbox[1]
         return any(
-            min(y1, o.bbox[3]) - max(y0, o.bbox[1]) > 0.3 * min(y1 - y0, o.bbox[3] - o.bbox[1])
+            v_overlap(ln.bbox, o.bbox) > 0.3 * min(h, o.bbox[3] - o.bbox[1])
             and (o.bbox[2] <= ln.bbox[0] or o.bbox[0] >= ln.bbox[2])
             for o in inside
         )
@@ -289,7 +263,7 @@ def _segment(
     def flush_band() -> None:
         cols: dict[int, list[OcrLine]] = {}
         for ln in band:
-            cols.setdefault(column(ln), []).append(ln)
+            cols.setdefault(column(ln.bbox, gutters), []).append(ln)
         for c in sorted(cols):
             out.extend(_segment(cols[c], span, line_h, s, depth + 1))
         out.extend(ln for row in _rows(floats) for ln in row)
@@ -297,7 +271,7 @@ def _segment(
         floats.clear()
 
     for ln in sorted(items, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
-        if crosses(ln) and not beside(ln):
+        if crosses(ln.bbox, gutters) and not beside(ln):
             if band or floats:
                 flush_band()
             wide.append(ln)
@@ -305,7 +279,7 @@ def _segment(
         if wide:
             out.extend(x for row in _rows(wide) for x in row)
             wide = []
-        (floats if crosses(ln) else band).append(ln)
+        (floats if crosses(ln.bbox, gutters) else band).append(ln)
     if band or floats:
         flush_band()
     out.extend(x for row in _rows(wide) for x in row)

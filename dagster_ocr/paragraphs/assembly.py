@@ -26,10 +26,8 @@ from dagster_ocr.validation import validate_text
 log = logging.getLogger(__name__)
 
 
-def _label_for(page_index: int, labels: dict[int, str], printed: dict[int, str]) -> str:
-    if page_index in labels:
-        return labels[page_index]
-    return printed.get(page_index) or str(page_index + 1)
+def _label_for(page_index: int, labels: dict[int, str]) -> str:
+    return labels[page_index] if page_index in labels else str(page_index + 1)
 
 
 def _id_label(label: str) -> str:
@@ -58,12 +56,12 @@ def build_paragraphs(
         if _looks_like_prose(t, s):
             # two columns of running text taken for a table: dropping it would lose body text
             log.info("table %s reads as running text; its text stays in the paragraphs", t.table_id)
+            result.read_as_text.append(t.table_id)
             continue
         for page_index, bbox in t.regions:
             tables_by_page[page_index].append(bbox)
 
     grouper = _Grouper(tables_by_page, s)
-    printed: dict[int, str] = {}  # page index → the page's own label, where it carries one
     flow = 0
     n_pages = 0
     # one page at a time (pages may be read back from disk: see pagestore); what is kept of a
@@ -73,8 +71,6 @@ def build_paragraphs(
         marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
         if marks:
             result.furniture[page.index] = marks
-        if page.label:
-            printed[page.index] = page.label
         regions = tables_by_page.get(page.index, [])
         body = [
             ln
@@ -94,7 +90,7 @@ def build_paragraphs(
     counters: dict[str, int] = defaultdict(int)
     for order, p in enumerate(paras):
         first_page = p.first_page
-        label = _label_for(first_page, label_map, printed)
+        label = _label_for(first_page, label_map)
         if p.kind == "heading":
             while stack and stack[-1].level >= p.heading_level:
                 stack.pop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dagster_ocr.model import x_gaps
+from dagster_ocr.layout import column, crosses, find_gutters
 from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -24,21 +24,13 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float)
     if span <= 0:
         return []
     limit = settings.column_max_share * (span_ref or span)
-    cands = sorted((r for r in rows if r.width < limit), key=lambda r: r.bbox[0])
+    cands = [r for r in rows if r.width < limit]
     if not cands:
         return []
-    # merge the rows' x-intervals; what lies between merged intervals is white space
-    gaps = x_gaps([r.bbox for r in cands])
-    texty = [r for r in cands if len(r.text) >= settings.column_min_chars]
-    out = []
-    for gs, ge in gaps:
-        if ge - gs < settings.column_min_gap:
-            continue
-        n_left = sum(1 for r in texty if r.bbox[2] <= gs + 1)
-        n_right = sum(1 for r in texty if r.bbox[0] >= ge - 1)
-        if n_left >= settings.column_min_rows and n_right >= settings.column_min_rows:
-            out.append((gs, ge))
-    return out
+    # every narrow row shapes the channels (what lies between their merged x-intervals); only
+    # rows of running text count towards the rows a column needs on each side
+    texty = [r.bbox for r in cands if len(r.text) >= settings.column_min_chars]
+    return find_gutters([r.bbox for r in cands], texty, settings.column_min_gap, settings.column_min_rows)
 
 
 def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tuple[bool, list[_Row]]]:
@@ -48,13 +40,6 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
     full-width rows are read column by column.
     """
 
-    def spans_gap(r: _Row) -> bool:
-        return any(r.bbox[0] < gs - 1 and r.bbox[2] > ge + 1 for gs, ge in gaps)
-
-    def column(r: _Row) -> int:
-        cx = (r.bbox[0] + r.bbox[2]) / 2
-        return sum(1 for gs, _ in gaps if cx > gs)
-
     parts: list[tuple[bool, list[_Row]]] = []
     band: list[_Row] = []
     wide: list[_Row] = []
@@ -62,12 +47,12 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
     def flush_band() -> None:
         cols: dict[int, list[_Row]] = defaultdict(list)
         for r in band:
-            cols[column(r)].append(r)
+            cols[column(r.bbox, gaps)].append(r)
         parts.extend((True, cols[c]) for c in sorted(cols))
         band.clear()
 
     for r in rows:
-        if spans_gap(r):
+        if crosses(r.bbox, gaps):
             if band:
                 flush_band()
             wide.append(r)

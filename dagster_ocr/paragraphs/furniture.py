@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 
+from dagster_ocr.layout import v_overlap
 from dagster_ocr.model import BBox, Line, Page, Table
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -76,7 +77,7 @@ def _page_furniture(
             continue
         zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
         if zone and any(
-            min(line.bbox[3], n[3]) - max(line.bbox[1], n[1]) > 0.5 * (line.bbox[3] - line.bbox[1])
+            v_overlap(line.bbox, n) > 0.5 * (line.bbox[3] - line.bbox[1])
             for n in numbers
         ):
             marks[i] = zone

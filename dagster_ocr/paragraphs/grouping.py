@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dagster_ocr.model import BBox
+from dagster_ocr.layout import BBox, union
 from dagster_ocr.paragraphs.patterns import _clause_match, _ends_clause, _ends_sentence, is_cjk
-from dagster_ocr.paragraphs.rows import _Row, _union
+from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
@@ -38,7 +38,7 @@ class _Para:
         self.bold = all(r.bold for r in rows)
         self.italic = all(r.italic for r in rows)
         self.first_page, self.last_page = rows[0].page_index, rows[-1].page_index
-        self.first_bbox = _union([r.bbox for r in rows if r.page_index == self.first_page])
+        self.first_bbox = union([r.bbox for r in rows if r.page_index == self.first_page])
         for r in rows:
             weights[round(r.size, 1)] += len(r.text)
         self.rows = []

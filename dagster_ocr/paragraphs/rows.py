@@ -5,7 +5,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from dagster_ocr.model import BBox, Line
+from dagster_ocr.layout import BBox, union, v_overlap
+from dagster_ocr.model import Line
 from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -34,15 +35,6 @@ class _Row:
     @property
     def width(self) -> float:
         return self.bbox[2] - self.bbox[0]
-
-
-def _union(boxes: list[BBox]) -> BBox:
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
 
 
 def _italic(line: Line) -> bool:
@@ -81,7 +73,7 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
             lx0, ly0, lx1, ly1 = last.bbox
             if ly1 <= y0 or ly0 >= y1:  # no vertical overlap: most groups of the page, cheaply
                 continue
-            overlap = min(y1, ly1) - max(y0, ly0)
+            overlap = v_overlap(line.bbox, last.bbox)
             if overlap < 0.5 * min(h, ly1 - ly0):
                 continue
             size = max(line.size, last.size, 1.0)
@@ -120,7 +112,7 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         rows.append(
             _Row(
                 text=text,
-                bbox=_union([ln.bbox for ln in g]),
+                bbox=union([ln.bbox for ln in g]),
                 size=max(sized),
                 bold=all(ln.bold for ln in content),
                 italic=all(_italic(ln) for ln in content),

@@ -10,7 +10,8 @@ from typing import Any
 
 import pymupdf
 
-from dagster_ocr.model import BBox, Line, Page, Table, TextSource, transform_box
+from dagster_ocr.layout import outside, overlap_share, transform_box
+from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.tables.cells import _Part, _to_part
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
@@ -19,7 +20,7 @@ from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import _reading_frame, _table_to_display, _turn_lines
 from dagster_ocr.tables.stream import _keep, _stream_part, _table_areas
-from dagster_ocr.tables.words import _clean, _outside, _page_lines, _page_words, _text_lines, _Word
+from dagster_ocr.tables.words import _clean, _page_lines, _page_words, _text_lines, _Word
 
 logger = logging.getLogger(__name__)
 
@@ -210,23 +211,17 @@ def _stream_parts(
                 if part is not None and _keep(part, s):
                     ruled.append(part)
     regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
-    words = [w for w in all_words if _outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
+    words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
     for area in _table_areas(_text_lines(words, s.chunk_gap), s):
         part = _stream_part(area, page_index, s)
-        if part is not None and _keep(part, s) and not any(_overlap(part.bbox, r.bbox) > 0.5 for r in ruled):
+        if (
+            part is not None
+            and _keep(part, s)
+            and not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled)
+        ):
             parts.append(part)
     return parts
-
-
-def _overlap(a: BBox, b: BBox) -> float:
-    """Intersection area over the smaller box's area."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return w * h / small if small > 0 else 0.0
 
 
 def _find_caption(part: _Part, lines: list[Line], s: TableSettings) -> None:

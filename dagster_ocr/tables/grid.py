@@ -16,7 +16,7 @@ from typing import Any
 import pymupdf
 from pymupdf import table as mt
 
-from dagster_ocr.model import BBox, transform_box
+from dagster_ocr.layout import BBox, transform_box
 from dagster_ocr.tables.words import _Word
 
 logger = logging.getLogger(__name__)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dagster_ocr.layout import outside
 from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
-from dagster_ocr.tables.words import _norm, _outside
+from dagster_ocr.tables.words import _norm
 
 
 def _gap_ok(
@@ -22,7 +23,7 @@ def _gap_ok(
     lo, hi = page.height * s.margin_fraction, page.height * (1 - s.margin_fraction)
     count = 0
     for i, ln in enumerate(lines):
-        if i in skip or not _outside(ln.bbox, regions):
+        if i in skip or not outside(ln.bbox, regions):
             continue
         cy = (ln.bbox[1] + ln.bbox[3]) / 2
         if not (y_from <= cy <= y_to) or cy < lo or cy > hi:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from dagster_ocr.model import Line, Page, Table, transform_box
+from dagster_ocr.layout import transform_box
+from dagster_ocr.model import Line, Page, Table
 from dagster_ocr.tables.words import _Word
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import operator
 import statistics
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pymupdf
 
-from dagster_ocr.model import BBox, Line, Page
+from dagster_ocr.layout import BBox, bands
+from dagster_ocr.model import Line, Page
 from dagster_ocr.textlayer import extract_words
 
 
@@ -62,25 +65,17 @@ def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
     return lines
 
 
+#: a word's box, built in C (a few per cent of banding a page's words, against a lambda)
+_word_box: Callable[[_Word], BBox] = operator.attrgetter("x0", "y0", "x1", "y1")
+
+
 def _bands(words: list[_Word]) -> list[list[_Word]]:
-    """Words clustered into lines by vertical overlap, each line left to right."""
-    words = sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
-    bands: list[list[_Word]] = []
-    band_y: list[tuple[float, float]] = []
-    for w in words:
-        h = w.y1 - w.y0
-        if bands:
-            by0, by1 = band_y[-1]
-            overlap = min(by1, w.y1) - max(by0, w.y0)
-            if overlap >= 0.5 * min(h, by1 - by0):
-                bands[-1].append(w)
-                # the band keeps the core of its first words so superscripts do not stretch it
-                continue
-        bands.append([w])
-        band_y.append((w.y0, w.y1))
-    for band in bands:
-        band.sort(key=lambda w: w.x0)
-    return bands
+    """Words clustered into lines by vertical overlap, each line left to right.
+
+    A band keeps its first word's extent (``grow=False``), so superscripts do not stretch it
+    into the next line.
+    """
+    return bands(words, _word_box, grow=False)
 
 
 def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
@@ -109,9 +104,3 @@ def _norm(text: str | None) -> str:
 
 def _clean(text: str | None) -> str:
     return " ".join((text or "").split())
-
-
-def _outside(box: BBox, regions: list[BBox], pad: float = 1.0) -> bool:
-    """True when the centre of ``box`` lies in none of ``regions`` (each grown by ``pad``)."""
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return not any(r[0] - pad <= cx <= r[2] + pad and r[1] - pad <= cy <= r[3] + pad for r in regions)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pymupdf
 import pytest
 
@@ -90,6 +91,21 @@ def test_every_input_ends_with_a_recorded_status_and_reason(mixed_run):
     assert len(summary) == 8
 
 
+def test_every_inbox_file_is_traceable_duplicates_included(mixed_run):
+    wh, _, inbox = mixed_run
+    files = wh.query("SELECT * FROM file_status ORDER BY file_name").set_index("file_name")
+    on_disk = sorted(p.name for p in inbox.iterdir())
+    assert sorted(files.index) == on_disk  # 9 files, the byte-identical copy included
+    copy, original = files.loc["service_agreement.pdf"], files.loc["copy of the agreement.pdf"]
+    assert copy.doc_id == original.doc_id and pd.isna(original.duplicate_of)
+    assert copy.duplicate_of == str((inbox / "copy of the agreement.pdf").resolve())
+    # "what happened to my file?": each name has a status and, where held back, the reason
+    assert copy.status == "parsed" and "same bytes as" in copy.outcome
+    assert files.loc["encrypted.pdf"].status == "failed" and "encrypted" in files.loc["encrypted.pdf"].outcome
+    assert files.loc["garbled.pdf"].status == "quarantined"
+    assert files.status.notna().all() and (files.status != "pending").all()
+
+
 def test_blocking_check_holds_back_the_knowledge_base(mixed_run):
     wh, _, _ = mixed_run
     kb = wh.query(
@@ -166,8 +182,13 @@ def test_rerunning_changes_no_row_counts(mixed_run):
         }
 
     before = counts()
+    seen = wh.query("SELECT path, first_seen, last_seen FROM files ORDER BY path")
     run_inbox(inbox, wh.path, ocr_engine="none", show_progress=False)
     assert counts() == before
+    # a rescan records every file again without a new row: one per path and content, last_seen on
+    again = wh.query("SELECT path, first_seen, last_seen FROM files ORDER BY path")
+    assert again.path.tolist() == seen.path.tolist()
+    assert (again.first_seen == seen.first_seen).all() and (again.last_seen > seen.last_seen).all()
 
 
 @pytest.mark.slow

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 import pytest
 
 from assets.partitions import documents_partitions
 from assets.sensors import InboxCursor, inbox_sensor, nightly_ingestion
 from dagster_ocr import ingest
-from resources import DocumentStoreResource
+from resources import DocumentStoreResource, WarehouseResource
 
 
 @pytest.fixture
@@ -28,9 +31,14 @@ def setup(tmp_path, corpus):
         yield instance, store, inbox, corpus
 
 
+def _warehouse(store):
+    return WarehouseResource(path=str(Path(store.store_dir).parent / "w.duckdb"))
+
+
 def _tick(instance, store, cursor):
     """One sensor evaluation, then what the daemon does with it (add the requested partitions)."""
-    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"store": store})
+    resources = {"store": store, "warehouse": _warehouse(store)}
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
     result = inbox_sensor(ctx)
     for req in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
@@ -75,7 +83,8 @@ def test_a_file_with_an_old_mtime_is_caught_by_the_nightly_sweep(setup):
     shutil.copy(corpus / "tables/icdar2013/us-020/us-020.pdf", late)
     os.utime(late, ns=(1, 1))  # copied with its 1970 modification time kept (cp -p, rsync -t)
     assert _tick(instance, store, cursor).run_requests == []
-    ctx = dg.build_schedule_context(instance=instance, resources={"store": store})
+    resources = {"store": store, "warehouse": _warehouse(store)}
+    ctx = dg.build_schedule_context(instance=instance, resources=resources)
     requests = nightly_ingestion(ctx)
     assert [r.tags["dagster-ocr/file_name"] for r in requests] == ["restored.pdf"]
     # and the next sweep finds nothing new
@@ -89,3 +98,66 @@ def test_cursor_ties_on_the_mark_are_not_lost(tmp_path):
     cursor = cursor.advance([(b, 5)])
     assert cursor.names_at_mark == [str(a), str(b)]
     assert InboxCursor.parse(cursor.dump()) == cursor
+
+
+def _files(store):
+    return (
+        _warehouse(store)
+        .warehouse()
+        .query(
+            "SELECT file_name, duplicate_of, doc_id, first_seen, last_seen, last_seen_by FROM files "
+            "ORDER BY file_name"
+        )
+    )
+
+
+def test_every_inbox_file_is_recorded_duplicates_included_and_a_rescan_adds_no_rows(setup):
+    instance, store, inbox, corpus = setup
+    cursor = _tick(instance, store, None).cursor
+    files = _files(store)
+    # the two byte-identical files both appear; the first one seen (in scan order) is the original
+    assert list(files.file_name) == ["a copy.pdf", "a.pdf", "b.pdf"]
+    dup = files.set_index("file_name")
+    assert dup.at["a copy.pdf", "doc_id"] == dup.at["a.pdf", "doc_id"]
+    assert dup.at["a copy.pdf", "duplicate_of"] is None or pd.isna(dup.at["a copy.pdf", "duplicate_of"])
+    assert dup.at["a.pdf", "duplicate_of"] == str((inbox / "a copy.pdf").resolve())
+    assert pd.isna(dup.at["b.pdf", "duplicate_of"])
+    # a later tick (nothing new, nothing hashed) and the nightly sweep (everything hashed again):
+    # no new rows, last_seen moves on
+    _tick(instance, store, cursor)
+    resources = {"store": store, "warehouse": _warehouse(store)}
+    nightly_ingestion(dg.build_schedule_context(instance=instance, resources=resources))
+    again = _files(store)
+    assert len(again) == 3
+    assert (again.last_seen > files.last_seen).all() and (again.first_seen == files.first_seen).all()
+    assert set(again.last_seen_by) == {"schedule"}
+    # the user's question: what happened to "a.pdf"? (not parsed yet: no run has written it)
+    answer = (
+        _warehouse(store)
+        .warehouse()
+        .query("SELECT status, outcome FROM file_status WHERE file_name = 'a.pdf'")
+    )
+    assert answer.status.tolist() == ["pending"]
+    assert "same bytes as" in answer.outcome.iat[0]
+
+
+def test_sightings_wait_while_the_warehouse_is_locked_and_are_recorded_later(setup):
+    instance, store, _, _ = setup
+    wh = _warehouse(store).warehouse()
+    wh.ensure_schema()
+    # another process holds the file (a run writing): the tick still requests runs
+    hold = f"import duckdb, time; c = duckdb.connect({str(wh.path)!r}); print('held', flush=True); "
+    hold += "time.sleep(60)"
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        result = _tick(instance, store, None)
+        assert len(result.run_requests) == 2
+    finally:
+        holder.kill()
+        holder.wait()
+    pending = Path(store.store_dir).parent / "files_pending.jsonl"
+    assert len(pending.read_text().splitlines()) == 3
+    # the next tick reaches the warehouse: the waiting sightings are recorded with their own times
+    _tick(instance, store, result.cursor)
+    assert len(_files(store)) == 3 and not pending.exists()

@@ -40,6 +40,8 @@ def test_the_query_folder_holds_the_documented_queries():
         "page_paragraphs.sql",
         "quarantine_reasons.sql",
         "similar_chunks.sql",
+        "document_text.sql",
+        "file_history.sql",
     } <= names
 
 
@@ -81,3 +83,9 @@ def test_query_results_say_what_they_claim(warehouse):
     assert (
         reasons[reasons["file_name"] == "scanned_letter.png"]["reason"].str.contains("text_extracted").any()
     )
+
+    text = _query(warehouse, "document_text.sql")
+    assert text["reading_order"].tolist() == list(range(len(text)))
+    assert {"heading", "paragraph", "table"} <= set(text["kind"])
+    history = _query(warehouse, "file_history.sql")
+    assert history["status"].tolist() == ["parsed"] and history["duplicate_of"].isna().all()

@@ -7,44 +7,52 @@ import math
 import pandas as pd
 import pytest
 
+from dagster_ocr.blocks import table_markdown
 from dagster_ocr.kb import KbSettings, build_chunks, format_hits, search, tokenize
 from dagster_ocr.warehouse import Warehouse
 
 
-def _paragraphs(rows):
+def _blocks(rows):
+    """document_blocks rows: (kind, section_id, page_index, text[, source_id, last_page_index])."""
+    out = []
+    for i, (kind, sec, page, text, *rest) in enumerate(rows):
+        source_id = rest[0] if rest else f"p{i}"
+        last = rest[1] if len(rest) > 1 else page
+        out.append(
+            {"reading_order": i, "kind": kind, "source_id": source_id, "section_id": sec}
+            | {"page_index": page, "last_page_index": last, "text": text}
+        )
     return pd.DataFrame(
-        [
-            {"paragraph_id": f"p{i}", "reading_order": i, "kind": kind, "section_id": sec, "page_index": page}
-            | {"last_page_index": page, "text": text}
-            for i, (kind, sec, page, text) in enumerate(rows)
-        ]
+        out,
+        columns=["reading_order", "kind", "source_id", "section_id", "page_index"]
+        + ["last_page_index", "text"],
     )
 
 
 SECTIONS = pd.DataFrame(
     {"section_id": ["s1", "s2"], "parent_id": [None, "s1"], "title": ["2. Services", "2.1 Scope"]}
 )
-NO_TABLES = pd.DataFrame(columns=["table_id", "n_rows", "n_cols", "header_rows", "caption"])
-NO_CELLS = pd.DataFrame(columns=["table_id", "row_idx", "col_idx", "text", "page_index"])
+NO_TABLES = pd.DataFrame(columns=["table_id", "header_rows", "caption"])
+NO_ROWS = pd.DataFrame(columns=["table_id", "row_idx", "page_index"])
 
 
 def test_chunks_cite_section_path_and_one_printed_page():
-    paras = _paragraphs(
+    paras = _blocks(
         [
             ("heading", "s1", 0, "2. Services"),
-            ("body", "s2", 0, "The Supplier provides hosting."),
-            ("body", "s2", 0, "Backups run nightly."),
-            ("body", "s2", 1, "Support answers within one hour."),
+            ("paragraph", "s2", 0, "The Supplier provides hosting."),
+            ("paragraph", "s2", 0, "Backups run nightly."),
+            ("paragraph", "s2", 1, "Support answers within one hour."),
         ]
     )
-    chunks = build_chunks("a.pdf", paras, SECTIONS, NO_TABLES, NO_CELLS, {0: "iv", 1: "1"})
+    chunks = build_chunks("a.pdf", paras, SECTIONS, NO_TABLES, NO_ROWS, {0: "iv", 1: "1"})
     assert [c["citation"] for c in chunks] == [
         "a.pdf, p. iv, 2. Services › 2.1 Scope",
         "a.pdf, p. 1, 2. Services › 2.1 Scope",
     ]
     assert chunks[0]["text"] == "The Supplier provides hosting.\nBackups run nightly."
     merged = build_chunks(
-        "a.pdf", paras, SECTIONS, NO_TABLES, NO_CELLS, {0: "iv", 1: "1"}, KbSettings(split_at_pages=False)
+        "a.pdf", paras, SECTIONS, NO_TABLES, NO_ROWS, {0: "iv", 1: "1"}, KbSettings(split_at_pages=False)
     )
     assert [c["citation"] for c in merged] == ["a.pdf, pp. iv–1, 2. Services › 2.1 Scope"]
 
@@ -138,24 +146,23 @@ def test_search_skips_documents_not_parsed_and_sees_new_loads(warehouse):
     assert [h.page_label for h in search(warehouse, "zebra")] == ["i"]
 
 
-def _table(table_id, n_rows, n_cols, header_rows, caption, cells):
-    tables = pd.DataFrame(
-        [{"table_id": table_id, "n_rows": n_rows, "n_cols": n_cols, "header_rows": header_rows}]
-    ).assign(caption=caption, first_page_index=0, last_page_index=0)
-    frame = pd.DataFrame(
-        [
-            {"table_id": table_id, "row_idx": r, "col_idx": c, "text": text, "page_index": 0}
-            for (r, c), text in cells.items()
-        ]
+def _table(table_id, header_rows, caption, grid, pages=None, section=None, order=0):
+    """A table block as the warehouse writes it (blocks.table_markdown), with its tables/cell rows."""
+    pages = pages or [0] * len(grid)
+    tables = pd.DataFrame([{"table_id": table_id, "header_rows": header_rows, "caption": caption}])
+    rows = pd.DataFrame(
+        [{"table_id": table_id, "row_idx": r, "page_index": p} for r, p in enumerate(pages)],
+        columns=["table_id", "row_idx", "page_index"],
     )
-    return tables, frame
+    text = "\n".join(table_markdown(grid, header_rows))
+    block = ("table", section, pages[0], text, table_id, pages[-1])
+    return tables, rows, block
 
 
-def test_tables_become_markdown_with_header_and_separator():
-    cells = {(0, 0): "Item", (0, 1): "Fees", (1, 0): "Item", (1, 1): "2024"}
-    cells |= {(2, 0): "Hosting | backup", (2, 1): "1,200\nJPY", (3, 0): "Support"}
-    tables, frame = _table("t0", 4, 2, 2, "Table 1 — Fees", cells)
-    (chunk,) = build_chunks("a.pdf", _paragraphs([]), SECTIONS, tables, frame, {0: "3"})
+def test_tables_are_chunked_from_their_markdown_block_with_header_and_separator():
+    grid = [["Item", "Fees"], ["Item", "2024"], ["Hosting | backup", "1,200\nJPY"], ["Support", ""]]
+    tables, rows, block = _table("t0", 2, "Table 1 — Fees", grid)
+    (chunk,) = build_chunks("a.pdf", _blocks([block]), SECTIONS, tables, rows, {0: "3"})
     assert chunk["text"].splitlines() == [
         "Table 1 — Fees",
         "| Item | Fees 2024 |",  # two header rows folded into one, the merged "Item" once
@@ -164,12 +171,42 @@ def test_tables_become_markdown_with_header_and_separator():
         "| Support |  |",
     ]
     assert chunk["source_kind"] == "table" and chunk["citation"] == "a.pdf, p. 3"
-    # no detected header: empty header cells, every row stays a body row; long tables repeat the header
-    tables, frame = _table("t1", 3, 2, 0, None, {(r, c): f"r{r}c{c}" for r in range(3) for c in range(2)})
+    # no detected header: empty header cells, every row stays a body row; long tables repeat the
+    # header; a table merged across pages cites the pages of each chunk's own rows
+    grid = [[f"r{r}c{c}" for c in range(2)] for r in range(3)]
+    tables, rows, block = _table("t1", 0, None, grid, pages=[0, 0, 1])
     chunks = build_chunks(
-        "a.pdf", _paragraphs([]), SECTIONS, tables, frame, {0: "3"}, KbSettings(table_rows_per_chunk=2)
+        "a.pdf",
+        _blocks([block]),
+        SECTIONS,
+        tables,
+        rows,
+        {0: "3", 1: "4"},
+        KbSettings(table_rows_per_chunk=2),
     )
     assert [c["text"].splitlines() for c in chunks] == [
         ["|  |  |", "|---|---|", "| r0c0 | r0c1 |", "| r1c0 | r1c1 |"],
         ["|  |  |", "|---|---|", "| r2c0 | r2c1 |"],
     ]
+    assert [c["citation"] for c in chunks] == ["a.pdf, p. 3", "a.pdf, p. 4"]
+
+
+def test_chunks_follow_the_reading_order_sequence_a_table_between_paragraphs():
+    tables, rows, table = _table("t0", 1, None, [["Fee", "Amount"], ["Hosting", "1,200"]], section="s2")
+    blocks = _blocks(
+        [
+            ("heading", "s1", 0, "2. Services"),
+            ("paragraph", "s2", 0, "The fees are:"),
+            table,
+            ("paragraph", "s2", 0, "Fees are due monthly."),
+        ]
+    )
+    chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"})
+    # the run before the table ends at it; the table cites its section; the run after starts anew
+    assert [(c["source_kind"], c["text"].splitlines()[0]) for c in chunks] == [
+        ("paragraph", "The fees are:"),
+        ("table", "| Fee | Amount |"),
+        ("paragraph", "Fees are due monthly."),
+    ]
+    assert chunks[1]["citation"] == "a.pdf, p. 3, 2. Services › 2.1 Scope"
+    assert [c["chunk_id"] for c in chunks] == ["c0", "c1", "c2"]

@@ -23,6 +23,9 @@ EXPECTATIONS = [
     "page_indexes_unique",
     "page_indexes_in_range",
     "page_labels_present",
+    "pages_have_content",
+    "content_streams_intact",
+    "blank_page_share",
     "paragraphs_non_empty",
     "paragraph_ids_unique",
     "flagged_paragraph_share",
@@ -32,6 +35,9 @@ EXPECTATIONS = [
     "table_headers_present",
     "ocr_mean_confidence",
     "ocr_low_confidence_lines",
+    "furniture_char_share",
+    "table_char_share",
+    "lost_char_share",
 ]
 
 
@@ -74,6 +80,19 @@ def _frames() -> DocumentFrames:
         tables=tables,
         cells=cells,
         ocr_lines=pd.DataFrame({"confidence": [0.97, 0.95, 0.99]}),
+        conservation=pd.DataFrame(
+            {
+                "page_index": [0, 1],
+                "chars": [60, 40],
+                "paragraph_chars": [40, 14],
+                "heading_chars": [0, 0],
+                "table_chars": [18, 22],
+                "page_number_chars": [1, 1],
+                "header_chars": [1, 3],
+                "footer_chars": [0, 0],
+                "lost_chars": [0, 0],
+            }
+        ),
     )
 
 
@@ -138,6 +157,26 @@ def _low_ocr(f):
     f.ocr_lines = pd.DataFrame({"confidence": [0.4, 0.5, 0.6]})
 
 
+def _emptied_by_repair(f):
+    f.document["repaired"] = True
+    f.pages["content"] = ["text", "blank"]
+
+
+def _broken_stream(f):
+    f.pages["content"] = ["text", "image"]
+    f.pages["content_damage"] = [None, "its content object 35 is missing"]
+
+
+def _body_taken_for_headers(f):
+    f.conservation["header_chars"] = [41, 17]
+    f.conservation["paragraph_chars"] = [0, 0]
+
+
+def _lost_text(f):
+    f.conservation["lost_chars"] = [0, 7]
+    f.conservation["paragraph_chars"] = [40, 7]
+
+
 def _unreadable(f):
     f.document.update(status="failed", error="corrupt: no readable pages")
 
@@ -162,6 +201,10 @@ def _no_text(f):
         (_empty_table, "tables_non_empty", True),
         (_blank_header, "table_headers_present", False),
         (_low_ocr, "ocr_mean_confidence", True),
+        (_emptied_by_repair, "pages_have_content", True),
+        (_broken_stream, "content_streams_intact", True),
+        (_body_taken_for_headers, "furniture_char_share", False),
+        (_lost_text, "lost_char_share", False),
         (_unreadable, "document_opened", True),
         (_no_text, "text_extracted", True),
     ],
@@ -175,6 +218,32 @@ def test_each_defect_fails_its_expectation(defect, expectation, blocks):
     assert bool(blocking_failures(results)) is blocks
     if blocks:
         assert expectation in describe_failures(results)
+
+
+def test_blank_pages_count_only_beside_text_and_up_to_a_share():
+    frames = _frames()
+    frames.pages["content"] = ["text", "blank"]  # a sound file: one blank verso of two pages
+    results = {r.expectation: r for r in evaluate_document(frames)}
+    assert results["blank_page_share"].success and results["blank_page_share"].observed_value == "0.5"
+    assert results["pages_have_content"].success  # not repaired: blank is not damage
+    assert "blank_page_share" in _failed(frames, QualitySettings(max_blank_page_share=0.4))
+    # no text anywhere: document_parsed says so; pages_complete does not say it twice
+    frames.pages["content"] = ["blank", "blank"]
+    frames.document["repaired"] = True
+    failed = _failed(frames)
+    assert not failed & {"pages_have_content", "blank_page_share"}
+
+
+def test_conservation_reports_its_shares_with_the_counts():
+    results = {r.expectation: r for r in evaluate_document(_frames())}
+    assert results["furniture_char_share"].observed_value == "0.0600 (6 of 100 chars)"
+    assert results["table_char_share"].observed_value == "0.4000 (40 of 100 chars)"
+    assert results["lost_char_share"].success and results["lost_char_share"].severity == "WARN"
+    frames = _frames()
+    frames.conservation = frames.conservation.iloc[0:0]  # an older warehouse: nothing to judge
+    assert {
+        r.expectation for r in evaluate_document(frames) if r.suite == "text_conserved" and not r.success
+    } == set()
 
 
 def test_an_unreadable_document_is_judged_by_document_parsed_only():

@@ -46,6 +46,7 @@ def test_contract_tables_and_labels_are_written(tmp_path):
         "tables": 1,
         "table_cells": 2,
         "ocr_decode_stats": 0,
+        "text_conservation": 2,
     }
     cells = wh.query("SELECT row_idx, col_idx, text, page_label FROM table_cells ORDER BY row_idx")
     assert cells.values.tolist() == [[0, 0, "a", "iv"], [1, 1, "¥ 5", "A-3"]]
