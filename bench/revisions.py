@@ -21,6 +21,7 @@ furniture, quality results and gate decisions included; clocks and paths left ou
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -66,8 +67,32 @@ def parse_child() -> dict[str, Any]:
     return out
 
 
-def outputs_child() -> dict[str, str]:
-    """In a fresh interpreter: a digest of each document's parse (lines, labels, tables, paragraphs)."""
+def _facets(obj: Any, path: str, acc: dict[str, list[str]]) -> None:
+    """Gather every leaf value under ``path`` (dataclass fields, dict keys, list items) in order.
+
+    One digest per field path, not one over the whole repr: a field that only one of the two trees
+    has (a new output) is then told apart from a changed value, and a change names its field.
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            if f.name != "seconds":  # clocks
+                _facets(getattr(obj, f.name), f"{path}.{f.name}", acc)
+    elif isinstance(obj, dict):
+        acc.setdefault(f"{path}#", []).append(repr(sorted(map(repr, obj))))
+        for v in obj.values():
+            _facets(v, f"{path}[]", acc)
+    elif isinstance(obj, (list, tuple)) and any(
+        dataclasses.is_dataclass(v) or isinstance(v, (dict, list, tuple)) for v in obj
+    ):
+        acc.setdefault(f"{path}#", []).append(str(len(obj)))
+        for v in obj:
+            _facets(v, f"{path}[]", acc)
+    else:
+        acc.setdefault(path, []).append(repr(obj))
+
+
+def outputs_child() -> dict[str, dict[str, str]]:
+    """In a fresh interpreter: per document, a digest of each output field of its parse."""
     import hashlib
 
     from dagster_ocr.ingest import DocumentStore
@@ -79,18 +104,21 @@ def outputs_child() -> dict[str, str]:
     pdfs = sorted(corpus.glob("**/*.pdf")) if corpus else []
     store = DocumentStore(Path(tempfile.mkdtemp()) / "store")
     settings = Settings.load(None, {"text": {"ocr_mode": "never"}})
-    out: dict[str, str] = {}
+    out: dict[str, dict[str, str]] = {}
     for pdf in [*pdfs, C.generated(300)]:
         parsed = parse(store.register(pdf)[0], settings)
-        # lines as fields, not objects: a Line's fields may change shape (furniture left the line
-        # for ParagraphResult.furniture, which the paragraphs' repr carries)
-        lines = [
-            [(ln.text, ln.bbox, ln.spans, ln.block, ln.confidence) for ln in pg.lines]
-            for pg in parsed.document.pages
-        ]
-        state = repr((lines, parsed.labels, parsed.tables, parsed.paragraphs))
+        acc: dict[str, list[str]] = {}
+        # the store's paths and the source's clock differ between the trees by nature
+        for part in ("pages", "status", "error", "title", "n_pages", "pdf_page_labels", "repaired",
+                     "page_content", "damaged_pages"):
+            if hasattr(parsed.document, part):
+                _facets(list(parsed.document.pages) if part == "pages" else getattr(parsed.document, part),
+                        f"document.{part}", acc)
+        _facets(parsed.labels, "labels", acc)
+        _facets(parsed.tables, "tables", acc)
+        _facets(parsed.paragraphs, "paragraphs", acc)
         name = str(pdf.relative_to(corpus)) if corpus and pdf.is_relative_to(corpus) else pdf.name
-        out[name] = hashlib.sha256(state.encode()).hexdigest()
+        out[name] = {k: hashlib.sha256("\x00".join(v).encode()).hexdigest()[:16] for k, v in acc.items()}
     return out
 
 
@@ -168,15 +196,36 @@ def _run(tree: Path, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _compare(what: str, digests: dict[str, dict[str, str]]) -> list[str]:
-    """Print and return the documents whose digests differ between the two trees."""
+def _compare(what: str, digests: dict[str, dict[str, Any]]) -> list[str]:
+    """Print and return the documents whose digests differ between the two trees.
+
+    Outputs carry a digest per field: only fields both trees have are compared, and each differing
+    document names its changed fields (and, once, the fields only one tree has).
+    """
     base, head = digests["base"], digests["head"]
-    differ = sorted(k for k in head.keys() | base.keys() if base.get(k) != head.get(k))
+    differ, why = [], {}
+    only: dict[str, set[str]] = {"base": set(), "head": set()}
+    for k in sorted(head.keys() | base.keys()):
+        b, h = base.get(k), head.get(k)
+        if isinstance(b, dict) and isinstance(h, dict):
+            only["base"] |= b.keys() - h.keys()
+            only["head"] |= h.keys() - b.keys()
+            changed = sorted(f for f in b.keys() & h.keys() if b[f] != h[f])
+            if changed:
+                differ.append(k)
+                why[k] = changed
+        elif b != h:
+            differ.append(k)
     print(
         f"{what}: {len(head) - len(differ)} of {len(head)} documents identical"
         + (f"; differ: {', '.join(differ)}" if differ else ""),
         flush=True,
     )
+    for k, fields in why.items():
+        print(f"  {k}: {', '.join(fields[:8])}{' ...' if len(fields) > 8 else ''}", flush=True)
+    for tree, fields in only.items():
+        if fields:
+            print(f"  fields only in {tree} (not compared): {', '.join(sorted(fields))}", flush=True)
     return differ
 
 
