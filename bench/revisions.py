@@ -108,12 +108,11 @@ def outputs_child() -> dict[str, dict[str, str]]:
     for pdf in [*pdfs, C.generated(300)]:
         parsed = parse(store.register(pdf)[0], settings)
         acc: dict[str, list[str]] = {}
-        # the store's paths and the source's clock differ between the trees by nature
-        for part in ("pages", "status", "error", "title", "n_pages", "pdf_page_labels", "repaired",
-                     "page_content", "damaged_pages"):
-            if hasattr(parsed.document, part):
-                _facets(list(parsed.document.pages) if part == "pages" else getattr(parsed.document, part),
-                        f"document.{part}", acc)
+        doc = parsed.document
+        for f in dataclasses.fields(doc):
+            if f.name != "source":  # the store's paths and the file's clock differ by nature
+                value = getattr(doc, f.name)
+                _facets(list(value) if f.name == "pages" else value, f"document.{f.name}", acc)
         _facets(parsed.labels, "labels", acc)
         _facets(parsed.tables, "tables", acc)
         _facets(parsed.paragraphs, "paragraphs", acc)
