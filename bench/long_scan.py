@@ -105,17 +105,17 @@ def child(inbox: Path, data: Path, overrides: str, out: Path, starts: Path) -> N
     """One ``run_inbox`` in this (fresh) process: wall time, peak RSS, the text stage's last report,
     and the index of every page whose OCR started (appended to ``starts`` as it happens)."""
     from assets.cli import run_inbox
-    from dagster_ocr import pipeline, progress
+    from dagster_ocr import ocr_workers, progress
 
     C.quiet_logs()
-    real_ocr_page = pipeline.ocr_page
+    real_ocr_page = ocr_workers.ocr_page
     log = open(starts, "a", buffering=1)  # noqa: SIM115 - one line per page, flushed as written
 
     def ocr_page(engine, page, index, *args, **kwargs):
         log.write(f"{index}\n")
         return real_ocr_page(engine, page, index, *args, **kwargs)
 
-    pipeline.ocr_page = ocr_page
+    ocr_workers.ocr_page = ocr_page  # pages OCR'd in this process (worker processes do not log)
     last: list[Any] = []
     start = time.perf_counter()
     with progress.listen(last.append):
@@ -382,6 +382,28 @@ def engine_rss(rounds: int, blank_every: int) -> list[tuple[int, int, float, flo
 # ------------------------------------------------------------------------------------------ main
 
 
+def workers_compare(pdf: Path, workers: int, rounds: int) -> dict[str, Any]:
+    """The whole graph on ``pdf`` with ``ocr.workers`` 1 and ``workers``, alternated ``rounds`` times
+    (each in a fresh data folder: every page OCR'd); the speed-up is the ratio of the medians."""
+    runs: dict[int, list[dict[str, Any]]] = {1: [], workers: []}
+    with tempfile.TemporaryDirectory(prefix="bench-longscan-workers-") as tmp:
+        for r in range(rounds):
+            for w in runs:
+                run = graph_run(pdf, Path(tmp) / f"w{w}r{r}", "clean", {"ocr": {"workers": w}})
+                run.pop("ocr_started")
+                runs[w].append(run)
+                print(f"workers={w} round {r}: {run}", file=sys.stderr)
+    med = {w: C.median(x["seconds"] for x in rs) for w, rs in runs.items()}
+    return {
+        "pages": pymupdf.open(pdf).page_count,
+        "runs": {str(w): rs for w, rs in runs.items()},
+        "median_seconds": {str(w): v for w, v in med.items()},
+        "speedup": med[1] / med[workers],
+        "text_speedup": C.median(x["text_seconds"] for x in runs[1])
+        / C.median(x["text_seconds"] for x in runs[workers]),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=100)
@@ -396,6 +418,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--starts", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--blank-only", action="store_true", help="only the blank-page cost")
+    ap.add_argument(
+        "--workers", type=int, metavar="N", help="only: the document with ocr.workers 1 and N, alternated"
+    )
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of --workers")
     ap.add_argument(
         "--engine-rss", type=int, metavar="ROUNDS", help="only the OCR engine's RSS, page by page"
     )
@@ -412,6 +438,12 @@ def main() -> None:
     big, small = scan(args.pages, args.blank_every), scan(args.small, args.blank_every)
     if args.blank_only:
         print(json.dumps(blank_cost(big), indent=1))
+        return
+    if args.workers:
+        result = workers_compare(big, args.workers, args.rounds)
+        print(json.dumps(result, indent=1))
+        if args.json:
+            C.dump(result, args.json)
         return
     if args.engine_rss:
         rows = engine_rss(args.engine_rss, args.blank_every)

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FORMAT = 1
 
 #: OCR settings that change how fast pages are read, never what is read: not part of the key
-_SPEED_ONLY = frozenset({"document_type"})
+_SPEED_ONLY = frozenset({"document_type", "workers"})
 
 _DOC_ID = re.compile(r"[0-9a-f]{64}")
 _PAGE_FILE = re.compile(r"(\d{6,})\.page")

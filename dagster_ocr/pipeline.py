@@ -9,28 +9,36 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pymupdf
 
-from dagster_ocr.checkpoints import OcrCheckpoints, ocr_fingerprint
+from dagster_ocr.checkpoints import DocumentCheckpoint, OcrCheckpoints, ocr_fingerprint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.integrity import ContentCensus
 from dagster_ocr.labels import label_pages, pdf_page_labels
 from dagster_ocr.model import (
     DocStatus,
     ExtractedDocument,
-    Page,
     PageLabel,
     ParagraphResult,
     SourceDocument,
     Table,
     TextSource,
 )
-from dagster_ocr.ocr.base import OcrEngine, ocr_page
-from dagster_ocr.ocr.stats import page_decode_stats
+from dagster_ocr.ocr.base import OcrEngine
+from dagster_ocr.ocr_workers import (
+    MIN_PAGES_PER_WORKER,
+    CheckpointedOcr,
+    WorkerTotals,
+    ocr_in_workers,
+    pages_without_text,
+)
 from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.progress import TextProgress
@@ -87,48 +95,54 @@ def extract_document(
     deadline = started + budget
     state = TextProgress(file_name=source.file_name, done=0, total=n)
 
+    from_workers = 0  # pages OCR'd by worker processes (the join reads them back from the checkpoint)
+
     def report(finished: bool = False) -> None:
         state.elapsed_s = time.monotonic() - started
         state.finished = finished
+        if reader is not None:
+            state.ocr_pages = reader.ocr_pages + from_workers
+            state.reused_pages = max(reader.reused_pages - from_workers, 0)
         if progress:
             progress(state)
         notify_progress(state)
 
-    ocr = None
+    def workers_tick(totals: WorkerTotals, pages_done: int) -> None:
+        nonlocal from_workers
+        from_workers = totals.ocr_pages
+        state.done = state.checkpointed + pages_done
+        report()
+
+    reader = None
     timed = None
     saved = None
+    factory = None
+    scratch = None  # a temporary checkpoint folder for workers when the caller gave none
     if engine is not None:
-        dpi, ocr_settings = settings.ocr.dpi, settings.ocr
         timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
         engine.take_stats()  # forget what an earlier document left behind
-        if checkpoints is not None:
-            try:
-                saved = checkpoints.document(source.doc_id, ocr_fingerprint(engine, ocr_settings))
+        try:
+            factory = engine.worker_factory() if settings.ocr.workers > 1 else None
+            if checkpoints is None and factory is not None:
+                scratch = Path(tempfile.mkdtemp(prefix="dagster-ocr-pages-"))
+                checkpoints = OcrCheckpoints(scratch)
+            if checkpoints is not None:
+                saved = checkpoints.document(source.doc_id, ocr_fingerprint(engine, settings.ocr))
                 state.checkpointed = len(saved.pages())
-            except BaseException:
-                pdf.close()
-                raise
-
-        def ocr(page: pymupdf.Page, index: int) -> Page:
-            if saved is not None and (kept := saved.get(index)) is not None:
-                state.reused_pages += 1
-                return kept
-            result = ocr_page(timed, page, index, dpi, ocr_settings)
-            calls = engine.take_stats()
-            if calls:
-                result.decode_stats = page_decode_stats(calls)
-            if saved is not None:
-                saved.put(result)
-            state.ocr_pages += 1
-            return result
+        except BaseException:
+            pdf.close()
+            _remove(scratch)
+            raise
+        reader = CheckpointedOcr(timed, settings, saved)
 
     pages = PageList(keep=limits.pages_in_memory)
     # engines that tune themselves per kind of document (the speculative engine's K)
     kind = engine.document(settings.ocr.document_type) if engine else contextlib.nullcontext()
 
     def failed(reason: str) -> ExtractedDocument:
-        if saved is not None and saved.written + saved.reused:
-            reason += f"; the {saved.written + saved.reused} OCR'd pages are kept: a re-run resumes"
+        kept = len(saved.pages()) if saved is not None and scratch is None else 0
+        if kept:
+            reason += f"; the {kept} OCR'd pages are kept: a re-run resumes"
         log.warning("%s: %s", source.file_name, reason)
         report(finished=True)
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
@@ -139,13 +153,22 @@ def extract_document(
             pdf_labels = pdf_page_labels(pdf)
             text_layer = 0
             census = ContentCensus(pdf)  # damage and empty pages, for the pages_complete check
-            for page in iter_pages(pdf, settings.text, ocr, deadline, budget):
+            if factory is not None and saved is not None and _worth_workers(pdf, saved, settings):
+                stored = saved.pages()
+                todo = [i for i in range(n) if i not in stored]
+                log.info(
+                    "%s: OCR of %d pages in %d processes", source.file_name, len(todo), settings.ocr.workers
+                )
+                ocr_in_workers(source, settings, factory, saved, todo, deadline, workers_tick)
+            joined = state.done  # pages the workers covered: the bar does not go back while joining
+            state.done = 0
+            for page in iter_pages(pdf, settings.text, reader, deadline, budget):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
                 census.observe(page)
                 state.blank_pages += page.route_reason.startswith(BLANK_PAGE)
                 state.done = len(pages)
-                if state.done < n:
+                if joined < state.done < n:
                     report()
             integrity = census.finish()
     except BadInputError as exc:
@@ -162,6 +185,7 @@ def extract_document(
     finally:
         if timed is not None:
             timed.close()
+        _remove(scratch)
     if integrity.repaired or integrity.damaged_pages:
         log.warning(
             "%s: %s; %d page(s) without text, %d with a broken content stream",
@@ -185,6 +209,17 @@ def extract_document(
         page_content=integrity.page_content,
         damaged_pages=integrity.damaged_pages,
     )
+
+
+def _worth_workers(pdf: pymupdf.Document, saved: DocumentCheckpoint, settings: Settings) -> bool:
+    """Whether a document has enough pages left to OCR to pay for starting ``ocr.workers`` processes."""
+    left = pages_without_text(pdf) - len(saved.pages())
+    return left >= settings.ocr.workers * MIN_PAGES_PER_WORKER
+
+
+def _remove(folder: Path | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:

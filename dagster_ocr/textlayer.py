@@ -16,7 +16,7 @@ import threading
 import time
 import unicodedata
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal
@@ -456,6 +456,7 @@ def iter_pages(
     ocr: PageOcr | None = None,
     deadline: float | None = None,
     budget_s: float | None = None,
+    indices: Sequence[int] | None = None,
 ) -> Iterator[Page]:
     """Yield one ``Page`` per physical page, streaming (nothing but the current page is rendered).
 
@@ -465,9 +466,10 @@ def iter_pages(
     layer they have and record why (``text_source`` "none" when they have no text at all).
     ``deadline`` (a ``time.monotonic()`` value) is checked before every page: past it, an
     ``OverLimitError`` names the page reached (and ``budget_s``, the budget it stands for).
+    ``indices`` limits the pages read to those (in that order; an OCR worker's page range).
     """
     settings = settings or TextSettings()
-    for page in doc:
+    for page in doc if indices is None else (doc[i] for i in indices):
         if deadline is not None and time.monotonic() > deadline:
             budget = f"{budget_s:.0f} s, " if budget_s is not None else ""
             raise OverLimitError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +76,12 @@ class OcrEngine(Protocol):
         engine counts nothing."""
         ...
 
+    def worker_factory(self) -> Callable[[], OcrEngine] | None:
+        """A picklable callable that builds this engine afresh in another process (so one long
+        document's pages can be OCR'd by several, ``ocr.workers``), or None where the engine must
+        not be multiplied: a GPU engine, whose share of the device the ``ocr`` pool bounds."""
+        ...
+
 
 class OcrEngineBase:
     """Defaults of the ``OcrEngine`` protocol for engines with no per-document tuning or counts."""
@@ -90,6 +96,9 @@ class OcrEngineBase:
 
     def take_stats(self) -> Sequence[DecodeStats]:
         return ()
+
+    def worker_factory(self) -> Callable[[], OcrEngine] | None:
+        return None
 
 
 # --------------------------------------------------------------------------------------- images

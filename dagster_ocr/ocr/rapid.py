@@ -7,8 +7,10 @@ offline host, which is why the configuration below only touches runtime knobs, n
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,10 @@ class RapidOcrEngine(OcrEngineBase):
         self.settings = settings or RapidOcrSettings()
         self._ocr: Any = None
         self._lock = threading.Lock()
+
+    def worker_factory(self) -> Callable[[], RapidOcrEngine]:
+        # a CPU engine its settings describe whole: each worker process loads its own copy
+        return functools.partial(RapidOcrEngine, self.settings)
 
     def _params(self) -> dict[str, Any]:
         s = self.settings

@@ -184,6 +184,17 @@ class OcrSettings(BaseModel):
         "per kind: the speculative GPU engine picks its draft length K from it. Set it per run (one "
         "run per document) with a settings override.",
     )
+    workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Processes that OCR one long document's pages side by side (page ranges, joined "
+        "in page order through the OCR checkpoints), for engines that can be copied into another "
+        "process (the CPU engine; a GPU engine stays one, bounded by the 'ocr' pool). Used only "
+        "when a document has at least 8 pages without text per worker. 1 (default) suits a "
+        "deployment that already runs several documents at once; raise it to the cores a run is "
+        "given for long scans (each rapidocr worker uses num_threads cores).",
+    )
     dpi: int = Field(
         150,
         ge=36,

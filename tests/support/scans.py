@@ -55,3 +55,42 @@ def scanned_pdf(pages: list[str | None], dpi: int = 100) -> bytes:
         else:
             page.insert_image(page.rect, stream=render_text(item, dpi).tobytes("png"))
     return doc.tobytes()
+
+
+class PidEngine:
+    """A fake OCR engine that can be copied into worker processes (``worker_factory``): it reads one
+    line per page naming the process that read it and the page's ink (so a page taken from a
+    checkpoint must be the page OCR'd earlier). ``die_after`` calls, a copy running in a process
+    other than ``parent`` exits at once (a worker killed mid-document)."""
+
+    name = "pid"
+
+    def __init__(self, parent: int | None = None, die_after: int | None = None):
+        import os
+
+        self.parent = os.getpid() if parent is None else parent
+        self.die_after = die_after
+        self.calls = 0
+
+    def recognize(self, image):  # noqa: ANN001, ANN201 - the OcrEngine protocol
+        import os
+
+        from dagster_ocr.ocr.base import OcrLine
+
+        if self.die_after is not None and self.calls >= self.die_after and os.getpid() != self.parent:
+            os._exit(9)
+        self.calls += 1
+        return [OcrLine(f"pid {os.getpid()} ink {int((image < 128).sum())}", (10.0, 10.0, 300.0, 40.0), 0.97)]
+
+    def document(self, document_type):  # noqa: ANN001, ANN201
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def take_stats(self):  # noqa: ANN201
+        return ()
+
+    def worker_factory(self):  # noqa: ANN201
+        import functools
+
+        return functools.partial(PidEngine, self.parent, self.die_after)

@@ -4,13 +4,14 @@ the subject here (tests/pipeline/test_ocr_corpus.py runs the real one)."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pymupdf
 import pytest
-from support.scans import paper, render_text, scanned_pdf
+from support.scans import PidEngine, paper, render_text, scanned_pdf
 
 from dagster_ocr.checkpoints import OcrCheckpoints, fingerprint_key, ocr_fingerprint
 from dagster_ocr.errors import EngineError
@@ -270,3 +271,69 @@ def test_progress_reaches_listeners_after_every_page(tmp_path: Path) -> None:
     extract_document(src, Settings(), CountingEngine())  # no longer listening
     assert [(p.done, p.total, p.finished) for p in heard] == [(1, 3, False), (2, 3, False), (3, 3, True)]
     assert heard[-1].blank_pages == 1 and heard[-1].ocr_pages == 2
+
+
+# ---- one document over several worker processes -------------------------------------------------
+
+
+def _pid_and_text(doc) -> list[tuple[str, str]]:  # noqa: ANN001
+    """Each page's reading process and its text without the pid ("" for pages not OCR'd)."""
+    out = []
+    for p in doc.pages:
+        words = p.text.split(" ", 2)
+        out.append((words[1], words[2]) if p.text.startswith("pid ") else ("", p.text))
+    return out
+
+
+SCAN_20 = [TEXT[i % 12] if i % 7 != 3 else "white" for i in range(20)]
+
+
+def test_a_long_scan_is_ocrd_by_several_processes_and_joined_in_page_order(tmp_path: Path) -> None:
+    src = _source(tmp_path, SCAN_20)
+    seen: list[TextProgress] = []
+    two = Settings.load(overrides={"ocr": {"workers": 2}})
+    ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
+    doc = extract_document(src, two, PidEngine(), progress=seen.append, checkpoints=ckpt)
+    one = extract_document(_source(tmp_path / "one", SCAN_20), Settings(), PidEngine())
+    assert doc.ok and doc.n_pages == 20
+    got, serial = _pid_and_text(doc), _pid_and_text(one)
+    assert [t for _, t in got] == [t for _, t in serial], "the same text, page for page"
+    assert [p.route_reason for p in doc.pages] == [p.route_reason for p in one.pages]
+    readers = {pid for pid, _ in got if pid}
+    assert len(readers) == 2 and str(os.getpid()) not in readers, "both workers OCR'd, the caller none"
+    # progress: never backwards, ends with the pages counted once as OCR'd (not as reused)
+    done = [s.done for s in seen]
+    assert done == sorted(done) and done[-1] == 20
+    assert (seen[-1].ocr_pages, seen[-1].reused_pages, seen[-1].blank_pages) == (17, 0, 3)
+    # the checkpoint is the join: a re-run OCRs nothing, even serially
+    again = PidEngine()
+    assert extract_document(src, Settings(), again, checkpoints=ckpt).ok and again.calls == 0
+
+
+def test_a_short_scan_or_a_gpu_engine_starts_no_workers(tmp_path: Path) -> None:
+    two = Settings.load(overrides={"ocr": {"workers": 2}})
+    short = extract_document(_source(tmp_path, TEXT[:6]), two, PidEngine())
+    assert {pid for pid, _ in _pid_and_text(short)} == {str(os.getpid())}, "6 pages: not worth a worker"
+    counting = CountingEngine()  # worker_factory() is None: an engine that must not be copied
+    assert extract_document(_source(tmp_path / "c", SCAN_20), two, counting).ok and counting.calls == 17
+
+
+def test_a_worker_that_dies_costs_time_not_the_document(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    src = _source(tmp_path, SCAN_20)
+    two = Settings.load(overrides={"ocr": {"workers": 2}})
+    doc = extract_document(src, two, PidEngine(die_after=2))  # no checkpoints: a scratch folder
+    assert doc.ok and doc.n_pages == 20
+    assert list(tmp_path.glob("dagster-ocr-pages-*")) == [], "the scratch checkpoint is removed"
+    texts = [t for _, t in _pid_and_text(doc)]
+    serial = extract_document(_source(tmp_path / "one", SCAN_20), Settings(), PidEngine())
+    assert texts == [t for _, t in _pid_and_text(serial)]
+    assert str(os.getpid()) in {pid for pid, _ in _pid_and_text(doc)}, "the caller OCR'd what was left"
+
+
+def test_workers_are_not_part_of_the_checkpoint_key() -> None:
+    engine = CountingEngine()
+    one = fingerprint_key(ocr_fingerprint(engine, OcrSettings()))
+    assert fingerprint_key(ocr_fingerprint(engine, OcrSettings(workers=4))) == one

@@ -1,0 +1,201 @@
+"""OCR of one document's pages, checkpointed page by page, in this process or in several.
+
+``CheckpointedOcr`` is what the text stage calls for a page the router sends to OCR: it takes the
+page from the document's checkpoint where an earlier run (or a worker) stored it, else OCRs and
+stores it. ``ocr_in_workers`` spreads a long scan's pages over ``ocr.workers`` processes: each
+worker opens the file itself, reads its page ranges with the text stage's own page loop (routing,
+blank pages and all) and stores every OCR'd page in the checkpoint. The text stage then reads the
+document as usual and finds every OCR'd page there, so the join in page order, the resume after a
+crash and the reuse after a settings change are the checkpoints' one mechanism, not a second one.
+
+Processes, not threads: onnxruntime and MuPDF each hold the GIL for parts of a page, and MuPDF
+objects must not cross threads. Workers are spawned (not forked: the parent may hold threads,
+onnxruntime sessions or a Dagster step's state) and each loads its engine once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from dagster_ocr.checkpoints import DocumentCheckpoint
+from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
+from dagster_ocr.model import Page, SourceDocument
+from dagster_ocr.ocr.base import OcrEngine, ocr_page
+from dagster_ocr.ocr.stats import page_decode_stats
+from dagster_ocr.settings import Settings
+from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document
+
+log = logging.getLogger(__name__)
+
+#: a worker is worth its start (~2 s: imports and the model) only with this many pages to OCR
+MIN_PAGES_PER_WORKER = 8
+#: pages per task: small enough that the pages in flight when a run dies are few, large enough
+#: that a task's overhead (opening the file) is noise
+MAX_PAGES_PER_TASK = 16
+
+
+class CheckpointedOcr:
+    """``iter_pages``'s OCR callback: a page from the checkpoint where it is there, else OCR'd and
+    stored (``saved`` None: nothing stored). Counts what it did (``ocr_pages``, ``reused_pages``)."""
+
+    def __init__(self, engine: TimedOcrEngine, settings: Settings, saved: DocumentCheckpoint | None):
+        self.engine = engine
+        self.settings = settings.ocr
+        self.saved = saved
+        self.ocr_pages = 0
+        self.reused_pages = 0
+
+    def __call__(self, page: pymupdf.Page, index: int) -> Page:
+        if self.saved is not None and (kept := self.saved.get(index)) is not None:
+            self.reused_pages += 1
+            return kept
+        result = ocr_page(self.engine, page, index, self.settings.dpi, self.settings)
+        calls = self.engine.take_stats()
+        if calls:
+            result.decode_stats = page_decode_stats(calls)
+        if self.saved is not None:
+            self.saved.put(result)
+        self.ocr_pages += 1
+        return result
+
+
+def pages_without_text(pdf: pymupdf.Document) -> int:
+    """Pages that use no font: a cheap lower bound on the pages the router will send to OCR
+    (resources only, no content stream parsed), to decide whether workers are worth starting."""
+    if not pdf.is_pdf:
+        return pdf.page_count  # an image file: every frame is OCR'd
+    return sum(1 for page in pdf if not page.get_fonts())
+
+
+def plan_tasks(todo: Sequence[int], workers: int) -> list[list[int]]:
+    """Consecutive page ranges, about four per worker (so a slow range does not hold the others up)
+    and at most ``MAX_PAGES_PER_TASK`` pages each, in page order: the pool takes them in order, so
+    what is done at any moment is mostly a prefix of the document."""
+    if not todo:
+        return []
+    size = max(1, min(MAX_PAGES_PER_TASK, math.ceil(len(todo) / (workers * 4))))
+    return [list(todo[i : i + size]) for i in range(0, len(todo), size)]
+
+
+@dataclass(slots=True)
+class WorkerTotals:
+    """What the workers did: pages OCR'd, and page ranges not done (a broken pool)."""
+
+    ocr_pages: int = 0
+    tasks_left: int = 0
+
+
+def ocr_in_workers(
+    source: SourceDocument,
+    settings: Settings,
+    factory: Callable[[], OcrEngine],
+    saved: DocumentCheckpoint,
+    todo: Sequence[int],
+    deadline: float,
+    on_tick: Callable[[WorkerTotals, int], None] | None = None,
+) -> WorkerTotals:
+    """OCR pages ``todo`` of ``source`` in ``settings.ocr.workers`` processes, storing each in ``saved``.
+
+    Raises the document's ``BadInputError`` (a page over its time limit, a page MuPDF cannot read)
+    and ``EngineError`` as the text stage would. A worker that dies (killed, out of memory) breaks
+    the pool: the pages it did not finish are left to the caller, which OCRs them itself, so a dead
+    worker costs time, never the document. ``on_tick(totals, pages_done)`` hears every ~2 s.
+    """
+    workers = settings.ocr.workers
+    tasks = plan_tasks(todo, workers)
+    totals = WorkerTotals(tasks_left=len(tasks))
+    done_pages = 0
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)),
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(factory,),
+    )
+    pending: dict[Future[Any], list[int]] = {}
+    try:
+        for task in tasks:
+            left = deadline - time.monotonic()
+            pending[
+                pool.submit(_ocr_task, source, settings, saved.doc_dir, saved.fingerprint, task, left)
+            ] = task
+        while pending:
+            finished, _ = wait(pending, timeout=2.0, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task = pending.pop(future)
+                kind, value = future.result()  # BrokenProcessPool: handled below
+                if kind == "bad":
+                    raise BadInputError(value)
+                if kind == "engine":
+                    raise EngineError(value)
+                totals.ocr_pages += value
+                totals.tasks_left -= 1
+                done_pages += len(task)
+            if on_tick:
+                on_tick(totals, done_pages)
+    except BrokenProcessPool as exc:
+        log.warning(
+            "%s: an OCR worker died (%s); the %d page ranges not finished are OCR'd in this process",
+            source.file_name,
+            exc,
+            totals.tasks_left,
+        )
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return totals
+
+
+# ---- inside a worker process ---------------------------------------------------------------------
+
+_ENGINE: OcrEngine | None = None
+
+
+def _start_worker(factory: Callable[[], OcrEngine]) -> None:
+    global _ENGINE
+    _ENGINE = factory()
+
+
+def _ocr_task(
+    source: SourceDocument,
+    settings: Settings,
+    doc_dir: Path,
+    fingerprint: dict[str, Any],
+    indices: list[int],
+    seconds_left: float,
+) -> tuple[str, Any]:
+    """Read pages ``indices`` as the text stage does, storing every OCR'd one in the checkpoint.
+
+    Returns ("ok", pages OCR'd), or ("bad", reason) / ("engine", message): plain
+    values, so that no exception has to survive pickling.
+    """
+    assert _ENGINE is not None, "worker started without its engine"
+    deadline = time.monotonic() + seconds_left
+    timed = TimedOcrEngine(_ENGINE, settings.limits.ocr_page_timeout_s, deadline)
+    reader = CheckpointedOcr(timed, settings, DocumentCheckpoint(doc_dir, fingerprint))
+    try:
+        with open_document(source, settings.limits) as pdf:
+            for _page in iter_pages(pdf, settings.text, reader, deadline, None, indices):
+                pass
+    except BadInputError as exc:
+        return "bad", exc.reason
+    except EngineError as exc:
+        return "engine", str(exc)
+    except Exception as exc:  # noqa: BLE001 - MuPDF raises many types on a page it cannot read
+        text = clean_text(str(exc))[:500]
+        return "bad", CorruptInputError(
+            f"reading pages {indices[0]}-{indices[-1]}: {type(exc).__name__}: {text}"
+        ).reason
+    finally:
+        timed.close()
+    return "ok", reader.ocr_pages
