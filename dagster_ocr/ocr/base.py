@@ -50,6 +50,10 @@ class OcrLine:
     #: the engine's own 0/180 classifier read this line upside down (None: the engine cannot tell).
     #: Used as an orientation hint; engines without a classifier leave it None.
     upside_down: bool | None = None
+    #: the detector's polygon, where the engine has one: x, y of its top-left, top-right,
+    #: bottom-right and bottom-left corners in turn, in pixels. It tells how the line is tilted
+    #: (a scan fed in askew), which ``reading_order`` undoes; None where the engine gives boxes only.
+    quad: tuple[float, ...] | None = None
 
 
 @runtime_checkable
@@ -302,14 +306,63 @@ def reading_order(lines: list[OcrLine], settings: OcrSettings | None = None) -> 
     a band each column is read top to bottom before the next; lines on one row (a table row, a
     form field and its value) read left to right. Captions and other narrow blocks set between
     columns are read after the columns around them.
+
+    A scan fed in askew is read as if it were level: where the detector's polygons (``quad``) say
+    the lines lean, the order is decided on the lines turned back by that angle (``page_skew``).
+    Without that a tilt of 1.5 degrees moves the two ends of a column's gutter past each other by
+    more than a narrow gutter is wide, no vertical white strip is left, and the columns are read
+    across, row by row.
     """
     if len(lines) <= 1:
         return list(lines)
     s = settings or OcrSettings()
-    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines)
+    skew = page_skew(lines)
+    level = [_turned(ln, -skew) for ln in lines] if skew else list(lines)
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in level)
     line_h = heights[len(heights) // 2]
-    span = max(ln.bbox[2] for ln in lines) - min(ln.bbox[0] for ln in lines)
-    return _segment(list(lines), span, line_h, s)
+    span = max(ln.bbox[2] for ln in level) - min(ln.bbox[0] for ln in level)
+    ordered = _segment(level, span, line_h, s)
+    if not skew:
+        return ordered
+    original = {id(t): ln for t, ln in zip(level, lines, strict=True)}
+    return [original[id(t)] for t in ordered]
+
+
+#: tilts below this many degrees are left alone (they move a 600-pt column's ends by < 2 pt);
+#: above the maximum a page is not askew but turned, which orientation detection handles
+_MIN_SKEW_DEG, _MAX_SKEW_DEG = 0.3, 8.0
+
+
+def page_skew(lines: Sequence[OcrLine]) -> float:
+    """The angle (radians, positive when lines fall to the right in image coordinates) by which a
+    page's text lines lean, from the detector's polygons: the median slope of the top and bottom
+    edges of lines at least four times as long as tall, where five or more such lines agree on a
+    tilt within ``_MIN_SKEW_DEG``-``_MAX_SKEW_DEG``; else 0.0 (level, or not known)."""
+    slopes = []
+    for ln in lines:
+        q = ln.quad
+        if q is None or len(q) != 8:
+            continue
+        width = math.hypot(q[2] - q[0], q[3] - q[1])
+        if width < 4 * max(math.hypot(q[6] - q[0], q[7] - q[1]), 1.0):
+            continue
+        slopes.append((math.atan2(q[3] - q[1], q[2] - q[0]) + math.atan2(q[5] - q[7], q[4] - q[6])) / 2)
+    if len(slopes) < 5:
+        return 0.0
+    slopes.sort()
+    angle = slopes[len(slopes) // 2]
+    return angle if _MIN_SKEW_DEG <= abs(math.degrees(angle)) <= _MAX_SKEW_DEG else 0.0
+
+
+def _turned(line: OcrLine, angle: float) -> OcrLine:
+    """``line`` with its polygon turned by ``angle`` radians about the image's origin and its box
+    the upright box of the turned polygon (for ordering only: a rigid turn keeps every relation)."""
+    q = line.quad
+    assert q is not None
+    c, sn = math.cos(angle), math.sin(angle)
+    xs = [q[i] * c - q[i + 1] * sn for i in range(0, 8, 2)]
+    ys = [q[i] * sn + q[i + 1] * c for i in range(0, 8, 2)]
+    return OcrLine(line.text, (min(xs), min(ys), max(xs), max(ys)), line.confidence, line.upside_down, None)
 
 
 # ------------------------------------------------------------------------------------ conversion

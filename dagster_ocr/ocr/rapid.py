@@ -140,6 +140,7 @@ class RapidOcrEngine(OcrEngineBase):
                     bbox=(float(x0), float(y0), float(x1), float(y1)),
                     confidence=float(score),
                     upside_down=None if flips is None else flips[i],
+                    quad=tuple(float(v) for v in pts.ravel()) if len(pts) == 4 else None,
                 )
             )
         return lines

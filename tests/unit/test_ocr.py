@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from dagster_ocr.ocr import (
     reading_order,
     render_page,
 )
-from dagster_ocr.ocr.base import orientation_candidates, turn_image
+from dagster_ocr.ocr.base import orientation_candidates, page_skew, turn_image
 from dagster_ocr.ocr.rapid import RapidOcrEngine
 from dagster_ocr.pipeline import extract_document
 from dagster_ocr.settings import Settings
@@ -484,6 +485,65 @@ def test_reading_order_on_a_real_two_column_page(corpus: Path):
     # puts where the figure stands, in the left column
     assert cer(reference, ordered) < 0.1, ordered
     assert ordered.index("reused without impairing its efficiency") < ordered.index("the most common ranges")
+
+
+def _askew(lines: list[OcrLine], degrees: float, centre: tuple[float, float] = (300, 400)) -> list[OcrLine]:
+    """``lines`` as a detector sees them on a page fed in turned by ``degrees``: each box turned
+    about ``centre`` into a tilted polygon (``quad``), with the upright box around it as ``bbox``."""
+    a = math.radians(degrees)
+    c, s = math.cos(a), math.sin(a)
+    out = []
+    for ln in lines:
+        x0, y0, x1, y1 = ln.bbox
+        pts = [
+            (
+                (x - centre[0]) * c - (y - centre[1]) * s + centre[0],
+                (x - centre[0]) * s + (y - centre[1]) * c + centre[1],
+            )
+            for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+        ]
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        quad = tuple(v for p in pts for v in p)
+        out.append(OcrLine(ln.text, (min(xs), min(ys), max(xs), max(ys)), ln.confidence, None, quad))
+    return out
+
+
+def _two_columns(rows: int = 24, gutter: float = 16) -> list[OcrLine]:
+    lines = [_ln("Title of the page", 60, 40, 540, 64)]
+    half = (480 - gutter) / 2
+    for i in range(rows):
+        y = 80 + 22 * i
+        lines.append(_ln(f"L{i} {_TEXT}", 60, y, 60 + half, y + 16))
+        lines.append(_ln(f"R{i} {_TEXT}", 60 + half + gutter, y, 540, y + 16))
+    return lines
+
+
+@pytest.mark.parametrize("degrees", [-3.0, -1.5, 1.0, 2.0])
+def test_reading_order_of_a_scan_fed_in_askew(degrees: float):
+    # two columns with a 16-pt gutter: turned 1-3 degrees, the gutter's ends move past each other
+    # by more than its width, so no white channel runs top to bottom in the upright boxes
+    level = _two_columns()
+    expected = ["Title", *[f"L{i}" for i in range(24)], *[f"R{i}" for i in range(24)]]
+    assert [ln.text.split()[0] for ln in reading_order(level)] == expected
+    askew = _askew(level, degrees)
+    random.Random(3).shuffle(askew)
+    assert math.degrees(page_skew(askew)) == pytest.approx(degrees, abs=0.01)
+    got = reading_order(askew)
+    assert [ln.text.split()[0] for ln in got] == expected
+    assert {id(ln) for ln in got} == {id(ln) for ln in askew}, "the engine's own lines, boxes unchanged"
+    if abs(degrees) < 3:  # at 3 degrees the sub-band search happens to find the gutter piecewise
+        without = [OcrLine(ln.text, ln.bbox, ln.confidence) for ln in askew]  # an engine with boxes only
+        assert [ln.text.split()[0] for ln in reading_order(without)] != expected, "the trap this avoids"
+
+
+def test_page_skew_needs_agreeing_long_lines():
+    level = _two_columns(rows=4)
+    assert page_skew(level) == 0.0  # no polygons: not known
+    assert page_skew(_askew(level, 0.2)) == 0.0  # below the threshold: left alone
+    assert page_skew(_askew(level, 20)) == 0.0  # not skew: a turned page is orientation's business
+    assert page_skew(_askew(level[:3], 2)) == 0.0  # too few lines to tell
+    short = [_ln(f"{i}", 60 + 30 * i, 80, 80 + 30 * i, 96) for i in range(8)]  # cells, not lines
+    assert page_skew(_askew(short, 2)) == 0.0
 
 
 def test_ocr_lines_to_model_scales_pixels_to_points():

@@ -1,0 +1,160 @@
+"""Reading order of OCR'd multi-column pages, level and askew (issue 21): CER of the text in reading
+order, with the skew correction (``ocr.base.page_skew``) and without it, from one recognition each.
+
+Pages: generated two- and three-column pages of prose (PyMuPDF, Times 9.5 pt, gutters 12-24 pt,
+a title across), rendered at 150 dpi and turned by -3..3 degrees as a scanner feeding a sheet
+askew does; truth is each column's text in turn. Beside them, every corpus page the OCR bench
+reads (``bench/ocr_cpu.py``: tesseract and docling scans, olmOCR's letter, born-digital pages at
+150 dpi), with its split, to show the correction changes nothing on level pages.
+
+    .venv/bin/python bench/ocr_columns.py [--only generated|corpus] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import cv2
+import numpy as np
+import pymupdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C
+import ocr_cpu
+from support.text_metrics import cer, normalize_whitespace
+
+from dagster_ocr.ocr import base
+from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.ocr.settings import OcrSettings
+
+_WORDS = (
+    "the of and to in is that for it as was with be by on not this are or from at which but have an they "
+    "were all there would their we been has when who will more no if out so said what up its about into "
+    "than them can only other new some could time these two may then do first any now such like our over "
+    "even most made after also did many before must through back years where much way well down should "
+    "because each just those people how too little state good very make world still own see work long "
+    "get here between both life being under never day same another know while last might great old year "
+    "off come since against go came right used take three agreement supplier contract delivery payment"
+).split()
+
+#: (seed, columns, gutter pt, skew degrees)
+GENERATED = [
+    (seed, cols, gutter, skew)
+    for seed, (cols, gutter) in enumerate([(2, 18), (2, 14), (3, 14), (2, 12), (3, 18), (2, 24)], start=1)
+    for skew in (0.0, 1.0, -1.5, 2.0, -3.0)
+]
+
+
+def _prose(rng: random.Random, sentences: int) -> str:
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 16))]
+        out.append(" ".join(words).capitalize() + rng.choice(".;,."))
+    return " ".join(out)
+
+
+def generated_page(seed: int, columns: int, gutter: float, skew: float) -> tuple[np.ndarray, str]:
+    """An RGB 150-dpi scan of a ``columns``-column letter page turned by ``skew`` degrees, and its text."""
+    rng = random.Random(seed)
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    title = f"Annual review of operations {seed}"
+    page.insert_text((72, 60), title, fontsize=16)
+    truth = [title]
+    width = (504 - gutter * (columns - 1)) / columns
+    for c in range(columns):
+        rect = pymupdf.Rect(54 + c * (width + gutter), 72, 54 + c * (width + gutter) + width, 740)
+        page.insert_textbox(rect, _prose(rng, 40), fontsize=9.5, fontname="times-roman")
+        truth.append(page.get_text("text", clip=rect))
+    pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csRGB)
+    img = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3).copy()
+    if skew:
+        turn = cv2.getRotationMatrix2D((pix.width / 2, pix.height / 2), skew, 1.0)
+        img = cv2.warpAffine(img, turn, (pix.width, pix.height), borderValue=(255, 255, 255))
+    return img, normalize_whitespace(" ".join(truth))
+
+
+def _texts(engine: RapidOcrEngine, image: np.ndarray) -> tuple[float, str, str]:
+    """The page's skew (degrees) and its text in reading order with and without the correction."""
+    s = OcrSettings()
+    found, _, upright = base.recognize_upright(engine, image, s)
+    raw = [ln for ln in found if ln.confidence >= s.min_confidence and ln.text.strip()]
+    skew = float(np.degrees(base.page_skew(raw)))
+
+    def text() -> str:
+        return normalize_whitespace(
+            " ".join(ln.text for ln in base.ocr_lines_to_model(raw, 1.0, None, None, s))
+        )
+
+    corrected = text()
+    with mock.patch.object(base, "page_skew", return_value=0.0):
+        level = text()
+    return skew, corrected, level
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=["generated", "corpus"])
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    C.quiet_logs()
+    engine = RapidOcrEngine()
+    engine.load()
+    rows: list[dict[str, Any]] = []
+    if args.only != "corpus":
+        for seed, cols, gutter, skew in GENERATED:
+            image, truth = generated_page(seed, cols, gutter, skew)
+            found, corrected, level = _texts(engine, image)
+            rows.append(
+                {
+                    "page": f"gen{seed} {cols}col gutter {gutter}pt",
+                    "split": "generated",
+                    "turned": skew,
+                    "skew_found": round(found, 2),
+                    "cer": cer(truth, corrected),
+                    "cer_uncorrected": cer(truth, level),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    if args.only != "generated":
+        for item in ocr_cpu.items():
+            if item.dpi == 200 or item.checks:
+                continue
+            image, doc = ocr_cpu.render(item)
+            doc.close()
+            found, corrected, level = _texts(engine, image)
+            rows.append(
+                {
+                    "page": item.name,
+                    "split": C.split_of(item.path),
+                    "turned": None,
+                    "skew_found": round(found, 2),
+                    "cer": cer(item.reference, corrected),
+                    "cer_uncorrected": cer(item.reference, level),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        key = row["split"] if row["split"] != "generated" else f"generated, turned {row['turned']:+.1f}"
+        groups.setdefault(key, []).append(row)
+    print(f"{'group':28} {'pages':>5} {'CER':>7} {'CER without correction':>24}")
+    for key, got in groups.items():
+        print(
+            f"{key:28} {len(got):5d} {np.mean([r['cer'] for r in got]):7.3f} "
+            f"{np.mean([r['cer_uncorrected'] for r in got]):24.3f}"
+        )
+    if args.json:
+        C.dump({"rows": rows}, args.json)
+
+
+if __name__ == "__main__":
+    main()
