@@ -103,19 +103,38 @@ class TransformersOcrSettings(BaseModel):
         description="K per document type (the engine's ``document_type``): predictable text such "
         "as contracts and tables accepts long drafts, free text shorter ones.",
     )
-    assistant_confidence_threshold: float = Field(
-        0.0,
+    speculation: Literal["auto", "off", "draft_model", "page_text"] = Field(
+        "auto",
+        description="Where draft tokens come from, all verified by the target in one batched loop "
+        "(the output is the target's own greedy text whichever is chosen): 'draft_model' (the "
+        "draft_path model), 'page_text' (continuations looked up in text the page already has, see "
+        "page_text_source; no second model), 'auto' (each page the kind and K with the best "
+        "measured yield among those available, none where speculation does not pay), 'off'.",
+    )
+    page_text_source: Literal["text_layer", "cpu_ocr", "text_layer_or_cpu_ocr", "none"] = Field(
+        "text_layer",
+        description="Text 'page_text' drafts are looked up in: the page's own PDF text layer (free, "
+        "where one exists), the CPU OCR engine's (rapidocr) reading of the page (about 1.4 CPU s a "
+        "page, paid before acceptance is known), the text layer else CPU OCR, or none.",
+    )
+    prompt_lookup_max_ngram: int = Field(
+        3, ge=1, le=8, description="Longest n-gram of a region's output looked up in its page text."
+    )
+    verify_cost_per_token: float = Field(
+        0.05,
         ge=0.0,
-        lt=1.0,
-        description="The draft stops a round early when its token probability falls below this; "
-        "0 disables it (deterministic rounds of exactly K).",
+        le=1.0,
+        description="Cost of each extra token a target forward verifies, relative to a one-token "
+        "forward (small on a GPU, where a forward is memory-bound); the adaptive mode counts it.",
     )
     batch_size: int = Field(8, ge=1, description="Regions per vision-encoder batch (halved on OOM).")
     max_new_tokens: int = Field(128, ge=1, description="Upper bound on tokens decoded per region.")
     prompt: str = Field(
         "",
-        description="Text placed after the decoder start token, e.g. a Donut task token such as "
-        "'<s_ocr>'; empty for TrOCR.",
+        description="Encoder-decoder models: text placed after the decoder start token, e.g. a Donut "
+        "task token such as '<s_ocr>'; empty for TrOCR. Decoder-only VLMs: the instruction sent with "
+        "the page image in the checkpoint's chat template (olmOCR-style page prompt); empty takes a "
+        "plain 'read the text' instruction.",
     )
     line_detector: Literal["none", "rapidocr"] = Field(
         "none",
@@ -124,7 +143,8 @@ class TransformersOcrSettings(BaseModel):
     )
     adaptive: bool = Field(
         True,
-        description="Choose K, or switch speculation off, per document type from measured acceptance.",
+        description="Choose K and the draft kind, or switch speculation off, per document type from "
+        "measured acceptance (with speculation='auto' or a fixed kind).",
     )
     adaptive_window: int = Field(
         16, ge=1, description="Regions of measured acceptance the adaptive mode decides on."
