@@ -80,8 +80,18 @@ def build_tiny_vlm(
     damp_deep_layers: float | None = None,
     keep_layers: int = 1,
     max_pixels: int = 56 * 56 * 4,
+    vocab_size: int | None = None,
+    intermediate: int | None = None,
+    kv_heads: int | None = None,
+    head_dim: int = 32,
+    emit_eos: bool = True,
 ) -> Path:
-    """Write a random tiny Qwen2-VL-style checkpoint (model, tokenizer, processor, chat template)."""
+    """Write a random tiny Qwen2-VL-style checkpoint (model, tokenizer, processor, chat template).
+
+    Special tokens get zero logits (EOS too unless ``emit_eos``) so that, like an OCR model, it
+    writes text. ``vocab_size`` above the tokenizer's (about 60 characters and specials) gives a benchmark the
+    output-layer cost of a real vocabulary (Qwen2-VL: 151,936); the extra ids are never emitted.
+    """
     import torch
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
 
@@ -93,20 +103,21 @@ def build_tiny_vlm(
     tok = AutoTokenizer.from_pretrained(path)
     ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIALS}
     torch.manual_seed(seed)
-    heads = max(2, hidden // 32)
+    heads = max(2, hidden // head_dim)
+    q = (hidden // heads) // 16
+    section = [2 * q, 3 * q, 3 * q]
     cfg = Qwen2VLConfig(
         text_config={
-            "vocab_size": len(tok),
+            "vocab_size": max(vocab_size or 0, len(tok)),
             "hidden_size": hidden,
-            "intermediate_size": 2 * hidden,
+            "intermediate_size": intermediate or 2 * hidden,
             "num_hidden_layers": layers,
             "num_attention_heads": heads,
-            "num_key_value_heads": heads,
+            "num_key_value_heads": kv_heads or heads,
             "max_position_embeddings": 4096,
             "initializer_range": init_std,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
-            if hidden // heads == 16
-            else {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
+            # M-RoPE splits each head's rotary half into temporal, height and width sections
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section},
             "bos_token_id": ids["<|im_start|>"],
             "eos_token_id": ids["<|im_end|>"],
             "pad_token_id": ids["<|endoftext|>"],
@@ -139,8 +150,9 @@ def build_tiny_vlm(
         # an OCR model writes text: zero logits for the special tokens (EOS aside) keep a random
         # model from emitting them (the max of ~50 random logits is almost always above zero)
         for t in (*QWEN_SPECIALS, "<unk>"):
-            if t != "<|im_end|>":
+            if t != "<|im_end|>" or not emit_eos:
                 model.lm_head.weight[tok.convert_tokens_to_ids(t)] = 0.0
+        model.lm_head.weight[len(tok) :] = 0.0  # ids past the tokenizer's: never emitted
     gc = model.generation_config
     gc.eos_token_id, gc.pad_token_id, gc.bos_token_id = (
         ids["<|im_end|>"],
