@@ -73,8 +73,9 @@ SIZES = {
 }
 
 
-def build(family: str, size: str, root: Path, damp: float) -> dict[str, Path]:
+def build(family: str, size: str, root: Path, damp: float, save_dtype: str | None = None) -> dict[str, Path]:
     s = SIZES[family][size]
+    t0 = time.perf_counter()
     if family == "ed":
         target = build_tiny_target(
             root / "target",
@@ -101,8 +102,10 @@ def build(family: str, size: str, root: Path, damp: float) -> dict[str, Path]:
         vocab_size=s["vocab_size"],
         head_dim=s["head_dim"],
         emit_eos=False,
+        save_dtype=save_dtype,
         **extra,
     )
+    print(f"  built {family}/{size} target in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return {
         "target": target,
         "shallow": derive_vlm_draft(target, root / "shallow", kind="shallow", keep_layers=s["keep"]),
@@ -204,6 +207,15 @@ def main() -> None:
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=[8])
     ap.add_argument("--regions", type=int, default=16)
     ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument(
+        "--regions-per-batch",
+        type=int,
+        default=0,
+        help="regions = this x batch (at least 8) instead of --regions",
+    )
+    ap.add_argument(
+        "--save-dtype", default=None, help="build the random checkpoints in this dtype (bf16: less disk)"
+    )
     ap.add_argument("--damp", type=float, default=0.0, help="scale of the target's deeper layers")
     ap.add_argument("--drafts", nargs="+", default=["model", "exact", "text", "text_noisy"])
     ap.add_argument("--repeats", type=int, default=1)
@@ -211,21 +223,22 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args()
 
-    rng = np.random.default_rng(0)
     h = 32 if args.family == "ed" else 56
-    crops = [
-        rng.integers(0, 256, (h, int(w), 3), dtype=np.uint8) for w in rng.integers(64, 448, args.regions)
-    ]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        paths = build(args.family, args.size, Path(tmp), args.damp)
+        paths = build(args.family, args.size, Path(tmp), args.damp, args.save_dtype)
         for dtype in args.dtypes:
             for batch in args.batch_sizes:
+                n = max(8, args.regions_per_batch * batch) if args.regions_per_batch else args.regions
+                rng = np.random.default_rng(0)
+                crops = [
+                    rng.integers(0, 256, (h, int(w), 3), dtype=np.uint8) for w in rng.integers(64, 448, n)
+                ]
                 base = engine(paths, None, args, dtype, batch, 1)
                 hf_generate(base, crops[:2], batch)  # warm-up
                 ref, base_s, peak = timed(
-                    lambda b=base, bs=batch: hf_generate(b, crops, bs), base, args.repeats
+                    lambda b=base, bs=batch, c=crops: hf_generate(b, c, bs), base, args.repeats
                 )
                 n_tok = len(crops) * args.max_new_tokens
 
@@ -238,7 +251,7 @@ def main() -> None:
                             "batch": _batch,
                             "decoding": what,
                             "tokens_per_s": _n / secs,
-                            "regions_per_s": len(crops) / secs,
+                            "regions_per_s": len(_ref) / secs,
                             "speedup": _base / secs,
                             "acceptance": st.acceptance_rate if st else None,
                             "tokens_per_round": st.tokens_per_target_forward if st else None,
@@ -246,6 +259,10 @@ def main() -> None:
                             "same": f"{sum(a == b for a, b in zip(texts, _ref, strict=True))}/{len(_ref)}",
                         }
                     )
+                    if args.json:  # after every row: a run cut short by its timeout keeps what it measured
+                        args.json.write_text(
+                            json.dumps({"args": {a: str(v) for a, v in vars(args).items()}, "rows": rows})
+                        )
 
                 row("transformers generate", None, base_s, peak, ref)
                 refs = ref  # the page text that matches what the target reads
@@ -270,8 +287,8 @@ def main() -> None:
                     )
                     stats = DecodeStats()
 
-                    def run(e=eng, kd=kind, kk=k, rf=references, st=stats):
-                        return e.recognize_crops(crops, kind=kd, k=kk, stats=st, references=rf)
+                    def run(e=eng, kd=kind, kk=k, rf=references, st=stats, c=crops):
+                        return e.recognize_crops(c, kind=kd, k=kk, stats=st, references=rf)
 
                     out, secs, peak = timed(run, eng, args.repeats)
                     row(what, stats if kind != "off" else None, secs, peak, [t for t, _ in out])

@@ -546,7 +546,7 @@ class SpeculativeOcrEngine(OcrEngineBase):
     def _eos_ids(self) -> set[int]:
         m = self._models
         assert m is not None
+        # the generation config's, as ``generate`` uses (transformers fills it from the model
+        # config on loading); None means no EOS (fixed-length benchmarks)
         eos = m.target.generation_config.eos_token_id
-        if eos is None:
-            eos = m.target.config.eos_token_id
         return set(eos if isinstance(eos, list) else [eos] if eos is not None else [])

@@ -85,6 +85,7 @@ def build_tiny_vlm(
     kv_heads: int | None = None,
     head_dim: int = 32,
     emit_eos: bool = True,
+    save_dtype: str | None = None,
 ) -> Path:
     """Write a random tiny Qwen2-VL-style checkpoint (model, tokenizer, processor, chat template).
 
@@ -154,6 +155,8 @@ def build_tiny_vlm(
                 model.lm_head.weight[tok.convert_tokens_to_ids(t)] = 0.0
         model.lm_head.weight[len(tok) :] = 0.0  # ids past the tokenizer's: never emitted
     gc = model.generation_config
+    if save_dtype is not None:  # a 2B-parameter benchmark target in bf16 halves disk and load time
+        model.to({"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[save_dtype])
     gc.eos_token_id, gc.pad_token_id, gc.bos_token_id = (
         ids["<|im_end|>"],
         ids["<|endoftext|>"],
