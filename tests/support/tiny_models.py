@@ -176,3 +176,40 @@ def derive_draft(
         (Path(target_path) / "preprocessor_config.json").read_text()
     )
     return draft_path
+
+
+def train_to_read(
+    model,
+    pixel_values,
+    token_ids: list[list[int]],
+    *,
+    eos: int = 2,
+    steps: int = 250,
+    lr: float = 3e-3,
+    target_loss: float = 0.05,
+    seed: int = 0,
+) -> int:
+    """Train a tiny ``VisionEncoderDecoderModel`` in place, for seconds, to read ``pixel_values``
+    (N, 3, H, W) as ``token_ids`` (N lists): a target that copies the text it sees, for tests of
+    drafts taken from a page's own text. Returns the steps taken; leaves the model in eval mode."""
+    import torch
+
+    torch.manual_seed(seed)
+    width = max(len(t) for t in token_ids) + 1
+    labels = torch.full((len(token_ids), width), -100, dtype=torch.long)
+    for i, ids in enumerate(token_ids):
+        labels[i, : len(ids) + 1] = torch.tensor([*ids, eos])
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    taken = 0
+    with torch.enable_grad():
+        while taken < steps:
+            taken += 1
+            loss = model(pixel_values=pixel_values, labels=labels).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if loss.item() < target_loss:
+                break
+    model.eval()
+    return taken

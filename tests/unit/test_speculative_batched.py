@@ -26,7 +26,7 @@ import numpy as np
 import pymupdf
 import pytest
 import torch
-from support.tiny_models import CHARSET, build_tiny_target, derive_draft
+from support.tiny_models import CHARSET, build_tiny_target, derive_draft, train_to_read
 from support.tiny_vlm import build_tiny_vlm, derive_vlm_draft
 
 from dagster_ocr.ocr import OcrSettings, TransformersOcrSettings, checkpoints, ocr_page
@@ -307,3 +307,57 @@ def test_vlm_draft_must_share_image_tokens(vlm, tmp_path):
     (other / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(EngineError, match="image tokens"):
         _engine({"target": vlm["target"], "other": other}, "other").load()
+
+
+#: lines a tiny target is trained (for seconds) to read; all in the tiny tokenizer's characters
+READ_LINES = ["invoice 2041", "net due: 30 days", "tax 8.5%", "balance 0.00 usd total"]
+
+
+def _line_page(text: str) -> pymupdf.Document:
+    doc = pymupdf.open()
+    page = doc.new_page(width=220, height=28)
+    page.insert_text((4, 19), text, fontsize=13)  # visible text, and its text layer
+    return doc
+
+
+def _render(doc: pymupdf.Document) -> np.ndarray:
+    pix = doc[0].get_pixmap(alpha=False)
+    return np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3).copy()
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory) -> SpeculativeOcrEngine:
+    """A TrOCR-style target trained for seconds to read four rendered lines: a target that copies."""
+    path = build_tiny_target(
+        tmp_path_factory.mktemp("reader") / "t", image_size=64, d_model=64, init_std=0.02
+    )
+    eng = _engine(
+        {"target": path}, None, speculation="page_text", max_new_tokens=40, num_speculative_tokens=8
+    )
+    m = eng.load()
+    pixels = eng._pixels([_render(_line_page(t)) for t in READ_LINES], m.target_pre)
+    train_to_read(
+        m.target, pixels, [m.tokenizer(t, add_special_tokens=False)["input_ids"] for t in READ_LINES]
+    )
+    return eng
+
+
+def test_text_layer_drafts_accepted_where_a_reading_target_matches_the_page(reader):
+    """Each line's pixels under its own text layer and under another line's: drafts are taken
+    exactly where what the target reads is what the text layer says, and never change the text."""
+    settings = OcrSettings(engine="transformers", min_confidence=0.0, detect_orientation=False)
+    read_right = 0
+    for i, line in enumerate(READ_LINES):
+        doc = _line_page(line)
+        alone = reader.recognize_crops([_render(doc)], kind="off")[0][0]
+        read_right += alone == line
+        other = READ_LINES[(i + 1) % len(READ_LINES)]
+        for layer, pdf in ((line, doc), (other, _scan_with_text_layer(_render(doc), other))):
+            page = ocr_page(reader, pdf[0], 0, dpi=72, settings=settings)  # drafts from its text layer
+            (st,) = reader.take_stats()
+            assert st.draft_kind == "page_text" and [ln.text for ln in page.lines] == [alone]  # lossless
+            if alone == layer:
+                assert st.acceptance_rate >= 0.9 and st.tokens_per_target_forward > 4.0
+            else:
+                assert (st.acceptance_rate or 0.0) < 0.5
+    assert read_right >= 3, "the tiny target did not learn to read its lines"
