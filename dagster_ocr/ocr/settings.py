@@ -1,7 +1,7 @@
 """Settings of the OCR stage: what every engine shares, and one class per engine.
 
 ``OcrSettings.engine`` holds the chosen engine's own settings, told apart by their ``kind``
-(``rapidocr``, ``transformers`` or ``none``). A bare name is accepted for the default settings of
+(``rapidocr``, ``transformers``, ``served`` or ``none``). A bare name is accepted for the default settings of
 that engine (``{"ocr": {"engine": "none"}}``); rapidocr's fields written flat under ``ocr`` (their
 place before engines had settings of their own) are moved into ``engine`` with a warning.
 """
@@ -174,6 +174,39 @@ class TransformersOcrSettings(BaseModel):
     )
 
 
+class ServedOcrSettings(BaseModel):
+    """A served OCR VLM (vLLM, SGLang, any OpenAI-compatible chat-completions endpoint) for scale:
+    page images are sent as base64 PNG with bounded concurrency, timeouts and retries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["served"] = "served"
+    base_url: str = Field(
+        "http://localhost:8000/v1", description="The endpoint's base URL; '/chat/completions' is appended."
+    )
+    model: str = Field(..., description="Model name the server serves (vLLM's --served-model-name).")
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the API key (never the key itself)."
+    )
+    prompt: str = Field(
+        "Read all the text in this image, in reading order.",
+        description="The instruction sent with each page image (an olmOCR-style page prompt).",
+    )
+    max_tokens: int = Field(4096, ge=1, description="Upper bound on tokens the server writes per page.")
+    max_concurrency: int = Field(
+        8, ge=1, description="Requests in flight at once from this process (the server batches them)."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for one response.")
+    retries: int = Field(3, ge=0, description="Retries after a timeout, a connection error, 429 or 5xx.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubled after each retry.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Merged into each request as is: server-side options such as vLLM's sampling or "
+        "speculative-decoding knobs (speculation itself is configured on the server: vLLM's "
+        "--speculative-config, e.g. EAGLE3 or n-gram for Qwen2.5-VL).",
+    )
+
+
 class NoOcrSettings(BaseModel):
     """No OCR: pages without a usable text layer get ``text_source='none'``."""
 
@@ -183,7 +216,8 @@ class NoOcrSettings(BaseModel):
 
 
 EngineSettings = Annotated[
-    RapidOcrSettings | TransformersOcrSettings | NoOcrSettings, Field(discriminator="kind")
+    RapidOcrSettings | TransformersOcrSettings | ServedOcrSettings | NoOcrSettings,
+    Field(discriminator="kind"),
 ]
 
 
@@ -196,7 +230,8 @@ class OcrSettings(BaseModel):
         default_factory=RapidOcrSettings,
         description="OCR engine for pages without a usable text layer, with its own settings, chosen "
         "by ``kind``: 'rapidocr' (CPU, default), 'transformers' (local checkpoints, speculative "
-        "decoding) or 'none' (no OCR). A bare name takes that engine's defaults.",
+        "decoding), 'served' (an OpenAI-compatible VLM server such as vLLM) or 'none' (no OCR). A bare "
+        "name takes that engine's defaults.",
     )
     document_type: str | None = Field(
         None,
@@ -286,5 +321,5 @@ class OcrSettings(BaseModel):
 
     @property
     def kind(self) -> str:
-        """The engine's name: 'rapidocr', 'transformers' or 'none'."""
+        """The engine's name: 'rapidocr', 'transformers', 'served' or 'none'."""
         return self.engine.kind
