@@ -361,3 +361,24 @@ def test_text_layer_drafts_accepted_where_a_reading_target_matches_the_page(read
             else:
                 assert (st.acceptance_rate or 0.0) < 0.5
     assert read_right >= 3, "the tiny target did not learn to read its lines"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("family", ["ed", "vlm"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_cuda_half_precision_batched_speculation_matches_own_greedy(request, family, dtype):
+    """On a GPU in half precision: one forward verifying K+1 tokens must pick the same argmax as
+    K+1 one-token forwards (kernels differ; a near-tie could flip, which this would show)."""
+    paths = request.getfixturevalue(family)
+    crops, _ = request.getfixturevalue(f"{family}_ref")
+    base = _engine(paths, None, device="cuda", dtype=dtype, batch_size=8).recognize_crops(crops, kind="off")
+    texts = [t for t, _ in base]
+    stats = DecodeStats()
+    out = _engine(paths, "exact", device="cuda", dtype=dtype, batch_size=8).recognize_crops(
+        crops, kind="draft_model", stats=stats
+    )
+    assert [t for t, _ in out] == texts and stats.acceptance_rate == 1.0
+    out = _engine(paths, None, device="cuda", dtype=dtype, batch_size=8).recognize_crops(
+        crops, kind="page_text", references=texts
+    )
+    assert [t for t, _ in out] == texts
