@@ -25,7 +25,8 @@ class GpuOcrResource(OcrEngineResource):
     """OCR with a local transformers vision-to-text target and an optional draft (speculative).
 
     Point ``target_path``/``draft_path`` at folders written by ``save_pretrained`` (for example a
-    TrOCR-base target and a TrOCR-small draft with the same tokenizer); nothing is downloaded.
+    TrOCR-base target and a TrOCR-small draft with the same tokenizer, or a Qwen2-VL-style OCR
+    VLM and a smaller one sharing its tokenizer and image processing); nothing is downloaded.
     Every field is described in ``TransformersOcrSettings``.
     """
 
@@ -45,6 +46,13 @@ class GpuOcrResource(OcrEngineResource):
     adaptive: bool = Field(True, description="Choose K or switch speculation off from acceptance.")
     adaptive_min_acceptance: float = Field(0.25, description="Speculation off below this acceptance.")
     cpu_threads: int = Field(0, description="torch CPU threads when device is the CPU; 0: default.")
+    speculation: str = Field(
+        "auto", description="auto | off | draft_model | page_text (drafts looked up in the page's own text)."
+    )
+    page_text_source: str = Field(
+        "text_layer",
+        description="text_layer | cpu_ocr | text_layer_or_cpu_ocr | none: where page_text drafts come from.",
+    )
 
     def speculative_settings(self) -> TransformersOcrSettings:
         """This resource's config as validated core settings."""
@@ -62,6 +70,8 @@ class GpuOcrResource(OcrEngineResource):
             adaptive=self.adaptive,
             adaptive_min_acceptance=self.adaptive_min_acceptance,
             cpu_threads=self.cpu_threads,
+            speculation=self.speculation,
+            page_text_source=self.page_text_source,
         )
 
     def get_engine(self, settings: OcrSettings) -> OcrEngine | None:

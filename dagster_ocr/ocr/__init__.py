@@ -25,6 +25,7 @@ from dagster_ocr.ocr.settings import (
     NoOcrSettings,
     OcrSettings,
     RapidOcrSettings,
+    ServedOcrSettings,
     TransformersOcrSettings,
 )
 
@@ -47,10 +48,17 @@ def _transformers(settings: TransformersOcrSettings) -> OcrEngine:
     return SpeculativeOcrEngine(settings)
 
 
+def _served(settings: ServedOcrSettings) -> OcrEngine:
+    from dagster_ocr.ocr.served import ServedOcrEngine
+
+    return ServedOcrEngine(settings)
+
+
 #: engine kind -> factory of its engine from its settings
 ENGINES: dict[str, Callable[[Any], OcrEngine]] = {
     "rapidocr": _rapidocr,
     "transformers": _transformers,
+    "served": _served,
 }
 
 
@@ -70,6 +78,7 @@ __all__ = [
     "OcrLine",
     "OcrSettings",
     "RapidOcrSettings",
+    "ServedOcrSettings",
     "TransformersOcrSettings",
     "get_engine",
     "load_image_pages",

@@ -514,6 +514,19 @@ def recognize_upright(
     return best
 
 
+def _text_layer_lines(page: pymupdf.Page, zoom: float) -> list[tuple[str, BBox]]:
+    """The page's own text-layer lines (a scan's invisible OCR layer, a poor born-digital layer)
+    with boxes in pixels of the image rendered at ``zoom``: drafts for engines that speculate."""
+    from dagster_ocr.textlayer import extract_lines
+
+    try:
+        lines = extract_lines(page)
+    except Exception as exc:  # a broken text layer only costs the drafts
+        logger.debug("no text layer for drafts: %s", exc)
+        return []
+    return [(ln.text, tuple(v * zoom for v in ln.bbox)) for ln in lines if ln.text.strip()]  # type: ignore[misc]
+
+
 def ocr_page(
     engine: OcrEngine,
     page: pymupdf.Page,
@@ -546,7 +559,12 @@ def ocr_page(
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
     image = _pixmap_to_array(pix)
     del pix  # the page's pixels are held once, as the array
-    found, turn, image = recognize_upright(engine, image, s)
+    hint = getattr(engine, "page_text", None)  # engines that draft from the page's own text
+    context = (
+        hint(_text_layer_lines(page, zoom), image.shape[:2]) if callable(hint) else contextlib.nullcontext()
+    )
+    with context:
+        found, turn, image = recognize_upright(engine, image, s)
     raw = [ln for ln in found if ln.confidence >= s.min_confidence and ln.text.strip()]
     lines = ocr_lines_to_model(raw, 1.0 / zoom, None, image, s)
     conf = sum(ln.confidence for ln in lines) / len(lines) if lines else None

@@ -1,7 +1,7 @@
 """Settings of the OCR stage: what every engine shares, and one class per engine.
 
 ``OcrSettings.engine`` holds the chosen engine's own settings, told apart by their ``kind``
-(``rapidocr``, ``transformers`` or ``none``). A bare name is accepted for the default settings of
+(``rapidocr``, ``transformers``, ``served`` or ``none``). A bare name is accepted for the default settings of
 that engine (``{"ocr": {"engine": "none"}}``); rapidocr's fields written flat under ``ocr`` (their
 place before engines had settings of their own) are moved into ``engine`` with a warning.
 """
@@ -103,19 +103,38 @@ class TransformersOcrSettings(BaseModel):
         description="K per document type (the engine's ``document_type``): predictable text such "
         "as contracts and tables accepts long drafts, free text shorter ones.",
     )
-    assistant_confidence_threshold: float = Field(
-        0.0,
+    speculation: Literal["auto", "off", "draft_model", "page_text"] = Field(
+        "auto",
+        description="Where draft tokens come from, all verified by the target in one batched loop "
+        "(the output is the target's own greedy text whichever is chosen): 'draft_model' (the "
+        "draft_path model), 'page_text' (continuations looked up in text the page already has, see "
+        "page_text_source; no second model), 'auto' (each page the kind and K with the best "
+        "measured yield among those available, none where speculation does not pay), 'off'.",
+    )
+    page_text_source: Literal["text_layer", "cpu_ocr", "text_layer_or_cpu_ocr", "none"] = Field(
+        "text_layer",
+        description="Text 'page_text' drafts are looked up in: the page's own PDF text layer (free, "
+        "where one exists), the CPU OCR engine's (rapidocr) reading of the page (about 1.4 CPU s a "
+        "page, paid before acceptance is known), the text layer else CPU OCR, or none.",
+    )
+    prompt_lookup_max_ngram: int = Field(
+        3, ge=1, le=8, description="Longest n-gram of a region's output looked up in its page text."
+    )
+    verify_cost_per_token: float = Field(
+        0.05,
         ge=0.0,
-        lt=1.0,
-        description="The draft stops a round early when its token probability falls below this; "
-        "0 disables it (deterministic rounds of exactly K).",
+        le=1.0,
+        description="Cost of each extra token a target forward verifies, relative to a one-token "
+        "forward (small on a GPU, where a forward is memory-bound); the adaptive mode counts it.",
     )
     batch_size: int = Field(8, ge=1, description="Regions per vision-encoder batch (halved on OOM).")
     max_new_tokens: int = Field(128, ge=1, description="Upper bound on tokens decoded per region.")
     prompt: str = Field(
         "",
-        description="Text placed after the decoder start token, e.g. a Donut task token such as "
-        "'<s_ocr>'; empty for TrOCR.",
+        description="Encoder-decoder models: text placed after the decoder start token, e.g. a Donut "
+        "task token such as '<s_ocr>'; empty for TrOCR. Decoder-only VLMs: the instruction sent with "
+        "the page image in the checkpoint's chat template (olmOCR-style page prompt); empty takes a "
+        "plain 'read the text' instruction.",
     )
     line_detector: Literal["none", "rapidocr"] = Field(
         "none",
@@ -124,7 +143,8 @@ class TransformersOcrSettings(BaseModel):
     )
     adaptive: bool = Field(
         True,
-        description="Choose K, or switch speculation off, per document type from measured acceptance.",
+        description="Choose K and the draft kind, or switch speculation off, per document type from "
+        "measured acceptance (with speculation='auto' or a fixed kind).",
     )
     adaptive_window: int = Field(
         16, ge=1, description="Regions of measured acceptance the adaptive mode decides on."
@@ -154,6 +174,39 @@ class TransformersOcrSettings(BaseModel):
     )
 
 
+class ServedOcrSettings(BaseModel):
+    """A served OCR VLM (vLLM, SGLang, any OpenAI-compatible chat-completions endpoint) for scale:
+    page images are sent as base64 PNG with bounded concurrency, timeouts and retries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["served"] = "served"
+    base_url: str = Field(
+        "http://localhost:8000/v1", description="The endpoint's base URL; '/chat/completions' is appended."
+    )
+    model: str = Field(..., description="Model name the server serves (vLLM's --served-model-name).")
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the API key (never the key itself)."
+    )
+    prompt: str = Field(
+        "Read all the text in this image, in reading order.",
+        description="The instruction sent with each page image (an olmOCR-style page prompt).",
+    )
+    max_tokens: int = Field(4096, ge=1, description="Upper bound on tokens the server writes per page.")
+    max_concurrency: int = Field(
+        8, ge=1, description="Requests in flight at once from this process (the server batches them)."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for one response.")
+    retries: int = Field(3, ge=0, description="Retries after a timeout, a connection error, 429 or 5xx.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubled after each retry.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Merged into each request as is: server-side options such as vLLM's sampling or "
+        "speculative-decoding knobs (speculation itself is configured on the server: vLLM's "
+        "--speculative-config, e.g. EAGLE3 or n-gram for Qwen2.5-VL).",
+    )
+
+
 class NoOcrSettings(BaseModel):
     """No OCR: pages without a usable text layer get ``text_source='none'``."""
 
@@ -163,7 +216,8 @@ class NoOcrSettings(BaseModel):
 
 
 EngineSettings = Annotated[
-    RapidOcrSettings | TransformersOcrSettings | NoOcrSettings, Field(discriminator="kind")
+    RapidOcrSettings | TransformersOcrSettings | ServedOcrSettings | NoOcrSettings,
+    Field(discriminator="kind"),
 ]
 
 
@@ -176,7 +230,8 @@ class OcrSettings(BaseModel):
         default_factory=RapidOcrSettings,
         description="OCR engine for pages without a usable text layer, with its own settings, chosen "
         "by ``kind``: 'rapidocr' (CPU, default), 'transformers' (local checkpoints, speculative "
-        "decoding) or 'none' (no OCR). A bare name takes that engine's defaults.",
+        "decoding), 'served' (an OpenAI-compatible VLM server such as vLLM) or 'none' (no OCR). A bare "
+        "name takes that engine's defaults.",
     )
     document_type: str | None = Field(
         None,
@@ -277,5 +332,5 @@ class OcrSettings(BaseModel):
 
     @property
     def kind(self) -> str:
-        """The engine's name: 'rapidocr', 'transformers' or 'none'."""
+        """The engine's name: 'rapidocr', 'transformers', 'served' or 'none'."""
         return self.engine.kind

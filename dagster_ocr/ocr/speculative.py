@@ -1,54 +1,49 @@
-"""A transformers OCR engine with speculative (assisted) decoding: a target model plus a draft.
+"""A transformers OCR engine with batched lossless speculative decoding.
 
-The target is a local vision-to-text checkpoint of the ``VisionEncoderDecoderModel`` family (TrOCR,
-Donut, Nougat style: a vision encoder and an autoregressive text decoder). The optional draft is a
-smaller checkpoint of the same family with the same tokenizer. Decoding is greedy, and the draft
-only proposes tokens that the target verifies, so the text is exactly the target's own greedy text;
-the draft changes speed only. Statistics show whether it pays.
+Targets (``checkpoints``): encoder-decoder checkpoints of the ``VisionEncoderDecoderModel`` family
+(TrOCR, Donut, Nougat style) and decoder-only vision-language OCR models of the Qwen2-VL /
+Qwen2.5-VL family (olmOCR, Nanonets-OCR and their like) through ``AutoModelForImageTextToText``,
+the checkpoint's chat template and image processor. Weights come from local folders only.
+
+Decoding is greedy and runs in this project's own batched draft-and-verify loop (``batched``):
+a chunk of regions (line crops or whole pages) decodes together, every row accepts its own
+prefix of the draft each round, and the output is token for token the target's own greedy
+output. Drafts (``speculation``):
+
+* ``draft_model``: a smaller checkpoint of the same family sharing the tokenizer;
+* ``page_text``: no second model: continuations looked up in text the page already has, its PDF
+  text layer or the CPU OCR engine's reading (``page_text_source``), prompt-lookup / HSD style;
+* ``auto``: per page, the kind and K with the best measured yield among those available, and no
+  speculation where none pays (handwriting, mixed scripts: low acceptance).
 
 How a page is processed (``SpeculativeOcrEngine.recognize``):
 
-1. Regions: ``line_detector="none"`` treats the image as one region (full-page models such as
-   Donut or Nougat); ``"rapidocr"`` finds text lines with rapidocr's bundled detector only and
-   crops them (line models such as TrOCR).
-2. Regions are sorted by expected output length (a line crop's width/height ratio) and cut into
-   chunks of ``batch_size``: one batched vision-encoder pass per chunk on the target.
-3. Each region then decodes on its own with transformers' assisted generation from the
-   precomputed encoder outputs (transformers refuses batch > 1 with a draft). Without a draft, or
-   where the adaptive mode switched speculation off, the chunk decodes in one batched greedy
-   ``generate``; sorting by length is what keeps that batch from waiting on one long region.
-
-Three transformers defects silently reduce acceptance to ~0 while output stays right; the one that
-applies to this model family (an encoder-decoder draft re-feeds its whole decoder input unless
-``decoder_attention_mask`` is passed) is handled in ``_assisted``; tests check acceptance, not only
-equality. Acceptance is counted with forward pre-hooks, because ``generate`` reports none:
-accepted = new tokens - target forwards, drafted = draft forwards.
-
-Known limits: decoder-only VLM targets (Qwen2-VL, GOT-OCR2) are not supported yet; the draft's own
-vision encoder runs inside transformers per region (batch 1), so a draft should have a small
-encoder; the draft must see the same image preprocessing as the target unless its folder holds its
-own ``preprocessor_config.json``.
+1. Regions: ``line_detector="none"`` treats the image as one region (page-level models such as
+   Qwen2-VL, Donut or Nougat); ``"rapidocr"`` finds text lines with rapidocr's bundled detector
+   and crops them (line models such as TrOCR).
+2. Regions are sorted by expected output length and cut into chunks of ``batch_size``: one
+   batched vision pass and one batched decode per chunk.
+3. Statistics (``PageDecodeStats``) count rounds, drafted and accepted tokens per region, so the
+   adaptive mode and the warehouse see whether speculation pays.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dagster_ocr.errors import EngineError
 from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.checkpoints import LoadedModels, load_models
 from dagster_ocr.ocr.settings import TransformersOcrSettings
 from dagster_ocr.ocr.stats import DecodeStats, PageDecodeStats
 
@@ -56,35 +51,29 @@ logger = logging.getLogger(__name__)
 
 #: the OCR settings' engine name this engine registers under
 ENGINE_NAME = "transformers"
-#: fragmentation is the usual cause of OOM with variable-length decoding; expandable segments let
-#: the caching allocator grow blocks instead of splintering memory. Only a default: a user's wins.
-DEFAULT_CUDA_ALLOC_CONF = "expandable_segments:True"
+#: the instruction a decoder-only VLM gets with a page image when ``prompt`` is empty
+DEFAULT_VLM_PROMPT = "Read all the text in this image, in reading order."
+#: draft kinds in order of preference when nothing has been measured yet
+DRAFT_KINDS = ("draft_model", "page_text")
+#: compact a KV cache (gather each row's live entries) when this many masked holes pile up
+MAX_CACHE_HOLES = 64
 
 
-class _ForwardCounter:
-    """Counts forward calls of a module with a pre-hook (exact; generate reports no statistics)."""
+def expected_yield(acceptance: float, k: int, draft_cost: float, verify_cost: float) -> float:
+    """Tokens per unit of cost relative to plain decoding (1.0: break-even) at i.i.d. acceptance.
 
-    def __init__(self, module: Any):
-        self.count = 0
-        self._handle = module.register_forward_pre_hook(self._hook)
-
-    def _hook(self, *_: Any) -> None:
-        self.count += 1
-
-    def remove(self) -> None:
-        self._handle.remove()
-
-
-def choose_k(acceptance: float, k_max: int, draft_cost_ratio: float) -> int:
-    """The K in 1..k_max maximising expected tokens per unit of cost at per-token ``acceptance``.
-
-    With i.i.d. acceptance a, one round yields (1 - a^(K+1)) / (1 - a) tokens and costs one target
-    forward plus K draft forwards (``draft_cost_ratio`` each).
+    One round yields (1 - a^(K+1)) / (1 - a) tokens and costs one target forward, K draft
+    forwards (``draft_cost`` each) and K extra verified tokens (``verify_cost`` each).
     """
     a = min(max(acceptance, 0.0), 0.999)
+    return (1 - a ** (k + 1)) / (1 - a) / (1 + k * (draft_cost + verify_cost))
+
+
+def choose_k(acceptance: float, k_max: int, draft_cost_ratio: float, verify_cost: float = 0.0) -> int:
+    """The K in 1..k_max maximising ``expected_yield`` at per-token ``acceptance``."""
     best_k, best = 1, -1.0
     for k in range(1, k_max + 1):
-        value = (1 - a ** (k + 1)) / (1 - a) / (1 + k * draft_cost_ratio)
+        value = expected_yield(acceptance, k, draft_cost_ratio, verify_cost)
         if value > best + 1e-12:
             best_k, best = k, value
     return best_k
@@ -92,158 +81,30 @@ def choose_k(acceptance: float, k_max: int, draft_cost_ratio: float) -> int:
 
 @dataclass
 class _Adaptive:
-    """Measured acceptance of one document type, and whether speculation is on for it."""
+    """Measured acceptance of one (document type, draft kind), and whether it is on."""
 
     window: deque[tuple[int, int]] = field(default_factory=deque)  # (accepted, drafted) per region
     off_since: int | None = None  # regions seen while off
 
 
-# ------------------------------------------------------------------------------------ the models
-
-
 @dataclass
-class LoadedModels:
-    """Target, optional draft, tokenizer and preprocessing, on one device, loaded once."""
+class PageText:
+    """Text a page already has, for ``page_text`` drafts: lines with pixel boxes in an image of ``size``."""
 
-    target: Any
-    draft: Any | None
-    tokenizer: Any
-    device: Any
-    dtype: Any
-    target_pre: dict[str, Any]
-    draft_pre: dict[str, Any] | None
+    lines: list[tuple[str, tuple[float, float, float, float]]]
+    size: tuple[int, int]  # (height, width) of the image the boxes refer to
 
-
-_MODELS: dict[str, LoadedModels] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def resolve_device_dtype(device: str, dtype: str) -> tuple[Any, Any]:
-    """The torch device and dtype that ``device``/``dtype`` settings mean on this machine."""
-    import torch
-
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise EngineError("device='cuda' but CUDA is not available on this machine")
-    if dtype == "auto":
-        if device == "cuda":
-            dtype = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    def for_region(self, box: tuple[float, float, float, float], whole: bool) -> str | None:
+        """The text of the lines whose centre lies in ``box`` (all of it for a whole-page region)."""
+        if whole:
+            texts = [t for t, _ in self.lines]
         else:
-            dtype = "fp32"
-    return torch.device(device), {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-
-
-def _read_preprocessor(path: Path) -> dict[str, Any]:
-    """Image size, rescale and normalisation from a ``preprocessor_config.json`` (ViT/TrOCR style)."""
-    cfg_file = path / "preprocessor_config.json"
-    cfg: dict[str, Any] = json.loads(cfg_file.read_text()) if cfg_file.is_file() else {}
-    size = cfg.get("size", {"height": 384, "width": 384})
-    if isinstance(size, int):
-        size = {"height": size, "width": size}
-    elif "shortest_edge" in size:
-        size = {"height": size["shortest_edge"], "width": size["shortest_edge"]}
-    return {
-        "height": int(size["height"]),
-        "width": int(size["width"]),
-        "scale": float(cfg.get("rescale_factor", 1 / 255)) if cfg.get("do_rescale", True) else 1.0,
-        "mean": cfg.get("image_mean", [0.5, 0.5, 0.5]) if cfg.get("do_normalize", True) else None,
-        "std": cfg.get("image_std", [0.5, 0.5, 0.5]),
-    }
-
-
-def _check_local(path: str | None, what: str) -> Path:
-    if not path:
-        raise EngineError(
-            f"OCR engine 'transformers' has no {what} checkpoint: set ocr.engine.{what}_path in the "
-            "settings (a local folder written by save_pretrained) or configure GpuOcrResource; "
-            "models are never downloaded at run time"
-        )
-    p = Path(path).expanduser()
-    if not (p / "config.json").is_file():
-        raise EngineError(
-            f"{what} checkpoint not found at {p}: expected a local folder written by save_pretrained "
-            "(config.json, weights, tokenizer); models are never downloaded at run time"
-        )
-    return p
-
-
-def _model_class(path: Path) -> Any:
-    """VisionEncoderDecoderModel for TrOCR/Donut/Nougat folders, else the image-text-to-text auto class."""
-    import transformers
-
-    model_type = json.loads((path / "config.json").read_text()).get("model_type")
-    if model_type == "vision-encoder-decoder":
-        return transformers.VisionEncoderDecoderModel
-    return transformers.AutoModelForImageTextToText
-
-
-def load_models(settings: TransformersOcrSettings) -> LoadedModels:
-    """Load (once per process and configuration) the target, the draft and the tokenizer."""
-    key = json.dumps(
-        [settings.target_path, settings.draft_path, settings.device, settings.dtype], sort_keys=True
-    )
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = _load(settings)
-        return _MODELS[key]
-
-
-def _load(settings: TransformersOcrSettings) -> LoadedModels:
-    # must be set before CUDA initialises; setdefault keeps a user's own choice
-    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", DEFAULT_CUDA_ALLOC_CONF)
-    from transformers import AutoTokenizer
-
-    device, dtype = resolve_device_dtype(settings.device, settings.dtype)
-    if device.type == "cpu" and settings.cpu_threads:
-        import torch
-
-        torch.set_num_threads(settings.cpu_threads)
-    target_dir = _check_local(settings.target_path, "target")
-    draft_dir = _check_local(settings.draft_path, "draft") if settings.draft_path else None
-    started = time.perf_counter()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(target_dir, local_files_only=True)
-        target = _model_class(target_dir).from_pretrained(target_dir, dtype=dtype, local_files_only=True)
-        target.to(device).eval()
-        draft = None
-        if draft_dir is not None:
-            draft = _model_class(draft_dir).from_pretrained(draft_dir, dtype=dtype, local_files_only=True)
-            draft.to(device).eval()
-    except Exception as exc:
-        raise EngineError(f"cannot load transformers OCR models: {exc}") from exc
-    if not target.config.is_encoder_decoder:
-        raise EngineError("only vision encoder-decoder targets (TrOCR, Donut, Nougat style) are supported")
-    if draft is not None:
-        if not draft.config.is_encoder_decoder:
-            raise EngineError("the draft must be a vision encoder-decoder model like the target")
-        if (draft_dir / "tokenizer.json").is_file() or (draft_dir / "tokenizer_config.json").is_file():
-            draft_tok = AutoTokenizer.from_pretrained(draft_dir, local_files_only=True)
-            if draft_tok.get_vocab() != tokenizer.get_vocab():
-                raise EngineError("the draft's tokenizer differs from the target's; speculation needs one")
-    logger.info(
-        "transformers OCR loaded on %s/%s in %.1f s (draft: %s)",
-        device,
-        dtype,
-        time.perf_counter() - started,
-        settings.draft_path,
-    )
-    return LoadedModels(
-        target=target,
-        draft=draft,
-        tokenizer=tokenizer,
-        device=device,
-        dtype=dtype,
-        target_pre=_read_preprocessor(target_dir),
-        draft_pre=(
-            _read_preprocessor(draft_dir)
-            if draft_dir is not None and (draft_dir / "preprocessor_config.json").is_file()
-            else None
-        ),
-    )
-
-
-# ------------------------------------------------------------------------------------ the engine
+            x0, y0, x1, y1 = box
+            texts = [
+                t for t, (a, b, c, d) in self.lines if x0 <= (a + c) / 2 <= x1 and y0 <= (b + d) / 2 <= y1
+            ]
+        text = "\n".join(t for t in texts if t.strip())
+        return text or None
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -253,11 +114,12 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 class SpeculativeOcrEngine(OcrEngineBase):
-    """``OcrEngine`` on a transformers target with an optional draft (speculative decoding).
+    """``OcrEngine`` on a transformers target with batched speculative decoding.
 
-    Set ``document_type`` (e.g. "contract") before a document's pages to use its K; read the
-    per-page statistics with ``take_stats()`` after them. Calls are serialised by a lock: one
-    model on one device gains nothing from concurrent calls and the statistics stay exact.
+    Set ``document_type`` (e.g. "contract") before a document's pages to use its K; give a page's
+    own text with ``page_text`` (``ocr_page`` does, from the PDF text layer); read the per-page
+    statistics with ``take_stats()``. Calls are serialised by a lock: one model on one device
+    gains nothing from concurrent calls and the statistics stay exact.
     """
 
     name = ENGINE_NAME
@@ -268,10 +130,11 @@ class SpeculativeOcrEngine(OcrEngineBase):
         self._models: LoadedModels | None = None
         self._lock = threading.RLock()
         self._stats: list[PageDecodeStats] = []
-        self._adaptive: dict[str | None, _Adaptive] = defaultdict(_Adaptive)
-        self._k_cache: dict[str | None, int] = {}
+        self._adaptive: dict[tuple[str | None, str], _Adaptive] = defaultdict(_Adaptive)
         self.batch_size = settings.batch_size  # lowered for good on OOM
         self._detector: Any = None
+        self._cpu_ocr: Any = None
+        self._page_text: PageText | None = None
 
     # ---- lifecycle
 
@@ -299,6 +162,22 @@ class SpeculativeOcrEngine(OcrEngineBase):
                 collected.extend(self._stats[start:])
                 self.document_type = previous
 
+    @contextmanager
+    def page_text(
+        self, lines: Sequence[tuple[str, tuple[float, float, float, float]]], size: tuple[int, int]
+    ) -> Iterator[None]:
+        """Within the block, ``recognize`` may draft from ``lines`` (text with pixel boxes of an
+        image of ``size`` = (height, width)): the page's text layer. Ignored unless
+        ``page_text_source`` takes the text layer."""
+        use = self.settings.page_text_source in ("text_layer", "text_layer_or_cpu_ocr") and any(
+            t.strip() for t, _ in lines
+        )
+        previous, self._page_text = self._page_text, (PageText(list(lines), size) if use else None)
+        try:
+            yield
+        finally:
+            self._page_text = previous
+
     def take_stats(self) -> list[PageDecodeStats]:
         """Per-page statistics since the last call (and forget them: memory stays flat)."""
         with self._lock:
@@ -312,43 +191,66 @@ class SpeculativeOcrEngine(OcrEngineBase):
         by_type = self.settings.num_speculative_tokens_by_doc_type
         return by_type.get(document_type or "", self.settings.num_speculative_tokens)
 
-    def _policy(self) -> tuple[bool, int]:
-        """(speculate?, K) for the current document type, from settings and measured acceptance."""
-        k = self.configured_k(self.document_type)
-        if self._models is None or self._models.draft is None:
-            return False, k
-        if not self.settings.adaptive:
-            return True, k
-        state = self._adaptive[self.document_type]
-        if state.off_since is not None:
-            if state.off_since < self.settings.adaptive_probe_every:
-                return False, k
-            state.off_since = None  # probe again with a fresh window
-            state.window.clear()
-        if len(state.window) >= self.settings.adaptive_window:
-            acc = sum(a for a, _ in state.window)
-            drafted = sum(d for _, d in state.window)
-            rate = acc / drafted if drafted else 0.0
-            if rate < self.settings.adaptive_min_acceptance:
-                logger.info(
-                    "acceptance %.2f below %.2f for %r: speculation off",
-                    rate,
-                    self.settings.adaptive_min_acceptance,
-                    self.document_type,
-                )
-                state.off_since = 0
-                return False, k
-            return True, choose_k(rate, k, self.settings.draft_cost_ratio)
-        return True, k
+    def available_kinds(self, has_page_text: bool) -> list[str]:
+        """Draft kinds the settings allow and this page can use, in order of preference."""
+        mode = self.settings.speculation
+        have = {
+            "draft_model": self._models is not None and self._models.draft is not None,
+            "page_text": has_page_text,
+        }
+        return [kind for kind in DRAFT_KINDS if have[kind] and mode in ("auto", kind)]
 
-    def _observe(self, accepted: int, drafted: int, speculative: bool, regions: int) -> None:
-        state = self._adaptive[self.document_type]
-        if speculative:
-            state.window.append((accepted, drafted))
-            while len(state.window) > self.settings.adaptive_window:
-                state.window.popleft()
-        elif state.off_since is not None:
-            state.off_since += regions
+    def _draft_cost(self, kind: str) -> float:
+        return self.settings.draft_cost_ratio if kind == "draft_model" else 0.0
+
+    def _policy(self, has_page_text: bool) -> tuple[str | None, int]:
+        """(draft kind or None, K) for the current document type, from settings and measurements."""
+        k = self.configured_k(self.document_type)
+        kinds = self.available_kinds(has_page_text)
+        if not kinds or not self.settings.adaptive:
+            return (kinds[0] if kinds else None), k
+        s = self.settings
+        best: tuple[float, str, int] | None = None
+        for kind in kinds:
+            state = self._adaptive[(self.document_type, kind)]
+            if state.off_since is not None:
+                if state.off_since < s.adaptive_probe_every:
+                    continue
+                state.off_since = None  # probe again with a fresh window
+                state.window.clear()
+            if len(state.window) < s.adaptive_window:
+                value, kk = math.inf, k  # still measuring
+            else:
+                drafted = sum(d for _, d in state.window)
+                rate = sum(a for a, _ in state.window) / drafted if drafted else 0.0
+                kk = choose_k(rate, k, self._draft_cost(kind), s.verify_cost_per_token)
+                value = expected_yield(rate, kk, self._draft_cost(kind), s.verify_cost_per_token)
+                if rate < s.adaptive_min_acceptance or value <= 1.0:
+                    logger.info(
+                        "%s drafts: acceptance %.2f (yield %.2f) for %r: off",
+                        kind,
+                        rate,
+                        value,
+                        self.document_type,
+                    )
+                    state.off_since = 0
+                    continue
+            if best is None or value > best[0]:
+                best = (value, kind, kk)
+        return (best[1], best[2]) if best is not None else (None, k)
+
+    def _observe(self, kind: str | None, rows: Sequence[tuple[int, int]], regions: int) -> None:
+        """Record each region's (accepted, drafted) for ``kind``; count regions for kinds that are off."""
+        for (doc_type, k_name), state in self._adaptive.items():
+            if doc_type == self.document_type and k_name != kind and state.off_since is not None:
+                state.off_since += regions
+        if kind is None:
+            return
+        state = self._adaptive[(self.document_type, kind)]
+        for row in rows:
+            state.window.append(row)
+        while len(state.window) > self.settings.adaptive_window:
+            state.window.popleft()
 
     # ---- recognition
 
@@ -357,24 +259,47 @@ class SpeculativeOcrEngine(OcrEngineBase):
         if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise ValueError(f"expected an HxWx3 uint8 RGB image, got {image.shape} {image.dtype}")
         self.load()
-        boxes = self._regions(image)
+        text = (
+            self._page_text
+            if self._page_text is not None and self._page_text.size == image.shape[:2]
+            else None
+        )
+        cpu_lines = None
+        if text is None and self.settings.page_text_source in ("cpu_ocr", "text_layer_or_cpu_ocr"):
+            cpu_lines = self._read_cpu(image)
+            text = PageText([(ln.text, ln.bbox) for ln in cpu_lines], image.shape[:2]) if cpu_lines else None
+        if cpu_lines is not None and self.settings.line_detector == "rapidocr":
+            boxes = [ln.bbox for ln in cpu_lines]  # its detection already ran: reuse its boxes
+        else:
+            boxes = self._regions(image)
+        whole = self.settings.line_detector == "none"
+        refs = [text.for_region(b, whole) for b in boxes] if text is not None else None
         crops = [
             image[int(y0) : int(math.ceil(y1)), int(x0) : int(math.ceil(x1))] for x0, y0, x1, y1 in boxes
         ]
         with self._lock:
-            speculative, k = self._policy()
+            kind, k = self._policy(refs is not None and any(refs))
             stats = PageDecodeStats(
-                page_seq=len(self._stats), document_type=self.document_type, k=k, speculative=speculative
+                page_seq=len(self._stats), document_type=self.document_type, k=k, speculative=kind is not None
             )
+            stats.draft_kind = kind
             started = time.perf_counter()
-            results = self.recognize_crops(crops, speculative=speculative, k=k, stats=stats)
+            results = self.recognize_crops(crops, kind=kind or "off", k=k, stats=stats, references=refs)
             stats.seconds = time.perf_counter() - started
             self._stats.append(stats)
         lines = []
-        for box, (text, conf) in zip(boxes, results, strict=True):
-            if text.strip():
-                lines.append(OcrLine(text=text, bbox=box, confidence=conf))
+        for box, (txt, conf) in zip(boxes, results, strict=True):
+            if txt.strip():
+                lines.append(OcrLine(text=txt, bbox=box, confidence=conf))
         return lines
+
+    def _read_cpu(self, image: np.ndarray) -> list[OcrLine]:
+        """The CPU OCR engine's lines for ``page_text`` drafts (rapidocr, bundled models)."""
+        if self._cpu_ocr is None:
+            from dagster_ocr.ocr.rapid import RapidOcrEngine
+
+            self._cpu_ocr = RapidOcrEngine()
+        return self._cpu_ocr.recognize(image)
 
     def _regions(self, image: np.ndarray) -> list[tuple[float, float, float, float]]:
         h, w = image.shape[:2]
@@ -406,19 +331,29 @@ class SpeculativeOcrEngine(OcrEngineBase):
         speculative: bool | None = None,
         k: int | None = None,
         stats: DecodeStats | None = None,
+        kind: str | None = None,
+        references: Sequence[str | None] | None = None,
     ) -> list[tuple[str, float]]:
         """(text, confidence) per RGB crop, in input order. The core the benchmark also calls.
 
-        ``speculative``/``k`` default to the current policy. Crops are decoded in chunks sorted by
-        expected length; a CUDA out-of-memory error frees the cache, halves the chunk and retries the
-        same crops (none is skipped); at chunk size 1 it is raised as ``EngineError``.
+        ``kind`` ('draft_model', 'page_text' or 'off') and ``k`` default to the current policy;
+        ``speculative=False`` means 'off', True the preferred available kind. ``references`` are
+        the page texts per crop that 'page_text' drafts look up. Crops are decoded in chunks sorted
+        by expected length; a CUDA out-of-memory error frees the cache, halves the chunk and
+        retries the same crops (none is skipped); at chunk size 1 it is raised as ``EngineError``.
         """
-        models = self.load()
-        if speculative is None or k is None:
-            pol_spec, pol_k = self._policy()
-            speculative = pol_spec if speculative is None else speculative
+        self.load()
+        has_text = references is not None and any(references)
+        if kind is None or k is None:
+            pol_kind, pol_k = self._policy(has_text)
             k = pol_k if k is None else k
-        speculative = speculative and models.draft is not None
+            if kind is None and speculative is None:
+                kind = pol_kind or "off"
+            elif kind is None:
+                kinds = self.available_kinds(has_text)
+                kind = kinds[0] if speculative and kinds else "off"
+        if kind not in ("off", *self.available_kinds(has_text)):
+            kind = "off"  # e.g. 'draft_model' without a draft
         stats = stats if stats is not None else DecodeStats()
         # expected output length grows with a line's aspect ratio: bucket similar lengths together
         order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / max(crops[i].shape[0], 1))
@@ -426,8 +361,9 @@ class SpeculativeOcrEngine(OcrEngineBase):
         pos = 0
         while pos < len(order):
             chunk = order[pos : pos + self.batch_size]
+            refs = [references[i] for i in chunk] if references is not None else None
             try:
-                out = self._decode_chunk([crops[i] for i in chunk], speculative, k, stats)
+                out = self._decode_chunk([crops[i] for i in chunk], kind, k, stats, refs)
             except Exception as exc:
                 if not _is_oom(exc):
                     raise
@@ -449,6 +385,8 @@ class SpeculativeOcrEngine(OcrEngineBase):
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+    # ---- inputs
 
     def _pixels(self, crops: Sequence[np.ndarray], pre: dict[str, Any]) -> Any:
         """Resize and normalise RGB crops into a (N, 3, H, W) tensor on the model's device."""
@@ -481,140 +419,134 @@ class SpeculativeOcrEngine(OcrEngineBase):
             ids += m.tokenizer(self.settings.prompt, add_special_tokens=False)["input_ids"]
         return ids
 
+    def vlm_inputs(self, crops: Sequence[np.ndarray]) -> dict[str, Any]:
+        """A decoder-only VLM's batch: chat-template prompts with each image's tokens, left-padded.
+
+        The image processor gives each image's patch grid; its placeholder token is repeated once
+        per merged patch, which is what the checkpoint's processor does (done here so that no
+        video processor, hence no torchvision, is needed).
+        """
+        import torch
+
+        m = self._models
+        assert m is not None
+        tok, cfg = m.tokenizer, m.target.config
+        image_token = tok.convert_ids_to_tokens(cfg.image_token_id)
+        messages = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image"},
+                    {"type": "text", "text": self.settings.prompt or DEFAULT_VLM_PROMPT},
+                ],
+            }
+        ]
+        template = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        if template.count(image_token) != 1:
+            raise EngineError(f"the chat template must place one {image_token} per image")
+        images = m.image_processor(images=[np.ascontiguousarray(c) for c in crops], return_tensors="pt")
+        merge = getattr(cfg.vision_config, "spatial_merge_size", 1) ** 2
+        texts = [
+            template.replace(image_token, image_token * int(g.prod() // merge))
+            for g in images["image_grid_thw"]
+        ]
+        enc = tok(texts, padding=True, return_tensors="pt", add_special_tokens=False)
+        inputs = {
+            "input_ids": enc["input_ids"],
+            "attention_mask": enc["attention_mask"],
+            "pixel_values": images["pixel_values"].to(m.dtype),
+            "image_grid_thw": images["image_grid_thw"],
+            "mm_token_type_ids": (enc["input_ids"] == cfg.image_token_id).int(),
+        }
+        return {k: v.to(m.device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+    # ---- decoding
+
     def _decode_chunk(
-        self, crops: Sequence[np.ndarray], speculative: bool, k: int, stats: DecodeStats
+        self,
+        crops: Sequence[np.ndarray],
+        kind: str,
+        k: int,
+        stats: DecodeStats,
+        refs: Sequence[str | None] | None,
     ) -> list[tuple[str, float]]:
         import torch
-        from transformers.modeling_outputs import BaseModelOutput
+
+        from dagster_ocr.ocr.batched import (
+            DecoderOnlyRunner,
+            EncoderDecoderRunner,
+            ModelDrafter,
+            TextDrafter,
+            speculative_greedy,
+        )
 
         m = self._models
         assert m is not None
-        with torch.inference_mode():
-            pixels = self._pixels(crops, m.target_pre)
-            encoded = m.target.get_encoder()(pixel_values=pixels)  # one batched vision pass
-            hidden = encoded.last_hidden_state
-            prompt = torch.tensor([self._prompt_ids()], device=m.device)
-            if not speculative:
-                ids, scores = self._generate(
-                    prompt.expand(len(crops), -1), BaseModelOutput(last_hidden_state=hidden), stats
-                )
-                out = [self._text(ids[i], [s[i] for s in scores], prompt.shape[1]) for i in range(len(crops))]
-                self._observe(0, 0, False, len(crops))
-                return out
-            draft_pixels = self._pixels(crops, m.draft_pre) if m.draft_pre is not None else pixels
-            results = []
-            for i in range(len(crops)):
-                ids, scores, acc, drafted = self._assisted(
-                    prompt,
-                    BaseModelOutput(last_hidden_state=hidden[i : i + 1]),
-                    draft_pixels[i : i + 1],
-                    k,
-                    stats,
-                )
-                results.append(self._text(ids[0], [s[0] for s in scores], prompt.shape[1]))
-                self._observe(acc, drafted, True, 1)
-            return results
-
-    def _gen_kwargs(self) -> dict[str, Any]:
-        return {
-            "do_sample": False,
-            "num_beams": 1,
-            "max_new_tokens": self.settings.max_new_tokens,
-            "return_dict_in_generate": True,
-            "output_scores": True,
-        }
-
-    def _generate(self, prompt: Any, encoder_outputs: Any, stats: DecodeStats) -> tuple[Any, Any]:
-        """Plain batched greedy decoding with the target."""
-        m = self._models
-        assert m is not None
-        counter = _ForwardCounter(m.target)
+        runners: list[Any] = []
         try:
-            out = m.target.generate(
-                decoder_input_ids=prompt, encoder_outputs=encoder_outputs, **self._gen_kwargs()
-            )
+            with torch.inference_mode():
+                drafter: Any = None
+                if m.family == "encoder_decoder":
+                    pixels = self._pixels(crops, m.target_pre)
+                    hidden = m.target.get_encoder()(pixel_values=pixels).last_hidden_state  # one batched pass
+                    prompt = torch.tensor([self._prompt_ids()], device=m.device).expand(len(crops), -1)
+                    target = EncoderDecoderRunner(m.target, hidden)
+                    runners.append(target)
+                    first = target.prefill(prompt)
+                    if kind == "draft_model":
+                        dpix = self._pixels(crops, m.draft_pre) if m.draft_pre is not None else pixels
+                        dhidden = m.draft.get_encoder()(pixel_values=dpix).last_hidden_state
+                        draft = EncoderDecoderRunner(m.draft, dhidden)
+                        runners.append(draft)
+                        draft.prefill(prompt)
+                        drafter = ModelDrafter(draft)
+                else:
+                    inputs = self.vlm_inputs(crops)
+                    target = DecoderOnlyRunner(m.target)
+                    first = target.prefill(inputs)
+                    if kind == "draft_model":
+                        draft = DecoderOnlyRunner(m.draft)
+                        draft.prefill(inputs)
+                        drafter = ModelDrafter(draft)
+                if kind == "page_text":
+                    tok = m.tokenizer
+                    drafter = TextDrafter(
+                        [tok(r, add_special_tokens=False)["input_ids"] if r else None for r in (refs or [])],
+                        max_ngram=self.settings.prompt_lookup_max_ngram,
+                    )
+                res = speculative_greedy(
+                    target,
+                    first,
+                    drafter,
+                    k=k if drafter is not None else 0,
+                    max_new_tokens=self.settings.max_new_tokens,
+                    eos=self._eos_ids(),
+                    max_holes=MAX_CACHE_HOLES,
+                )
         finally:
-            counter.remove()
-        stats.regions += prompt.shape[0]
-        stats.target_forwards += counter.count
-        stats.new_tokens += self._count_new(out.sequences, prompt.shape[1])
-        return out.sequences, out.scores
-
-    def _assisted(
-        self, prompt: Any, encoder_outputs: Any, draft_pixels: Any, k: int, stats: DecodeStats
-    ) -> tuple[Any, Any, int, int]:
-        """One region with the draft proposing ``k`` tokens per target forward."""
-        import torch
-
-        m = self._models
-        assert m is not None and m.draft is not None
-        # K and the schedule are read from the draft's generation_config, not from generate kwargs;
-        # "constant" because the heuristic schedule mutates the config between calls
-        gc = m.draft.generation_config
-        gc.num_assistant_tokens = k
-        gc.num_assistant_tokens_schedule = "constant"
-        gc.assistant_confidence_threshold = self.settings.assistant_confidence_threshold
-        t_count, d_count = _ForwardCounter(m.target), _ForwardCounter(m.draft)
-        try:
-            out = m.target.generate(
-                # the target reuses the batched encoder output; pixel_values feed the draft's encoder
-                pixel_values=draft_pixels,
-                encoder_outputs=encoder_outputs,
-                decoder_input_ids=prompt,
-                # without it an encoder-decoder draft re-feeds its whole decoder input every round
-                # and acceptance collapses to ~0 while the output stays correct (FACTS.md)
-                decoder_attention_mask=torch.ones_like(prompt),
-                assistant_model=m.draft,
-                **self._gen_kwargs(),
-            )
-        finally:
-            t_count.remove()
-            d_count.remove()
-        new = int(out.sequences.shape[1] - prompt.shape[1])
-        accepted = max(0, new - t_count.count)
-        stats.regions += 1
-        stats.new_tokens += new
-        stats.target_forwards += t_count.count
-        stats.draft_forwards += d_count.count
-        stats.accepted += accepted
-        return out.sequences, out.scores, accepted, d_count.count
-
-    def _count_new(self, sequences: Any, prompt_len: int) -> int:
-        """Tokens generated (up to and including EOS; padding after EOS not counted)."""
-        eos = self._eos_ids()
-        total = 0
-        for row in sequences[:, prompt_len:].tolist():
-            n = len(row)
-            for j, t in enumerate(row):
-                if t in eos:
-                    n = j + 1
-                    break
-            total += n
-        return total
+            for r in runners:
+                close = getattr(r, "close", None)
+                if close is not None:
+                    close()
+        stats.regions += len(crops)
+        stats.new_tokens += sum(len(t) for t in res.tokens)
+        stats.target_forwards += res.target_forwards
+        stats.draft_forwards += res.drafted
+        stats.accepted += res.accepted
+        self._observe(
+            kind if drafter is not None else None,
+            list(zip(res.row_accepted, res.row_drafted, strict=True)),
+            len(crops),
+        )
+        return [
+            (m.tokenizer.decode(toks, skip_special_tokens=True), math.exp(lp) if toks else 0.0)
+            for toks, lp in zip(res.tokens, res.mean_logprob, strict=True)
+        ]
 
     def _eos_ids(self) -> set[int]:
         m = self._models
         assert m is not None
+        # the generation config's, as ``generate`` uses (transformers fills it from the model
+        # config on loading); None means no EOS (fixed-length benchmarks)
         eos = m.target.generation_config.eos_token_id
-        if eos is None:
-            eos = m.target.config.eos_token_id
         return set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-
-    def _text(self, ids: Any, scores: list[Any], prompt_len: int) -> tuple[str, float]:
-        """Decoded text and confidence (geometric mean of the chosen tokens' probabilities)."""
-        import torch
-
-        m = self._models
-        assert m is not None
-        new = ids[prompt_len:].tolist()
-        eos = self._eos_ids()
-        logps = []
-        for j, tok in enumerate(new):
-            if j >= len(scores):
-                break
-            logps.append(float(torch.log_softmax(scores[j].float(), dim=-1)[tok]))
-            if tok in eos:
-                break
-        text = m.tokenizer.decode(new, skip_special_tokens=True)
-        conf = math.exp(sum(logps) / len(logps)) if logps else 0.0
-        return text, conf

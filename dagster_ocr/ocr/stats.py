@@ -19,6 +19,8 @@ class DecodeStats:
     regions: int = 0
     new_tokens: int = 0
     target_forwards: int = 0
+    #: tokens drafted per region (one draft forward per token with a draft model; looked up,
+    #: with no forward, for page-text drafts); drafts past a region's end are not counted
     draft_forwards: int = 0
     accepted: int = 0
     seconds: float = 0.0
@@ -66,6 +68,8 @@ class PageDecodeStats(DecodeStats):
     document_type: str | None = None
     k: int = 0
     speculative: bool = False
+    #: where the drafts came from: 'draft_model', 'page_text', or None without speculation
+    draft_kind: str | None = None
 
 
 def summarize(pages: Sequence[DecodeStats]) -> DecodeStats:

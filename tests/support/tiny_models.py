@@ -53,8 +53,14 @@ def build_tiny_target(
     init_std: float = 0.3,
     damp_deep_layers: float | None = None,
     keep_layers: int = 1,
+    emit_eos: bool = True,
 ) -> Path:
     """Write a random tiny TrOCR-style checkpoint (model, tokenizer, preprocessor) to ``path``.
+
+    Like an OCR model it writes text: its output layer's rows for ``<s>``, ``<pad>`` and ``<unk>``
+    (and for ``</s>`` unless ``emit_eos``: fixed-length benchmarks) are zero, so the argmax of
+    the other random logits, almost always above zero, wins; its decoded text then holds every
+    token it emitted, which is what page-text drafts of "the text it reads" need.
 
     ``init_std`` is large on purpose: with the usual 0.02 a random decoder repeats one token,
     which makes any draft look perfect. ``damp_deep_layers`` scales the output projections of
@@ -96,6 +102,7 @@ def build_tiny_target(
         pad_token_id=1,
         eos_token_id=2,
         decoder_start_token_id=0,
+        tie_word_embeddings=False,  # the output rows zeroed below must not zero the embeddings
     )
     cfg = VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc_cfg, dec_cfg)
     cfg.decoder_start_token_id, cfg.pad_token_id, cfg.eos_token_id = 0, 1, 2
@@ -106,6 +113,9 @@ def build_tiny_target(
                 for mod in (layer.self_attn.out_proj, layer.encoder_attn.out_proj, layer.fc2):
                     mod.weight.mul_(damp_deep_layers)
                     mod.bias.mul_(damp_deep_layers)
+    with torch.no_grad():
+        for tok_id in (0, 1, 3) if emit_eos else (0, 1, 2, 3):
+            model.decoder.output_projection.weight[tok_id] = 0.0
     model.generation_config.decoder_start_token_id = 0
     model.generation_config.bos_token_id = 0
     model.generation_config.pad_token_id = 1
@@ -166,3 +176,40 @@ def derive_draft(
         (Path(target_path) / "preprocessor_config.json").read_text()
     )
     return draft_path
+
+
+def train_to_read(
+    model,
+    pixel_values,
+    token_ids: list[list[int]],
+    *,
+    eos: int = 2,
+    steps: int = 250,
+    lr: float = 3e-3,
+    target_loss: float = 0.05,
+    seed: int = 0,
+) -> int:
+    """Train a tiny ``VisionEncoderDecoderModel`` in place, for seconds, to read ``pixel_values``
+    (N, 3, H, W) as ``token_ids`` (N lists): a target that copies the text it sees, for tests of
+    drafts taken from a page's own text. Returns the steps taken; leaves the model in eval mode."""
+    import torch
+
+    torch.manual_seed(seed)
+    width = max(len(t) for t in token_ids) + 1
+    labels = torch.full((len(token_ids), width), -100, dtype=torch.long)
+    for i, ids in enumerate(token_ids):
+        labels[i, : len(ids) + 1] = torch.tensor([*ids, eos])
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    taken = 0
+    with torch.enable_grad():
+        while taken < steps:
+            taken += 1
+            loss = model(pixel_values=pixel_values, labels=labels).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if loss.item() < target_loss:
+                break
+    model.eval()
+    return taken
