@@ -688,3 +688,58 @@ def test_columns_of_prose_taken_for_a_table_keep_their_text() -> None:
         regions=[(0, (60, 95, 520, 130))],
     )
     assert texts([page(lines)], tables=[data]) == []
+
+
+def test_pdf_body_lines_repeated_on_three_pages_are_not_running_headers() -> None:
+    # a three-page form: the same instructions open every page, inside the top margin zone and set
+    # like the body (long, punctuated, one line-pitch from the text below); a short running head
+    # stands apart above them and is furniture
+    def question(i: int) -> list[str]:
+        return [
+            f"Question {i + 1} asks for the details of applicant number {i + 1}: the name, the",
+            "address and the date of birth, as they appear on the passport of the applicant",
+            "who signs the form at its end, in the presence of the officer who receives it.",
+        ]
+
+    intro = [
+        "Please read every question carefully before you answer it in the space below,",
+        "and write clearly in black ink; incomplete forms are returned to the sender.",
+    ]
+    spec = []
+    for i in range(3):
+        items = [(72, 36, "Form B-7", 8, "tiro")]
+        items += stack([*intro, *question(i)], y0=66)
+        spec.append(items)
+    pages = pdf_pages(spec)
+    assert all(ln.bbox[1] <= H * ParagraphSettings().margin_zone for ln in pages[0].lines[:3])
+    result = build_paragraphs(pages, [], [])
+    texts_ = [p.text for p in result.paragraphs]
+    assert texts_ == [" ".join([*intro, *question(i)]) for i in range(3)]
+    kinds = {pages[p].lines[i].text: k for p, marks in result.furniture.items() for i, k in marks.items()}
+    assert kinds == {"Form B-7": "header"}
+
+
+def test_pdf_running_header_tight_to_the_body_is_still_furniture() -> None:
+    # short and unpunctuated: a running head even when set one line-pitch above the body
+    spec = []
+    for i in range(3):
+        items = [(72, 82, "Annual Report 2024", 8, "tiro")]
+        items += stack(
+            [
+                f"Body text of page {i + 1} that differs from page to page, as body",
+                "text does, and it runs on over a third line of the page, as the",
+                "body does.",
+            ],
+            y0=94,
+        )
+        spec.append(items)
+    pages = pdf_pages(spec)
+    result = build_paragraphs(pages, [], [])
+    assert [p.text for p in result.paragraphs] == [
+        f"Body text of page {i + 1} that differs from page to page, as body text does, and it runs on over"
+        " a third line of the page, as the body does."
+        for i in range(3)
+    ]
+    assert pages[0].lines[1].bbox[1] <= H * ParagraphSettings().margin_zone
+    assert all(list(m.values()) == ["header"] for m in result.furniture.values())
+
