@@ -54,11 +54,14 @@ def _attached_to_body(
     return attached
 
 
-def _body_shaped(text: str, settings: ParagraphSettings) -> bool:
-    """Text shaped like running prose: several words, and long or ending a clause or sentence."""
-    text = text.strip()
+def _body_shaped(line: Line, measure: float, settings: ParagraphSettings) -> bool:
+    """A line shaped like running prose: several words, and ending a clause or sentence or as
+    wide as the body's text lines (``measure``: the width of the page's body block). A centred
+    report title or a short running head is neither."""
+    text = line.text.strip()
     return len(text.split()) >= settings.body_line_min_words and (
-        len(text) >= settings.body_line_min_chars or text[-1:] in ".!?;:,"
+        text[-1:] in ".!?;:,"
+        or (measure > 0 and line.bbox[2] - line.bbox[0] >= settings.body_line_min_share * measure)
     )
 
 
@@ -72,8 +75,8 @@ def _repeated_furniture(
 
     Repetition alone is weak evidence in a short document (a form's or a template's body lines
     recur at the same place on each of three pages): an occurrence that is body-shaped (several
-    words, long or ending in punctuation) *and* part of the body block (see ``_attached_to_body``)
-    does not count towards the pages a running head needs.
+    words, as wide as the body or ending in punctuation) *and* part of the body block (see
+    ``_attached_to_body``) does not count towards the pages a running head needs.
     """
     zone_pages: dict[tuple[str, str], set[int]] = defaultdict(set)
     n_pages = 0
@@ -95,7 +98,8 @@ def _repeated_furniture(
                 continue
             if i != claimed:
                 zone.append((kind, line))
-        shaped = [_body_shaped(ln.text, settings) for _, ln in zone]
+        measure = max((b.bbox[2] for b in body), default=0.0) - min((b.bbox[0] for b in body), default=0.0)
+        shaped = [_body_shaped(ln, measure, settings) for _, ln in zone]
         attached = (
             _attached_to_body([ln for _, ln in zone], body, settings) if any(shaped) else [False] * len(zone)
         )

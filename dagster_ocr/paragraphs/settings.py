@@ -45,11 +45,13 @@ class ParagraphSettings(BaseModel):
     )
     body_line_min_words: int = Field(
         5,
-        description="Words a margin line needs to be body-shaped (with `body_line_min_chars` or "
+        description="Words a margin line needs to be body-shaped (with `body_line_min_share` or "
         "punctuation).",
     )
-    body_line_min_chars: int = Field(
-        50, description="... and this many characters, unless it ends in punctuation (. ! ? ; : ,)."
+    body_line_min_share: float = Field(
+        0.6,
+        description="... and this share of the width of the page's body block, unless it ends in "
+        "punctuation (. ! ? ; : ,).",
     )
     row_join_gap: float = Field(
         3.0,
