@@ -37,7 +37,8 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
     """Rows (sorted top-down) as parts in reading order: (is_column, rows).
 
     A row that crosses a channel is full-width and breaks the column flow: the rows between two
-    full-width rows are read column by column.
+    full-width rows are read column by column: from the right when most of their text is in a
+    right-to-left script.
     """
 
     parts: list[tuple[bool, list[_Row]]] = []
@@ -48,7 +49,8 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
         cols: dict[int, list[_Row]] = defaultdict(list)
         for r in band:
             cols[column(r.bbox, gaps)].append(r)
-        parts.extend((True, cols[c]) for c in sorted(cols))
+        rtl = sum(len(r.text) for r in band if r.rtl) > sum(len(r.text) for r in band if not r.rtl)
+        parts.extend((True, cols[c]) for c in sorted(cols, reverse=rtl))
         band.clear()
 
     for r in rows:

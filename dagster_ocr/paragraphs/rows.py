@@ -1,4 +1,5 @@
-"""Rows: the fragments of one visual line merged into a ``_Row``, left to right."""
+"""Rows: the fragments of one visual line merged into a ``_Row``, in reading order (left to right,
+or right to left on a line of a right-to-left script)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 from dagster_ocr.layout import BBox, union, v_overlap
 from dagster_ocr.model import Line
-from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
+from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk, is_rtl
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
@@ -27,6 +28,9 @@ class _Row:
     bold_any: bool = False
     italic_any: bool = False
     marker: bool = False  # starts with a bullet glyph we normalised
+    #: a line of a right-to-left script: it starts at its right edge (indentation, short lines
+    #: and column order are mirrored)
+    rtl: bool = False
 
     @property
     def height(self) -> float:
@@ -62,7 +66,9 @@ def _join_fragments(left: str, right: str, gap: float, size: float) -> str:
 
 
 def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
-    """Merge the fragments of each visual line, left to right."""
+    """Merge the fragments of each visual line, left to right (right to left when most of the
+    line's strongly directional characters are right-to-left: the text layer gives each fragment
+    in logical order, but the fragments of an Arabic or Hebrew line follow from the right)."""
     groups: list[list[Line]] = []
     for line in sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1])):
         x0, y0, _, y1 = line.bbox
@@ -93,6 +99,9 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
 
     rows: list[_Row] = []
     for g in groups:
+        rtl = is_rtl("".join(ln.text for ln in g))
+        if rtl and len(g) > 1:
+            g = sorted(g, key=lambda ln: -ln.bbox[2])
         marker = False
         text = ""
         first = 0
@@ -102,7 +111,10 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
             text, marker = "•", True
         for i in range(first, len(g)):
             prev = g[i - 1] if i else None
-            gap = g[i].bbox[0] - prev.bbox[2] if prev is not None else 0.0
+            if prev is None:
+                gap = 0.0
+            else:
+                gap = prev.bbox[0] - g[i].bbox[2] if rtl else g[i].bbox[0] - prev.bbox[2]
             text = _join_fragments(text, g[i].text.strip(), gap if text else 0.0, g[i].size)
         text = text.replace("\t", " ").strip()
         if not text:
@@ -122,6 +134,7 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
                 block=g[0].block if g[0].block >= 0 else content[0].block,
                 page_index=page_index,
                 marker=marker,
+                rtl=rtl,
             )
         )
     return rows

@@ -743,3 +743,49 @@ def test_pdf_running_header_tight_to_the_body_is_still_furniture() -> None:
     assert pages[0].lines[1].bbox[1] <= H * ParagraphSettings().margin_zone
     assert all(list(m.values()) == ["header"] for m in result.furniture.values())
 
+
+_HE_A = (
+    "שלום עולם זה טקסט בעברית ארוך יותר שנמשך על פני כמה שורות של טקסט כדי לבדוק את הסדר"
+    " של השורות והמילים בתוך הפסקה."
+)
+_HE_B = (
+    "זוהי הפסקה השנייה והיא מתחילה בשורה חדשה אחרי הפסקה הראשונה ויש בה מספיק מילים כדי"
+    " להימשך על פני שלוש שורות לפחות בעמוד."
+)
+
+
+def _html_pages(boxes: list[tuple[tuple[float, float, float, float], str]]) -> list[Page]:
+    """One page of right-to-left HTML boxes (PyMuPDF shapes them and writes visual glyph runs)."""
+    doc = pymupdf.open()
+    pg = doc.new_page(width=W, height=H)
+    for rect, html in boxes:
+        pg.insert_htmlbox(pymupdf.Rect(*rect), html)
+    doc = pymupdf.open("pdf", doc.tobytes())
+    return [Page(index=p.number, width=W, height=H, lines=extract_lines(p)) for p in doc]
+
+
+def test_pdf_right_to_left_paragraphs_keep_ragged_left_lines_together() -> None:
+    # a right-to-left paragraph is aligned on the right and ragged on the left: its left edge
+    # moves from line to line, which is no indentation
+    pages = _html_pages([((72, 150, 520, 400), f'<p dir="rtl">{_HE_A}</p><p dir="rtl">{_HE_B}</p>')])
+    assert len({round(ln.bbox[0]) for ln in pages[0].lines}) > 2  # ragged on the left
+    assert [p.text for p in paras_of(pages)] == [_HE_A, _HE_B]
+
+
+def test_pdf_right_to_left_columns_are_read_from_the_right() -> None:
+    pages = _html_pages(
+        [
+            ((310, 150, 520, 700), f'<p dir="rtl">{_HE_A} {_HE_A}</p>'),
+            ((72, 150, 285, 700), f'<p dir="rtl">{_HE_B} {_HE_B}</p>'),
+        ]
+    )
+    assert [p.text for p in paras_of(pages)] == [f"{_HE_A} {_HE_A}", f"{_HE_B} {_HE_B}"]
+
+
+def test_right_to_left_fragments_of_one_line_join_from_the_right() -> None:
+    # two fragments of one visual line (one text-layer block): the right one comes first
+    right = line("שלום עולם", 300, 100, x1=360, block=0)
+    left = line("זה טקסט בעברית.", 200, 100, x1=296, block=0)
+    ltr_a, ltr_b = line("Left part", 72, 130, x1=120, block=1), line("right part.", 124, 130, x1=180, block=1)
+    paras = build_paragraphs([page([left, right, ltr_b, ltr_a])], [], []).paragraphs
+    assert [p.text for p in paras] == ["שלום עולם זה טקסט בעברית.", "Left part right part."]
