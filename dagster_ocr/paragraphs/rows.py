@@ -97,6 +97,12 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         else:
             best.append(line)
 
+    return _rows_of(groups, page_index)
+
+
+def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
+    """Each group of fragments of one visual line as a ``_Row`` (groups in order, empty ones
+    left out); fragments are joined left to right, or right to left on a right-to-left line."""
     rows: list[_Row] = []
     for g in groups:
         rtl = is_rtl("".join(ln.text for ln in g))
@@ -137,4 +143,38 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
                 rtl=rtl,
             )
         )
+    return rows
+
+
+def _ocr_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
+    """Rows of an OCR page, keeping the order the lines come in, with ``flow`` set relative to 0.
+
+    The OCR stage already put the page's lines in reading order (``ocr.base.reading_order``:
+    columns, bands, captions floated after their columns) from the whole image's layout; sorting
+    them again top-down here would read across the columns. Consecutive lines on one visual line
+    (the engine cut a line at a wide gap) merge; a row that is not below the previous one in the
+    same column (it moves up, or sideways out of its x-range) starts a new flow.
+    """
+    groups: list[list[Line]] = []
+    for line in lines:
+        if groups:
+            last = groups[-1][-1]
+            h = min(line.bbox[3] - line.bbox[1], last.bbox[3] - last.bbox[1])
+            size = max(line.size, last.size, 1.0)
+            gap = line.bbox[0] - last.bbox[2]
+            if (
+                v_overlap(line.bbox, last.bbox) >= 0.5 * h
+                and -0.5 * size <= gap <= settings.row_join_gap_ocr * size
+            ):
+                groups[-1].append(line)
+                continue
+        groups.append([line])
+    rows = _rows_of(groups, page_index)
+    flow = 0
+    for prev, row in zip([None, *rows], rows, strict=False):
+        if prev is not None and (
+            row.bbox[1] < prev.bbox[1] or min(row.bbox[2], prev.bbox[2]) <= max(row.bbox[0], prev.bbox[0])
+        ):
+            flow += 1
+        row.flow = flow
     return rows

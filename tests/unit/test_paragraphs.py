@@ -789,3 +789,19 @@ def test_right_to_left_fragments_of_one_line_join_from_the_right() -> None:
     ltr_a, ltr_b = line("Left part", 72, 130, x1=120, block=1), line("right part.", 124, 130, x1=180, block=1)
     paras = build_paragraphs([page([left, right, ltr_b, ltr_a])], [], []).paragraphs
     assert [p.text for p in paras] == ["שלום עולם זה טקסט בעברית.", "Left part right part."]
+
+
+def test_ocr_lines_keep_the_ocr_stage_reading_order() -> None:
+    # an OCR page: two columns with a short caption set across the gutter between them. The OCR
+    # stage read it column by column, the caption after the columns (ocr.base.reading_order);
+    # the paragraphs keep that order instead of sorting the lines top-down again, which read
+    # every row across both columns when the caption hid the gutter
+    left = [f"left column line {i} of running text goes on and" for i in range(8)]
+    right = [f"right column line {i} of running text goes on and" for i in range(8)]
+    left[-1], right[-1] = "the left column ends here.", "the right column ends here."
+    lines = [line(t, 72, 100 + 14 * i, x1=290, block=-1) for i, t in enumerate(left)]
+    lines += [line(t, 310, 100 + 14 * i, x1=530, block=-1) for i, t in enumerate(right)]
+    lines.append(line("Figure 1", 280, 150, x1=320, size=7, block=-1))
+    paras = [p.text for p in build_paragraphs([page(lines)], [], []).paragraphs]
+    assert paras[:2] == [" ".join(left), " ".join(right)]
+    assert paras[2:] == ["Figure 1"]
