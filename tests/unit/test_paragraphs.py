@@ -805,3 +805,17 @@ def test_ocr_lines_keep_the_ocr_stage_reading_order() -> None:
     paras = [p.text for p in build_paragraphs([page(lines)], [], []).paragraphs]
     assert paras[:2] == [" ".join(left), " ".join(right)]
     assert paras[2:] == ["Figure 1"]
+
+
+def test_a_caption_across_the_gutter_does_not_hide_the_columns() -> None:
+    # text-layer columns narrowed around a short caption set across the gutter between them:
+    # the columns are read one after the other and the caption after them, not row by row
+    left = [f"Left column line {i} of running text goes on." for i in range(8)]
+    right = [f"Right column line {i} of running text goes on." for i in range(8)]
+    lines = [line(t, 72, 100 + 14 * i, x1=255 if i in (3, 4) else 290, block=0) for i, t in enumerate(left)]
+    lines += [
+        line(t, 345 if i in (3, 4) else 310, 100 + 14 * i, x1=530, block=1) for i, t in enumerate(right)
+    ]
+    lines.append(line("Figure 1", 270, 150, x1=330, size=7, block=2))
+    text = " ".join(p.text for p in build_paragraphs([page(lines)], [], []).paragraphs)
+    assert text == " ".join([*left, *right, "Figure 1"])
