@@ -30,6 +30,8 @@ _SENTENCE_END = ".!?。！？…:؟۔"  # with the Arabic question mark and the 
 def is_rtl(text: str) -> bool:
     """True when most strongly directional characters of ``text`` are right-to-left (Hebrew,
     Arabic, Persian, Syriac, Thaana...): such a line reads, and aligns, from the right."""
+    if text.isascii():  # the common case, decided without a look-up per character
+        return False
     rtl = ltr = 0
     for c in text:
         d = unicodedata.bidirectional(c)
