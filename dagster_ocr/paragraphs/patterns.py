@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 _CJK_NUM = "一二三四五六七八九十百千零〇两"
 _ROMAN = r"[IVXLCDM]+"
@@ -25,21 +24,6 @@ _BULLET_RE = re.compile(rf"^[{re.escape(_BULLETS)}](?=\s)")
 
 _TERMINAL = ".!?。！？…:;；：\"”'’)）»"
 _SENTENCE_END = ".!?。！？…:؟۔"  # with the Arabic question mark and the Urdu full stop
-
-
-def is_rtl(text: str) -> bool:
-    """True when most strongly directional characters of ``text`` are right-to-left (Hebrew,
-    Arabic, Persian, Syriac, Thaana...): such a line reads, and aligns, from the right."""
-    if text.isascii():  # the common case, decided without a look-up per character
-        return False
-    rtl = ltr = 0
-    for c in text:
-        d = unicodedata.bidirectional(c)
-        if d in ("R", "AL"):
-            rtl += 1
-        elif d == "L":
-            ltr += 1
-    return rtl > ltr
 
 
 def is_cjk(ch: str) -> bool:

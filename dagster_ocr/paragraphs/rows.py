@@ -6,9 +6,9 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from dagster_ocr.layout import BBox, union, v_overlap
+from dagster_ocr.layout import BBox, is_rtl, union, v_overlap
 from dagster_ocr.model import Line
-from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk, is_rtl
+from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
