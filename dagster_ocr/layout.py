@@ -13,6 +13,7 @@ the stages were tuned with; changing one changes parsed output.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -85,6 +86,25 @@ def x_gaps(boxes: Sequence[BBox]) -> list[Gap]:
             gaps.append((reach, box[0]))
         reach = max(reach, box[2])
     return gaps
+
+
+# -------------------------------------------------------------------------------------- direction
+
+
+def is_rtl(text: str) -> bool:
+    """True when most strongly directional characters of ``text`` are right-to-left (Hebrew,
+    Arabic, Persian, Syriac, Thaana...): such a line reads, and aligns, from the right, and a
+    band of such lines reads its columns from the right."""
+    if text.isascii():  # the common case, decided without a look-up per character
+        return False
+    rtl = ltr = 0
+    for c in text:
+        d = unicodedata.bidirectional(c)
+        if d in ("R", "AL"):
+            rtl += 1
+        elif d == "L":
+            ltr += 1
+    return rtl > ltr
 
 
 # ------------------------------------------------------------------------------------------ bands

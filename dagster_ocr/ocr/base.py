@@ -21,7 +21,7 @@ import numpy as np
 import pymupdf
 
 from dagster_ocr.errors import CorruptInputError, UnsupportedInputError
-from dagster_ocr.layout import bands, column, crosses, find_gutters, v_overlap
+from dagster_ocr.layout import bands, column, crosses, find_gutters, is_rtl, v_overlap
 from dagster_ocr.model import BBox, Line, Page, Span, TextSource
 from dagster_ocr.ocr.settings import OcrSettings
 from dagster_ocr.ocr.stats import DecodeStats
@@ -215,8 +215,9 @@ def _rows(items: list[OcrLine]) -> list[list[OcrLine]]:
     """Lines grouped into rows (boxes that overlap vertically by half the smaller height), each
     row left to right, rows top to bottom. A row's extent grows with each line it takes, so a
     form row or a table row the detector split into several boxes reads as one row, even when its
-    boxes are a little misaligned."""
-    return bands(items, _line_box, grow=True)
+    boxes are a little misaligned. A row of a right-to-left script reads right to left."""
+    rows = bands(items, _line_box, grow=True)
+    return [row[::-1] if len(row) > 1 and is_rtl("".join(ln.text for ln in row)) else row for row in rows]
 
 
 def _is_column_text(ln: OcrLine, s: OcrSettings) -> bool:
@@ -277,7 +278,9 @@ def _segment(
         cols: dict[int, list[OcrLine]] = {}
         for ln in band:
             cols.setdefault(column(ln.bbox, gutters), []).append(ln)
-        for c in sorted(cols):
+        # a band mostly in a right-to-left script reads its columns from the right
+        rtl = 2 * sum(len(ln.text) for ln in band if is_rtl(ln.text)) > sum(len(ln.text) for ln in band)
+        for c in sorted(cols, reverse=rtl):
             out.extend(_segment(cols[c], span, line_h, s, depth + 1))
         out.extend(ln for row in _rows(floats) for ln in row)
         band.clear()

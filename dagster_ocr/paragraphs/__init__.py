@@ -1,11 +1,13 @@
 """Paragraph and section reconstruction from positioned lines.
 
 The input is what the text layer or OCR produced: lines with bboxes, fonts and sizes, in no
-trustworthy order. The steps, per document:
+trustworthy order (OCR lines come in the OCR stage's reading order, which is kept). The steps, per
+document:
 
 1. **Furniture.** Lines already marked, the printed page number found by the label stage
    (``PageLabel.line_index``) and running headers/footers (text that, with digits normalised,
-   recurs in the top or bottom zone of many pages) are marked on the ``Page`` objects and left
+   recurs in the top or bottom zone of many pages; a body-shaped line attached to the body
+   block does not count as a recurrence) are marked on the ``Page`` objects and left
    out. Lines inside a table region are left out too: the table stage owns them (unless the
    "table" is a narrow grid of sentence-length cells: columns of prose, kept as paragraphs).
 2. **Rows.** Fragments of one visual line (the text layer often splits "5.1" from its title, or a
@@ -15,10 +17,15 @@ trustworthy order. The steps, per document:
    enough text on both sides splits rows into columns (rows crossing it are full-width and break
    the column flow), and each column is analysed again. Where no channel runs through a whole
    region (parts of the page with different gutters), the region is cut horizontally at the
-   widest gap that exposes one. A drop cap is joined to the word it begins.
+   widest gap that exposes one; a short row across a channel with column text beside it (a
+   caption) floats after its band's columns. A band mostly in a right-to-left script reads its
+   columns from the right, and its rows join their fragments from the right. On an OCR page the
+   lines keep the order the OCR stage gave them (``ocr.base.reading_order``, from the whole
+   image). A drop cap is joined to the word it begins.
 4. **Paragraphs.** Consecutive rows of one flow are split on a vertical gap that is large for the
    local line height, a change of indentation, font size or style, a short line ending a
    sentence, or a clause/list start ("Article 5", "第五条", "5.2", "(a)", "§ 3", "1.", "•").
+   Indentation and short lines are measured from the right edge on right-to-left rows.
    Across a column or page break, a paragraph that ends without terminal punctuation is
    continued by a row that starts in lower case (or CJK on both sides); across pages the joined
    paragraph is marked ``continued``. Lines are joined with a space (none between CJK

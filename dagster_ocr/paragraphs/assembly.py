@@ -19,7 +19,7 @@ from dagster_ocr.paragraphs.furniture import (
 )
 from dagster_ocr.paragraphs.grouping import _Grouper
 from dagster_ocr.paragraphs.headings import _detect_headings
-from dagster_ocr.paragraphs.rows import _make_rows
+from dagster_ocr.paragraphs.rows import _make_rows, _ocr_rows
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 from dagster_ocr.validation import validate_text
 
@@ -78,7 +78,14 @@ def build_paragraphs(
             if i not in marks and ln.text.strip() and not _in_table(ln, regions, s)
         ]
         body = _attach_drop_caps(body, s)
-        page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
+        if body and all(ln.block < 0 for ln in body):
+            # OCR lines arrive in the OCR stage's reading order (see _ocr_rows): keep it
+            page_rows = _ocr_rows(body, page.index, s)
+            for r in page_rows:
+                r.flow += flow
+            flow = page_rows[-1].flow + 1 if page_rows else flow
+        else:
+            page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
         grouper.add_page(page_rows)
 
     paras = grouper.finish()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dagster_ocr.layout import column, crosses, find_gutters
+from dagster_ocr.layout import column, crosses, find_gutters, v_overlap
 from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -30,38 +30,62 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float)
     # every narrow row shapes the channels (what lies between their merged x-intervals); only
     # rows of running text count towards the rows a column needs on each side
     texty = [r.bbox for r in cands if len(r.text) >= settings.column_min_chars]
-    return find_gutters([r.bbox for r in cands], texty, settings.column_min_gap, settings.column_min_rows)
+    gaps = find_gutters([r.bbox for r in cands], texty, settings.column_min_gap, settings.column_min_rows)
+    if gaps:
+        return gaps
+    # a short row set across the channel (a caption, a figure label) hides it from the test
+    # above: shaped by running text alone, the channel counts when what crosses it floats beside
+    # column text (see _split_columns), never when it cuts text rows
+    return find_gutters(texty, texty, settings.column_min_gap, settings.column_min_rows)
 
 
 def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tuple[bool, list[_Row]]]:
     """Rows (sorted top-down) as parts in reading order: (is_column, rows).
 
-    A row that crosses a channel is full-width and breaks the column flow: the rows between two
-    full-width rows are read column by column.
+    A row that crosses a channel with no column text beside it (a title, a full-width paragraph)
+    is full-width and breaks the column flow: the rows between two full-width rows are read
+    column by column: from the right when most of their text is in a right-to-left script. A
+    row that crosses a channel with column text beside it (a caption or label set between the
+    columns, a pull quote) floats: it is read after the columns of its band, so it neither cuts
+    the columns nor splices itself into their sentences (the OCR stage's rule, ``ocr.base``).
     """
 
     parts: list[tuple[bool, list[_Row]]] = []
     band: list[_Row] = []
+    floats: list[_Row] = []
     wide: list[_Row] = []
+    inside = [r for r in rows if not crosses(r.bbox, gaps)]
+
+    def beside(row: _Row) -> bool:
+        return any(
+            v_overlap(row.bbox, o.bbox) > 0.3 * min(row.height, o.height)
+            and (o.bbox[2] <= row.bbox[0] or o.bbox[0] >= row.bbox[2])
+            for o in inside
+        )
 
     def flush_band() -> None:
         cols: dict[int, list[_Row]] = defaultdict(list)
         for r in band:
             cols[column(r.bbox, gaps)].append(r)
-        parts.extend((True, cols[c]) for c in sorted(cols))
+        rtl = sum(len(r.text) for r in band if r.rtl) > sum(len(r.text) for r in band if not r.rtl)
+        parts.extend((True, cols[c]) for c in sorted(cols, reverse=rtl))
+        if floats:
+            parts.append((False, list(floats)))
         band.clear()
+        floats.clear()
 
     for r in rows:
-        if crosses(r.bbox, gaps):
-            if band:
+        crossing = crosses(r.bbox, gaps)
+        if crossing and not beside(r):
+            if band or floats:
                 flush_band()
             wide.append(r)
         else:
             if wide:
                 parts.append((False, wide))
                 wide = []
-            band.append(r)
-    if band:
+            (floats if crossing else band).append(r)
+    if band or floats:
         flush_band()
     if wide:
         parts.append((False, wide))

@@ -27,6 +27,44 @@ def _zones(page: Page, settings: ParagraphSettings) -> tuple[float, float]:
     return page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
 
 
+def _attached_to_body(
+    zone_lines: list[Line], body_lines: list[Line], settings: ParagraphSettings
+) -> list[bool]:
+    """For each margin-zone line: is it part of the body block (reached from a line outside the
+    margin zones through lines that overlap horizontally and sit at most ``body_attach_gap`` line
+    heights apart)? A running head stands apart from the text under it; a body line does not."""
+    attached = [False] * len(zone_lines)
+    frontier = list(body_lines)
+    while frontier:
+        reached: list[Line] = []
+        for i, ln in enumerate(zone_lines):
+            if attached[i]:
+                continue
+            x0, y0, x1, y1 = ln.bbox
+            for other in frontier:
+                ox0, oy0, ox1, oy1 = other.bbox
+                if min(x1, ox1) - max(x0, ox0) <= 0:
+                    continue
+                gap = max(oy0 - y1, y0 - oy1)
+                if gap <= settings.body_attach_gap * max(y1 - y0, oy1 - oy0):
+                    attached[i] = True
+                    reached.append(ln)
+                    break
+        frontier = reached
+    return attached
+
+
+def _body_shaped(line: Line, measure: float, settings: ParagraphSettings) -> bool:
+    """A line shaped like running prose: several words, and ending a clause or sentence or as
+    wide as the body's text lines (``measure``: the width of the page's body block). A centred
+    report title or a short running head is neither."""
+    text = line.text.strip()
+    return len(text.split()) >= settings.body_line_min_words and (
+        text[-1:] in ".!?;:,"
+        or (measure > 0 and line.bbox[2] - line.bbox[0] >= settings.body_line_min_share * measure)
+    )
+
+
 def _repeated_furniture(
     pages: Iterable[Page], number_lines: dict[int, int], settings: ParagraphSettings
 ) -> set[tuple[str, str]]:
@@ -34,6 +72,11 @@ def _repeated_furniture(
 
     ``number_lines``: page index → the line the label stage read the page number from (never a
     running head). One pass over the pages, keeping only the margin lines' normalised texts.
+
+    Repetition alone is weak evidence in a short document (a form's or a template's body lines
+    recur at the same place on each of three pages): an occurrence that is body-shaped (several
+    words, as wide as the body or ending in punctuation) *and* part of the body block (see
+    ``_attached_to_body``) does not count towards the pages a running head needs.
     """
     zone_pages: dict[tuple[str, str], set[int]] = defaultdict(set)
     n_pages = 0
@@ -41,13 +84,28 @@ def _repeated_furniture(
         n_pages += 1
         top, bottom = _zones(page, settings)
         claimed = number_lines.get(page.index)
+        zone: list[tuple[str, Line]] = []
+        body: list[Line] = []
         for i, line in enumerate(page.lines):
-            if i == claimed or not line.text.strip():
+            if not line.text.strip():
                 continue
             if line.bbox[1] <= top:
-                zone_pages[("header", _norm_furniture(line.text))].add(page.index)
+                kind = "header"
             elif line.bbox[3] >= bottom:
-                zone_pages[("footer", _norm_furniture(line.text))].add(page.index)
+                kind = "footer"
+            else:
+                body.append(line)
+                continue
+            if i != claimed:
+                zone.append((kind, line))
+        measure = max((b.bbox[2] for b in body), default=0.0) - min((b.bbox[0] for b in body), default=0.0)
+        shaped = [_body_shaped(ln, measure, settings) for _, ln in zone]
+        attached = (
+            _attached_to_body([ln for _, ln in zone], body, settings) if any(shaped) else [False] * len(zone)
+        )
+        for (kind, line), sh, at in zip(zone, shaped, attached, strict=True):
+            if not (sh and at):
+                zone_pages[(kind, _norm_furniture(line.text))].add(page.index)
     need = max(settings.repeat_min_pages, settings.repeat_min_share * n_pages)
     return {key for key, seen in zone_pages.items() if len(seen) >= need}
 
@@ -76,10 +134,7 @@ def _page_furniture(
         if i in marks or not line.text.strip():
             continue
         zone = "header" if line.bbox[1] <= top else "footer" if line.bbox[3] >= bottom else None
-        if zone and any(
-            v_overlap(line.bbox, n) > 0.5 * (line.bbox[3] - line.bbox[1])
-            for n in numbers
-        ):
+        if zone and any(v_overlap(line.bbox, n) > 0.5 * (line.bbox[3] - line.bbox[1]) for n in numbers):
             marks[i] = zone
     return marks
 

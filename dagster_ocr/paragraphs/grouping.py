@@ -210,14 +210,18 @@ class _Grouper:
             else:
                 tol = s.indent_tolerance * size
                 fl, fr = flow_box[r.flow]
-                if r.bbox[0] > a.bbox[0] + tol and len(cur.rows) >= 2:
+                # edges in reading direction: a right-to-left line starts at its right edge, so
+                # its indentation and its short last line are those of the mirrored page
+                if a.rtl and r.rtl:
+                    a_start, a_end, r_start, fl, fr = -a.bbox[2], -a.bbox[0], -r.bbox[2], -fr, -fl
+                else:
+                    a_start, a_end, r_start = a.bbox[0], a.bbox[2], r.bbox[0]
+                if r_start > a_start + tol and len(cur.rows) >= 2:
                     brk = True  # first-line indent of a new paragraph
-                elif r.bbox[0] < a.bbox[0] - tol:
-                    first_line_indent = (
-                        len(cur.rows) == 1 and cur.kind == "body" and abs(r.bbox[0] - fl) <= tol
-                    )
+                elif r_start < a_start - tol:
+                    first_line_indent = len(cur.rows) == 1 and cur.kind == "body" and abs(r_start - fl) <= tol
                     brk = not first_line_indent
-                elif _ends_sentence(a.text) and (fr - a.bbox[2]) > max(
+                elif _ends_sentence(a.text) and (fr - a_end) > max(
                     s.short_line_share * (fr - fl), s.short_line_sizes * size
                 ):
                     nxt = r.text.lstrip()[:1]

@@ -23,7 +23,7 @@ _BULLETS = "•·▪‣◦●○■□◆◇►▶✓✔☐☑☒➢➤–—-*"
 _BULLET_RE = re.compile(rf"^[{re.escape(_BULLETS)}](?=\s)")
 
 _TERMINAL = ".!?。！？…:;；：\"”'’)）»"
-_SENTENCE_END = ".!?。！？…:"
+_SENTENCE_END = ".!?。！？…:؟۔"  # with the Arabic question mark and the Urdu full stop
 
 
 def is_cjk(ch: str) -> bool:

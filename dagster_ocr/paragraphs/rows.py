@@ -1,11 +1,12 @@
-"""Rows: the fragments of one visual line merged into a ``_Row``, left to right."""
+"""Rows: the fragments of one visual line merged into a ``_Row``, in reading order (left to right,
+or right to left on a line of a right-to-left script)."""
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
 
-from dagster_ocr.layout import BBox, union, v_overlap
+from dagster_ocr.layout import BBox, is_rtl, union, v_overlap
 from dagster_ocr.model import Line
 from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
 from dagster_ocr.paragraphs.settings import ParagraphSettings
@@ -27,6 +28,9 @@ class _Row:
     bold_any: bool = False
     italic_any: bool = False
     marker: bool = False  # starts with a bullet glyph we normalised
+    #: a line of a right-to-left script: it starts at its right edge (indentation, short lines
+    #: and column order are mirrored)
+    rtl: bool = False
 
     @property
     def height(self) -> float:
@@ -62,7 +66,9 @@ def _join_fragments(left: str, right: str, gap: float, size: float) -> str:
 
 
 def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
-    """Merge the fragments of each visual line, left to right."""
+    """Merge the fragments of each visual line, left to right (right to left when most of the
+    line's strongly directional characters are right-to-left: the text layer gives each fragment
+    in logical order, but the fragments of an Arabic or Hebrew line follow from the right)."""
     groups: list[list[Line]] = []
     for line in sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1])):
         x0, y0, _, y1 = line.bbox
@@ -91,8 +97,17 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         else:
             best.append(line)
 
+    return _rows_of(groups, page_index)
+
+
+def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
+    """Each group of fragments of one visual line as a ``_Row`` (groups in order, empty ones
+    left out); fragments are joined left to right, or right to left on a right-to-left line."""
     rows: list[_Row] = []
     for g in groups:
+        rtl = is_rtl("".join(ln.text for ln in g))
+        if rtl and len(g) > 1:
+            g = sorted(g, key=lambda ln: -ln.bbox[2])
         marker = False
         text = ""
         first = 0
@@ -102,7 +117,10 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
             text, marker = "•", True
         for i in range(first, len(g)):
             prev = g[i - 1] if i else None
-            gap = g[i].bbox[0] - prev.bbox[2] if prev is not None else 0.0
+            if prev is None:
+                gap = 0.0
+            else:
+                gap = prev.bbox[0] - g[i].bbox[2] if rtl else g[i].bbox[0] - prev.bbox[2]
             text = _join_fragments(text, g[i].text.strip(), gap if text else 0.0, g[i].size)
         text = text.replace("\t", " ").strip()
         if not text:
@@ -122,6 +140,41 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
                 block=g[0].block if g[0].block >= 0 else content[0].block,
                 page_index=page_index,
                 marker=marker,
+                rtl=rtl,
             )
         )
+    return rows
+
+
+def _ocr_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
+    """Rows of an OCR page, keeping the order the lines come in, with ``flow`` set relative to 0.
+
+    The OCR stage already put the page's lines in reading order (``ocr.base.reading_order``:
+    columns, bands, captions floated after their columns) from the whole image's layout; sorting
+    them again top-down here would read across the columns. Consecutive lines on one visual line
+    (the engine cut a line at a wide gap) merge; a row that is not below the previous one in the
+    same column (it moves up, or sideways out of its x-range) starts a new flow.
+    """
+    groups: list[list[Line]] = []
+    for line in lines:
+        if groups:
+            last = groups[-1][-1]
+            h = min(line.bbox[3] - line.bbox[1], last.bbox[3] - last.bbox[1])
+            size = max(line.size, last.size, 1.0)
+            gap = line.bbox[0] - last.bbox[2]
+            if (
+                v_overlap(line.bbox, last.bbox) >= 0.5 * h
+                and -0.5 * size <= gap <= settings.row_join_gap_ocr * size
+            ):
+                groups[-1].append(line)
+                continue
+        groups.append([line])
+    rows = _rows_of(groups, page_index)
+    flow = 0
+    for prev, row in zip([None, *rows], rows, strict=False):
+        if prev is not None and (
+            row.bbox[1] < prev.bbox[1] or min(row.bbox[2], prev.bbox[2]) <= max(row.bbox[0], prev.bbox[0])
+        ):
+            flow += 1
+        row.flow = flow
     return rows

@@ -37,6 +37,22 @@ class ParagraphSettings(BaseModel):
     repeat_min_share: float = Field(
         0.4, description="... and on at least this share of the document's pages."
     )
+    body_attach_gap: float = Field(
+        1.0,
+        description="A margin line this many line heights or less from the body block (through "
+        "horizontally overlapping lines) is part of it: repeated there, it is body text, not a running "
+        "header, when it is also body-shaped.",
+    )
+    body_line_min_words: int = Field(
+        5,
+        description="Words a margin line needs to be body-shaped (with `body_line_min_share` or "
+        "punctuation).",
+    )
+    body_line_min_share: float = Field(
+        0.6,
+        description="... and this share of the width of the page's body block, unless it ends in "
+        "punctuation (. ! ? ; : ,).",
+    )
     row_join_gap: float = Field(
         3.0,
         description="Fragments of one text-layer block on one visual line are merged when the "

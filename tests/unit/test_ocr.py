@@ -565,3 +565,24 @@ def test_levenshtein_and_cer():
     assert cer("", "") == 0.0 and cer("", "x") == 1.0
     long_a, long_b = "ab" * 2000, "ba" * 2000
     assert levenshtein(long_a, long_b) == 2  # vectorised DP stays exact (and fast) on long texts
+
+
+def test_reading_order_right_to_left_columns_and_rows_from_the_right():
+    # a Hebrew page in two columns: the right column is read first, and a row the detector cut
+    # in two reads from its right part
+    he = "שורה של טקסט רץ בעמודה"  # running text, long enough to shape a column
+    lines = [
+        _ln(f"{he} ש1", 50, 200, 280, 220),
+        _ln(f"{he} ר1", 320, 200, 550, 220),
+        _ln(f"{he} ר2", 320, 225, 550, 245),
+        _ln(f"{he} ש2", 50, 225, 280, 245),
+        _ln(f"{he} ש3", 50, 250, 280, 270),
+        _ln(f"{he} ר3", 320, 250, 550, 270),
+        _ln("כותרת ראשית של העמוד", 50, 100, 550, 130),
+    ]
+    got = [ln.text.split()[-1] for ln in reading_order(lines)]
+    assert got == ["העמוד", "ר1", "ר2", "ר3", "ש1", "ש2", "ש3"]
+    # one column, one of its rows cut in two by the detector: its right part comes first
+    cut = [_ln("סוף השורה", 50, 100, 200, 120), _ln("תחילת השורה", 210, 100, 550, 120)]
+    below = _ln("השורה הבאה", 50, 125, 550, 145)
+    assert [ln.text for ln in reading_order([below, *cut])] == ["תחילת השורה", "סוף השורה", "השורה הבאה"]

@@ -688,3 +688,134 @@ def test_columns_of_prose_taken_for_a_table_keep_their_text() -> None:
         regions=[(0, (60, 95, 520, 130))],
     )
     assert texts([page(lines)], tables=[data]) == []
+
+
+def test_pdf_body_lines_repeated_on_three_pages_are_not_running_headers() -> None:
+    # a three-page form: the same instructions open every page, inside the top margin zone and set
+    # like the body (long, punctuated, one line-pitch from the text below); a short running head
+    # stands apart above them and is furniture
+    def question(i: int) -> list[str]:
+        return [
+            f"Question {i + 1} asks for the details of applicant number {i + 1}: the name, the",
+            "address and the date of birth, as they appear on the passport of the applicant",
+            "who signs the form at its end, in the presence of the officer who receives it.",
+        ]
+
+    intro = [
+        "Please read every question carefully before you answer it in the space below,",
+        "and write clearly in black ink; incomplete forms are returned to the sender.",
+    ]
+    spec = []
+    for i in range(3):
+        items = [(72, 36, "Form B-7", 8, "tiro")]
+        items += stack([*intro, *question(i)], y0=66)
+        spec.append(items)
+    pages = pdf_pages(spec)
+    assert all(ln.bbox[1] <= H * ParagraphSettings().margin_zone for ln in pages[0].lines[:3])
+    result = build_paragraphs(pages, [], [])
+    texts_ = [p.text for p in result.paragraphs]
+    assert texts_ == [" ".join([*intro, *question(i)]) for i in range(3)]
+    kinds = {pages[p].lines[i].text: k for p, marks in result.furniture.items() for i, k in marks.items()}
+    assert kinds == {"Form B-7": "header"}
+
+
+def test_pdf_running_header_tight_to_the_body_is_still_furniture() -> None:
+    # short and unpunctuated: a running head even when set one line-pitch above the body
+    spec = []
+    for i in range(3):
+        items = [(72, 82, "Annual Report 2024", 8, "tiro")]
+        items += stack(
+            [
+                f"Body text of page {i + 1} that differs from page to page, as body",
+                "text does, and it runs on over a third line of the page, as the",
+                "body does.",
+            ],
+            y0=94,
+        )
+        spec.append(items)
+    pages = pdf_pages(spec)
+    result = build_paragraphs(pages, [], [])
+    assert [p.text for p in result.paragraphs] == [
+        f"Body text of page {i + 1} that differs from page to page, as body text does, and it runs on over"
+        " a third line of the page, as the body does."
+        for i in range(3)
+    ]
+    assert pages[0].lines[1].bbox[1] <= H * ParagraphSettings().margin_zone
+    assert all(list(m.values()) == ["header"] for m in result.furniture.values())
+
+
+_HE_A = (
+    "שלום עולם זה טקסט בעברית ארוך יותר שנמשך על פני כמה שורות של טקסט כדי לבדוק את הסדר"
+    " של השורות והמילים בתוך הפסקה."
+)
+_HE_B = (
+    "זוהי הפסקה השנייה והיא מתחילה בשורה חדשה אחרי הפסקה הראשונה ויש בה מספיק מילים כדי"
+    " להימשך על פני שלוש שורות לפחות בעמוד."
+)
+
+
+def _html_pages(boxes: list[tuple[tuple[float, float, float, float], str]]) -> list[Page]:
+    """One page of right-to-left HTML boxes (PyMuPDF shapes them and writes visual glyph runs)."""
+    doc = pymupdf.open()
+    pg = doc.new_page(width=W, height=H)
+    for rect, html in boxes:
+        pg.insert_htmlbox(pymupdf.Rect(*rect), html)
+    doc = pymupdf.open("pdf", doc.tobytes())
+    return [Page(index=p.number, width=W, height=H, lines=extract_lines(p)) for p in doc]
+
+
+def test_pdf_right_to_left_paragraphs_keep_ragged_left_lines_together() -> None:
+    # a right-to-left paragraph is aligned on the right and ragged on the left: its left edge
+    # moves from line to line, which is no indentation
+    pages = _html_pages([((72, 150, 520, 400), f'<p dir="rtl">{_HE_A}</p><p dir="rtl">{_HE_B}</p>')])
+    assert len({round(ln.bbox[0]) for ln in pages[0].lines}) > 2  # ragged on the left
+    assert [p.text for p in paras_of(pages)] == [_HE_A, _HE_B]
+
+
+def test_pdf_right_to_left_columns_are_read_from_the_right() -> None:
+    pages = _html_pages(
+        [
+            ((310, 150, 520, 700), f'<p dir="rtl">{_HE_A} {_HE_A}</p>'),
+            ((72, 150, 285, 700), f'<p dir="rtl">{_HE_B} {_HE_B}</p>'),
+        ]
+    )
+    assert [p.text for p in paras_of(pages)] == [f"{_HE_A} {_HE_A}", f"{_HE_B} {_HE_B}"]
+
+
+def test_right_to_left_fragments_of_one_line_join_from_the_right() -> None:
+    # two fragments of one visual line (one text-layer block): the right one comes first
+    right = line("שלום עולם", 300, 100, x1=360, block=0)
+    left = line("זה טקסט בעברית.", 200, 100, x1=296, block=0)
+    ltr_a, ltr_b = line("Left part", 72, 130, x1=120, block=1), line("right part.", 124, 130, x1=180, block=1)
+    paras = build_paragraphs([page([left, right, ltr_b, ltr_a])], [], []).paragraphs
+    assert [p.text for p in paras] == ["שלום עולם זה טקסט בעברית.", "Left part right part."]
+
+
+def test_ocr_lines_keep_the_ocr_stage_reading_order() -> None:
+    # an OCR page: two columns with a short caption set across the gutter between them. The OCR
+    # stage read it column by column, the caption after the columns (ocr.base.reading_order);
+    # the paragraphs keep that order instead of sorting the lines top-down again, which read
+    # every row across both columns when the caption hid the gutter
+    left = [f"left column line {i} of running text goes on and" for i in range(8)]
+    right = [f"right column line {i} of running text goes on and" for i in range(8)]
+    left[-1], right[-1] = "the left column ends here.", "the right column ends here."
+    lines = [line(t, 72, 100 + 14 * i, x1=290, block=-1) for i, t in enumerate(left)]
+    lines += [line(t, 310, 100 + 14 * i, x1=530, block=-1) for i, t in enumerate(right)]
+    lines.append(line("Figure 1", 280, 150, x1=320, size=7, block=-1))
+    paras = [p.text for p in build_paragraphs([page(lines)], [], []).paragraphs]
+    assert paras[:2] == [" ".join(left), " ".join(right)]
+    assert paras[2:] == ["Figure 1"]
+
+
+def test_a_caption_across_the_gutter_does_not_hide_the_columns() -> None:
+    # text-layer columns narrowed around a short caption set across the gutter between them:
+    # the columns are read one after the other and the caption after them, not row by row
+    left = [f"Left column line {i} of running text goes on." for i in range(8)]
+    right = [f"Right column line {i} of running text goes on." for i in range(8)]
+    lines = [line(t, 72, 100 + 14 * i, x1=255 if i in (3, 4) else 290, block=0) for i, t in enumerate(left)]
+    lines += [
+        line(t, 345 if i in (3, 4) else 310, 100 + 14 * i, x1=530, block=1) for i, t in enumerate(right)
+    ]
+    lines.append(line("Figure 1", 270, 150, x1=330, size=7, block=2))
+    text = " ".join(p.text for p in build_paragraphs([page(lines)], [], []).paragraphs)
+    assert text == " ".join([*left, *right, "Figure 1"])
