@@ -193,6 +193,10 @@ class Table:
     merge_kind: str = ""
     #: (page_index, bbox) of every part, so other stages can tell table text from body text
     regions: list[tuple[int, BBox]] = field(default_factory=list)
+    #: (page_index, text) of cells a part held that the table keeps once, from an earlier part: a
+    #: continuation's repeated header row or stub column. The text was on that page, inside the
+    #: table, and is the table's: conservation accounts it here, the paragraphs leave it out.
+    repeats: list[tuple[int, str]] = field(default_factory=list)
 
     def grid(self) -> list[list[str]]:
         """The table as a rectangular list of rows (covered cells empty)."""
