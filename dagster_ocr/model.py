@@ -137,6 +137,9 @@ class Page:
     #: characters of the text layer on lines running up and down the displayed page (a table
     #: printed sideways), read by the text stage so the table stage need not read them again
     vertical_chars: tuple[int, int] = (0, 0)
+    #: characters on lines running right to left, upside down, as displayed (a table printed
+    #: turned half round), counted by the text stage like ``vertical_chars``
+    reversed_chars: int = 0
 
     @property
     def text(self) -> str:

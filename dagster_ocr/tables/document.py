@@ -80,7 +80,7 @@ def extract_tables(
         frame = None
         if s.finder in ("auto", "stream"):
             words = _page_words(pg, page)
-            frame = _reading_frame(page, words) or _upside_down(pg, page)
+            frame = _reading_frame(page, words) or _upside_down(page, words)
         if frame is not None:
             # the whole page is seen turned, so captions, gaps and merges read it as it is read
             back[i] = tuple(~pymupdf.Matrix(frame))

@@ -73,24 +73,12 @@ def _sideways_share(
     return frame, tall, upright
 
 
-def _upside_down(pg: pymupdf.Page, page: Page) -> tuple[float, ...] | None:
-    """A matrix turning the page half way round, for a page whose text mostly runs right to left
+def _upside_down(page: Page, words: list[_Word]) -> tuple[float, ...] | None:
+    """A matrix turning the page half way round, for a page whose text mostly runs right to left,
     upside down (a table printed turned 180 degrees, or turned 90 degrees on a page whose /Rotate
-    turns it 90 more); else None. Read from the text layer's line directions as displayed
-    (``vertical_chars`` counts only lines running up and down)."""
-    rot = pg.rotation_matrix if page.rotation else None
-    left = right = 0
-    for block in pg.get_text("dict", flags=0)["blocks"]:
-        for ln in block.get("lines", ()):
-            dx, dy = ln["dir"]
-            if rot is not None:
-                dx = dx * rot.a + dy * rot.c
-            n = sum(len(sp["text"].strip()) for sp in ln["spans"])
-            if dx < -0.9:
-                left += n
-            elif dx > 0.9:
-                right += n
-    if left >= 20 and left > 2 * right:
+    turns it 90 more); else None. The text stage counts those characters (``Page.reversed_chars``)."""
+    n = sum(len(w.text) for w in words)
+    if page.reversed_chars >= 20 and page.reversed_chars > 0.5 * n:
         return (-1.0, 0.0, 0.0, -1.0, page.width, page.height)
     return None
 
