@@ -24,6 +24,8 @@ character is counted twice. What is left unconsumed in the destinations at the e
 line accounts for (``unsourced``: a marker the stage added, or text that appears twice, as a table
 cell and a paragraph); it is reported beside the losses. A table the paragraph stage read as
 running text (``ParagraphResult.read_as_text``) is not a destination: its text is in the paragraphs.
+What a merged table keeps once (``Table.repeats``: a continuation's repeated header or stub column)
+is a destination for that page's lines after the cells, but not output text, so never unsourced.
 """
 
 from __future__ import annotations
