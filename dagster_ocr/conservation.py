@@ -24,6 +24,8 @@ character is counted twice. What is left unconsumed in the destinations at the e
 line accounts for (``unsourced``: a marker the stage added, or text that appears twice, as a table
 cell and a paragraph); it is reported beside the losses. A table the paragraph stage read as
 running text (``ParagraphResult.read_as_text``) is not a destination: its text is in the paragraphs.
+What a merged table keeps once (``Table.repeats``: a continuation's repeated header or stub column)
+is a destination for that page's lines after the cells, but not output text, so never unsourced.
 """
 
 from __future__ import annotations
@@ -177,6 +179,9 @@ class TextAccountant:
                 self._covering[page].append(i)
         skip = set(getattr(paragraphs, "read_as_text", None) or ())
         self._cells: dict[int, list[str]] = defaultdict(list)
+        #: text a table read on a page and keeps once (``Table.repeats``): a destination for the
+        #: page's lines after the cells, but not in the outputs, so never ``unsourced``
+        self._repeats: dict[int, list[str]] = defaultdict(list)
         self._cell_boxes: dict[int, list[tuple[float, float, float, float]]] = defaultdict(list)
         for t in tables:
             if t.table_id in skip:
@@ -187,6 +192,10 @@ class TextAccountant:
                     self._cells[c.page_index].append(text)
                 if c.bbox is not None:
                     self._cell_boxes[c.page_index].append(c.bbox)
+            # a continuation's repeated header or stub: printed in the table, kept in it once
+            for page_index, text in getattr(t, "repeats", None) or ():
+                if compact(text):
+                    self._repeats[page_index].append(compact(text))
         self.accounts: dict[int, PageAccount] = {}
         self._cell_state: dict[int, _Destinations] = {}
         self._leftovers: dict[int, list[_Leftover]] = {}
@@ -210,7 +219,10 @@ class TextAccountant:
         account = PageAccount(page.index, str(page.text_source))
         marks = self.furniture.get(page.index, {})
         paras = self._paras_of(page.index)
-        cells = _Destinations.build([("table", i, t) for i, t in enumerate(self._cells.get(page.index, []))])
+        cells = _Destinations.build(
+            [("table", i, t) for i, t in enumerate(self._cells.get(page.index, []))]
+            + [("table", -1, t) for t in self._repeats.get(page.index, [])]
+        )
         pending: list[tuple[int, str, str]] = []  # (line index, raw text, compacted)
         for i, line in enumerate(page.lines):
             n = _chars(line.text)
@@ -326,7 +338,11 @@ class TextAccountant:
                 words[line_index].append(text)
             account.lost_text = " / ".join(" ".join(words[i]) for i in sorted(words))[:LOST_TEXT_CHARS]
         for page_index, cells in self._cell_state.items():
-            self.accounts[page_index].unsourced += sum(len(t) - t.count(_CONSUMED) for t in cells.parts())
+            self.accounts[page_index].unsourced += sum(
+                len(t) - t.count(_CONSUMED)
+                for (_, index), t in zip(cells.owners, cells.parts(), strict=True)
+                if index >= 0  # a repeat is not in the outputs: left over, it duplicates nothing
+            )
         for p, text in zip(self._paras, self._texts, strict=True):
             left = len(text) - text.count(_CONSUMED)
             if left and p.page_index in self.accounts:

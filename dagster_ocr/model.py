@@ -137,6 +137,9 @@ class Page:
     #: characters of the text layer on lines running up and down the displayed page (a table
     #: printed sideways), read by the text stage so the table stage need not read them again
     vertical_chars: tuple[int, int] = (0, 0)
+    #: characters on lines running right to left, upside down, as displayed (a table printed
+    #: turned half round), counted by the text stage like ``vertical_chars``
+    reversed_chars: int = 0
 
     @property
     def text(self) -> str:
@@ -193,6 +196,10 @@ class Table:
     merge_kind: str = ""
     #: (page_index, bbox) of every part, so other stages can tell table text from body text
     regions: list[tuple[int, BBox]] = field(default_factory=list)
+    #: (page_index, text) of cells a part held that the table keeps once, from an earlier part: a
+    #: continuation's repeated header row or stub column. The text was on that page, inside the
+    #: table, and is the table's: conservation accounts it here, the paragraphs leave it out.
+    repeats: list[tuple[int, str]] = field(default_factory=list)
 
     def grid(self) -> list[list[str]]:
         """The table as a rectangular list of rows (covered cells empty)."""

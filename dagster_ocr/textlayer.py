@@ -310,8 +310,9 @@ def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
 
 def read_text_layer(
     page: pymupdf.Page, textpage: pymupdf.TextPage | None = None
-) -> tuple[list[Line], tuple[int, int]]:
-    """``extract_lines``, and the characters on lines running up and down the displayed page.
+) -> tuple[list[Line], tuple[int, int], int]:
+    """``extract_lines``, the characters on lines running up and down the displayed page, and
+    those on lines running right to left, upside down (``Page.reversed_chars``).
 
     The direction counts are what the table stage needs to turn a page printed sideways
     (``Page.vertical_chars``); they are read here, where the lines are, so that stage does not
@@ -321,8 +322,8 @@ def read_text_layer(
     rot = tuple(page.rotation_matrix) if page.rotation else None
     bold_flag, italic_flag = pymupdf.TEXT_FONT_BOLD, pymupdf.TEXT_FONT_ITALIC
     # a line's direction is in unrotated space: its displayed dy is (b, d) of the rotation
-    dir_b, dir_d = (rot[1], rot[3]) if rot is not None else (0.0, 1.0)
-    up = down = 0
+    dir_a, dir_b, dir_c, dir_d = (rot[0], rot[1], rot[2], rot[3]) if rot is not None else (1.0, 0.0, 0.0, 1.0)
+    up = down = left = 0
 
     # Memory matters here (a 5,000-page document keeps every line until it is loaded): bbox tuples
     # are PyMuPDF's own, a one-span line shares its span's, and font names are interned.
@@ -332,11 +333,13 @@ def read_text_layer(
             continue
         for ln in block["lines"]:
             dx, dy = ln["dir"]
-            dy = dir_b * dx + dir_d * dy
+            dx, dy = dir_a * dx + dir_c * dy, dir_b * dx + dir_d * dy
             if dy < -0.9:
                 up += sum(len(sp["text"].strip()) for sp in ln["spans"])
             elif dy > 0.9:
                 down += sum(len(sp["text"].strip()) for sp in ln["spans"])
+            elif dx < -0.9:
+                left += sum(len(sp["text"].strip()) for sp in ln["spans"])
             spans = []
             for s in ln["spans"]:
                 font, symbol, bold_name = _font_facts(s["font"])
@@ -358,7 +361,7 @@ def read_text_layer(
                 if len(spans) == 1 and spans[0].bbox == bbox:
                     bbox = spans[0].bbox
                 lines.append(Line(text=text, bbox=bbox, spans=spans, block=block["number"]))
-    return lines, (up, down)
+    return lines, (up, down), left
 
 
 def extract_words(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> Words:
@@ -477,7 +480,7 @@ def iter_pages(
                 "max_seconds_per_document and max_seconds_per_page x pages)"
             )
         textpage = page.get_textpage(flags=TEXT_FLAGS)
-        lines, vertical = read_text_layer(page, textpage)
+        lines, vertical, upside_down = read_text_layer(page, textpage)
         n_chars = _visible_chars(lines)
         coverage = _image_coverage(page, n_chars, settings)
         needs_ocr, reason = route_page(lines, coverage, settings, n_chars)
@@ -492,6 +495,7 @@ def iter_pages(
             rotation=page.rotation,
             image_coverage=round(coverage, 4),
             vertical_chars=vertical,
+            reversed_chars=upside_down,
         )
         blank = None
         if needs_ocr and ocr is not None and settings.skip_blank_pages and not lines:

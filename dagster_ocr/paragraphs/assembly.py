@@ -6,16 +6,17 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 
-from dagster_ocr.model import BBox, Page, PageLabel, Paragraph, ParagraphResult, Section, Table
+from dagster_ocr.model import Page, PageLabel, Paragraph, ParagraphResult, Section, Table
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.paragraphs.columns import _reading_order
 from dagster_ocr.paragraphs.furniture import (
     _attach_drop_caps,
-    _in_table,
     _looks_like_prose,
     _page_furniture,
     _repeated_furniture,
+    _TableText,
 )
 from dagster_ocr.paragraphs.grouping import _Grouper
 from dagster_ocr.paragraphs.headings import _detect_headings
@@ -51,31 +52,44 @@ def build_paragraphs(
     result = ParagraphResult()
     number_lines = {lab.page_index: lab.line_index for lab in labels if lab.line_index is not None}
     repeated = _repeated_furniture(in_page_order(pages), number_lines, s)
-    tables_by_page: dict[int, list[BBox]] = defaultdict(list)
+    tables_by_page: dict[int, _TableText] = defaultdict(_TableText)
     for t in tables:
         if _looks_like_prose(t, s):
             # two columns of running text taken for a table: dropping it would lose body text
             log.info("table %s reads as running text; its text stays in the paragraphs", t.table_id)
             result.read_as_text.append(t.table_id)
             continue
+        texts: dict[int, list[str]] = defaultdict(list)
+        for c in t.cells:
+            texts[c.page_index].append(c.text)
+        for page_index, text in getattr(t, "repeats", None) or ():
+            texts[page_index].append(text)
         for page_index, bbox in t.regions:
-            tables_by_page[page_index].append(bbox)
+            tables_by_page[page_index].add(bbox, texts.pop(page_index, []))
 
-    grouper = _Grouper(tables_by_page, s)
+    grouper = _Grouper({k: v.regions for k, v in tables_by_page.items()}, s)
     flow = 0
     n_pages = 0
     # one page at a time (pages may be read back from disk: see pagestore); what is kept of a
     # page is its paragraphs' text and a summary of their rows, not its lines
     for page in in_page_order(pages):
         n_pages += 1
-        marks = _page_furniture(page, repeated, number_lines.get(page.index), s)
+        number_line = number_lines.get(page.index)
+        marks = _page_furniture(page, repeated, number_line, s)
+        held = tables_by_page.get(page.index)
+        # a line in a table region the table holds is the table's; the words it does not hold
+        # (a note or a sentence the region swallowed) stay body text: a table never costs text
+        rest = held.split(page.lines, s) if held else {}
+        claimed = {i for i, text in rest.items() if not text.strip()}
+        # a table row near the page edge is the table's, not a running header or a page number
+        # (nor is a header year the label stage took for the page's number: the cell holds it)
+        marks = {i: kind for i, kind in marks.items() if i not in claimed}
         if marks:
             result.furniture[page.index] = marks
-        regions = tables_by_page.get(page.index, [])
         body = [
-            ln
+            ln if rest.get(i, ln.text) == ln.text else replace(ln, text=rest[i])
             for i, ln in enumerate(page.lines)
-            if i not in marks and ln.text.strip() and not _in_table(ln, regions, s)
+            if i not in marks and ln.text.strip() and i not in claimed
         ]
         body = _attach_drop_caps(body, s)
         if body and all(ln.block < 0 for ln in body):

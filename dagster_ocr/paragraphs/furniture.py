@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
+from dagster_ocr.conservation import compact
 from dagster_ocr.layout import v_overlap
 from dagster_ocr.model import BBox, Line, Page, Table
 from dagster_ocr.paragraphs.settings import ParagraphSettings
@@ -196,3 +197,69 @@ def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> b
         if w > 0 and h > 0 and w * h >= settings.table_overlap * area:
             return True
     return False
+
+
+@dataclass(slots=True)
+class _TableText:
+    """The tables on one page as the paragraph stage sees them: their regions and the text they hold.
+
+    A line inside a region belongs to the table only when the table holds its words (a cell, or a
+    repeat the merge kept once: ``Table.repeats``); a line the finder left out of every cell (an
+    axis label, a note, a paragraph the region swallowed) is body text, so a table never costs text.
+    """
+
+    regions: list[BBox] = field(default_factory=list)
+    #: the compacted texts of the page's cells and repeats, joined by a separator
+    held: str = ""
+
+    def add(self, bbox: BBox | None, texts: list[str]) -> None:
+        if bbox is not None:
+            self.regions.append(bbox)
+        held = "\x01".join(t for t in map(compact, texts) if t)
+        self.held = f"{self.held}\x01{held}" if self.held else held
+
+    def _take(self, text: str, whole: bool = False) -> bool:
+        """Consume the first occurrence of ``text`` (``whole``: only a whole cell); False if none."""
+        if whole:
+            at = f"\x01{self.held}\x01".find(f"\x01{text}\x01")
+        else:
+            at = self.held.find(text)
+        if not text or at < 0:
+            return False
+        self.held = self.held[:at] + "\x00" * len(text) + self.held[at + len(text) :]
+        return True
+
+    def split(self, lines: list[Line], settings: ParagraphSettings) -> dict[int, str]:
+        """Line index -> the words of that line the page's tables do not hold ("": a table line),
+        for the lines inside a region; lines outside every region are not listed.
+
+        Matched as the conservation check matches (``conservation``), each held text taken once:
+        lines that are a whole cell first, then lines inside a cell, longest first, then word by
+        word; a word no cell holds (a note, a caption or a sentence the region swallowed) stays
+        body text, so a table never costs text.
+        """
+        inside = {
+            i: compact(ln.text)
+            for i, ln in enumerate(lines)
+            if ln.text.strip() and _in_table(ln, self.regions, settings)
+        }
+        out: dict[int, str] = {}
+        for i, text in inside.items():
+            if not text or self._take(text, whole=True):  # a dash or dot filler: the region's
+                out[i] = ""
+        for i in sorted(set(inside) - set(out), key=lambda k: -len(inside[k])):
+            if self._take(inside[i]):
+                out[i] = ""
+        joined = None
+        for i in sorted(set(inside) - set(out)):
+            rest = []
+            for word in lines[i].text.split():
+                w = compact(word)
+                if not w or self._take(w):
+                    continue
+                if joined is None:  # a word the finder cut over two cells of a row: the two as one
+                    joined = self.held.replace("\x01", "")
+                if w not in joined:
+                    rest.append(word)
+            out[i] = " ".join(rest)
+        return out

@@ -12,6 +12,8 @@ only when nothing but page furniture or a few short lines separates them, the co
 agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
 A wide table whose columns continue on the next page (same rows) is joined on its stub column when
 the continuation repeats the stubs row for row AND a "continued" marker or the same caption says so.
+What a join keeps once (a continuation's repeated header, its repeated stub column) is recorded in
+``Table.repeats``, so the text is accounted to the table and not to the paragraphs (nothing lost).
 
 Modules, each importing only those above it:
 
@@ -21,7 +23,10 @@ Modules, each importing only those above it:
   PyMuPDF release it was ported from (``grid.PORTED_FROM``; any other uses ``find_tables``).
 - ``cells``: ``_Part`` (one table on one page) read from a PyMuPDF grid; spans and suspicious cells.
 - ``stream``: the text-alignment finder, and the test that keeps a found table (``_keep``).
-- ``sideways``: pages whose tables are printed sideways, read turned and turned back.
+- ``prose``: running text a finder took for a table (numbered transcript lines, gapped
+  right-to-left prose), rejected so its lines stay body text (``_running_text``).
+- ``sideways``: pages whose tables are printed sideways (text up or down, the whole page or beside
+  upright text) or upside down, read turned and turned back.
 - ``rows``: row continuations (the gap, column layout and repeated header tests) and their table.
 - ``columns``: column continuations aligned on the stub column, and their table.
 - ``document``: ``extract_tables``: which finder reads each page, captions, and the merging driver.

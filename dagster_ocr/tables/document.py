@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,9 +17,16 @@ from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.tables.cells import _Part, _to_part
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
+from dagster_ocr.tables.prose import _running_text
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
-from dagster_ocr.tables.sideways import _reading_frame, _table_to_display, _turn_lines
+from dagster_ocr.tables.sideways import (
+    _reading_frame,
+    _sideways_share,
+    _table_to_display,
+    _turn_lines,
+    _upside_down,
+)
 from dagster_ocr.tables.stream import _keep, _stream_part, _table_areas
 from dagster_ocr.tables.words import _clean, _page_lines, _page_words, _text_lines, _Word
 
@@ -61,6 +69,7 @@ def extract_tables(
     per_page: dict[int, list[_Part]] = {}
     regions: dict[int, list[BBox]] = {}
     back: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways): inverse frames
+    turned: dict[int, tuple[float, ...]] = {}  # id of a part read turned on a mixed page: inverse frame
     for page in in_page_order(pages):
         if page.text_source != TextSource.TEXT_LAYER:
             continue
@@ -71,17 +80,41 @@ def extract_tables(
         frame = None
         if s.finder in ("auto", "stream"):
             words = _page_words(pg, page)
-            frame = _reading_frame(page, words)
+            frame = _reading_frame(page, words) or _upside_down(page, words)
         if frame is not None:
             # the whole page is seen turned, so captions, gaps and merges read it as it is read
             back[i] = tuple(~pymupdf.Matrix(frame))
             words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words]
             lines[i] = _turn_lines(lines[i], frame)
-            by_index[i] = dataclasses.replace(page, width=page.height, height=page.width, lines=lines[i])
+            quarter = frame[0] == 0.0  # a quarter turn swaps the page's sides, a half turn does not
+            w, h = (page.height, page.width) if quarter else (page.width, page.height)
+            by_index[i] = dataclasses.replace(page, width=w, height=h, lines=lines[i])
         per_page[i] = _page_parts(pg, page, lines[i], s, words, frame)
-        regions[i] = [p.bbox for p in per_page[i]]
+        if frame is None and words and (mixed := _sideways_share(pg, page, words)) is not None:
+            # upright text and a sideways table on one page: the sideways words read in their frame
+            turn, tall, upright = mixed
+            inverse = tuple(~pymupdf.Matrix(turn))
+            framed = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), turn), w.text) for w in tall]
+            kept = _page_parts(pg, page, lines[i], s, upright, None)
+            for part in _page_parts(pg, page, _turn_lines(lines[i], turn), s, framed, turn):
+                turned[id(part)] = inverse
+                kept.append(part)
+            per_page[i] = sorted(
+                kept, key=lambda p: (p.bbox[1], p.bbox[0]) if id(p) not in turned else (1e9, 0)
+            )
+        regions[i] = [
+            transform_box(p.bbox, turned[id(p)]) if id(p) in turned else p.bbox for p in per_page[i]
+        ]
         for j, part in enumerate(per_page[i]):
-            joined = s.merge and j == 0 and groups
+            # a part read in its own frame on a mixed page is a table of its own: its rows and
+            # columns do not compare with an upright part's
+            joined = (
+                s.merge
+                and j == 0
+                and groups
+                and id(part) not in turned
+                and id(groups[-1].parts[-1]) not in turned
+            )
             if joined and _join(groups[-1], part, per_page, by_index, lines, regions, s):
                 continue
             groups.append(_Group([part]))
@@ -94,7 +127,41 @@ def extract_tables(
         else _build_rows(g.parts, g.drop, f"t{k}", s)
         for k, g in enumerate(groups)
     ]
-    return [_table_to_display(t, back) for t in tables] if back else tables
+    for g, t in zip(groups, tables, strict=True):
+        if len(g.parts) > 1:
+            t.repeats = _repeats(g.parts, t)
+    out = []
+    for g, t in zip(groups, tables, strict=True):
+        own = {p.page_index: turned[id(p)] for p in g.parts if id(p) in turned}
+        out.append(_table_to_display(t, own or back) if own or back else t)
+    return out
+
+
+def _repeats(parts: list[_Part], table: Table) -> list[tuple[int, str]]:
+    """The cells of ``parts`` the joined ``table`` does not hold on their page: (page_index, text).
+
+    A row continuation drops its repeated header, a column continuation its stub column; those
+    words were printed inside the table on that page, so they are the table's text (see
+    ``Table.repeats``), not body text and not lost. Compared as word multisets per page, so a cell
+    the builder joined with another (a folded stub line) still counts as held.
+    """
+    held: dict[int, Counter[str]] = {}
+    for cell in table.cells:
+        held.setdefault(cell.page_index, Counter()).update(cell.text.split())
+    out: list[tuple[int, str]] = []
+    for part in parts:
+        left = held.get(part.page_index, Counter())
+        for row in part.rows:
+            for text in row:
+                words = (text or "").split()
+                need = Counter(words)
+                if not words:
+                    continue
+                if all(left[w] >= n for w, n in need.items()):
+                    left.subtract(need)
+                else:
+                    out.append((part.page_index, text or ""))
+    return out
 
 
 def _join(
@@ -150,7 +217,13 @@ def _page_parts(
     ``frame``, they, ``lines`` and the parts are in it."""
     parts: list[_Part] = []
     if s.finder in ("auto", "stream"):
-        parts = _stream_parts(pg, page.index, s, words, frame)
+        parts = []
+        for part in _stream_parts(pg, page.index, s, words, frame):
+            why = _running_text(part, words, s)
+            if why is None:
+                parts.append(part)
+            else:  # its lines stay body text: the paragraph stage reads them
+                logger.debug("page %d: a text-aligned part is running text (%s)", page.index, why)
     else:
         for tab, strategy in _raw_tables(pg, s.finder, s.refine):
             part = _to_part(tab, strategy, page.index)

@@ -72,6 +72,21 @@ class TableSettings(BaseModel):
         description="A text-aligned table whose median filled cell holds at least this many words is "
         "prose set in columns (two-column pages, footnotes), not a table.",
     )
+    line_number_share: float = Field(
+        0.8,
+        description="A text-aligned part whose first or last column numbers at least this share of its "
+        "rows with a steady sequence (1, 2, 3 ... or 5, 10, 15), beside a column of prose, is running "
+        "text with margin line numbers (a transcript), not a table (tables/prose.py).",
+    )
+    prose_max_numeric_share: float = Field(
+        0.1,
+        description="Gapped right-to-left prose: at most this share of a part's cells hold a digit.",
+    )
+    prose_max_gutter: float = Field(
+        1.5,
+        description="Gapped right-to-left prose: its median gutter is narrower than this many line "
+        "heights (a word gap, where a table's gutters are wide).",
+    )
     suspicious_ratio: float = Field(
         1.8,
         description="A cell whose height exceeds this multiple of its row's median cell height, or a "

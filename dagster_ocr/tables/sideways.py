@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pymupdf
+
 from dagster_ocr.layout import transform_box
 from dagster_ocr.model import Line, Page, Table
 from dagster_ocr.tables.words import _Word
@@ -27,6 +29,57 @@ def _reading_frame(page: Page, words: list[_Word]) -> tuple[float, ...] | None:
         return (0.0, 1.0, -1.0, 0.0, height, 0.0)
     if down > 2 * up:  # top to bottom: a quarter anticlockwise
         return (0.0, -1.0, 1.0, 0.0, 0.0, width)
+    return None
+
+
+def _is_tall(w: _Word) -> bool:
+    """A word of three or more characters set sideways: taller than wide."""
+    return len(w.text) >= 3 and w.y1 - w.y0 > 1.5 * (w.x1 - w.x0)
+
+
+def _sideways_share(
+    pg: pymupdf.Page, page: Page, words: list[_Word]
+) -> tuple[tuple[float, ...], list[_Word], list[_Word]] | None:
+    """For a page mixing upright and sideways text (a landscape table beside upright prose, a
+    caption printed upright beside a turned table): the frame the sideways words read in, those
+    words and the upright ones; else None. The page as a whole stays upright (``_reading_frame``
+    turns a page only when most of its text is sideways).
+
+    Which words are sideways comes from the text layer's line directions, read here only for a
+    page with ten or more tall words (a short word set sideways is not taller than wide); a page
+    with /Rotate is left as it is (its text is read in its own rotation).
+    """
+    if page.rotation or sum(_is_tall(w) for w in words) < 10:
+        return None
+    up, down = page.vertical_chars
+    if up > 2 * down:
+        frame = (0.0, 1.0, -1.0, 0.0, page.height, 0.0)
+    elif down > 2 * up:
+        frame = (0.0, -1.0, 1.0, 0.0, 0.0, page.width)
+    else:
+        return None  # text turned both ways on one page: no single frame reads it
+    boxes = [
+        ln["bbox"]
+        for block in pg.get_text("dict", flags=0)["blocks"]
+        for ln in block.get("lines", ())
+        if abs(ln["dir"][1]) > 0.9
+    ]
+    tall: list[_Word] = []
+    upright: list[_Word] = []
+    for w in words:
+        cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+        inside = any(b[0] - 1 <= cx <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1 for b in boxes)
+        (tall if inside else upright).append(w)
+    return frame, tall, upright
+
+
+def _upside_down(page: Page, words: list[_Word]) -> tuple[float, ...] | None:
+    """A matrix turning the page half way round, for a page whose text mostly runs right to left,
+    upside down (a table printed turned 180 degrees, or turned 90 degrees on a page whose /Rotate
+    turns it 90 more); else None. The text stage counts those characters (``Page.reversed_chars``)."""
+    n = sum(len(w.text) for w in words)
+    if page.reversed_chars >= 20 and page.reversed_chars > 0.5 * n:
+        return (-1.0, 0.0, 0.0, -1.0, page.width, page.height)
     return None
 
 

@@ -94,7 +94,43 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 
 
 def _words_text(ws: list[_Word]) -> str:
-    return " ".join(w.text for w in ws)
+    """The words' text in reading order. Words come left to right on each line (a new line starts
+    where x falls back); a line written mostly in a right-to-left script (Arabic, Hebrew) reads
+    right to left, its left-to-right runs (numbers, Latin words) kept in their own order."""
+    if not any(_is_rtl(c) for w in ws for c in w.text):
+        return " ".join(w.text for w in ws)
+    lines: list[list[_Word]] = []
+    for w in ws:
+        if lines and w.x0 >= lines[-1][-1].x0:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return " ".join(_line_in_reading_order([w.text for w in line]) for line in lines)
+
+
+def _is_rtl(c: str) -> bool:
+    return unicodedata.bidirectional(c) in ("R", "AL")
+
+
+def _line_in_reading_order(words: list[str]) -> str:
+    """One line's words, given left to right as displayed, in logical (reading) order.
+
+    A line with more right-to-left letters than left-to-right ones reads right to left: the runs
+    of words holding no right-to-left letter (numbers, Latin words) stay in display order inside
+    the reversed sequence, as the Unicode bidirectional algorithm displays them.
+    """
+    rtl = sum(_is_rtl(c) for w in words for c in w)
+    ltr = sum(unicodedata.bidirectional(c) == "L" for w in words for c in w)
+    if rtl <= ltr:
+        return " ".join(words)
+    runs: list[list[str]] = []
+    for w in words:
+        kind = any(_is_rtl(c) for c in w)
+        if runs and not kind and not any(_is_rtl(c) for c in runs[-1][-1]):
+            runs[-1].append(w)  # extends a left-to-right run
+        else:
+            runs.append([w])
+    return " ".join(" ".join(run) for run in reversed(runs))
 
 
 def _norm(text: str | None) -> str:

@@ -264,8 +264,12 @@ def test_table_regions_excluded() -> None:
         line("cell B", 200, 130, x1=250),
         line("Text after the table.", 72, 170, x1=200),
     ]
-    table = Table("t0", 0, 0, 1, 2, [], (60, 125, 300, 150), regions=[(0, (60, 125, 300, 150))])
+    cells = [Cell(0, 0, "cell A", 0), Cell(0, 1, "cell B", 0)]
+    table = Table("t0", 0, 0, 1, 2, cells, (60, 125, 300, 150), regions=[(0, (60, 125, 300, 150))])
     assert texts([page(lines)], tables=[table]) == ["Text before the table.", "Text after the table."]
+    # a line inside the region that no cell holds is body text: a table never costs text
+    empty = Table("t0", 0, 0, 1, 2, [], (60, 125, 300, 150), regions=[(0, (60, 125, 300, 150))])
+    assert "cell A" in " ".join(texts([page(lines)], tables=[empty]))
 
 
 def test_symbols_survive_and_flags() -> None:
@@ -529,7 +533,8 @@ def test_pdf_paragraph_continues_onto_the_next_page_and_past_a_table() -> None:
     p2 = p2[:2] + p2[4:] + p2[2:4]
     p2 += stack(["and finishes below the table."], y0=240)
     pages = pdf_pages([p1, p2])
-    table = Table("t0", 1, 1, 1, 2, [], (60, 185, 400, 210), regions=[(1, (60, 185, 400, 210))])
+    cells = [Cell(0, 0, "Cell A", 1), Cell(0, 1, "Cell B", 1)]
+    table = Table("t0", 1, 1, 1, 2, cells, (60, 185, 400, 210), regions=[(1, (60, 185, 400, 210))])
     paras = paras_of(pages, [table])
     assert [p.text for p in paras] == [
         "This paragraph starts on the first page and describes the terms agreed between the parties, "
@@ -687,7 +692,19 @@ def test_columns_of_prose_taken_for_a_table_keep_their_text() -> None:
         (60, 95, 520, 130),
         regions=[(0, (60, 95, 520, 130))],
     )
-    assert texts([page(lines)], tables=[data]) == []
+    # a data table whose region swallowed the lines but whose cells do not hold them: they stay
+    assert len(texts([page(lines)], tables=[data])) == 1
+    held = Table(
+        "t2",
+        0,
+        0,
+        2,
+        1,
+        [Cell(0, 0, lines[0].text, 0), Cell(1, 0, lines[1].text, 0)],
+        (60, 95, 520, 130),
+        regions=[(0, (60, 95, 520, 130))],
+    )
+    assert texts([page(lines)], tables=[held]) == []
 
 
 def test_pdf_body_lines_repeated_on_three_pages_are_not_running_headers() -> None:

@@ -1,0 +1,113 @@
+"""Running text that aligns like a table, told apart after a finder found it (``_running_text``).
+
+The text-alignment finder sees columns wherever words line up. Two kinds of running text line up
+well enough to pass its own test (``stream._keep``) and would swallow a page of body paragraphs:
+
+* **numbered lines**: a transcript, a pleading, a line-numbered contract or code listing prints a
+  number in the margin of every line, so every line has two chunks (the number, the text), often
+  three (a speaker tag "Q." / "A." / "THE COURT:" between). The numbers rise by a constant step,
+  one per printed line, and the widest column holds prose. A table with a row-number column
+  numbers rows, not lines: its other columns hold data, not sentences.
+* **gapped prose**: justified or right-to-left text that the PDF writes in fragments with wide
+  gaps (Arabic and Hebrew prose often are), so a few short lines seem to share gutters. Its
+  gutters are only as wide as the widest word gaps of the lines, where a table's are wide and
+  its columns hold short, often numeric, cells.
+
+A part rejected here is not a table: its region is not claimed, so the paragraph stage reads
+its lines as body text (nothing is lost; see ``conservation``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import unicodedata
+
+from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.stream import _column_cover
+from dagster_ocr.tables.words import _text_lines, _Word
+
+_INT_RE = re.compile(r"^\d{1,5}$")
+_RTL_BIDI = ("R", "AL")
+
+
+def _words(text: str | None) -> int:
+    return len((text or "").split())
+
+
+def _numbered_lines(part: _Part, s: TableSettings) -> bool:
+    """A margin column (first or last) of line numbers beside a column of prose (see the module)."""
+    n = len(part.rows)
+    if n < s.min_stream_rows or part.n_cols < 2:
+        return False
+    for margin in (0, part.n_cols - 1):
+        cells = [(row[margin] or "").strip() for row in part.rows]
+        numbers = [int(c) for c in cells if _INT_RE.match(c)]
+        if len(numbers) < s.line_number_share * n or len(numbers) < len([c for c in cells if c]):
+            continue  # not every filled margin cell is a number, or too few rows have one
+        steps = {b - a for a, b in zip(numbers, numbers[1:], strict=False)}
+        if len(steps) != 1 or not 1 <= next(iter(steps)) <= 5:
+            continue  # line numbers rise by one (or every fifth line) without a break
+        others = [c for c in range(part.n_cols) if c != margin]
+        # the text column: the one holding the most words; running text fills it with sentences
+        text_col = max(others, key=lambda c: sum(_words(row[c]) for row in part.rows))
+        filled = [_words(row[text_col]) for row in part.rows if row[text_col]]
+        if filled and statistics.median(filled) >= s.max_median_words:
+            return True
+    return False
+
+
+def _gapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
+    """Right-to-left prose written in gapped fragments (see the module): mostly RTL letters, hardly
+    a number, and gutters no wider than the lines' own widest word gaps."""
+    x0, y0, x1, y1 = part.bbox
+    inside = [w for w in words if w.x0 >= x0 - 1 and w.x1 <= x1 + 1 and w.y0 >= y0 - 1 and w.y1 <= y1 + 1]
+    letters = [c for w in inside for c in w.text if c.isalpha()]
+    if not letters:
+        return False
+    rtl = sum(unicodedata.bidirectional(c) in _RTL_BIDI for c in letters)
+    if rtl < 0.5 * len(letters):
+        return False
+    cells = [c for r in part.rows for c in r if c]
+    numeric = sum(1 for c in cells if any(ch.isdigit() for ch in c))
+    if numeric > s.prose_max_numeric_share * max(len(cells), 1):
+        return False
+    gutters = _gutter_widths(part, inside, s)
+    return bool(gutters) and statistics.median(gutters) < s.prose_max_gutter
+
+
+def _gutter_widths(part: _Part, inside: list[_Word], s: TableSettings) -> list[float]:
+    """The width of the empty x range around each inner column edge of ``part``, in line heights."""
+    lines = _text_lines(inside, s.chunk_gap)
+    if not lines:
+        return []
+    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
+    x0 = min(ln.x0 for ln in lines)
+    n = int(math.ceil(max(ln.x1 for ln in lines) - x0)) + 1
+    cover = _column_cover(lines, x0, n)
+    limit = int(s.span_tolerance * len(lines))
+    widths = []
+    for edge in part.col_edges[1:-1]:
+        i = min(max(int(edge - x0), 0), n - 1)
+        if cover[i] > limit:
+            continue
+        lo, hi = i, i
+        while lo > 0 and cover[lo - 1] <= limit:
+            lo -= 1
+        while hi < n - 1 and cover[hi + 1] <= limit:
+            hi += 1
+        widths.append((hi - lo + 1) / h)
+    return widths
+
+
+def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | None:
+    """Why a text-aligned part is running text, not a table ("numbered lines", "gapped prose"); else None."""
+    if part.strategy != "stream":
+        return None
+    if _numbered_lines(part, s):
+        return "numbered lines"
+    if _gapped_prose(part, words, s):
+        return "gapped prose"
+    return None
