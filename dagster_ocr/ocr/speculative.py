@@ -43,7 +43,7 @@ import numpy as np
 
 from dagster_ocr.errors import EngineError
 from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
-from dagster_ocr.ocr.checkpoints import LoadedModels, load_models
+from dagster_ocr.ocr.models import LoadedModels, load_models
 from dagster_ocr.ocr.settings import TransformersOcrSettings
 from dagster_ocr.ocr.stats import DecodeStats, PageDecodeStats
 
