@@ -29,7 +29,7 @@ import torch
 from support.tiny_models import CHARSET, build_tiny_target, derive_draft, train_to_read
 from support.tiny_vlm import build_tiny_vlm, derive_vlm_draft
 
-from dagster_ocr.ocr import OcrSettings, TransformersOcrSettings, checkpoints, ocr_page
+from dagster_ocr.ocr import OcrSettings, TransformersOcrSettings, models, ocr_page
 from dagster_ocr.ocr.batched import EncoderDecoderRunner, ModelDrafter, speculative_greedy
 from dagster_ocr.ocr.speculative import SpeculativeOcrEngine
 from dagster_ocr.ocr.stats import DecodeStats
@@ -115,9 +115,9 @@ def _with_varied_eos(paths: dict[str, Path], crops: list[np.ndarray]) -> tuple[i
     eos = max(firsts, key=lambda t: (len(firsts[t]), Counter(x for r in free for x in r)[t]))
     m.target.generation_config.eos_token_id = eos
     m.target.generation_config.save_pretrained(paths["target"])  # engines loaded later see it too
-    for key in [k for k in checkpoints._MODELS if str(paths["target"]) in k]:
-        if checkpoints._MODELS[key] is not m:
-            del checkpoints._MODELS[key]
+    for key in [k for k in models._MODELS if str(paths["target"]) in k]:
+        if models._MODELS[key] is not m:
+            del models._MODELS[key]
     ref = [_alone(eng, c, eos) for c in crops]
     assert len({len(r) for r in ref}) >= 3, "rows must end at different steps"
     return eos, ref
