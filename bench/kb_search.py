@@ -199,6 +199,11 @@ def line(name: str, lat: list[float]) -> str:
     return f"| {name} | {statistics.median(lat):.1f} | {pct(lat, 0.95):.1f} | {len(lat)} |"
 
 
+def progress(*parts: object) -> None:
+    """Each figure as soon as it is measured (a long run on a busy machine may be cut short)."""
+    print("#", *parts, flush=True)
+
+
 def main() -> int:
     global args
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -226,6 +231,7 @@ def main() -> int:
     )
     old_build = time.perf_counter() - t
     old_top, old_lat = timed(lambda q: old.top(q), qs)
+    progress(f"old index build {old_build:.1f} s;", line("old BM25", old_lat))
 
     results = {"old_index_build_s": round(old_build, 1)}
     overlap: dict[str, dict[str, float]] = {}
@@ -237,6 +243,7 @@ def main() -> int:
         figures = index.refresh()
         results[f"refresh_{stemmer}_s"] = round(time.perf_counter() - t, 1)
         results[f"refresh_{stemmer}"] = figures
+        progress(f"refresh {stemmer}", results[f"refresh_{stemmer}_s"], "s", figures)
         if stemmer == "none":
             with index.connection() as con:
                 _, fts_lat["none, postings unsorted"] = timed(
@@ -248,6 +255,9 @@ def main() -> int:
             sort_postings(writer)
             writer.execute("CHECKPOINT")
             results["sort_postings_s"] = round(time.perf_counter() - t, 1)
+            progress(
+                line("fts none unsorted", fts_lat["none, postings unsorted"]), results["sort_postings_s"]
+            )
             writer.close()
         with index.connection() as con:
             tops, fts_lat[stemmer] = timed(
@@ -256,6 +266,7 @@ def main() -> int:
                 ],
                 qs,
             )
+        progress(line(f"fts {stemmer}", fts_lat[stemmer]))
         overlap[stemmer] = {}
         for split in ("tune", "check"):
             shares = [
@@ -264,6 +275,7 @@ def main() -> int:
                 if q["split"] == split and o
             ]
             overlap[stemmer][split] = round(statistics.mean(shares), 3) if shares else float("nan")
+        progress("overlap", stemmer, overlap[stemmer])
         index.close()
 
     settings = KbSettings()  # porter, as shipped
