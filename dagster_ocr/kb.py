@@ -5,19 +5,16 @@ Chunks are built from the reading-order sequence (the ``document_blocks`` view, 
 inside a section (up to ``max_chars``) and one per table (its header with each block of rows),
 where the table sits in the text, so a hit can always be cited as "file, p. <label>, <section path>".
 
-:func:`search` ranks chunks with Okapi BM25. DuckDB 2.0 cannot load its fts extension offline
-(FACTS.md), so the index is built here in Python from ``kb_chunks`` and cached per warehouse
-file version; it is rebuilt only when the file changes.
+:func:`search` ranks chunks with Okapi BM25 from DuckDB's fts extension (``match_bm25``) and
+finds the nearest vectors through a vss HNSW index, both in the search file beside the warehouse
+(:mod:`dagster_ocr.search_index`), which a search refreshes first when the warehouse changed.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
-import threading
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +24,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr import embeddings
+from dagster_ocr.search_index import SearchIndex
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -48,6 +46,11 @@ class KbSettings(BaseModel):
         1.2, description="BM25 term-frequency saturation (higher: repeated terms count more)."
     )
     bm25_b: float = Field(0.75, description="BM25 length normalisation, 0 (none) to 1 (full).")
+    fts_stemmer: str = Field(
+        "porter",
+        description="Stemmer of the fts index ('porter', 'english', 'german', ... or 'none'): with one, "
+        "'payments' finds 'payment'. Changing it rebuilds the index on the next search.",
+    )
     search_limit: int = Field(5, description="Chunks a search returns by default.")
     snippet_chars: int = Field(160, description="Length of the text excerpt shown with each search hit.")
     embeddings: bool = Field(
@@ -382,70 +385,6 @@ class SearchHit:
     mode: str = "bm25"  # the ranking that produced the hit: bm25, vector or hybrid
 
 
-@dataclass(slots=True)
-class _Index:
-    chunks: pd.DataFrame
-    postings: dict[str, list[tuple[int, int]]]  # term -> [(chunk row, term frequency)]
-    lengths: list[int]
-    avg_length: float
-
-
-_INDEX_LOCK = threading.Lock()
-_INDEXES: dict[tuple[str, int, int], _Index] = {}
-
-
-def _load_index(wh: Warehouse) -> _Index:
-    """The BM25 index of every loaded chunk of a parsed document, cached per file version."""
-    stat = wh.path.stat()
-    key = (str(wh.path.resolve()), stat.st_mtime_ns, stat.st_size)
-    with _INDEX_LOCK:
-        if key in _INDEXES:
-            return _INDEXES[key]
-    chunks = wh.query(
-        """
-        SELECT k.doc_id, d.file_name, k.chunk_id, k.source_kind, k.source_id, k.section_title,
-               k.page_index, k.page_label, k.last_page_label, k.citation, k.text
-        FROM kb_chunks k JOIN documents d USING (doc_id)
-        WHERE d.status = 'parsed'
-        ORDER BY k.doc_id, k.chunk_id
-        """
-    )
-    postings: dict[str, list[tuple[int, int]]] = {}
-    lengths: list[int] = []
-    for row, text in enumerate(chunks["text"].tolist()):
-        # the section path is part of what a chunk is about ("Fees and Payment" finds clause 4.x)
-        terms = tokenize(f"{chunks['section_title'].iat[row] or ''} {text}")
-        lengths.append(len(terms))
-        for term, tf in Counter(terms).items():
-            postings.setdefault(term, []).append((row, tf))
-    index = _Index(chunks, postings, lengths, (sum(lengths) / len(lengths)) if lengths else 0.0)
-    with _INDEX_LOCK:
-        # one version per file is enough: drop the stale ones
-        for old in [k for k in _INDEXES if k[0] == key[0]]:
-            del _INDEXES[old]
-        _INDEXES[key] = index
-    return index
-
-
-def bm25_scores(index: _Index, query_terms: list[str], k1: float, b: float) -> dict[int, float]:
-    """Okapi BM25 score of every chunk that holds at least one query term.
-
-    idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (the non-negative Lucene form): a term found in
-    every chunk adds almost nothing, and never a negative amount.
-    """
-    n = len(index.lengths)
-    scores: dict[int, float] = {}
-    for term in set(query_terms):
-        posting = index.postings.get(term)
-        if not posting:
-            continue
-        idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-        for row, tf in posting:
-            norm = k1 * (1.0 - b + b * index.lengths[row] / (index.avg_length or 1.0))
-            scores[row] = scores.get(row, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
-    return scores
-
-
 def _snippet(text: str, terms: list[str], width: int) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     folded = flat.casefold()
@@ -455,78 +394,25 @@ def _snippet(text: str, terms: list[str], width: int) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-_HIT_COLUMNS = (
-    "doc_id",
-    "file_name",
-    "chunk_id",
-    "source_kind",
-    "source_id",
-    "section_title",
-    "page_index",
-    "page_label",
-    "last_page_label",
-    "citation",
-    "text",
-)
-
-
 def _bm25_ranked(
-    wh: Warehouse, terms: list[str], s: KbSettings, doc_ids: list[str] | None, n: int
+    index: SearchIndex, con: Any, terms: list[str], s: KbSettings, doc_ids: list[str] | None, n: int
 ) -> list[tuple[dict[str, Any], float]]:
-    """The ``n`` best chunks by BM25 (best first), as (chunk columns, score)."""
-    index = _load_index(wh)
-    scores = bm25_scores(index, terms, s.bm25_k1, s.bm25_b)
-    chunks = index.chunks
-    if doc_ids is not None:
-        allowed = set(doc_ids)
-        scores = {r: v for r, v in scores.items() if chunks["doc_id"].iat[r] in allowed}
-    # ties broken by document and chunk order, so results are stable
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
-    return [({c: chunks[c].iat[row] for c in _HIT_COLUMNS}, score) for row, score in ranked]
-
-
-def _has_vectors(wh: Warehouse) -> bool:
-    try:
-        found = wh.query("SELECT 1 FROM kb_embeddings WHERE model = ? LIMIT 1", [embeddings.MODEL_NAME])
-    except Exception:  # an old warehouse file without the table: BM25 only
-        return False
-    return not found.empty
+    """The ``n`` best chunks by BM25 (fts ``match_bm25``), best first, as (chunk columns, score)."""
+    return index.bm25(con, terms, n, s.bm25_k1, s.bm25_b, doc_ids)
 
 
 def _vector_ranked(
-    wh: Warehouse, query: str, s: KbSettings, doc_ids: list[str] | None, n: int
+    index: SearchIndex, con: Any, query: str, s: KbSettings, doc_ids: list[str] | None, n: int
 ) -> list[tuple[dict[str, Any], float]] | None:
-    """The ``n`` chunks nearest to the query by cosine similarity, or ``None`` when vectors are unavailable.
-
-    Brute force in DuckDB (array_cosine_similarity is core; the vss/HNSW extension cannot be
-    loaded offline): a scan of 384 floats per chunk, milliseconds for tens of thousands of chunks.
-    """
-    if not _has_vectors(wh):
-        log.warning("no chunk embeddings in %s: searching with BM25 instead", wh.path)
+    """The ``n`` chunks nearest to the query by cosine similarity (HNSW), or ``None`` when vectors
+    are unavailable (no chunk embedded, or the model not installed here)."""
+    if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
+        log.warning("no chunk embeddings in %s: searching with BM25 instead", index.warehouse.path)
         return None
     embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype)
     if embedder is None:
         return None
-    vector = embedder.embed([query])[0].tolist()
-    where, params = "", [vector, embeddings.MODEL_NAME]
-    if doc_ids is not None:
-        where = "AND k.doc_id IN (SELECT unnest(?::VARCHAR[]))"
-        params.append(list(doc_ids))
-    frame = wh.query(
-        f"""
-        SELECT {", ".join("d.file_name" if c == "file_name" else "k." + c for c in _HIT_COLUMNS)},
-               array_cosine_similarity(e.embedding, ?::FLOAT[{embeddings.DIM}]) AS score
-        FROM kb_embeddings e
-        JOIN kb_chunks k
-          ON k.doc_id = e.doc_id AND k.chunk_id = e.chunk_id AND md5(k.text) = e.text_md5
-        JOIN documents d ON d.doc_id = k.doc_id
-        WHERE d.status = 'parsed' AND e.model = ? {where}
-        ORDER BY score DESC, k.doc_id, k.chunk_id
-        LIMIT {int(n)}
-        """,
-        params,
-    )
-    return [({c: row[c] for c in _HIT_COLUMNS}, float(row["score"])) for row in frame.to_dict("records")]
+    return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids)
 
 
 def _fuse(rankings: list[list[tuple[dict[str, Any], float]]], k: int) -> list[tuple[dict[str, Any], float]]:
@@ -571,17 +457,20 @@ def search(
     n = limit or s.search_limit
     ranked: list[tuple[dict[str, Any], float]] | None = None
     used = "bm25"
-    if mode in ("vector", "hybrid"):
-        vector = _vector_ranked(wh, query, s, doc_ids, n if mode == "vector" else s.hybrid_candidates)
-        if vector is not None and mode == "vector":
-            ranked, used = vector, "vector"
-        elif vector is not None:
-            words = _bm25_ranked(wh, terms, s, doc_ids, s.hybrid_candidates) if terms else []
-            ranked, used = _fuse([words, vector], s.rrf_k)[:n], "hybrid"
-    if ranked is None:
-        if not terms:
-            return []
-        ranked = _bm25_ranked(wh, terms, s, doc_ids, n)
+    index = SearchIndex(wh, s.fts_stemmer)
+    with index.connection() as con:
+        if mode in ("vector", "hybrid"):
+            k = n if mode == "vector" else s.hybrid_candidates
+            vector = _vector_ranked(index, con, query, s, doc_ids, k)
+            if vector is not None and mode == "vector":
+                ranked, used = vector, "vector"
+            elif vector is not None:
+                words = _bm25_ranked(index, con, terms, s, doc_ids, s.hybrid_candidates) if terms else []
+                ranked, used = _fuse([words, vector], s.rrf_k)[:n], "hybrid"
+        if ranked is None:
+            if not terms:
+                return []
+            ranked = _bm25_ranked(index, con, terms, s, doc_ids, n)
     hits = []
     for rank, (c, score) in enumerate(ranked[:n], start=1):
         hits.append(

@@ -28,12 +28,16 @@ REVIEWED = {
     ("dagster_ocr/warehouse.py", 'f"SELECT * FROM {t} WHERE doc_id = ?"'),
     ("assets/documents.py", 'sql.format("documents")'),
     # table names from a constant tuple
+    # the search file (dagster_ocr/search_index.py): its own path, quotes doubled; table names from
+    # constant tuples; the stemmer checked against STEMMERS; HIT_COLUMNS, embeddings.DIM, int(n)
+    ('dagster_ocr/search_index.py', 'f"""\n            SELECT {", ".join(HIT_COLUMNS)}, score FROM (\n                SELECT *, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score FROM chunks\n            ) WHERE score IS NOT NULL {where}\n            ORDER BY score DESC, doc_id, chunk_id LIMIT {int(n)}\n            """'),
+    ('dagster_ocr/search_index.py', 'f"ATTACH \'{_sql_str(path)}\' AS search" + (" (READ_ONLY)" if read_only else "")'),
+    ('dagster_ocr/search_index.py', 'f"DROP TABLE IF EXISTS {table}"'),
+    ('dagster_ocr/search_index.py', 'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"'),
+    ('dagster_ocr/search_index.py', 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
+    ('dagster_ocr/search_index.py', 'f"PRAGMA create_fts_index(\'chunks\', \'rid\', \'body\', stemmer = \'{self.stemmer}\', "\n                "stopwords = \'none\', ignore = \'\\\\s+\', strip_accents = 1, lower = 1, overwrite = 1)"'),
     # column lists and the vector width from module constants (_HIT_COLUMNS, _CHUNK_COLUMNS,
     # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
-    (
-        "dagster_ocr/kb.py",
-        'f"""\n        SELECT {", ".join("d.file_name" if c == "file_name" else "k." + c for c in _HIT_COLUMNS)},\n               array_cosine_similarity(e.embedding, ?::FLOAT[{embeddings.DIM}]) AS score\n        FROM kb_embeddings e\n        JOIN kb_chunks k\n          ON k.doc_id = e.doc_id AND k.chunk_id = e.chunk_id AND md5(k.text) = e.text_md5\n        JOIN documents d ON d.doc_id = k.doc_id\n        WHERE d.status = \'parsed\' AND e.model = ? {where}\n        ORDER BY score DESC, k.doc_id, k.chunk_id\n        LIMIT {int(n)}\n        """',
-    ),
     (
         "dagster_ocr/kb.py",
         'f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)\n                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at\n                    FROM _vectors"""',

@@ -1,0 +1,326 @@
+"""Knowledge-base search at scale: fts BM25 and HNSW against the hand-written ranking they replaced.
+
+Issue 23. Builds a warehouse of ``--chunks`` chunks: every text-layer page of the corpus's PDFs
+(../shared/corpus, MANIFEST split tune|check), cut into chunks of at most 1,200 characters, then
+filler chunks of 150 words drawn from the corpus's own word frequencies up to the total, 100 per
+document. Every chunk gets a vector: a random unit vector near one of 1,000 centres (the model is
+far too slow to embed 100,000 chunks here; the index's cost does not depend on where vectors come from).
+
+Queries: ``--queries`` per split, each 2-4 consecutive words (4+ letters) of a random corpus chunk,
+so each has a document it came from. Measured, on one warm connection per ranking:
+
+- ``old``: the hand-written Okapi BM25 (Python postings, kb.py before issue 23, kept here as the
+  reference) and the brute-force ``array_cosine_similarity`` scan it used for vectors;
+- ``fts``: ``SearchIndex.bm25`` (``match_bm25``) and ``SearchIndex.nearest`` (HNSW), and
+  ``kb.search`` end to end (the freshness check, hit objects);
+- top-10 overlap of old BM25 and fts (``|old ∩ fts| / |old|``) per split, for stemmer none and porter;
+  HNSW recall@10 against the exact scan.
+
+    .venv/bin/python bench/kb_search.py --chunks 100000 --queries 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pymupdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dagster_ocr import embeddings  # noqa: E402
+from dagster_ocr.kb import KbSettings, search, tokenize  # noqa: E402
+from dagster_ocr.search_index import SearchIndex, search_path, sort_postings  # noqa: E402
+from dagster_ocr.warehouse import Warehouse  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CHUNKS_PER_DOC = 100
+
+
+# ---- the ranking issue 23 removed from kb.py, kept as the reference ----------------------------
+
+
+class OldBm25:
+    """kb.py's Okapi BM25 before issue 23: postings in Python, idf = ln(1 + (N - df + .5)/(df + .5))."""
+
+    def __init__(self, chunks: pd.DataFrame, k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.keys = list(zip(chunks["doc_id"], chunks["chunk_id"], strict=True))
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        self.lengths: list[int] = []
+        for row, (title, text) in enumerate(zip(chunks["section_title"], chunks["text"], strict=True)):
+            terms = tokenize(f"{title or ''} {text}")
+            self.lengths.append(len(terms))
+            for term, tf in Counter(terms).items():
+                self.postings.setdefault(term, []).append((row, tf))
+        self.avg = sum(self.lengths) / max(len(self.lengths), 1)
+
+    def top(self, query: str, n: int = 10) -> list[tuple[str, str]]:
+        total = len(self.lengths)
+        scores: dict[int, float] = {}
+        for term in set(tokenize(query)):
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = math.log(1.0 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+            for row, tf in posting:
+                norm = self.k1 * (1.0 - self.b + self.b * self.lengths[row] / (self.avg or 1.0))
+                scores[row] = scores.get(row, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+        return [self.keys[r] for r, _ in ranked]
+
+
+# ---- the knowledge base ------------------------------------------------------------------------
+
+
+def corpus_chunks() -> tuple[list[dict], Counter]:
+    manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
+    chunks: list[dict] = []
+    words: Counter = Counter()
+    for item in manifest["files"]:
+        if item.get("role") != "input" or not item["file"].endswith(".pdf"):
+            continue
+        try:
+            doc = pymupdf.open(CORPUS / item["file"])
+        except Exception:  # a damaged input of the corpus: not a search question
+            continue
+        if doc.needs_pass or doc.is_encrypted:
+            doc.close()
+            continue
+        doc_id = f"corpus{len({c['doc_id'] for c in chunks}):04d}"
+        with doc:
+            for page_index in range(doc.page_count):
+                try:
+                    page = doc.load_page(page_index)
+                    text = re.sub(r"[ \t]+", " ", page.get_text("text")).strip()
+                except Exception:  # a broken page of a damaged input
+                    continue
+                for start in range(0, len(text), 1200):
+                    piece = text[start : start + 1200]
+                    if len(piece) < 80:
+                        continue
+                    chunks.append(
+                        {"doc_id": doc_id, "split": item.get("split", "tune"), "page_index": page_index}
+                        | {"text": piece}
+                    )
+                    words.update(tokenize(piece))
+    return chunks, words
+
+
+def build(path: Path, total: int, seed: int) -> tuple[pd.DataFrame, list[dict]]:
+    rng = random.Random(seed)
+    real, words = corpus_chunks()
+    vocab, weights = zip(*words.most_common(), strict=True)
+    rows = []
+    by_doc: dict[str, int] = Counter()
+    for c in real:
+        by_doc[c["doc_id"]] += 1
+        rows.append(c | {"chunk_id": f"c{by_doc[c['doc_id']]:05d}"})
+    filler = max(total - len(rows), 0)
+    picks = rng.choices(vocab, weights=weights, k=filler * 150)
+    for i in range(filler):
+        rows.append(
+            {"doc_id": f"filler{i // CHUNKS_PER_DOC:05d}", "split": "filler", "page_index": 0}
+            | {"chunk_id": f"c{i % CHUNKS_PER_DOC:05d}", "text": " ".join(picks[i * 150 : (i + 1) * 150])}
+        )
+    frame = pd.DataFrame(rows)
+    frame["source_kind"] = "paragraph"
+    frame["source_id"] = frame["chunk_id"]
+    frame["section_title"] = None
+    frame["page_label"] = (frame["page_index"] + 1).astype(str)
+    frame["last_page_label"] = frame["page_label"]
+    frame["citation"] = frame["doc_id"] + ", p. " + frame["page_label"]
+    wh = Warehouse(path)
+    wh.ensure_schema()
+    docs = frame.groupby("doc_id", as_index=False).first()[["doc_id"]]
+    docs["file_name"] = docs["doc_id"] + ".pdf"
+    docs["status"] = "parsed"
+    nrng = np.random.default_rng(seed)
+    centres = nrng.standard_normal((1000, embeddings.DIM)).astype(np.float32)
+    vec = centres[nrng.integers(0, 1000, len(frame))] + 0.5 * nrng.standard_normal(
+        (len(frame), embeddings.DIM)
+    ).astype(np.float32)
+    vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+    with wh.transaction() as con:
+        con.register("_docs", docs)
+        con.execute("INSERT INTO documents BY NAME SELECT * FROM _docs")
+        kb = frame.drop(columns=["split"]).assign(loaded_at=pd.Timestamp.now())
+        con.register("_kb", kb)
+        con.execute("INSERT INTO kb_chunks BY NAME SELECT * FROM _kb")
+        emb = pd.DataFrame(
+            {"doc_id": frame["doc_id"], "chunk_id": frame["chunk_id"], "embedding": list(vec)}
+            | {"model": embeddings.MODEL_NAME, "embedded_at": pd.Timestamp.now()}
+        )
+        con.register("_emb", emb)
+        con.execute(
+            f"""INSERT INTO kb_embeddings SELECT e.doc_id, e.chunk_id, e.model, md5(k.text),
+            e.embedding::FLOAT[{embeddings.DIM}], e.embedded_at
+            FROM _emb e JOIN _kb k USING (doc_id, chunk_id)"""
+        )
+    queries = []
+    for split in ("tune", "check"):
+        pool = [c for c in rows if c["split"] == split]
+        for _ in range(args.queries):
+            c = rng.choice(pool)
+            long_words = [w for w in re.findall(r"[^\W\d_]{4,}", c["text"])]
+            if len(long_words) < 2:
+                continue
+            k = rng.randint(2, min(4, len(long_words)))
+            start = rng.randrange(0, len(long_words) - k + 1)
+            queries.append({"split": split, "q": " ".join(long_words[start : start + k])})
+    return frame, queries
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+
+
+def timed(fn, items) -> tuple[list, list[float]]:
+    out, lat = [], []
+    for it in items:
+        t = time.perf_counter()
+        out.append(fn(it))
+        lat.append((time.perf_counter() - t) * 1000)
+    return out, lat
+
+
+def line(name: str, lat: list[float]) -> str:
+    return f"| {name} | {statistics.median(lat):.1f} | {pct(lat, 0.95):.1f} | {len(lat)} |"
+
+
+def progress(*parts: object) -> None:
+    """Each figure as soon as it is measured (a long run on a busy machine may be cut short)."""
+    print("#", *parts, flush=True)
+
+
+def main() -> int:
+    global args
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=100, help="per split")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/dagster-ocr-bench/kb_search"))
+    ap.add_argument("--seed", type=int, default=23)
+    args = ap.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    path = args.dir / f"kb{args.chunks}.duckdb"
+    for p in (path, search_path(path)):
+        p.unlink(missing_ok=True)
+    t = time.perf_counter()
+    frame, queries = build(path, args.chunks, args.seed)
+    print(
+        f"built {len(frame)} chunks ({(frame['split'] != 'filler').sum()} from the corpus) "
+        f"in {time.perf_counter() - t:.1f} s; {len(queries)} queries"
+    )
+    wh = Warehouse(path)
+    qs = [q["q"] for q in queries]
+
+    t = time.perf_counter()
+    old = OldBm25(
+        wh.query("SELECT doc_id, chunk_id, section_title, text FROM kb_chunks ORDER BY doc_id, chunk_id")
+    )
+    old_build = time.perf_counter() - t
+    old_top, old_lat = timed(lambda q: old.top(q), qs)
+    progress(f"old index build {old_build:.1f} s;", line("old BM25", old_lat))
+
+    results = {"old_index_build_s": round(old_build, 1)}
+    overlap: dict[str, dict[str, float]] = {}
+    fts_lat: dict[str, list[float]] = {}
+    for stemmer in ("none", "porter"):
+        index = SearchIndex(wh, stemmer)
+        index.sort_postings = stemmer != "none"  # "none" is timed before and after sorting
+        t = time.perf_counter()
+        figures = index.refresh()
+        results[f"refresh_{stemmer}_s"] = round(time.perf_counter() - t, 1)
+        results[f"refresh_{stemmer}"] = figures
+        progress(f"refresh {stemmer}", results[f"refresh_{stemmer}_s"], "s", figures)
+        if stemmer == "none":
+            with index.connection() as con:
+                _, fts_lat["none, postings unsorted"] = timed(
+                    lambda q, con=con, index=index: index.bm25(con, tokenize(q), 10, 1.2, 0.75), qs
+                )
+            index.close()
+            writer = index._open_writer()
+            t = time.perf_counter()
+            sort_postings(writer)
+            writer.execute("CHECKPOINT")
+            results["sort_postings_s"] = round(time.perf_counter() - t, 1)
+            progress(
+                line("fts none unsorted", fts_lat["none, postings unsorted"]), results["sort_postings_s"]
+            )
+            writer.close()
+        with index.connection() as con:
+            tops, fts_lat[stemmer] = timed(
+                lambda q, con=con, index=index: [
+                    (h["doc_id"], h["chunk_id"]) for h, _ in index.bm25(con, tokenize(q), 10, 1.2, 0.75)
+                ],
+                qs,
+            )
+        progress(line(f"fts {stemmer}", fts_lat[stemmer]))
+        overlap[stemmer] = {}
+        for split in ("tune", "check"):
+            shares = [
+                len(set(o) & set(f)) / len(o)
+                for q, o, f in zip(queries, old_top, tops, strict=True)
+                if q["split"] == split and o
+            ]
+            overlap[stemmer][split] = round(statistics.mean(shares), 3) if shares else float("nan")
+        progress("overlap", stemmer, overlap[stemmer])
+        index.close()
+
+    settings = KbSettings()  # porter, as shipped
+    _, search_lat = timed(lambda q: search(wh, q, limit=10, settings=settings), qs)
+
+    index = SearchIndex(wh, "porter")
+    nrng = np.random.default_rng(args.seed + 1)
+    with index.connection() as con:
+        sample = con.execute(
+            f"SELECT embedding FROM vectors USING SAMPLE {len(qs)} ROWS (reservoir, {args.seed})"
+        ).fetchall()
+        probes = [
+            (np.asarray(v, dtype=np.float32) + 0.1 * nrng.standard_normal(embeddings.DIM).astype(np.float32))
+            for (v,) in sample
+        ]
+        probes = [(p / np.linalg.norm(p)).tolist() for p in probes]
+        hnsw_top, hnsw_lat = timed(
+            lambda v: [h["chunk_id"] + h["doc_id"] for h, _ in index.nearest(con, v, 10)], probes
+        )
+        exact_sql = f"""SELECT c.doc_id, c.chunk_id FROM vectors v JOIN chunks c USING (rid)
+            ORDER BY array_cosine_similarity(v.embedding, ?::FLOAT[{embeddings.DIM}]) DESC LIMIT 10"""
+        exact_top, exact_lat = timed(
+            lambda v: [c + d for d, c in con.execute(exact_sql, [v]).fetchall()], probes
+        )
+    index.close()
+    recall = statistics.mean(len(set(h) & set(e)) / 10 for h, e in zip(hnsw_top, exact_top, strict=True))
+
+    print(json.dumps(results, indent=1, default=str))
+    print(f"\n{len(frame)} chunks; latency in ms on one warm connection\n")
+    print("| ranking | p50 ms | p95 ms | queries |\n|---|---|---|---|")
+    print(line("old BM25 (Python postings)", old_lat))
+    print(
+        line("fts match_bm25, stemmer none, postings as fts writes them", fts_lat["none, postings unsorted"])
+    )
+    print(line("fts match_bm25, stemmer none", fts_lat["none"]))
+    print(line("fts match_bm25, stemmer porter", fts_lat["porter"]))
+    print(line("kb.search (porter, end to end)", search_lat))
+    print(line("old vector: exact array_cosine_similarity scan", exact_lat))
+    print(line("HNSW (vss) top-10", hnsw_lat))
+    print(f"\nHNSW recall@10 against the exact scan: {recall:.3f}")
+    print("\n| old BM25 top-10 found by fts | tune | check |\n|---|---|---|")
+    for stemmer in ("none", "porter"):
+        print(f"| stemmer {stemmer} | {overlap[stemmer]['tune']:.3f} | {overlap[stemmer]['check']:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

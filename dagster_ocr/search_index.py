@@ -1,0 +1,510 @@
+"""The knowledge base's search file: BM25 from DuckDB's fts extension, vectors in a vss HNSW index.
+
+A derived file beside the warehouse (``<stem>.search.duckdb``), never a table in the warehouse
+itself, for two measured reasons (BENCHMARKS.md, issue 23):
+
+- An HNSW index persisted in a file breaks when a process without vss opens the file and writes:
+  measured, a writer died leaving a write-ahead log, a plain DuckDB opened the file, added a row to
+  another table and closed it, and nearest-neighbour queries afterwards returned nothing. Without
+  vss such a process cannot write the indexed table either ("unknown index type 'HNSW'"). The
+  warehouse is opened and written by analysts' tools, which do not load vss; the search file is
+  opened only here, by ATTACH into a connection that has loaded fts and vss first.
+- fts indexes are not maintained on insert: ``PRAGMA create_fts_index`` rebuilds the whole index.
+  Keeping it apart lets a refresh run when a search needs it, not on every document's write.
+
+The file holds the chunks of parsed documents (with what a hit cites), their pre-tokenized text,
+their current vectors (a vector whose ``text_md5`` no longer matches its chunk's text is left out)
+and a fingerprint per document. :meth:`SearchIndex.refresh` compares the fingerprints with the
+warehouse's, replaces the rows of documents that changed (the HNSW index follows inserts and
+deletes), and rebuilds the fts index when anything changed. The file is derived: delete it and the
+next search rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from dagster_ocr import duck, embeddings
+from dagster_ocr.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+#: what a search hit carries, copied from kb_chunks (and documents.file_name)
+HIT_COLUMNS = (
+    "doc_id",
+    "file_name",
+    "chunk_id",
+    "source_kind",
+    "source_id",
+    "section_title",
+    "page_index",
+    "page_label",
+    "last_page_label",
+    "citation",
+    "text",
+)
+
+#: the stemmers DuckDB's fts extension knows ('none': words as they are)
+STEMMERS = (
+    "none",
+    "porter",
+    "arabic",
+    "basque",
+    "catalan",
+    "danish",
+    "dutch",
+    "english",
+    "finnish",
+    "french",
+    "german",
+    "greek",
+    "hindi",
+    "hungarian",
+    "indonesian",
+    "irish",
+    "italian",
+    "lithuanian",
+    "nepali",
+    "norwegian",
+    "portuguese",
+    "romanian",
+    "russian",
+    "serbian",
+    "spanish",
+    "swedish",
+    "tamil",
+    "turkish",
+)
+
+#: bump when the file's layout changes: an older file is rebuilt from scratch
+LAYOUT_VERSION = 1
+
+_CREATE = f"""
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS state (doc_id VARCHAR PRIMARY KEY, fingerprint VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    rid BIGINT PRIMARY KEY, doc_id VARCHAR, file_name VARCHAR, chunk_id VARCHAR, source_kind VARCHAR,
+    source_id VARCHAR, section_title VARCHAR, page_index INTEGER, page_label VARCHAR,
+    last_page_label VARCHAR, citation VARCHAR, text VARCHAR,
+    body VARCHAR  -- the section title and text as search tokens, space-separated (kb.tokenize)
+);
+CREATE TABLE IF NOT EXISTS vectors (rid BIGINT NOT NULL, embedding FLOAT[{embeddings.DIM}] NOT NULL);
+"""
+
+#: built over the rows present when created (in parallel), then kept up by every insert and delete
+_CREATE_HNSW = (
+    "CREATE INDEX IF NOT EXISTS vectors_hnsw ON vectors USING HNSW (embedding) WITH (metric = 'cosine')"
+)
+
+#: per parsed document: what its chunks and vectors are now (a re-load stamps new loaded_at/embedded_at)
+_FINGERPRINTS = """
+WITH c AS (SELECT doc_id, count(*) AS n, max(loaded_at) AS t FROM kb_chunks GROUP BY doc_id),
+     e AS (SELECT doc_id, count(*) AS n, max(embedded_at) AS t FROM kb_embeddings WHERE model = ?
+           GROUP BY doc_id)
+SELECT d.doc_id, concat_ws('/', c.n, c.t, coalesce(e.n, 0), e.t, d.file_name) AS fingerprint
+FROM documents d JOIN c USING (doc_id) LEFT JOIN e USING (doc_id)
+WHERE d.status = 'parsed'
+"""
+
+_DOC_CHUNKS = """
+SELECT k.doc_id, d.file_name, k.chunk_id, k.source_kind, k.source_id, k.section_title, k.page_index,
+       k.page_label, k.last_page_label, k.citation, k.text
+FROM kb_chunks k JOIN documents d USING (doc_id)
+WHERE k.doc_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY k.doc_id, k.chunk_id
+"""
+
+_DOC_VECTORS = """
+SELECT e.doc_id, e.chunk_id, e.embedding
+FROM kb_embeddings e JOIN kb_chunks k
+  ON k.doc_id = e.doc_id AND k.chunk_id = e.chunk_id AND md5(k.text) = e.text_md5
+WHERE e.model = ? AND e.doc_id IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+#: documents copied per batch on refresh
+_DOC_BATCH = 200
+
+
+#: this process's open read connections: search file -> ((warehouse stat, stemmer), connection)
+_OPEN: dict[Path, tuple[tuple[Any, ...], duckdb.DuckDBPyConnection]] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def search_path(warehouse_path: Path) -> Path:
+    """``<stem>.search.duckdb`` beside the warehouse (a snapshot gets its own)."""
+    return warehouse_path.with_name(warehouse_path.stem + ".search.duckdb")
+
+
+def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    # extensions first, then ATTACH: the file's write-ahead log is replayed with vss loaded
+    con = duckdb.connect()
+    try:
+        duck.load(con, "fts", "vss")
+        con.execute("SET hnsw_enable_experimental_persistence = true")
+        con.execute(f"ATTACH '{_sql_str(path)}' AS search" + (" (READ_ONLY)" if read_only else ""))
+        con.execute("USE search")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _sql_str(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    return "lock" in str(exc).lower()
+
+
+class SearchIndex:
+    """The search file of one warehouse: refreshed from it, then ranked with fts and HNSW."""
+
+    def __init__(self, warehouse: Warehouse, stemmer: str = "porter", lock_wait_s: float = 60.0):
+        if stemmer not in STEMMERS:
+            raise ValueError(f"unknown fts stemmer {stemmer!r}: one of {', '.join(STEMMERS)}")
+        self.warehouse = warehouse
+        self.path = search_path(warehouse.path)
+        self.stemmer = stemmer
+        self.lock_wait_s = lock_wait_s
+        #: store fts's postings in term order (see ``sort_postings``); off only to measure without it
+        self.sort_postings = True
+
+    # ---- freshness ------------------------------------------------------------------------------
+
+    def _wanted(self) -> dict[str, str]:
+        try:
+            rows = self.warehouse.query(_FINGERPRINTS, [embeddings.MODEL_NAME])
+        except duckdb.CatalogException:  # a warehouse from before kb_embeddings: no document to search
+            return {}
+        return dict(zip(rows["doc_id"], rows["fingerprint"], strict=True))
+
+    def _current(self, con: duckdb.DuckDBPyConnection, wanted: dict[str, str]) -> bool:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("layout") != str(LAYOUT_VERSION) or meta.get("stemmer") != self.stemmer:
+            return False
+        if meta.get("fts_generation") != meta.get("generation"):
+            return False
+        have = dict(con.execute("SELECT doc_id, fingerprint FROM state").fetchall())
+        return have == wanted
+
+    def _stat_key(self) -> tuple[Any, ...]:
+        # the warehouse and its write-ahead log as they are on disk: unchanged means nothing to check
+        key: list[Any] = []
+        for p in (self.warehouse.path, self.warehouse.path.with_name(self.warehouse.path.name + ".wal")):
+            try:
+                st = p.stat()
+                key += [st.st_mtime_ns, st.st_size]
+            except FileNotFoundError:
+                key += [None, None]
+        return tuple(key)
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor on a search file that matches the warehouse now (refreshed first if not).
+
+        The read connection stays open in this process while the warehouse file is unchanged, as
+        loading the two signed extensions costs 0.3-0.7 s per connection; another process that must
+        refresh the file waits for it (``lock_wait_s``), so long-lived processes should search
+        through one ``SearchIndex`` at a time.
+        """
+        with _OPEN_LOCK:
+            con = self._fresh_connection()
+            cursor = con.cursor()
+        try:
+            cursor.execute("USE search")  # a cursor starts in the in-memory catalog
+            yield cursor
+        finally:
+            cursor.close()
+
+    def _fresh_connection(self) -> duckdb.DuckDBPyConnection:
+        key = self._stat_key()
+        cached = _OPEN.get(self.path)
+        if cached is not None and cached[0] == (key, self.stemmer):
+            return cached[1]
+        wanted = self._wanted()
+        if cached is not None:
+            try:
+                if self._current(cached[1], wanted):
+                    _OPEN[self.path] = ((key, self.stemmer), cached[1])
+                    return cached[1]
+            except duckdb.Error:
+                pass
+            _OPEN.pop(self.path)[1].close()
+        con: duckdb.DuckDBPyConnection | None = None
+        if self.path.exists():
+            try:
+                con = self._retry(lambda: _open(self.path, read_only=True))
+                if not self._current(con, wanted):
+                    con.close()
+                    con = None
+            except duckdb.Error:  # unreadable (another layout, a torn file): rebuilt below
+                if con is not None:
+                    con.close()
+                con = None
+        if con is None:
+            writer = self._open_writer()
+            try:
+                self._refresh(writer, wanted)
+            finally:
+                writer.close()
+            con = self._retry(lambda: _open(self.path, read_only=True))
+        _OPEN[self.path] = ((key, self.stemmer), con)
+        return con
+
+    def close(self) -> None:
+        """Close this process's read connection to the search file (a later search reopens it)."""
+        with _OPEN_LOCK:
+            cached = _OPEN.pop(self.path, None)
+            if cached is not None:
+                cached[1].close()
+
+    def refresh(self) -> dict[str, Any]:
+        """Bring the search file up to date with the warehouse; returns what it did."""
+        self.close()
+        con = self._open_writer()
+        try:
+            return self._refresh(con, self._wanted())
+        finally:
+            con.close()
+
+    def _open_writer(self) -> duckdb.DuckDBPyConnection:
+        try:
+            return self._retry(lambda: _open(self.path, read_only=False))
+        except duckdb.Error as exc:
+            if _is_lock_error(exc):
+                raise
+            # not a DuckDB file, or torn: the file is derived, so it is rebuilt from the warehouse
+            log.warning("search file %s unreadable (%s): rebuilding it", self.path, exc)
+            for p in (self.path, self.path.with_name(self.path.name + ".wal")):
+                p.unlink(missing_ok=True)
+            return self._retry(lambda: _open(self.path, read_only=False))
+
+    def _retry(self, opener: Callable[[], duckdb.DuckDBPyConnection]) -> duckdb.DuckDBPyConnection:
+        # another process refreshing the file holds its lock for the refresh's length: wait for it
+        deadline = time.monotonic() + self.lock_wait_s
+        delay = 0.05
+        while True:
+            try:
+                return opener()
+            except duckdb.IOException as exc:
+                if not _is_lock_error(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def _refresh(
+        self, con: duckdb.DuckDBPyConnection, wanted: dict[str, str], checkpoint: bool = True
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if _has_meta(con) else {}
+        if meta.get("layout") not in (None, str(LAYOUT_VERSION)):
+            for table in ("vectors", "chunks", "state", "meta"):  # constants only
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+            meta = {}
+        con.execute(_CREATE)
+        have = dict(con.execute("SELECT doc_id, fingerprint FROM state").fetchall())
+        changed = sorted(d for d, fp in wanted.items() if have.get(d) != fp)
+        gone = sorted(set(have) - set(wanted))
+        figures: dict[str, Any] = {"documents_changed": len(changed), "documents_removed": len(gone)}
+        generation = int(meta.get("generation") or 0)
+        if changed or gone or not meta:
+            generation += 1
+            con.execute("BEGIN TRANSACTION")
+            try:
+                self._replace(con, changed, gone, wanted, figures)
+                con.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [["layout", str(LAYOUT_VERSION)], ["generation", str(generation)]],
+                )
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+        if (
+            meta.get("fts_generation") != str(generation)
+            or meta.get("stemmer") != self.stemmer
+            or changed
+            or gone
+        ):
+            fts_started = time.perf_counter()
+            # body is already kb.tokenize's tokens: split on whitespace only, fold accents and case
+            # (a PRAGMA takes no parameters: the stemmer is checked against fts's own list)
+            con.execute(
+                f"PRAGMA create_fts_index('chunks', 'rid', 'body', stemmer = '{self.stemmer}', "
+                "stopwords = 'none', ignore = '\\s+', strip_accents = 1, lower = 1, overwrite = 1)"
+            )
+            if self.sort_postings:
+                sort_postings(con)
+            con.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [["fts_generation", str(generation)], ["stemmer", self.stemmer]],
+            )
+            figures["fts_seconds"] = round(time.perf_counter() - fts_started, 3)
+        if checkpoint:  # (tests leave it out to stand for a crash before it)
+            con.execute("CHECKPOINT")
+        figures["seconds"] = round(time.perf_counter() - started, 3)
+        if changed or gone:
+            log.info("search file %s refreshed: %s", self.path, figures)
+        return figures
+
+    def _replace(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        changed: list[str],
+        gone: list[str],
+        wanted: dict[str, str],
+        figures: dict[str, Any],
+    ) -> None:
+        from dagster_ocr.kb import tokenize
+
+        drop = changed + gone
+        if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
+            # an empty file: one bulk build after the inserts is several times cheaper than inserting
+            # every vector into a live index
+            con.execute("DROP INDEX IF EXISTS vectors_hnsw")
+        if drop:
+            con.execute(
+                "DELETE FROM vectors WHERE rid IN (SELECT rid FROM chunks WHERE doc_id IN "
+                "(SELECT unnest(?::VARCHAR[])))",
+                [drop],
+            )
+            con.execute("DELETE FROM chunks WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [drop])
+            con.execute("DELETE FROM state WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [drop])
+        (next_rid,) = con.execute(
+            "SELECT greatest((SELECT coalesce(max(rid), -1) FROM chunks), "
+            "(SELECT coalesce(max(rid), -1) FROM vectors)) + 1"
+        ).fetchone() or (0,)
+        n_chunks = n_vectors = 0
+        for start in range(0, len(changed), _DOC_BATCH):
+            docs = changed[start : start + _DOC_BATCH]
+            frames = self.warehouse.read({"chunks": _DOC_CHUNKS}, [docs])
+            rows = frames["chunks"]
+            rows.insert(0, "rid", range(next_rid, next_rid + len(rows)))
+            next_rid += len(rows)
+            # the section title is part of what a chunk is about ("Fees and Payment" finds clause 4.x)
+            rows["body"] = [
+                " ".join(tokenize(f"{t if isinstance(t, str) else ''} {x}"))
+                for t, x in zip(rows["section_title"], rows["text"], strict=True)
+            ]
+            _append(con, "chunks", rows)
+            n_chunks += len(rows)
+            vectors = self.warehouse.query(_DOC_VECTORS, [embeddings.MODEL_NAME, docs])
+            if len(vectors):
+                rid_of = {
+                    (d, c): r for d, c, r in zip(rows["doc_id"], rows["chunk_id"], rows["rid"], strict=True)
+                }
+                vectors["rid"] = [
+                    rid_of[(d, c)] for d, c in zip(vectors["doc_id"], vectors["chunk_id"], strict=True)
+                ]
+                con.register("_vectors", vectors[["rid", "embedding"]])
+                try:
+                    con.execute(
+                        f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"
+                    )
+                finally:
+                    con.unregister("_vectors")
+                n_vectors += len(vectors)
+            con.executemany("INSERT INTO state VALUES (?, ?)", [[d, wanted[d]] for d in docs])
+        con.execute(_CREATE_HNSW)
+        figures["chunks_copied"] = n_chunks
+        figures["vectors_copied"] = n_vectors
+
+    # ---- ranking --------------------------------------------------------------------------------
+
+    def bm25(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        terms: Sequence[str],
+        n: int,
+        k1: float,
+        b: float,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """The ``n`` best chunks by fts's ``match_bm25`` (best first, ties by document and chunk)."""
+        where, params = "", [" ".join(terms), k1, b]
+        if doc_ids is not None:
+            where, params = "AND doc_id IN (SELECT unnest(?::VARCHAR[]))", [*params, list(doc_ids)]
+        frame = con.execute(
+            f"""
+            SELECT {", ".join(HIT_COLUMNS)}, score FROM (
+                SELECT *, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score FROM chunks
+            ) WHERE score IS NOT NULL {where}
+            ORDER BY score DESC, doc_id, chunk_id LIMIT {int(n)}
+            """,
+            params,
+        ).df()
+        return _ranked(frame)
+
+    def nearest(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        vector: Sequence[float],
+        n: int,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[tuple[dict[str, Any], float]] | None:
+        """The ``n`` chunks nearest by cosine: the HNSW index over every chunk, or an exact scan of
+        the named documents' vectors (a filter after an approximate top-n could leave too few).
+        None when no chunk has a vector."""
+        if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
+            return None
+        q = f"?::FLOAT[{embeddings.DIM}]"
+        if doc_ids is None:
+            sql = f"""
+                SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, 1 - v.distance AS score
+                FROM (SELECT rid, array_cosine_distance(embedding, {q}) AS distance FROM vectors
+                      ORDER BY array_cosine_distance(embedding, {q}) LIMIT {int(n)}) v
+                JOIN chunks c USING (rid)
+                ORDER BY v.distance, c.doc_id, c.chunk_id"""
+            params: list[Any] = [list(vector), list(vector)]
+        else:
+            sql = f"""
+                SELECT {", ".join("c." + c for c in HIT_COLUMNS)},
+                       array_cosine_similarity(v.embedding, {q}) AS score
+                FROM vectors v JOIN chunks c USING (rid)
+                WHERE c.doc_id IN (SELECT unnest(?::VARCHAR[]))
+                ORDER BY score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}"""
+            params = [list(vector), list(doc_ids)]
+        return _ranked(con.execute(sql, params).df())
+
+
+def sort_postings(con: duckdb.DuckDBPyConnection) -> None:
+    """Rewrite the fts index's ``terms`` table (one row per token: docid, fieldid, termid) in term order.
+
+    ``match_bm25`` selects a query's terms from it with a join whose keys DuckDB pushes into the
+    scan as a filter; stored in term order, each term's rows sit in few row groups and the others
+    are skipped by their min/max, instead of every row of the table being read for every query.
+    Same rows, so the same scores.
+    """
+    con.execute(
+        "CREATE OR REPLACE TABLE fts_main_chunks.terms AS FROM fts_main_chunks.terms ORDER BY termid, docid"
+    )
+
+
+def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_catalog = 'search' AND table_name = 'meta'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _append(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
+    con.register("_rows", frame)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")  # constant table names only
+    finally:
+        con.unregister("_rows")
+
+
+def _ranked(frame: pd.DataFrame) -> list[tuple[dict[str, Any], float]]:
+    return [({c: row[c] for c in HIT_COLUMNS}, float(row["score"])) for row in frame.to_dict("records")]
