@@ -110,9 +110,10 @@ def test_a_page_with_only_an_annotation_is_not_blank(tmp_path: Path) -> None:
     assert blank_page_reason(pdf[1], TextSettings()) == "blank page: no content"
 
 
-def test_a_blank_page_costs_little(tmp_path: Path) -> None:
-    # 200 dpi blank scans (grain, specks, JPEG) and empty pages: the bench measures the same pages
-    # alone (BENCHMARKS.md); here a generous bound against a loaded test machine
+def test_a_blank_page_costs_little(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    # 200 dpi blank scans (grain, specks, JPEG) and empty pages: what a blank page costs is measured
+    # in the bench (BENCHMARKS.md, under 20 ms); here what keeps it cheap, which no machine's load
+    # changes: an empty page is never rendered, a scanned one only as a thumbnail, once
     pdf = pymupdf.open()
     for i in range(20):
         page = pdf.new_page()
@@ -122,11 +123,21 @@ def test_a_blank_page_costs_little(tmp_path: Path) -> None:
             )
     pdf = pymupdf.open("pdf", pdf.tobytes())
     settings = TextSettings()
-    start = time.perf_counter()
+    rendered: list[int] = []
+    real = pymupdf.Page.get_pixmap
+
+    def counting(page, *args, **kwargs):  # noqa: ANN001, ANN202
+        pix = real(page, *args, **kwargs)
+        rendered.append(pix.width * pix.height)
+        return pix
+
+    monkeypatch.setattr(pymupdf.Page, "get_pixmap", counting)
     reasons = [blank_page_reason(page, settings) for page in pdf]
-    per_page = (time.perf_counter() - start) / len(reasons)
     assert all(r and r.startswith("blank page") for r in reasons), reasons
-    assert per_page < 0.060, f"{per_page * 1000:.1f} ms a blank page"
+    assert sum(r.endswith("no content") for r in reasons) == 5, "empty pages: decided without a render"
+    assert len(rendered) == 15, "one thumbnail per scanned page"
+    thumb = (8.27 * settings.blank_thumbnail_dpi + 1) * (11.7 * settings.blank_thumbnail_dpi + 1)
+    assert max(rendered) <= thumb, "at the thumbnail's resolution, not the OCR's"
 
 
 def test_light_on_dark_is_ink_too(tmp_path: Path) -> None:
