@@ -22,7 +22,7 @@ from assets.partitions import (
     resolve_document,
     tag_run,
 )
-from dagster_ocr import kb, partition_keys, pipeline
+from dagster_ocr import kb, partition_keys, pipeline, preview
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
@@ -148,6 +148,8 @@ def tables(
             "tables": len(found),
             "tables_merged": sum(1 for t in found if len(t.pages) > 1),
             "cells": sum(len(t.cells) for t in found),
+            # the first rows of each table (pages by physical number: labels come later)
+            "preview": dg.MetadataValue.md(preview.tables_markdown(found, [])),
         }
     )
     return found
@@ -175,6 +177,7 @@ def paragraphs(
             "paragraphs": len(result.paragraphs),
             "sections": len(result.sections),
             "paragraphs_flagged": sum(1 for p in result.paragraphs if p.flags),
+            "preview": dg.MetadataValue.md(preview.sections_markdown(result)),
         }
     )
     return result
@@ -229,9 +232,13 @@ def duckdb_tables(
     if decision.status != DocStatus.PARSED:
         # an outcome, logged as one: the run stays green and no alert fires (see check_specs)
         context.log.info(f"{source.file_name} {decision.status}: {decision.error}")
+    summary = preview.document_summary(
+        document_text, page_labels, tables, paragraphs, str(decision.status), decision.error
+    )
     yield dg.MaterializeResult(
         metadata={"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)}
         | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
+        | {"summary": dg.MetadataValue.md(summary)}
         | {f"rows_{table}": n for table, n in counts.items()}
         | {"quality_failures": decision.error or ""}
         | gate_figures(decision.results)

@@ -141,8 +141,17 @@ def test_a_sound_document_passes_every_gate_with_its_figures(world):
     checks = [c for c in result.get_asset_check_evaluations() if c.check_name in QUALITY_CHECKS]
     assert len(checks) == len(QUALITY_CHECKS) and all(c.passed for c in checks)
     assert {c.metadata["file_name"].value for c in checks} == {"Annual Report 2023.pdf"}
-    mats = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    mats = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     assert "knowledge_base" in mats
+    # what was extracted, readable on the partition's materialization
+    meta = mats["duckdb_tables"].step_materialization_data.materialization.metadata
+    summary = meta["summary"].value
+    assert summary.startswith("### Annual Report 2023.pdf\n\n**parsed**") and "| 2 | 0 (0%) |" in summary
+    assert "Revenue grew in quarter 0" in summary
+    assert (
+        "Revenue grew"
+        in mats["paragraphs"].step_materialization_data.materialization.metadata["preview"].value
+    )
 
 
 def test_the_quarantine_asset_lists_held_back_documents_and_why(world):
