@@ -20,6 +20,9 @@ import dagster as dg
 DELIBERATE: tuple[tuple[type[Warning], str], ...] = (
     # one run per document in a backfill, on every per-document asset (assets/partitions.py)
     (dg.BetaWarning, "Parameter `backfill_policy` of function `asset` is currently in beta"),
+    # one verdict per document: the quality checks are partitioned like their asset, so the UI
+    # shows each result's partition and a status per document (assets/documents.py)
+    (dg.PreviewWarning, "Specifying a partitions_def on an AssetCheckSpec is currently in preview"),
     # owners on every sensor, schedule and job (assets.partitions.OWNERS): the UI's catalog and
     # filters show who answers for each; Dagster also raises these when it binds a sensor to a job
     (dg.BetaWarning, "Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta"),
@@ -36,7 +39,9 @@ def silence_deliberate_warnings() -> None:
     """Install the filters (idempotent: ``warnings`` drops a filter equal to one it holds)."""
     for category, message in DELIBERATE:
         # some decorators' warnings are attributed to the module calling them (ours), others to Dagster's
-        module = r"(assets|dagster)\." if "`owners`" in message else r"dagster\."
+        module = (
+            r"(assets|dagster)\." if "`owners`" in message or "AssetCheckSpec" in message else r"dagster\."
+        )
         warnings.filterwarnings("ignore", message=re.escape(message), category=category, module=module)
 
 

@@ -108,6 +108,9 @@ def test_a_quarantined_document_reads_as_quarantined_not_as_an_incident(world):
     failed = [c for c in checks.values() if not c.passed]
     assert failed and all(c.severity == dg.AssetCheckSeverity.WARN for c in failed)
     para = checks["paragraphs_valid"]
+    assert {c.partition for c in checks.values() if c.check_name in QUALITY_CHECKS} == {
+        world["keys"]["garbled.pdf"]
+    }
     assert para.metadata["outcome"].value == "quarantined"
     assert para.metadata["file_name"].value == "garbled.pdf"
     assert para.description.startswith("garbled.pdf: quarantined: ")
