@@ -241,19 +241,36 @@ def recheck(
     return result.success and doc is not None and doc["status"] == "parsed"
 
 
+def _doc_id(warehouse: str, ref: str) -> str | None:
+    """The doc_id a command names (doc_id, partition key as the UI shows it, prefix, file name)."""
+    from dagster_ocr.export import ExportError, resolve_document
+
+    try:
+        return resolve_document(Warehouse(warehouse), ref)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
 def cmd_recheck(args: argparse.Namespace) -> int:
+    doc_id = _doc_id(args.warehouse, args.doc_id)
+    if doc_id is None:
+        return 2
     data_dir = Path(args.data_dir) if args.data_dir else None
-    ok = recheck(args.doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
-    _print_frame(Warehouse(args.warehouse).document_verdict(args.doc_id))
+    ok = recheck(doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
+    _print_frame(Warehouse(args.warehouse).document_verdict(doc_id))
     return 0 if ok else 1
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
     wh = Warehouse(args.warehouse)
     wh.ensure_schema()
-    wh.approve(args.doc_id, args.by, args.reason)
-    print(f"approved {args.doc_id}. Load it now with:")
-    print(f"  dagster-ocr recheck {args.doc_id} --warehouse {args.warehouse}")
+    doc_id = _doc_id(args.warehouse, args.doc_id)
+    if doc_id is None:
+        return 2
+    wh.approve(doc_id, args.by, args.reason)
+    print(f"approved {doc_id}. Load it now with:")
+    print(f"  dagster-ocr recheck {doc_id} --warehouse {args.warehouse}")
     return 0
 
 
@@ -306,7 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser(
         "export", help="write one document in reading order as Markdown or JSON (docling-like shape)"
     )
-    export.add_argument("doc", metavar="DOC_ID", help="doc_id, a unique doc_id prefix, or a file name")
+    export.add_argument(
+        "doc",
+        metavar="DOC_ID",
+        help="doc_id, partition key (as the UI shows it), doc_id prefix, or file name",
+    )
     export.add_argument("--warehouse", required=True)
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--out", help="file to write (default: standard output)")
@@ -315,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck_p = sub.add_parser(
         "recheck", help="re-load one document into the warehouse and re-run its checks (no re-extraction)"
     )
-    recheck_p.add_argument("doc_id")
+    recheck_p.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     recheck_p.add_argument("--warehouse", required=True)
     recheck_p.add_argument("--data-dir", help="the run's data folder (default: <warehouse>_data)")
     recheck_p.add_argument("--settings", help="settings file (JSON or YAML), e.g. with new thresholds")
@@ -323,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck_p.set_defaults(func=cmd_recheck)
 
     approve = sub.add_parser("approve", help="let a quarantined document into the knowledge base")
-    approve.add_argument("doc_id")
+    approve.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     approve.add_argument("--warehouse", required=True)
     approve.add_argument("--by", required=True, help="who approves")
     approve.add_argument("--reason", required=True)

@@ -140,3 +140,14 @@ def recorded_key(wh: Warehouse, doc_id: str) -> str | None:
     except duckdb.CatalogException:  # a warehouse from before the map (schema version < 8)
         return None
     return str(rows.partition_key.iloc[0]) if len(rows) else None
+
+
+def recorded_doc_id(wh: Warehouse, key: str) -> str | None:
+    """The doc_id the warehouse recorded for partition key ``key`` (None: no such key recorded)."""
+    if not wh.path.exists():
+        return None
+    try:
+        rows = wh.query("SELECT DISTINCT doc_id FROM document_partitions WHERE partition_key = ?", [key])
+    except duckdb.CatalogException:  # a warehouse from before the map (schema version < 8)
+        return None
+    return str(rows.doc_id.iloc[0]) if len(rows) == 1 else None

@@ -182,3 +182,19 @@ def test_a_key_typed_by_hand_fails_at_once_with_what_to_do_and_is_not_retried(wo
     assert "'my document' is not a document key" in message and "inbox" in message
     retries = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
     assert retries == []
+
+
+def test_the_cli_takes_the_name_the_ui_shows(world, capsys):
+    from assets.cli import main
+
+    wh = world["warehouse"]
+    key = world["keys"]["Annual Report 2023.pdf"]
+    assert main(["export", key, "--warehouse", str(wh.path)]) == 0
+    assert "Revenue grew in quarter 0" in capsys.readouterr().out
+    assert (
+        main(
+            ["approve", "no-such-key-0123456789ab", "--warehouse", str(wh.path), "--by", "a", "--reason", "b"]
+        )
+        == 2
+    )
+    assert "no document 'no-such-key-0123456789ab'" in capsys.readouterr().err
