@@ -59,7 +59,8 @@ def run_inbox(
     from tqdm import tqdm
 
     from assets.definitions import build_definitions
-    from assets.partitions import documents_partitions
+    from assets.partitions import document_tags, documents_partitions
+    from dagster_ocr.partition_keys import partition_key
 
     data_dir = data_dir or default_data_dir(warehouse)
     defs = build_definitions(data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine)
@@ -69,17 +70,18 @@ def run_inbox(
     Warehouse(warehouse).ensure_schema()
     Warehouse(warehouse).record_files(scan.files, "cli")  # every file, duplicates included
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(documents_partitions.name, [rec.doc_id for rec, _ in found])
+    keys = {rec.doc_id: partition_key(rec.file_name, rec.doc_id) for rec, _ in found}
+    instance.add_dynamic_partitions(documents_partitions.name, list(keys.values()))
     bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)
     with progress.listen(_PagePostfix(bar)):
         for rec, _ in bar:
             bar.set_postfix_str(rec.file_name[:40])
             job.execute_in_process(
-                partition_key=rec.doc_id,
+                partition_key=keys[rec.doc_id],
                 instance=instance,
                 raise_on_error=False,
                 run_config=None if verbose else QUIET_RUN_CONFIG,
-                tags={"dagster-ocr/file_name": rec.file_name[:200]},
+                tags=document_tags(rec.doc_id, rec.file_name),
             )
     ids = [rec.doc_id for rec, _ in found]
     wh = Warehouse(warehouse)
@@ -213,40 +215,62 @@ def recheck(
     """Re-run the warehouse load, its quality checks and the knowledge base for one document.
 
     The earlier stages' outputs come from the data folder, so nothing is re-extracted or re-OCR'd.
-    Returns whether the run succeeded (False when a blocking check still fails).
+    Returns whether the document is in the knowledge base now (False while it stays held back,
+    or when the run failed).
     """
     import dagster as dg
 
     from assets.definitions import build_definitions
+    from assets.partitions import documents_partitions
+    from dagster_ocr import partition_keys
 
     data_dir = data_dir or default_data_dir(warehouse)
     defs = build_definitions(data_dir, warehouse, None, settings_file, overrides_json)
-    job = defs.resolve_job_def("ingest_document")
+    job = defs.resolve_job_def("reload_warehouse")
+    # the key the stage outputs were stored under: the warehouse's map (an old sha256 key, or a
+    # readable one), else the readable key made from the stored file name
+    key = partition_keys.recorded_key(Warehouse(warehouse), doc_id)
+    if key is None:
+        key = partition_keys.partition_key(DocumentStore(data_dir / "store").get(doc_id).file_name, doc_id)
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("documents", [doc_id])
+    instance.add_dynamic_partitions(documents_partitions.name, [key])
     result = job.execute_in_process(
-        partition_key=doc_id,
-        instance=instance,
-        raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG,
-        asset_selection=[dg.AssetKey("duckdb_tables"), dg.AssetKey("knowledge_base")],
+        partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
     )
-    return result.success
+    doc = Warehouse(warehouse).document(doc_id)
+    return result.success and doc is not None and doc["status"] == "parsed"
+
+
+def _doc_id(warehouse: str, ref: str) -> str | None:
+    """The doc_id a command names (doc_id, partition key as the UI shows it, prefix, file name)."""
+    from dagster_ocr.export import ExportError, resolve_document
+
+    try:
+        return resolve_document(Warehouse(warehouse), ref)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def cmd_recheck(args: argparse.Namespace) -> int:
+    doc_id = _doc_id(args.warehouse, args.doc_id)
+    if doc_id is None:
+        return 2
     data_dir = Path(args.data_dir) if args.data_dir else None
-    ok = recheck(args.doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
-    _print_frame(Warehouse(args.warehouse).document_verdict(args.doc_id))
+    ok = recheck(doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
+    _print_frame(Warehouse(args.warehouse).document_verdict(doc_id))
     return 0 if ok else 1
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
     wh = Warehouse(args.warehouse)
     wh.ensure_schema()
-    wh.approve(args.doc_id, args.by, args.reason)
-    print(f"approved {args.doc_id}. Load it now with:")
-    print(f"  dagster-ocr recheck {args.doc_id} --warehouse {args.warehouse}")
+    doc_id = _doc_id(args.warehouse, args.doc_id)
+    if doc_id is None:
+        return 2
+    wh.approve(doc_id, args.by, args.reason)
+    print(f"approved {doc_id}. Load it now with:")
+    print(f"  dagster-ocr recheck {doc_id} --warehouse {args.warehouse}")
     return 0
 
 
@@ -299,7 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser(
         "export", help="write one document in reading order as Markdown or JSON (docling-like shape)"
     )
-    export.add_argument("doc", metavar="DOC_ID", help="doc_id, a unique doc_id prefix, or a file name")
+    export.add_argument(
+        "doc",
+        metavar="DOC_ID",
+        help="doc_id, partition key (as the UI shows it), doc_id prefix, or file name",
+    )
     export.add_argument("--warehouse", required=True)
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--out", help="file to write (default: standard output)")
@@ -308,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck_p = sub.add_parser(
         "recheck", help="re-load one document into the warehouse and re-run its checks (no re-extraction)"
     )
-    recheck_p.add_argument("doc_id")
+    recheck_p.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     recheck_p.add_argument("--warehouse", required=True)
     recheck_p.add_argument("--data-dir", help="the run's data folder (default: <warehouse>_data)")
     recheck_p.add_argument("--settings", help="settings file (JSON or YAML), e.g. with new thresholds")
@@ -316,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck_p.set_defaults(func=cmd_recheck)
 
     approve = sub.add_parser("approve", help="let a quarantined document into the knowledge base")
-    approve.add_argument("doc_id")
+    approve.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     approve.add_argument("--warehouse", required=True)
     approve.add_argument("--by", required=True, help="who approves")
     approve.add_argument("--reason", required=True)

@@ -10,16 +10,21 @@ import time
 import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
+from assets.gate_metadata import check_result, gate_figures, outcome_tag
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
     DUCKDB_WRITER_POOL,
     OCR_POOL,
+    OUTCOME_TAG,
+    OWNERS,
     TRANSIENT_RETRY_POLICY,
     documents_partitions,
+    resolve_document,
+    tag_run,
 )
-from dagster_ocr import kb, pipeline
+from dagster_ocr import kb, partition_keys, pipeline, preview
 from dagster_ocr.admin.usage import UsageMeter
-from dagster_ocr.gate import Approval, SuiteOutcome, judge_document
+from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
@@ -53,6 +58,7 @@ class _TextProgressLog:
     partitions_def=documents_partitions,
     group_name="documents",
     kinds={"pymupdf", "ocr"},
+    owners=OWNERS,
     pool=OCR_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
@@ -65,7 +71,9 @@ def document_text(
     ocr: OcrEngineResource,
 ) -> ExtractedDocument:
     meter = UsageMeter.start()
-    source = store.store().get(context.partition_key)
+    doc_id = resolve_document(context, store.store())  # a key typed by hand fails here, unretried
+    source = store.store().get(doc_id)
+    tag_run(context, doc_id, source.file_name)
     cfg = settings.load()
     engine = ocr.get_engine(cfg.ocr)
     progress = _TextProgressLog(context)
@@ -80,6 +88,7 @@ def document_text(
     context.add_output_metadata(
         {
             "file_name": source.file_name,
+            "doc_id": doc_id,
             "status": str(doc.status),
             "error": doc.error,
             "pages": doc.n_pages,
@@ -99,12 +108,15 @@ def document_text(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    kinds={"python", "pdf"},
+    owners=OWNERS,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="The printed label of every page (/PageLabels, printed numbers, or physical).",
 )
 def page_labels(
     context: dg.AssetExecutionContext, document_text: ExtractedDocument, settings: SettingsResource
 ) -> list[PageLabel]:
+    tag_run(context, document_text.source.doc_id, document_text.source.file_name)
     labels = pipeline.document_labels(document_text, settings.load())
     sources: dict[str, int] = {}
     for lab in labels:
@@ -121,18 +133,23 @@ def page_labels(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    kinds={"python", "table"},
+    owners=OWNERS,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Tables per page, merged across page breaks where the evidence agrees.",
 )
 def tables(
     context: dg.AssetExecutionContext, document_text: ExtractedDocument, settings: SettingsResource
 ) -> list[Table]:
+    tag_run(context, document_text.source.doc_id, document_text.source.file_name)
     found = pipeline.document_tables(document_text, settings.load())
     context.add_output_metadata(
         {
             "tables": len(found),
             "tables_merged": sum(1 for t in found if len(t.pages) > 1),
             "cells": sum(len(t.cells) for t in found),
+            # the first rows of each table (pages by physical number: labels come later)
+            "preview": dg.MetadataValue.md(preview.tables_markdown(found, [])),
         }
     )
     return found
@@ -141,6 +158,8 @@ def tables(
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    kinds={"python", "text"},
+    owners=OWNERS,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Paragraphs and sections, validated, with page furniture removed.",
 )
@@ -151,12 +170,14 @@ def paragraphs(
     tables: list[Table],
     settings: SettingsResource,
 ) -> ParagraphResult:
+    tag_run(context, document_text.source.doc_id, document_text.source.file_name)
     result = pipeline.document_paragraphs(document_text, page_labels, tables, settings.load())
     context.add_output_metadata(
         {
             "paragraphs": len(result.paragraphs),
             "sections": len(result.sections),
             "paragraphs_flagged": sum(1 for p in result.paragraphs if p.flags),
+            "preview": dg.MetadataValue.md(preview.sections_markdown(result)),
         }
     )
     return result
@@ -166,15 +187,28 @@ def paragraphs(
     partitions_def=documents_partitions,
     group_name="warehouse",
     kinds={"duckdb"},
+    owners=OWNERS,
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,  # a DuckDB file lock held by another process passes
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     check_specs=[
-        dg.AssetCheckSpec(suite, asset="duckdb_tables", blocking=True, description=SUITE_DESCRIPTIONS[suite])
+        # not ``blocking``: a quarantined document is an outcome, not an incident (a red run, an
+        # alert). knowledge_base reads the gate's verdict from the warehouse and loads only parsed
+        # documents, in this run or any later one; the checks show the verdict (WARN severity)
+        dg.AssetCheckSpec(
+            suite,
+            asset="duckdb_tables",
+            # one verdict per document: the UI shows each result's partition, and a check's
+            # status per partition instead of whatever the last document got
+            partitions_def=documents_partitions,
+            description=SUITE_DESCRIPTIONS[suite],
+            metadata={"owners": ", ".join(OWNERS)},
+        )
         for suite in QUALITY_CHECKS
     ],
     description="The document's rows in the DuckDB warehouse, replaced atomically, then judged by the "
-    "quality gate (one blocking check per expectation suite).",
+    "quality gate (one check per expectation suite; a failed ERROR expectation quarantines the "
+    "document: it stays out of the knowledge base, and the `quarantine` asset lists it with why).",
 )
 def duckdb_tables(
     context: dg.AssetExecutionContext,
@@ -188,21 +222,32 @@ def duckdb_tables(
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
     cfg = settings.load()
-    doc_id = document_text.source.doc_id
+    source = document_text.source
+    doc_id = source.doc_id
     with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
         counts = wh.write_document(
             document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
         )
+        partition_keys.record(wh, context.partition_key, doc_id, source.file_name)
         decision = judge_document(wh, doc_id, document_text.status, document_text.error, cfg.quality)
         warehouse.publish()
-    if decision.status == DocStatus.QUARANTINED:
-        context.log.warning(f"{document_text.source.file_name} quarantined: {decision.error}")
+    tag_run(context, doc_id, source.file_name, **{OUTCOME_TAG: outcome_tag(decision.status)})
+    if decision.status != DocStatus.PARSED:
+        # an outcome, logged as one: the run stays green and no alert fires (see check_specs)
+        context.log.info(f"{source.file_name} {decision.status}: {decision.error}")
+    summary = preview.document_summary(
+        document_text, page_labels, tables, paragraphs, str(decision.status), decision.error
+    )
     yield dg.MaterializeResult(
-        metadata={f"rows_{table}": n for table, n in counts.items()}
-        | {"status": str(decision.status), "quality_failures": decision.error or ""}
+        metadata={"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)}
+        | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
+        | {"summary": dg.MetadataValue.md(summary)}
+        | {f"rows_{table}": n for table, n in counts.items()}
+        | {"quality_failures": decision.error or ""}
+        | gate_figures(decision.results)
         | _approval_metadata(decision.approval)
         | meter.figures(),
-        check_results=[_check_result(doc_id, suite) for suite in decision.suites],
+        check_results=[check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites],
     )
 
 
@@ -216,49 +261,29 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     }
 
 
-def _check_result(doc_id: str, outcome: SuiteOutcome) -> dg.AssetCheckResult:
-    """One suite's outcome as its asset check: every expectation's verdict as metadata."""
-    return dg.AssetCheckResult(
-        check_name=outcome.suite,
-        passed=outcome.passed,
-        severity=dg.AssetCheckSeverity.ERROR if outcome.severity == "ERROR" else dg.AssetCheckSeverity.WARN,
-        description=outcome.description,
-        metadata={
-            **{
-                r.expectation: dg.MetadataValue.json(
-                    {
-                        "success": r.success,
-                        "observed": r.observed_value,
-                        "threshold": r.threshold,
-                        "severity": r.severity,
-                        "description": r.description,
-                    }
-                )
-                for r in outcome.results
-            },
-            "failed": dg.MetadataValue.json([r.expectation for r in outcome.failed]),
-            "doc_id": doc_id,
-            **_approval_metadata(outcome.approval),
-        },
-    )
-
-
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="warehouse",
     kinds={"duckdb"},
+    owners=OWNERS,
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     deps=[duckdb_tables],
-    description="Searchable chunks with citations to printed pages, for documents that passed the gate.",
+    # a held-back document materializes nothing here (its partition stays missing) and its run succeeds
+    output_required=False,
+    description="Searchable chunks with citations to printed pages, for documents that passed the gate. "
+    "A quarantined or unreadable document is left out (no materialization; an observation says why).",
 )
 def knowledge_base(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
-) -> dg.MaterializeResult:
+    context: dg.AssetExecutionContext,
+    store: DocumentStoreResource,
+    warehouse: WarehouseResource,
+    settings: SettingsResource,
+):
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
-    doc_id = context.partition_key
+    doc_id = resolve_document(context, store.store())
     with wh.held():  # one open of the file for the reads, the chunks, the vectors and the snapshot
         doc = wh.document(doc_id)
         if doc is None:
@@ -266,14 +291,25 @@ def knowledge_base(
                 f"document {doc_id} has no rows in the warehouse: materialize duckdb_tables first",
                 allow_retries=False,
             )
+        tag_run(context, doc_id, str(doc["file_name"]))
         if doc["status"] != "parsed":
-            # the blocking checks stop this asset inside a run; this guards a hand-launched load
-            wh.delete_kb(doc_id)
-            raise dg.Failure(
-                description=f"{doc['file_name']} is {doc['status']}: {doc['error']}",
-                metadata={"status": doc["status"], "reason": str(doc["error"])},
-                allow_retries=False,
+            wh.delete_kb(doc_id)  # a document quarantined since its last load leaves the KB now
+            warehouse.publish()
+            context.log.info(f"{doc['file_name']} is {doc['status']}, left out: {doc['error']}")
+            yield dg.AssetObservation(
+                asset_key=context.asset_key,
+                partition=context.partition_key,
+                metadata={
+                    "file_name": str(doc["file_name"]),
+                    "doc_id": doc_id,
+                    "status": str(doc["status"]),
+                    "held_back_because": str(doc["error"] or ""),
+                    # the knowledge base is current for this document (it is rightly absent), so
+                    # freshness counts the decision as an update: a quarantine never reads "stale"
+                    "dagster/last_updated_timestamp": dg.MetadataValue.timestamp(time.time()),
+                },
             )
+            return
         kb_settings = settings.load().kb
         chunks = kb.load_document(wh, doc_id, kb_settings, embed=False)
         n = len(chunks)
@@ -282,10 +318,11 @@ def knowledge_base(
         if vectors.get("skipped"):
             context.log.warning(f"{doc['file_name']}: no embeddings, BM25 search only: {vectors['skipped']}")
         warehouse.publish()
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
         metadata={
             "chunks": n,
             "file_name": str(doc["file_name"]),
+            "doc_id": doc_id,
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
             "approved_by_hand": str(doc["error"] or "").startswith("approved by "),
             "chunks_embedded": vectors["embedded"],

@@ -5,7 +5,9 @@ modification-time high-water mark), so a restarted sensor or daemon neither re-h
 re-requests what it has seen. The nightly schedule sweeps the whole inbox without a cursor and
 catches what an incremental scan cannot (a file copied in with an old modification time). Both
 skip documents that already have a partition, and the run key is the doc_id, so a document is
-requested once however often it is found. Both record every file they list, duplicates included,
+requested once however often it is found. Partition keys read ``<file stem>-<12 hex digits of
+the sha256>`` (dagster_ocr.partition_keys); a document known under an old sha256 key is not added
+again. Both record every file they list, duplicates included,
 in the warehouse's ``files`` table (lineage: what became of each file name).
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,11 @@ from typing import Any
 import dagster as dg
 import duckdb
 
-from assets.partitions import documents_partitions
+import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.partitions import OWNERS, document_tags, documents_partitions
 from dagster_ocr.ingest import DocumentStore, FileSighting, PendingSightings, discover, scan_files
 from dagster_ocr.model import SourceDocument
+from dagster_ocr.partition_keys import KnownDocuments, partition_key
 from dagster_ocr.warehouse import Warehouse
 from resources import DocumentStoreResource, WarehouseResource
 
@@ -34,15 +38,22 @@ JOB_TAGS = {"dagster-ocr/job": "ingest"}
 document_job = dg.define_asset_job(
     "ingest_document",
     selection=dg.AssetSelection.groups("documents", "warehouse"),
-    description="Parse one document through every stage into the warehouse and the knowledge base.",
+    description="Parse one document through every stage into the warehouse and the knowledge base. "
+    "Backfill documents by name from this job's Partitions tab (runs are named after it).",
     tags=JOB_TAGS,
+    owners=OWNERS,
 )
 
+reload_job = dg.define_asset_job(
+    "reload_warehouse",
+    selection=dg.AssetSelection.assets("duckdb_tables", "knowledge_base"),
+    description="Re-load documents into the warehouse and re-judge them (new thresholds, an approval) "
+    "from the stage outputs already kept: no re-extraction, no OCR. What `dagster-ocr recheck` runs.",
+    tags=JOB_TAGS,
+    owners=OWNERS,
+)
 
-def document_tags(doc_id: str, file_name: str) -> dict[str, str]:
-    """The tags of one document's run: find a document's runs by id or file name in the UI."""
-    # tag values are capped by Dagster (and by Postgres' index); 200 characters keeps every name
-    return {"dagster-ocr/doc_id": doc_id, "dagster-ocr/file_name": file_name[:200]}
+__all__ = ["document_job", "document_tags", "inbox_sensor", "nightly_ingestion", "reload_job"]
 
 
 @dataclass
@@ -81,7 +92,7 @@ class InboxCursor:
 
 
 def scan_inbox(
-    inbox: str | Path, store: DocumentStore, known: set[str], cursor: InboxCursor | None = None
+    inbox: str | Path, store: DocumentStore, known: Container[str], cursor: InboxCursor | None = None
 ) -> tuple[list[SourceDocument], InboxCursor | None, list[FileSighting]]:
     """Register the inbox files newer than ``cursor`` (all when None); the unknown ones, the new
     cursor, and a sighting of every file listed (for the warehouse's ``files`` lineage).
@@ -132,13 +143,27 @@ def record_sightings(
 def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
     return [
         dg.RunRequest(
-            run_key=rec.doc_id, partition_key=rec.doc_id, tags=document_tags(rec.doc_id, rec.file_name)
+            run_key=rec.doc_id,
+            partition_key=partition_key(rec.file_name, rec.doc_id),
+            tags=document_tags(rec.doc_id, rec.file_name),
         )
         for rec in new
     ]
 
 
-@dg.sensor(job=document_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.STOPPED)
+def _known(instance: dg.DagsterInstance) -> KnownDocuments:
+    """The documents with a partition already (readable keys and old sha256 keys alike)."""
+    return KnownDocuments(instance.get_dynamic_partitions(documents_partitions.name))
+
+
+@dg.sensor(
+    job=document_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    owners=OWNERS,
+    description="Find new files in the inbox every 30 s: add one partition per document, named "
+    "<file stem>-<12 hex digits of its sha256>, and request its ingest_document run.",
+)
 def inbox_sensor(
     context: dg.SensorEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
 ) -> dg.SensorResult:
@@ -149,14 +174,16 @@ def inbox_sensor(
     listed is recorded in the warehouse's ``files`` table (duplicates included).
     """
     cursor = InboxCursor.parse(context.cursor)
-    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    known = _known(context.instance)
     new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
     record_sightings(warehouse.warehouse(), store.store(), seen, "sensor", context.log)
     if new:
         context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
     return dg.SensorResult(
         run_requests=_run_requests(new),
-        dynamic_partitions_requests=[documents_partitions.build_add_request([r.doc_id for r in new])]
+        dynamic_partitions_requests=[
+            documents_partitions.build_add_request([partition_key(r.file_name, r.doc_id) for r in new])
+        ]
         if new
         else [],
         cursor=(advanced or cursor).dump(),
@@ -168,6 +195,9 @@ def inbox_sensor(
     cron_schedule="0 2 * * *",
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.STOPPED,
+    owners=OWNERS,
+    description="Nightly full sweep of the inbox (02:00 UTC, no cursor): catches files an incremental "
+    "scan misses (copied in with an old modification time) and records every file in `files`.",
 )
 def nightly_ingestion(
     context: dg.ScheduleEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
@@ -175,10 +205,10 @@ def nightly_ingestion(
     """The nightly full sweep of the inbox (no cursor), for deployments that do not run the sensor.
 
     Every file is hashed and recorded in ``files`` (its ``last_seen`` moves on)."""
-    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
-    new, _, seen = scan_inbox(store.inbox_dir, store.store(), known)
+    new, _, seen = scan_inbox(store.inbox_dir, store.store(), _known(context.instance))
     record_sightings(warehouse.warehouse(), store.store(), seen, "schedule", context.log)
     if new:
-        context.instance.add_dynamic_partitions(documents_partitions.name, [r.doc_id for r in new])
+        keys = [partition_key(r.file_name, r.doc_id) for r in new]
+        context.instance.add_dynamic_partitions(documents_partitions.name, keys)
         return _run_requests(new)
     return dg.SkipReason("no new documents in the inbox")

@@ -13,7 +13,8 @@ import time
 
 import dagster as dg
 
-from assets.partitions import DUCKDB_WRITER_POOL
+import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.partitions import DUCKDB_WRITER_POOL, OWNERS
 from resources import WarehouseResource
 
 #: how long the warehouse must go unwritten before the sensor publishes what is pending
@@ -28,13 +29,21 @@ def publish_warehouse_snapshot(context: dg.OpExecutionContext, warehouse: Wareho
     context.log.info(f"published {path} ({pending} pending write(s), copy {copy:.2f}s)")
 
 
-@dg.job(description="Publish the analysts' snapshot of the warehouse now (writes skipped by throttling).")
+@dg.job(
+    description="Publish the analysts' snapshot of the warehouse now (writes skipped by throttling).",
+    owners=OWNERS,
+)
 def publish_snapshot_job():
     publish_warehouse_snapshot()
 
 
 @dg.sensor(
-    job=publish_snapshot_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING
+    job=publish_snapshot_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    owners=OWNERS,
+    description="Publish the analysts' snapshot (<stem>.snapshot.duckdb) once document writes are "
+    "pending and none came for a minute.",
 )
 def snapshot_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
     """Publishes the snapshot when document writes are pending and none came for ``QUIET_SECONDS``."""

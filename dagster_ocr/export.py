@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from dagster_ocr import partition_keys
 from dagster_ocr.schema import LATEST_VERSION, current_version
 from dagster_ocr.warehouse import Warehouse
 
@@ -57,7 +58,7 @@ def _check_schema(wh: Warehouse) -> None:
 
 
 def resolve_document(wh: Warehouse, ref: str) -> str:
-    """The doc_id ``ref`` names: a doc_id, a unique doc_id prefix, or a file name.
+    """The doc_id ``ref`` names: a doc_id, a partition key, a unique doc_id prefix, or a file name.
 
     A file name matches ``documents.file_name`` and every inbox name in ``files`` (the name of a
     byte-identical duplicate finds the document it duplicates). Raises ``ExportError`` saying what
@@ -70,6 +71,9 @@ def resolve_document(wh: Warehouse, ref: str) -> str:
     found = wh.query("SELECT doc_id FROM documents WHERE doc_id = ?", [ref.lower()])
     if len(found):
         return str(found["doc_id"].iat[0])
+    keyed = partition_keys.recorded_doc_id(wh, ref)  # the name the Dagster UI shows
+    if keyed is not None:
+        return keyed
     by_name = wh.query(
         """
         SELECT DISTINCT d.doc_id, d.file_name FROM documents d

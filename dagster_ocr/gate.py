@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from dagster_ocr.model import DocStatus
 from dagster_ocr.quality import (
     DocumentFrames,
@@ -32,7 +34,15 @@ from dagster_ocr.quality import (
 )
 from dagster_ocr.warehouse import Approval, Warehouse
 
-__all__ = ["Approval", "GateDecision", "SuiteOutcome", "decide", "evaluate_quality", "judge_document"]
+__all__ = [
+    "Approval",
+    "GateDecision",
+    "SuiteOutcome",
+    "decide",
+    "evaluate_quality",
+    "held_back",
+    "judge_document",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,3 +176,31 @@ def judge_document(
         decision.error,
     )
     return decision
+
+
+def held_back(wh: Warehouse) -> pd.DataFrame:
+    """Every document held back from the knowledge base, newest verdict first: file name, the
+    partition key the Dagster UI shows, status (quarantined or failed), why, and the failed
+    expectations with observed values and thresholds (the ``quarantine`` view)."""
+    if not wh.path.exists():
+        return pd.DataFrame(columns=_HELD_BACK_COLUMNS)
+    wh.ensure_schema()  # the map of partition keys may be newer than the file
+    return wh.query(
+        """
+        SELECT q.file_name, any_value(p.partition_key) AS partition_key, q.status,
+               q.error AS reason, q.failed_expectations, q.evaluated_at, q.doc_id
+        FROM quarantine q LEFT JOIN document_partitions p USING (doc_id)
+        GROUP BY ALL ORDER BY q.evaluated_at DESC NULLS LAST, q.file_name
+        """
+    )
+
+
+_HELD_BACK_COLUMNS = [
+    "file_name",
+    "partition_key",
+    "status",
+    "reason",
+    "failed_expectations",
+    "evaluated_at",
+    "doc_id",
+]

@@ -146,6 +146,12 @@ class DocumentStore:
     def doc_ids(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("??/*.json"))
 
+    def doc_ids_with_prefix(self, prefix: str) -> list[str]:
+        """The registered doc_ids starting with ``prefix`` (hex digits, at least two)."""
+        if len(prefix) < 2 or any(c not in "0123456789abcdef" for c in prefix):
+            return []  # never let typed text name a path or a glob
+        return sorted(p.stem for p in (self.root / prefix[:2]).glob(f"{prefix}*.json") if len(p.stem) == 64)
+
 
 @dataclass(frozen=True, slots=True)
 class FileSighting:

@@ -132,6 +132,12 @@ class ExpectationResult:
     observed_value: str
     threshold: str
     description: str
+    #: the observed value and the threshold as numbers on one scale, for plots and trends: the
+    #: aggregate and its bound (a mean, a share, a row count), the value of a one-row frame (a
+    #: document's characters), else the rows that failed against the 0 allowed (or their share
+    #: against the share allowed, for an expectation that lets some fail). None: nothing to measure
+    observed_number: float | None = None
+    threshold_number: float | None = None
 
     def as_row(self) -> dict[str, object]:
         """The ``quality_results`` columns (the suite is the row's ``check_name``)."""
@@ -627,6 +633,52 @@ def _observed(result: Any, frame: pd.DataFrame, id_column: str | None) -> str:
     return text
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, dict) and "$PARAMETER" in value:
+        return None
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+#: prepared frames that hold one row per document by construction: their value is the observation
+_ONE_ROW_FRAMES = frozenset({"document", "conservation"})
+
+
+def _numbers(
+    result: Any, frame: pd.DataFrame, frame_name: str, params: dict[str, Any]
+) -> tuple[float | None, float | None]:
+    """(observed, threshold) of one GX result as numbers on one scale (see ``ExpectationResult``)."""
+    res = result.result or {}
+    kwargs = dict(getattr(result.expectation_config, "kwargs", None) or {})
+
+    def bound(name: str) -> float | None:
+        value = kwargs.get(name)
+        if isinstance(value, dict) and "$PARAMETER" in value:
+            value = params.get(value["$PARAMETER"])
+        return _number(value)
+
+    limit = next((b for b in (bound("max_value"), bound("min_value"), bound("value")) if b is not None), None)
+    observed = _number(res.get("observed_value"))
+    if observed is not None:
+        return observed, limit
+    column = kwargs.get("column")
+    if frame_name in _ONE_ROW_FRAMES and len(frame) == 1 and column in frame.columns and limit is not None:
+        value = _number(frame[column].iloc[0])
+        if value is not None:
+            return value, limit
+    n_bad = res.get("unexpected_count")
+    if n_bad is None:
+        return None, limit
+    mostly = _number(kwargs.get("mostly"))
+    if mostly is not None and mostly < 1.0:
+        n_all = res.get("element_count") or 0
+        return (round(n_bad / n_all, 4) if n_all else 0.0), round(1.0 - mostly, 4)
+    return float(n_bad), 0.0
+
+
 def evaluate_document(
     frames: DocumentFrames, settings: QualitySettings | None = None
 ) -> list[ExpectationResult]:
@@ -658,6 +710,7 @@ def evaluate_document(
             spec = by_name[r.expectation_config.meta["dagster_ocr_name"]]
             success = bool(r.success)
             observed = _observed(r, frame, spec.id_column)
+            observed_number, threshold_number = _numbers(r, frame, frame_name, params)
             if len(frame) == 0 and not success and (r.result or {}).get("observed_value") is None:
                 # an aggregate over no rows (no OCR'd lines, no paragraphs): nothing to judge
                 success, observed = True, "no rows"
@@ -671,6 +724,8 @@ def evaluate_document(
                 observed_value=observed,
                 threshold=spec.threshold(s),
                 description=spec.description,
+                observed_number=None if observed == "no rows" else observed_number,
+                threshold_number=threshold_number,
             )
     # in spec order, so every run lists results the same way
     return [verdicts[spec.name] for spec in specs if spec.name in verdicts]

@@ -130,6 +130,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        8,
+        "document_partitions: each document's partition key in Dagster (<file stem>-<12 hex digits>) "
+        "and its doc_id; quality_results.observed_number/threshold_number: the gate's figures as "
+        "numbers (plots in the UI, trends in SQL)",
+        (
+            """CREATE TABLE IF NOT EXISTS document_partitions (
+                partition_key VARCHAR PRIMARY KEY,  -- the name the Dagster UI shows
+                doc_id        VARCHAR NOT NULL,     -- sha256 of the bytes: the document
+                file_name     VARCHAR,              -- the file name the key was made from
+                first_seen    TIMESTAMP NOT NULL    -- UTC: when the warehouse first saw the key
+            )""",
+            "ALTER TABLE quality_results ADD COLUMN IF NOT EXISTS observed_number DOUBLE",
+            "ALTER TABLE quality_results ADD COLUMN IF NOT EXISTS threshold_number DOUBLE",
+        ),
+    ),
 )
 
 #: the version this code writes and expects

@@ -20,11 +20,16 @@ def test_the_laptop_instance_has_production_pools_and_a_queue(tmp_path: Path) ->
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
         config = instance.get_concurrency_config()
         assert config.run_queue_config.max_concurrent_runs <= 2
-        assert any(t["key"] == "dagster-ocr/doc_id" for t in config.run_queue_config.tag_concurrency_limits)
+        # one run per document, backfill runs included: they carry dagster/partition, not our tags
+        limits = config.run_queue_config.tag_concurrency_limits
+        assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
         for pool in (OCR_POOL, DUCKDB_WRITER_POOL):
             assert instance.event_log_storage.get_concurrency_info(pool).limit == 1
     local, production = (yaml.safe_load(p.read_text()) for p in (LOCAL, PRODUCTION))
     assert local["concurrency"]["pools"] == production["concurrency"]["pools"]
+    production_limits = production["concurrency"]["runs"]["tag_concurrency_limits"]
+    per_document = [t for t in local["concurrency"]["runs"]["tag_concurrency_limits"] if t["limit"] == 1]
+    assert per_document == [t for t in production_limits if t["key"] == "dagster/partition"]
 
 
 def test_make_ui_starts_on_that_instance() -> None:

@@ -17,6 +17,7 @@ import dagster as dg
 import pymupdf
 import pytest
 
+from dagster_ocr import partition_keys
 from dagster_ocr import warehouse as warehouse_module
 from dagster_ocr.kb import search
 from dagster_ocr.samples import SAMPLE_FACTS, build_damaged, build_scanned_letter, build_service_agreement
@@ -153,8 +154,10 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
     from assets.definitions import build_definitions
 
     defs = build_definitions(data_dir, wh.path, ocr_engine="none")
-    instance.add_dynamic_partitions("documents", [ids["low_ocr.pdf"]])
-    result = _rerun_gate(defs, instance, ids["low_ocr.pdf"])
+    key = _key(wh, ids["low_ocr.pdf"])
+    instance.add_dynamic_partitions("documents", [key])
+    result = _rerun_gate(defs, instance, key)
+    assert result.success  # a quarantine is an outcome, not a failed run
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(evaluations) == {
         "document_parsed",
@@ -165,9 +168,12 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
         "text_conserved",
     }
     ocr = evaluations["ocr_confident"]
-    assert not ocr.passed and ocr.severity == dg.AssetCheckSeverity.ERROR
-    observed = ocr.metadata["ocr_mean_confidence"].value
-    assert observed["success"] is False and float(observed["observed"]) == pytest.approx(0.31)
+    assert not ocr.passed and ocr.severity == dg.AssetCheckSeverity.WARN
+    assert ocr.metadata["outcome"].value == "quarantined"
+    assert ocr.metadata["file_name"].value == "low_ocr.pdf"
+    assert ocr.metadata["ocr_mean_confidence observed"].value == pytest.approx(0.31)
+    assert ocr.metadata["ocr_mean_confidence threshold"].value == pytest.approx(0.7)
+    assert "| ⛔ fail | `ocr_mean_confidence` | ERROR | 0.31 | >= 0.7 |" in ocr.metadata["expectations"].value
     assert evaluations["pages_complete"].passed
     # the knowledge base was not materialized for this partition
     assert not [
@@ -178,6 +184,13 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
 _ROWS = warehouse_module.iter_document_rows
 
 
+def _key(wh: Warehouse, doc_id: str) -> str:
+    """The partition key the run stored the document's stage outputs under (the warehouse's map)."""
+    key = partition_keys.recorded_key(wh, doc_id)
+    assert key is not None and key != doc_id
+    return key
+
+
 def _defective_rows(doc, labels, tables, paragraphs, *args, **kwargs):
     """The load's rows with the defect named by the file (see ``_inject``), all in one batch each."""
     rows: dict[str, list] = {t: [] for t in ("documents", *warehouse_module.CONTENT_TABLES)}
@@ -186,14 +199,14 @@ def _defective_rows(doc, labels, tables, paragraphs, *args, **kwargs):
     yield from _inject(rows, doc.source.file_name).items()
 
 
-def _rerun_gate(defs: dg.Definitions, instance: dg.DagsterInstance, doc_id: str) -> dg.ExecuteInProcessResult:
+def _rerun_gate(defs: dg.Definitions, instance: dg.DagsterInstance, key: str) -> dg.ExecuteInProcessResult:
     """Re-materialize the gate and the knowledge base only (upstream stages come from storage)."""
     mp = pytest.MonkeyPatch()
     mp.setattr(warehouse_module, "iter_document_rows", _defective_rows)
     try:
         job = defs.resolve_job_def("ingest_document")
         return job.execute_in_process(
-            partition_key=doc_id,
+            partition_key=key,
             instance=instance,
             raise_on_error=False,
             asset_selection=[dg.AssetKey("duckdb_tables"), dg.AssetKey("knowledge_base")],
@@ -213,8 +226,9 @@ def test_approval_lets_the_document_in_on_the_next_materialization(loaded):
     ].tolist() == ["reviewer@example.com"]
     defs = build_definitions(data_dir, wh.path, ocr_engine="none")
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("documents", [doc_id])
-    result = _rerun_gate(defs, instance, doc_id)
+    key = _key(wh, doc_id)
+    instance.add_dynamic_partitions("documents", [key])
+    result = _rerun_gate(defs, instance, key)
     assert result.success
     tables_check = {e.check_name: e for e in result.get_asset_check_evaluations()}["tables_valid"]
     assert tables_check.passed
@@ -265,8 +279,8 @@ def test_reloading_changes_no_row_counts(loaded):
     before = counts()
     defs = build_definitions(data_dir, wh.path, ocr_engine="none")
     instance = dg.DagsterInstance.ephemeral()
-    again = [ids["service_agreement.pdf"], ids["missing_page.pdf"]]
+    again = [_key(wh, ids["service_agreement.pdf"]), _key(wh, ids["missing_page.pdf"])]
     instance.add_dynamic_partitions("documents", again)
-    for doc_id in again:
-        _rerun_gate(defs, instance, doc_id)
+    for key in again:
+        _rerun_gate(defs, instance, key)
     assert counts() == before

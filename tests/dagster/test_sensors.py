@@ -16,6 +16,7 @@ import pytest
 from assets.partitions import documents_partitions
 from assets.sensors import InboxCursor, inbox_sensor, nightly_ingestion
 from dagster_ocr import ingest
+from dagster_ocr.partition_keys import resolve
 from resources import DocumentStoreResource, WarehouseResource
 
 
@@ -52,8 +53,12 @@ def test_first_tick_requests_each_document_once_with_tags(setup):
     assert len(keys) == 2 == len(set(keys))  # the copy has the same sha256
     assert set(instance.get_dynamic_partitions(documents_partitions.name)) == set(keys)
     for req in result.run_requests:
-        assert req.run_key == req.partition_key == req.tags["dagster-ocr/doc_id"]
-        assert req.tags["dagster-ocr/file_name"] in {"a copy.pdf", "b.pdf"}
+        doc_id, file_name = req.tags["dagster-ocr/doc_id"], req.tags["dagster-ocr/file_name"]
+        assert req.run_key == doc_id
+        assert file_name in {"a copy.pdf", "b.pdf"}
+        # the partition is named after the file, and resolves to the document in the store
+        assert req.partition_key == Path(file_name).stem.replace(" ", "_") + "-" + doc_id[:12]
+        assert resolve(req.partition_key, store.store()) == doc_id
     assert json.loads(result.cursor)["mtime_ns"] > 0
 
 
@@ -161,3 +166,14 @@ def test_sightings_wait_while_the_warehouse_is_locked_and_are_recorded_later(set
     # the next tick reaches the warehouse: the waiting sightings are recorded with their own times
     _tick(instance, store, result.cursor)
     assert len(_files(store)) == 3 and not pending.exists()
+
+
+def test_documents_known_under_old_sha256_keys_are_not_added_again(setup):
+    """An instance made before readable keys: its partitions are sha256 keys, and stay the only ones."""
+    instance, store, _, _ = setup
+    # what an older sensor did: register and add the bare doc_ids
+    known = [rec.doc_id for rec, _ in ingest.register_inbox(Path(store.inbox_dir), store.store()).documents]
+    instance.add_dynamic_partitions(documents_partitions.name, known)
+    result = _tick(instance, store, None)
+    assert result.run_requests == []
+    assert sorted(instance.get_dynamic_partitions(documents_partitions.name)) == sorted(known)

@@ -199,6 +199,10 @@ def test_backfill_of_two_documents_from_the_ui_loads_exactly_those(dagster_servi
     assert backfills[0].status == BulkActionStatus.COMPLETED_SUCCESS, [r.status for r in runs]
     # a run names its document as a partition, or as a one-key range (runs of a backfill policy)
     run_keys = []
+    # "Materialize all…" also selects the unpartitioned quarantine list: one run of it, no document
+    listing = [r for r in runs if r.asset_selection == {dg.AssetKey("quarantine")}]
+    assert len(listing) <= 1
+    runs = [r for r in runs if r not in listing]
     for r in runs:
         start, stop = (r.tags.get(f"dagster/asset_partition_range_{e}") for e in ("start", "end"))
         assert start == stop, "one document per run"

@@ -292,3 +292,41 @@ def test_nothing_to_judge_passes():
         results["ocr_mean_confidence"].success and results["ocr_mean_confidence"].observed_value == "no rows"
     )
     assert results["tables_rectangular"].success
+
+
+def test_every_measured_expectation_carries_its_observation_and_threshold_as_numbers():
+    """What the UI plots per document: one scale for the observed value and its threshold."""
+    frames = _frames()
+    _double_paragraph_id(frames)
+    _low_ocr(frames)
+    results = {r.expectation: r for r in evaluate_document(frames)}
+    for r in results.values():
+        assert r.observed_number is not None and r.threshold_number is not None, r
+    # an aggregate against its bound
+    mean = results["ocr_mean_confidence"]
+    assert (mean.observed_number, mean.threshold_number) == (pytest.approx(0.5), 0.7)
+    # rows that failed against the none allowed
+    assert (
+        results["paragraph_ids_unique"].observed_number,
+        results["paragraph_ids_unique"].threshold_number,
+    ) == (
+        2.0,
+        0.0,
+    )
+    assert results["page_indexes_unique"].observed_number == 0.0
+    # the row count against the page count the document declares
+    rows = results["page_rows_match_page_count"]
+    assert (rows.observed_number, rows.threshold_number) == (2.0, 2.0)
+    # a one-row frame's value against its bound, and a share of lines against the share allowed
+    assert results["text_extracted"].observed_number > results["text_extracted"].threshold_number
+    low = results["ocr_low_confidence_lines"]
+    assert 0.0 < low.observed_number <= 1.0 and 0.0 < low.threshold_number < 1.0
+    assert not low.success and low.observed_number > low.threshold_number
+    assert results["furniture_char_share"].observed_number == pytest.approx(6 / 100)  # 1 + 1 + 1 + 3 of 100
+
+
+def test_nothing_to_measure_has_no_number():
+    frames = _frames()
+    frames.ocr_lines = pd.DataFrame({"confidence": []})
+    result = next(r for r in evaluate_document(frames) if r.expectation == "ocr_mean_confidence")
+    assert result.observed_number is None and result.threshold_number == 0.7

@@ -1,0 +1,287 @@
+"""End to end in a real browser, as a data engineer uses the UI: documents by name, a backfill of
+two of them, a quarantined one read from the UI alone.
+
+dagster-webserver and dagster-daemon run on loopback on the laptop's instance (`make ui`:
+deploy/dagster.local.yaml on SQLite); three documents are registered under readable partition
+keys (a corpus PDF, a second corpus PDF, and a mojibake PDF the gate quarantines). Headless
+Chromium (Debian's /usr/bin/chromium through Playwright) then: filters a partition list by file
+name; launches a backfill of two documents picked by typing their names in the job's launch
+dialog; and, once the daemon ran them, opens the quarantined document's partition, its checks and
+the quarantine list. Screenshots are copied to tests/e2e/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ARTIFACTS = Path(__file__).parent / "artifacts"
+LOCATION = "assets.definitions%3Adefs"
+
+if not Path(CHROMIUM).is_file():
+    pytest.skip(
+        "chromium is not installed (apt-get install -y chromium; .ci/run does it)", allow_module_level=True
+    )
+sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group we started (the daemon has children), then SIGKILL if needed."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _garbled_pdf(path: Path) -> None:
+    """Every line mojibake (UTF-8 read as Latin-1): the paragraphs_valid gate quarantines it."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for _ in range(2):
+        page = doc.new_page()
+        for i in range(12):
+            line = f"Ã©tÃ© {i}: la sociÃ©tÃ© â€œfournisseurâ€\x9d sâ€™engage Ã  payer"
+            page.insert_text((72, 72 + 30 * i), line, fontsize=11)
+    doc.save(path)
+    doc.close()
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory, corpus):
+    """(base url, instance, {file name: partition key}, root) with webserver and daemon running."""
+    import dagster as dg
+
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.partition_keys import partition_key
+
+    root = tmp_path_factory.mktemp("e2e_ui")
+    home = root / "home"
+    home.mkdir()
+    shutil.copy(REPO / "deploy" / "dagster.local.yaml", home / "dagster.yaml")
+    data, inbox = root / "data", root / "inbox"
+    inbox.mkdir()
+    shutil.copy(corpus / "page_labels/bug793632.pdf", inbox / "bug793632.pdf")
+    shutil.copy(corpus / "tables/icdar2013/us-020/us-020.pdf", inbox / "us-020.pdf")
+    _garbled_pdf(inbox / "garbled.pdf")
+    store = DocumentStore(data / "store")
+    keys = {}
+    for path in sorted(inbox.iterdir()):
+        record = store.register(path)[0]
+        keys[path.name] = partition_key(record.file_name, record.doc_id)
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_OCR_DATA_DIR": str(data),
+        "DAGSTER_OCR_INBOX": str(inbox),
+        "DAGSTER_OCR_OCR_ENGINE": "none",
+        "PYTHONPATH": str(REPO),
+    }
+    workspace = root / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n  - python_module:\n      module_name: assets.definitions\n"
+        f"      attribute: defs\n      working_directory: {REPO}\n"
+    )
+    instance = dg.DagsterInstance.from_config(str(home))
+    instance.add_dynamic_partitions("documents", list(keys.values()))  # what the inbox sensor adds
+    procs: list[subprocess.Popen] = []
+    try:
+        port = _free_port()
+        for name, args in (
+            ("webserver", [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port)]),
+            ("daemon", [str(BIN / "dagster-daemon"), "run"]),
+        ):
+            procs.append(
+                subprocess.Popen(
+                    [*args, "-w", str(workspace)],
+                    cwd=root,
+                    env=env,
+                    stdout=(root / f"{name}.log").open("w"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: we stop exactly what we started
+                )
+            )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(base + "/server_info", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or procs[0].poll() is not None:
+                    pytest.fail("webserver did not start:\n" + (root / "webserver.log").read_text()[-3000:])
+                time.sleep(1)
+        yield base, instance, keys, root
+    finally:
+        for proc in procs:
+            _stop(proc)
+        instance.dispose()
+
+
+def _browser_page(p):
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    # the webserver's first-visit "Join the Dagster community" dialog covers the page: skip it
+    page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda b: b.click())
+    return browser, page
+
+
+def _shot(page, name: str, shots: list[Path], tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path))
+    path.with_suffix(".txt").write_text(page.inner_text("body"))  # what the page said, to read back
+    shots.append(path)
+
+
+def _wait_for_runs(instance, backfill_id: str, n: int, root: Path, timeout: float = 420.0) -> list:
+    import dagster as dg
+
+    deadline = time.monotonic() + timeout
+    while True:
+        runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": backfill_id}))
+        if len(runs) >= n and all(r.is_finished for r in runs):
+            return runs
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"backfill runs {[r.status for r in runs]} after {timeout:.0f} s\n"
+                + (root / "daemon.log").read_text()[-3000:]
+            )
+        time.sleep(3)
+
+
+def test_a_person_finds_backfills_and_judges_documents_by_name(ui, tmp_path):
+    import dagster as dg
+
+    base, instance, keys, root = ui
+    shots: list[Path] = []
+    chosen = ["garbled.pdf", "us-020.pdf"]
+    with sync_playwright() as p:
+        browser, page = _browser_page(p)
+        try:
+            # 1. find a document by its file name in a partition list
+            page.goto(f"{base}/assets/document_text?view=partitions", wait_until="networkidle")
+            page.get_by_placeholder("Filter by name…").fill("us-02")
+            page.get_by_text(keys["us-020.pdf"]).first.wait_for(timeout=30_000)
+            assert page.get_by_text(keys["bug793632.pdf"]).count() == 0
+            _shot(page, "find_by_file_name", shots, tmp_path)
+
+            # 2. backfill two documents from the job, picking them by typing their names
+            job_page = f"{base}/locations/{LOCATION}/jobs/ingest_document/partitions"
+            page.goto(job_page, wait_until="networkidle")
+            page.get_by_role("button", name="Materialize…").first.click()
+            page.get_by_text("Select a partition or create one").click()
+            for name in chosen:
+                page.keyboard.type(Path(name).stem[:5])
+                page.locator(f'[data-tooltip="{keys[name]}"]').first.click()
+                page.keyboard.press("Control+A")
+                page.keyboard.press("Backspace")
+            page.keyboard.press("Escape")  # close the picker, keep the dialog
+            dialog = page.get_by_role("dialog").first
+            assert "2 partitions" in dialog.inner_text()
+            page.wait_for_timeout(500)  # the picker's fade-out
+            _shot(page, "backfill_two_documents", shots, tmp_path)
+            page.get_by_role("button", name="Launch backfill").click()
+            page.get_by_text("backfill", exact=False).first.wait_for(timeout=30_000)
+        finally:
+            browser.close()
+
+    (backfill,) = instance.get_backfills()
+    runs = _wait_for_runs(instance, backfill.backfill_id, 2, root)
+    # a quarantine is an outcome: both runs are green; each names its document in its tags
+    assert {r.status for r in runs} == {dg.DagsterRunStatus.SUCCESS}, [r.status for r in runs]
+    by_name = {r.tags.get("dagster-ocr/file_name"): r for r in runs}
+    assert set(by_name) == set(chosen)
+    assert by_name["garbled.pdf"].tags["dagster-ocr/outcome"] == "quarantined"
+    assert by_name["us-020.pdf"].tags["dagster-ocr/outcome"] == "parsed"
+
+    # the quarantine list is refreshed by its sensor after the loads (within about a minute)
+    deadline = time.monotonic() + 240
+    while not instance.get_latest_materialization_event(dg.AssetKey("quarantine")):
+        if time.monotonic() > deadline:
+            log = (root / "daemon.log").read_text()[-3000:]
+            pytest.fail("quarantine_sensor did not refresh the list:\n" + log)
+        time.sleep(5)
+
+    with sync_playwright() as p:
+        browser, page = _browser_page(p)
+        step = "runs"
+        try:
+            # 3. the runs of one file, by its name: a green run of ingest_document, tagged quarantined
+            runs_of_file = f"{base}/runs?q%5B%5D=tag%3Adagster-ocr%2Ffile_name%3Dgarbled.pdf"
+            page.goto(runs_of_file, wait_until="networkidle")
+            page.get_by_text("Show runs within backfills").click()
+            page.get_by_text("dagster-ocr/outcome: quarantined").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert f"partition: {keys['garbled.pdf']}" in body and "ingest_document" in body
+            assert "Success" in body and "us-020" not in body
+            _shot(page, "runs_of_one_file", shots, tmp_path)
+
+            step = "quarantined_partition"
+            # 4. open the quarantined document's partition: what was extracted and why it is held back
+            key = keys["garbled.pdf"]
+            page.goto(f"{base}/assets/duckdb_tables?view=partitions", wait_until="networkidle")
+            page.get_by_placeholder("Filter by name…").fill("garbled")
+            page.get_by_text(key).first.click()
+            page.get_by_text("held_back_because").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "quarantined" in body and "flagged_paragraph_share" in body
+            _shot(page, "quarantined_partition", shots, tmp_path)
+
+            step = "checks"
+            # 5. its checks, with the file name and the outcome in words
+            page.goto(f"{base}/assets/duckdb_tables?view=checks", wait_until="networkidle")
+            page.get_by_text("paragraphs_valid").first.click()
+            page.get_by_text("Execution history").first.click()
+            page.get_by_text(keys["garbled.pdf"]).first.wait_for(timeout=30_000)
+            _shot(page, "checks", shots, tmp_path)
+
+            step = "quarantine_list"
+            # 6. the quarantine list a reviewer reads
+            page.goto(f"{base}/assets/quarantine", wait_until="networkidle")
+            page.get_by_text("held_back").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "garbled.pdf" in body and key in body and "us-020.pdf" not in body
+            _shot(page, "quarantine_list", shots, tmp_path)
+
+            step = "document_summary"
+            # 7. the sound document's summary: pages, labels, OCR share, sections, tables
+            page.goto(f"{base}/assets/duckdb_tables?view=partitions", wait_until="networkidle")
+            page.get_by_placeholder("Filter by name…").fill("us-020")
+            page.get_by_text(keys["us-020.pdf"]).first.click()
+            page.get_by_text("summary").first.wait_for(timeout=30_000)
+            page.get_by_text("[Show Markdown]").first.click()
+            page.get_by_text("Printed page labels").first.wait_for(timeout=30_000)
+            _shot(page, "document_summary", shots, tmp_path)
+        except Exception:
+            _shot(page, f"failed_at_{step}", shots, tmp_path)
+            raise
+        finally:
+            browser.close()
+            ARTIFACTS.mkdir(exist_ok=True)
+            for png in shots:
+                shutil.copy(png, ARTIFACTS / png.name)
+                shutil.copy(png.with_suffix(".txt"), ARTIFACTS / png.with_suffix(".txt").name)
