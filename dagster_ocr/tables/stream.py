@@ -17,7 +17,10 @@ from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import _clean, _TextLine, _Word, _words_text
 
-_NUM_RE = re.compile(r"^[\(\[]?[-–—+−]?[$€£¥]?\d[\d,.\s]*%?[\)\]]?[a-z*†‡]?$", re.IGNORECASE)
+# a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
+_NUM_RE = re.compile(
+    r"^[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?[a-z*†‡]?$", re.IGNORECASE
+)
 
 
 def _is_num(text: str) -> bool:

@@ -1,0 +1,66 @@
+"""Rules of the text-alignment finder for table classes seen on documents nobody tuned for (issue 20).
+
+Each test prints a small table on a generated page (PyMuPDF writes it) and checks the finder's grid.
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+from dagster_ocr.model import Page
+from dagster_ocr.tables import extract_tables
+from dagster_ocr.tables.stream import _is_num
+
+LOREM = "This paragraph of ordinary body text separates the two tables and is long enough to read as prose."
+
+
+def _pages(doc: pymupdf.Document) -> list[Page]:
+    out = []
+    for i in range(doc.page_count):
+        pg = doc[i]
+        out.append(Page(index=i, width=pg.rect.width, height=pg.rect.height))
+    return out
+
+
+def _print_rows(
+    page: pymupdf.Page, y0: float, rows: list[list[str]], cols: list[float], pitch: float = 14.0
+) -> float:
+    """Print rows of cells at fixed column positions, no rules; returns the bottom y."""
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            if text:
+                page.insert_text((cols[c], y0 + r * pitch), text, fontsize=9)
+    return y0 + len(rows) * pitch
+
+
+def test_currency_after_the_figure_is_a_number() -> None:
+    assert _is_num("8 €") and _is_num("€ 8") and _is_num("$ 71.15") and _is_num("12.50€")
+    assert not _is_num("A.O.P") and not _is_num("€ per unit")
+
+
+def test_price_list_rows_are_not_stacked_into_a_header() -> None:
+    """A list of names and prices ("£ 8"; "8 €" alike) whose stub-only group lines sit between priced
+    lines: every printed line is a row. While a currency sign set off by a space did not read as a
+    number, the first lines all looked like header lines and were stacked into one cell."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), LOREM, fontsize=9)
+    rows = [
+        ["Alder Farm reserve 2016", "£ 8"],
+        ["Group North", ""],
+        ["Beech Hill estate 2015", "£ 10"],
+        ["Group South", ""],
+        ["Cedar Row selection 2017", "£ 9"],
+        ["Dune Coast vintage 2014", "£ 12"],
+        ["Elm Valley cuvee 2016", "£ 11"],
+        ["Group West", ""],
+        ["Fir Ridge estate 2013", "£ 15"],
+        ["Gorse Moor reserve 2012", "£ 14"],
+    ]
+    _print_rows(page, 130, rows, [60.0, 400.0])
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    grid = tables[0].grid()
+    assert ["Alder Farm reserve 2016", "£ 8"] in grid and ["Group North", ""] in grid
+    assert ["Beech Hill estate 2015", "£ 10"] in grid
+    assert tables[0].n_rows == len(rows)
