@@ -19,7 +19,7 @@ from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import _reading_frame, _table_to_display, _turn_lines
-from dagster_ocr.tables.stream import _keep, _stream_part, _table_areas
+from dagster_ocr.tables.stream import _keep, _stream_tables
 from dagster_ocr.tables.words import _clean, _page_lines, _page_words, _text_lines, _Word
 
 logger = logging.getLogger(__name__)
@@ -213,13 +213,8 @@ def _stream_parts(
     regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
     words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
-    for area in _table_areas(_text_lines(words, s.chunk_gap), s):
-        part = _stream_part(area, page_index, s)
-        if (
-            part is not None
-            and _keep(part, s)
-            and not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled)
-        ):
+    for part in _stream_tables(_text_lines(words, s.chunk_gap), page_index, s):
+        if not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled):
             parts.append(part)
     return parts
 

@@ -15,7 +15,7 @@ import statistics
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _clean, _TextLine, _Word, _words_text
+from dagster_ocr.tables.words import _clean, _text_lines, _TextLine, _Word, _words_text
 
 # a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
 _NUM_RE = re.compile(
@@ -248,6 +248,65 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _widest_gutter(area: list[_TextLine], s: TableSettings) -> tuple[float, float] | None:
+    """The widest x range inside ``area`` that no word of it covers, at least a line height wide."""
+    x0 = min(ln.x0 for ln in area)
+    x1 = max(ln.x1 for ln in area)
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    n = int(math.ceil(x1 - x0)) + 1
+    cover = _column_cover(area, x0, n)
+    best: tuple[float, float] | None = None
+    i = 0
+    while i < n:
+        if cover[i] == 0:
+            j = i
+            while j < n and cover[j] == 0:
+                j += 1
+            if i > 0 and j < n and j - i >= h and (best is None or j - i > best[1] - best[0]):
+                best = (x0 + i, x0 + j)
+            i = j
+        else:
+            i += 1
+    return best
+
+
+def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
+    """Tables printed beside running text, found in an area rejected as prose.
+
+    Where a page sets a table in one of its text columns, each printed line holds words of both
+    columns, so the text finder sees one area of two-column prose and rejects it. Cut at the
+    widest gutter no word of the area crosses, each side is read again on its own: the prose side
+    makes single-chunk lines (no table), the table side its rows. Only rejected areas are cut, so a
+    table kept whole is never split.
+    """
+    gutter = _widest_gutter(area, s)
+    if gutter is None:
+        return []
+    cut = (gutter[0] + gutter[1]) / 2
+    words = [w for ln in area for w in ln.words]
+    out: list[_Part] = []
+    for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
+        if not side:
+            continue
+        for sub in _table_areas(_text_lines(side, s.chunk_gap), s):
+            part = _stream_part(sub, page_index, s)
+            if part is not None and _keep(part, s):
+                out.append(part)
+    return out
+
+
+def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
+    """Every table the text finder keeps among ``lines``, tables beside running text included."""
+    out: list[_Part] = []
+    for area in _table_areas(lines, s):
+        part = _stream_part(area, page_index, s)
+        if part is not None and _keep(part, s):
+            out.append(part)
+        else:
+            out.extend(_split_beside(area, page_index, s))
+    return out
 
 
 _MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)

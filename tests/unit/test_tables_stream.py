@@ -64,3 +64,52 @@ def test_price_list_rows_are_not_stacked_into_a_header() -> None:
     assert ["Alder Farm reserve 2016", "£ 8"] in grid and ["Group North", ""] in grid
     assert ["Beech Hill estate 2015", "£ 10"] in grid
     assert tables[0].n_rows == len(rows)
+
+
+PROSE = (
+    "Employers should apply the new rates as soon as possible and no later than the end of the "
+    "month, then correct any difference in a later pay period. The tables that follow give the "
+    "amounts for each period; the notes below explain how to use them and which forms to file."
+).split()
+
+
+def _prose_column(
+    page: pymupdf.Page, x: float, y0: float, n: int, width: int = 8, pitch: float = 12.0
+) -> None:
+    for k in range(n):
+        page.insert_text(
+            (x, y0 + k * pitch), " ".join(PROSE[(k * 3) % 20 : (k * 3) % 20 + width]), fontsize=9
+        )
+
+
+def test_table_beside_running_text_is_found() -> None:
+    """A two-column page whose right column holds a small table between paragraphs: each printed
+    line mixes prose words (left) with table cells (right), so the page reads as prose set in
+    columns. Cut at the page gutter, the right column gives the table and the prose stays out."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    _prose_column(page, 42, 100, 30)
+    _prose_column(page, 330, 100, 6, width=7)
+    rows = [
+        ["Payroll period", "Amount"],
+        *[
+            [p, f"{v:,.2f}"]
+            for p, v in (
+                ("Weekly", 71.15),
+                ("Biweekly", 142.31),
+                ("Semimonthly", 154.17),
+                ("Monthly", 308.33),
+                ("Quarterly", 925.0),
+                ("Annually", 3700.0),
+            )
+        ],
+    ]
+    bottom = _print_rows(page, 190, rows, [330.0, 500.0], pitch=16.0)
+    _prose_column(page, 330, bottom + 20, 8, width=7)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    grid = tables[0].grid()
+    assert grid[0] == ["Payroll period", "Amount"]
+    assert ["Quarterly", "925.00"] in grid and ["Annually", "3,700.00"] in grid
+    assert tables[0].n_cols == 2 and tables[0].n_rows == len(rows)
+    assert tables[0].bbox[0] >= 320  # nothing of the prose column
