@@ -9,7 +9,7 @@ from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _bands, _clean, _Word, _words_text
+from dagster_ocr.tables.words import _bands, _clean, _is_num, _Word, _words_text
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None
             edges = [x0 + (x1 - x0) * i / max(n_cols, 1) for i in range(n_cols + 1)]
     if words is not None and len(edges) == n_cols + 1:
         _split_shaded_rows(rows, row_bboxes, edges, words)
+        rows, row_bboxes = _split_stacked_rows(rows, row_bboxes, edges, words)
     # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
     # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
     header_rows = 0
@@ -141,6 +142,81 @@ def _split_shaded_rows(
                         rows[i][c] = _clean(" ".join(_words_text(band) for band in _bands(ws)))
                         row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
             j = k
+
+
+def _split_stacked_rows(
+    rows: list[list[str | None]], row_bboxes: list[list[BBox | None]], edges: list[float], words: list[_Word]
+) -> tuple[list[list[str | None]], list[list[BBox | None]]]:
+    """Cut a grid row that holds several printed rows into one row per text line.
+
+    Tables ruled only around the header and the total (no rule between body rows) come out of the
+    line finder as one tall row whose cells hold whole columns: "Bulgaria Cyprus Czech Republic"
+    beside "2.3 0.21 8.8". Such a row is cut at its text lines when at least two of its cells hold
+    two or more lines and every line of every cell but the first is a number: a figure never wraps,
+    so those lines are rows; a wrapped label or a multi-line text cell (no numbers) is left whole.
+    A row holding a spanning cell is left as it is.
+    """
+    out_rows: list[list[str | None]] = []
+    out_boxes: list[list[BBox | None]] = []
+    n_cols = len(edges) - 1
+    for i, (row, boxes) in enumerate(zip(rows, row_bboxes, strict=True)):
+        split = None
+        if (
+            i > 0
+            and len(row) == n_cols
+            and all(c is not None for c in row)
+            and all(b is not None for b in boxes)
+        ):
+            split = _stacked_lines(boxes, edges, words)
+        if split is None:
+            out_rows.append(row)
+            out_boxes.append(boxes)
+            continue
+        for band_y0, band_y1, cells in split:
+            out_rows.append(
+                [_clean(" ".join(_words_text(b) for b in _bands(cells.get(c, [])))) for c in range(n_cols)]
+            )
+            out_boxes.append([(edges[c], band_y0, edges[c + 1], band_y1) for c in range(n_cols)])
+    return out_rows, out_boxes
+
+
+def _stacked_lines(
+    boxes: list[BBox | None], edges: list[float], words: list[_Word]
+) -> list[tuple[float, float, dict[int, list[_Word]]]] | None:
+    """The text lines of one grid row as (y0, y1, column -> words), when the row holds stacked rows."""
+    y0 = min(b[1] for b in boxes if b is not None)
+    y1 = max(b[3] for b in boxes if b is not None)
+    inside = [
+        w for w in words if y0 <= (w.y0 + w.y1) / 2 <= y1 and edges[0] <= (w.x0 + w.x1) / 2 <= edges[-1]
+    ]
+    if not inside:
+        return None
+    per_col: dict[int, list[_Word]] = {}
+    for w in inside:
+        cx = (w.x0 + w.x1) / 2
+        c = next((k for k in range(len(edges) - 1) if cx <= edges[k + 1]), len(edges) - 2)
+        per_col.setdefault(c, []).append(w)
+    lines_of = {c: _bands(ws) for c, ws in per_col.items()}
+    multi = [c for c, ls in lines_of.items() if len(ls) >= 2]
+    first = min(lines_of)
+    others = [c for c in lines_of if c != first]
+    if len(multi) < 2 or not others:
+        return None
+    if not all(_is_num(_words_text(ln)) for c in others for ln in lines_of[c]):
+        return None
+    if not any(len(lines_of[c]) >= 2 for c in others):
+        return None
+    # the row's text bands: lines of every column clustered by vertical overlap
+    bands = _bands(inside)
+    out = []
+    for band in bands:
+        cells: dict[int, list[_Word]] = {}
+        for w in band:
+            cx = (w.x0 + w.x1) / 2
+            c = next((k for k in range(len(edges) - 1) if cx <= edges[k + 1]), len(edges) - 2)
+            cells.setdefault(c, []).append(w)
+        out.append((min(w.y0 for w in band), max(w.y1 for w in band), cells))
+    return out if len(out) >= 2 else None
 
 
 def _cell_shape(part: _Part, r_local: int, c: int, s: TableSettings) -> tuple[BBox | None, int, int, bool]:

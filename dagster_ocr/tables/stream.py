@@ -15,16 +15,7 @@ import statistics
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _clean, _text_lines, _TextLine, _Word, _words_text
-
-# a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
-_NUM_RE = re.compile(
-    r"^[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?[a-z*†‡]?$", re.IGNORECASE
-)
-
-
-def _is_num(text: str) -> bool:
-    return bool(_NUM_RE.match(text.strip())) if text.strip() else False
+from dagster_ocr.tables.words import _clean, _is_num, _text_lines, _TextLine, _Word, _words_text
 
 
 def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
@@ -279,7 +270,8 @@ def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> l
     columns, so the text finder sees one area of two-column prose and rejects it. Cut at the
     widest gutter no word of the area crosses, each side is read again on its own: the prose side
     makes single-chunk lines (no table), the table side its rows. Only rejected areas are cut, so a
-    table kept whole is never split.
+    table kept whole is never split. A side's table must hold a column of figures right of its stub:
+    cut out of running text, numbered references and bulleted lists align like two-column tables.
     """
     gutter = _widest_gutter(area, s)
     if gutter is None:
@@ -292,9 +284,18 @@ def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> l
             continue
         for sub in _table_areas(_text_lines(side, s.chunk_gap), s):
             part = _stream_part(sub, page_index, s)
-            if part is not None and _keep(part, s):
+            if part is not None and _keep(part, s) and _has_figures(part):
                 out.append(part)
     return out
+
+
+def _has_figures(part: _Part) -> bool:
+    """A column right of the stub whose filled cells (three at least) are mostly numbers."""
+    for c in range(1, part.n_cols):
+        filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
+        if len(filled) >= 3 and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
+            return True
+    return False
 
 
 def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:

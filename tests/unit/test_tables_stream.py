@@ -5,6 +5,8 @@ Each test prints a small table on a generated page (PyMuPDF writes it) and check
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pymupdf
 
 from dagster_ocr.model import Page
@@ -113,3 +115,45 @@ def test_table_beside_running_text_is_found() -> None:
     assert ["Quarterly", "925.00"] in grid and ["Annually", "3,700.00"] in grid
     assert tables[0].n_cols == 2 and tables[0].n_rows == len(rows)
     assert tables[0].bbox[0] >= 320  # nothing of the prose column
+
+
+def test_ruled_table_without_rules_between_body_rows_keeps_its_rows() -> None:
+    """Rules around the header and above the total only: the line finder sees one tall body row
+    whose cells hold whole columns. Cut at its text lines (every figure on a line of its own), the
+    table gets one row per printed row; the wrapped two-line header cell stays one cell."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    cols = [60.0, 220.0, 330.0, 440.0]
+    x1 = 540.0
+    body = [(f"Region {k}", f"{1.5 + k:.1f}", f"{20 + 3 * k}", f"{100 + 7 * k:,}") for k in range(6)]
+    top, head_bottom = 100.0, 130.0
+    total_top = head_bottom + 6 + 14 * len(body)
+    bottom = total_top + 20
+    for y in (top, head_bottom, total_top, bottom):
+        page.draw_line((cols[0], y), (x1, y))
+    for x in [*cols, x1]:
+        page.draw_line((x, top), (x, bottom))
+    page.insert_text((cols[0] + 4, top + 12), "Region", fontsize=9)
+    page.insert_text((cols[1] + 4, top + 12), "Share of", fontsize=9)
+    page.insert_text((cols[1] + 4, top + 24), "income", fontsize=9)
+    page.insert_text((cols[2] + 4, top + 12), "Staff", fontsize=9)
+    page.insert_text((cols[3] + 4, top + 12), "Budget", fontsize=9)
+    for k, row in enumerate(body):
+        for c, text in enumerate(row):
+            page.insert_text((cols[c] + 4, head_bottom + 14 + 14 * k), text, fontsize=9)
+    for c, text in enumerate(("Total", "27.0", "165", "705")):
+        page.insert_text((cols[c] + 4, total_top + 14), text, fontsize=9)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    grid = tables[0].grid()
+    assert grid[0] == ["Region", "Share of income", "Staff", "Budget"]
+    assert grid[1:-1] == [list(r) for r in body]
+    assert grid[-1] == ["Total", "27.0", "165", "705"]
+
+
+def test_numbered_references_beside_running_text_are_not_a_table(corpus: Path) -> None:
+    """A real two-column article page (tune split) whose right column ends in numbered references:
+    cut out of the running text, they align like a two-column table; with no column of figures
+    right of the reference numbers they stay text."""
+    doc = pymupdf.open(corpus / "olmocr_bench" / "pdfs" / "multi_column_miss.pdf")
+    assert extract_tables(doc, _pages(doc)) == []
