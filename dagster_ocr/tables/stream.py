@@ -195,6 +195,17 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 and set(cells) <= set(prev)
             ):
                 join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and not spans
+                and not prev_spans
+                and ln.y0 < prev_ln.y1 - 0.2 * h
+                and not set(cells) & set(line_cells[k - 1])
+            ):
+                # Interleaved lines: figures set midway beside a label wrapped over two lines (or a
+                # label beside a figure) overlap both in height; they are one row, a row span.
+                join = True
             if join:
                 for c, (e, ws) in cells.items():
                     if c in prev:

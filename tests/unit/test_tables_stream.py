@@ -157,3 +157,32 @@ def test_numbered_references_beside_running_text_are_not_a_table(corpus: Path) -
     right of the reference numbers they stay text."""
     doc = pymupdf.open(corpus / "olmocr_bench" / "pdfs" / "multi_column_miss.pdf")
     assert extract_tables(doc, _pages(doc)) == []
+
+
+def test_figures_set_midway_beside_a_wrapped_label_are_one_row() -> None:
+    """A label wrapped over two lines with its figures printed midway between them (the three
+    lines overlap in height without sharing a baseline): one row, the label joined."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), LOREM, fontsize=9)
+    cols = [60.0, 300.0, 400.0, 500.0]
+    y = 130.0
+    for c, text in enumerate(("Measure", "1998", "1999", "2000")):
+        page.insert_text((cols[c], y), text, fontsize=9)
+    for k in range(3):
+        y += 20
+        for c, text in enumerate((f"Plain measure {k}", f"{k}.25", f"{k}.50", f"{k}.75")):
+            page.insert_text((cols[c], y), text, fontsize=9)
+    for k in range(3):
+        y += 24
+        page.insert_text((cols[0], y), f"Between-state inequality {k} (Gini", fontsize=9)
+        page.insert_text((cols[0], y + 15), "index)", fontsize=9)
+        for c, text in enumerate((f"0.{k}1", f"0.{k}2", f"0.{k}3"), start=1):
+            page.insert_text((cols[c], y + 7.5), text, fontsize=9)
+        y += 15
+    page.insert_text((60, y + 40), LOREM, fontsize=9)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    grid = tables[0].grid()
+    assert ["Between-state inequality 0 (Gini index)", "0.01", "0.02", "0.03"] in grid
+    assert ["Between-state inequality 1 (Gini index)", "0.11", "0.12", "0.13"] in grid
