@@ -92,9 +92,35 @@ def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
                 continue
             x0, y0, x1, y1 = c
             inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
-            row.append(" ".join(_words_text(band) for band in _bands(inside)))
+            row.append(" ".join(_words_text(band) for band in _cell_lines(inside)))
         out.append(row)
     return out
+
+
+_BULLETS = frozenset("•●○■□▪◦‣∙·*–-")
+
+
+def _cell_lines(words: list[_Word]) -> list[list[_Word]]:
+    """A cell's words as text lines, each bullet glyph on the line its centre falls in.
+
+    A bullet is drawn smaller or raised against its line's text, so banding it with the words
+    would open a band of its own above that line: every bullet of the cell then led its text
+    ("• • Reported ... Generates"). The words are banded without the bullets first; each bullet
+    then joins the line whose extent holds its centre (the nearest line when none does).
+    """
+    marks = [w for w in words if w.text in _BULLETS]
+    if not marks or len(marks) == len(words):
+        return _bands(words)
+    lines = _bands([w for w in words if w.text not in _BULLETS])
+    spans = [(min(w.y0 for w in ln), max(w.y1 for w in ln)) for ln in lines]
+    for m in marks:
+        cy = (m.y0 + m.y1) / 2
+        k = min(
+            range(len(lines)),
+            key=lambda i: (not spans[i][0] <= cy <= spans[i][1], abs(cy - sum(spans[i]) / 2)),
+        )
+        lines[k].append(m)
+    return [sorted(ln, key=lambda w: w.x0) for ln in lines]
 
 
 def _split_shaded_rows(

@@ -186,3 +186,14 @@ def test_figures_set_midway_beside_a_wrapped_label_are_one_row() -> None:
     grid = tables[0].grid()
     assert ["Between-state inequality 0 (Gini index)", "0.01", "0.02", "0.03"] in grid
     assert ["Between-state inequality 1 (Gini index)", "0.11", "0.12", "0.13"] in grid
+
+
+def test_bullets_stay_on_their_lines_in_a_ruled_cell(corpus: Path) -> None:
+    """A real ruled table (ICDAR us-015, tune split) whose cells hold bulleted lists: each bullet
+    leads its own item, not all of them the cell's first line."""
+    doc = pymupdf.open(corpus / "tables" / "icdar2013" / "us-015" / "us-015.pdf")
+    tables = [t for t in extract_tables(doc, _pages(doc)) if t.first_page_index == 1]
+    assert tables
+    cell = next(r[1] for r in tables[0].grid() if r[0] == "Clarity or relevance")
+    assert cell.startswith("• Reported as not relevant")
+    assert "population • Generates an unacceptably large amount" in cell
