@@ -207,7 +207,7 @@ def _stream_parts(
                 )
                 grids = []
             for tab in grids:
-                part = _to_part(tab, "lines", page_index, all_words)
+                part = _to_part(tab, "lines", page_index, all_words, s)
                 if part is not None and _keep(part, s):
                     ruled.append(part)
     regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again

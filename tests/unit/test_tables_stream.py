@@ -197,3 +197,36 @@ def test_bullets_stay_on_their_lines_in_a_ruled_cell(corpus: Path) -> None:
     cell = next(r[1] for r in tables[0].grid() if r[0] == "Clarity or relevance")
     assert cell.startswith("• Reported as not relevant")
     assert "population • Generates an unacceptably large amount" in cell
+
+
+def test_framed_table_without_rules_between_figure_columns_gets_its_columns() -> None:
+    """A frame, a rule under the header and one after the stub, none between the figure columns:
+    the line finder sees two columns; the second, which holds the figures side by side on every
+    row, is cut at the gutters of its text."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    x0, stub, x1 = 60.0, 220.0, 540.0
+    fig = [230.0, 310.0, 390.0, 470.0]
+    head = ["Freq.", "Percent", "Mean", "Share"]
+    body = [
+        (f"Answer group {k}", str(300 + k), f"{10 + k}.5", str(12000 + 97 * k), f"{17 + k}.4%")
+        for k in range(4)
+    ]
+    top, head_bottom = 100.0, 120.0
+    bottom = head_bottom + 6 + 14 * len(body)
+    for y in (top, head_bottom, bottom):
+        page.draw_line((x0, y), (x1, y))
+    for x in (x0, stub, x1):
+        page.draw_line((x, top), (x, bottom))
+    for j, text in enumerate(head):
+        page.insert_text((fig[j], top + 14), text, fontsize=9)
+    for k, row in enumerate(body):
+        page.insert_text((x0 + 4, head_bottom + 14 + 14 * k), row[0], fontsize=9)
+        for j, text in enumerate(row[1:]):
+            page.insert_text((fig[j], head_bottom + 14 + 14 * k), text, fontsize=9)
+    tables = extract_tables(doc, _pages(doc))
+    assert len(tables) == 1
+    grid = tables[0].grid()
+    assert tables[0].n_cols == 5
+    assert grid[0] == ["", *head]
+    assert grid[1:] == [list(r) for r in body]
