@@ -286,12 +286,15 @@ def _tabula_run(path: Path, kw: dict[str, Any]) -> Parts:
     out = []
     for t in res:
         grid = [[c.get("text", "") for c in r] for r in t.get("data", [])]
-        out.append((int(t.get("page_number", kw.get("pages", 1))) - 1, grid))
+        out.append((int(kw.get("pages", 1)) - 1, grid))
     return out
 
 
-def _tabula_default(path: Path, g: Group | None, _doc: pymupdf.Document) -> Parts:
-    return _tabula_run(path, {"pages": g.page + 1 if g else "all"})
+def _tabula_default(path: Path, g: Group | None, doc: pymupdf.Document) -> Parts:
+    if g is not None:
+        return _tabula_run(path, {"pages": g.page + 1})
+    # tabula-java's JSON does not say which page a table is on: one call per page
+    return [part for i in range(doc.page_count) for part in _tabula_run(path, {"pages": i + 1})]
 
 
 def _tabula_recorded(path: Path, g: Group | None, _doc: pymupdf.Document) -> Parts:

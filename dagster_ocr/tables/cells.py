@@ -188,6 +188,7 @@ def _split_stacked_rows(
     out_rows: list[list[str | None]] = []
     out_boxes: list[list[BBox | None]] = []
     n_cols = len(edges) - 1
+    words = [w for w in words if edges[0] <= (w.x0 + w.x1) / 2 <= edges[-1]]
     for i, (row, boxes) in enumerate(zip(rows, row_bboxes, strict=True)):
         split = None
         if (
@@ -196,7 +197,11 @@ def _split_stacked_rows(
             and all(c is not None for c in row)
             and all(b is not None for b in boxes)
         ):
-            split = _stacked_lines(boxes, edges, words)
+            # cheap text test first: two cells right of the first with two figures or more each
+            if sum(
+                len(t.split()) >= 2 and all(_is_num(x) for x in t.split()) for t in row[1:] if t
+            ) >= 1 and (sum(len(t.split()) >= 2 for t in row if t) >= 2):
+                split = _stacked_lines(boxes, edges, words)
         if split is None:
             out_rows.append(row)
             out_boxes.append(boxes)
@@ -236,12 +241,18 @@ def _split_crowded_columns(
         ]
         lines = []
         crowded = 0
+        # cheap text test first: most body cells must hold two figures or more at all
+        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < 0.6 * max(
+            len(body), 1
+        ):
+            body = []
+        col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]] if body else []
         for i in body:
             bb = row_bboxes[i][c]
             assert bb is not None
             inside = [
                 w
-                for w in words
+                for w in col_words
                 if bb[0] <= (w.x0 + w.x1) / 2 <= bb[2] and bb[1] <= (w.y0 + w.y1) / 2 <= bb[3]
             ]
             cell_lines = _text_lines(inside, s.chunk_gap) if inside else []
@@ -257,6 +268,7 @@ def _split_crowded_columns(
         if inner:
             sub = [edges[c], *inner, edges[c + 1]]
             k = len(sub) - 1
+            col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]]
             for i, (row, boxes) in enumerate(zip(rows, row_bboxes, strict=True)):
                 bb = boxes[c] if c < len(boxes) else None
                 if c >= len(row) or row[c] is None or bb is None:
@@ -264,7 +276,7 @@ def _split_crowded_columns(
                     row_bboxes[i] = [*boxes[: c + 1], *([None] * (k - 1)), *boxes[c + 1 :]]
                     continue
                 parts: list[list[_Word]] = [[] for _ in range(k)]
-                for w in words:
+                for w in col_words:
                     cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
                     if bb[0] <= cx <= bb[2] and bb[1] <= cy <= bb[3]:
                         j = next((j for j in range(k) if cx <= sub[j + 1]), k - 1)

@@ -284,11 +284,13 @@ def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> l
     table kept whole is never split. A side's table must hold a column of figures right of its stub:
     cut out of running text, numbered references and bulleted lists align like two-column tables.
     """
+    words = [w for ln in area for w in ln.words]
+    if sum(_is_num(w.text) for w in words) < 3:  # no column of figures can come out of it
+        return []
     gutter = _widest_gutter(area, s)
     if gutter is None:
         return []
     cut = (gutter[0] + gutter[1]) / 2
-    words = [w for ln in area for w in ln.words]
     out: list[_Part] = []
     for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
         if not side:
