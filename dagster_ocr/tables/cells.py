@@ -9,7 +9,7 @@ from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _bands, _clean, _Word, _words_text
+from dagster_ocr.tables.words import _bands, _clean, _is_num, _Word, _words_text
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,9 @@ class _Part:
         return len(self.col_edges) - 1
 
 
-def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None = None) -> _Part | None:
+def _to_part(
+    tab: Any, strategy: str, page_index: int, words: list[_Word] | None = None, s: TableSettings | None = None
+) -> _Part | None:
     try:
         rows = tab.extract() if words is None else _cell_texts(tab, words)
     except Exception:  # a malformed grid from the finder must not sink the document
@@ -58,6 +60,8 @@ def _to_part(tab: Any, strategy: str, page_index: int, words: list[_Word] | None
             edges = [x0 + (x1 - x0) * i / max(n_cols, 1) for i in range(n_cols + 1)]
     if words is not None and len(edges) == n_cols + 1:
         _split_shaded_rows(rows, row_bboxes, edges, words)
+        rows, row_bboxes = _split_stacked_rows(rows, row_bboxes, edges, words)
+        rows, row_bboxes, edges = _split_crowded_columns(rows, row_bboxes, edges, words, s or TableSettings())
     # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
     # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
     header_rows = 0
@@ -91,9 +95,35 @@ def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
                 continue
             x0, y0, x1, y1 = c
             inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
-            row.append(" ".join(_words_text(band) for band in _bands(inside)))
+            row.append(" ".join(_words_text(band) for band in _cell_lines(inside)))
         out.append(row)
     return out
+
+
+_BULLETS = frozenset("•●○■□▪◦‣∙·*–-")
+
+
+def _cell_lines(words: list[_Word]) -> list[list[_Word]]:
+    """A cell's words as text lines, each bullet glyph on the line its centre falls in.
+
+    A bullet is drawn smaller or raised against its line's text, so banding it with the words
+    would open a band of its own above that line: every bullet of the cell then led its text
+    ("• • Reported ... Generates"). The words are banded without the bullets first; each bullet
+    then joins the line whose extent holds its centre (the nearest line when none does).
+    """
+    marks = [w for w in words if w.text in _BULLETS]
+    if not marks or len(marks) == len(words):
+        return _bands(words)
+    lines = _bands([w for w in words if w.text not in _BULLETS])
+    spans = [(min(w.y0 for w in ln), max(w.y1 for w in ln)) for ln in lines]
+    for m in marks:
+        cy = (m.y0 + m.y1) / 2
+        k = min(
+            range(len(lines)),
+            key=lambda i: (not spans[i][0] <= cy <= spans[i][1], abs(cy - sum(spans[i]) / 2)),
+        )
+        lines[k].append(m)
+    return [sorted(ln, key=lambda w: w.x0) for ln in lines]
 
 
 def _split_shaded_rows(
@@ -141,6 +171,165 @@ def _split_shaded_rows(
                         rows[i][c] = _clean(" ".join(_words_text(band) for band in _bands(ws)))
                         row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
             j = k
+
+
+def _split_stacked_rows(
+    rows: list[list[str | None]], row_bboxes: list[list[BBox | None]], edges: list[float], words: list[_Word]
+) -> tuple[list[list[str | None]], list[list[BBox | None]]]:
+    """Cut a grid row that holds several printed rows into one row per text line.
+
+    Tables ruled only around the header and the total (no rule between body rows) come out of the
+    line finder as one tall row whose cells hold whole columns: "Bulgaria Cyprus Czech Republic"
+    beside "2.3 0.21 8.8". Such a row is cut at its text lines when at least two of its cells hold
+    two or more lines and every line of every cell but the first is a number: a figure never wraps,
+    so those lines are rows; a wrapped label or a multi-line text cell (no numbers) is left whole.
+    A row holding a spanning cell is left as it is.
+    """
+    out_rows: list[list[str | None]] = []
+    out_boxes: list[list[BBox | None]] = []
+    n_cols = len(edges) - 1
+    words = [w for w in words if edges[0] <= (w.x0 + w.x1) / 2 <= edges[-1]]
+    for i, (row, boxes) in enumerate(zip(rows, row_bboxes, strict=True)):
+        split = None
+        if (
+            i > 0
+            and len(row) == n_cols
+            and all(c is not None for c in row)
+            and all(b is not None for b in boxes)
+        ):
+            # cheap text test first: two cells right of the first with two figures or more each
+            if sum(
+                len(t.split()) >= 2 and all(_is_num(x) for x in t.split()) for t in row[1:] if t
+            ) >= 1 and (sum(len(t.split()) >= 2 for t in row if t) >= 2):
+                split = _stacked_lines(boxes, edges, words)
+        if split is None:
+            out_rows.append(row)
+            out_boxes.append(boxes)
+            continue
+        for band_y0, band_y1, cells in split:
+            out_rows.append(
+                [_clean(" ".join(_words_text(b) for b in _bands(cells.get(c, [])))) for c in range(n_cols)]
+            )
+            out_boxes.append([(edges[c], band_y0, edges[c + 1], band_y1) for c in range(n_cols)])
+    return out_rows, out_boxes
+
+
+def _split_crowded_columns(
+    rows: list[list[str | None]],
+    row_bboxes: list[list[BBox | None]],
+    edges: list[float],
+    words: list[_Word],
+    s: TableSettings,
+) -> tuple[list[list[str | None]], list[list[BBox | None]], list[float]]:
+    """Cut a grid column that holds several text-aligned columns at the gutters of its body text.
+
+    A table drawn with a frame and a rule after the stub but no rule between its figure columns
+    comes out of the line finder with one column holding "344  75.2  12196  17.4%" on every row.
+    When most body rows of a column hold a line with two figures or more set apart by wide gaps
+    (the stream finder's chunks) and
+    those gaps line up into gutters over the whole column (``_column_bounds``, as for a table
+    without rules), the column is cut there on every row; each word goes to the part its centre
+    falls in. Spanning cells keep their text.
+    """
+    from dagster_ocr.tables.stream import _column_bounds  # stream builds on this module
+    from dagster_ocr.tables.words import _text_lines
+
+    c = len(edges) - 2
+    while c >= 0:
+        body = [
+            i for i in range(1, len(rows)) if c < len(rows[i]) and rows[i][c] and row_bboxes[i][c] is not None
+        ]
+        lines = []
+        crowded = 0
+        # cheap text test first: most body cells must hold two figures or more at all
+        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < 0.6 * max(
+            len(body), 1
+        ):
+            body = []
+        col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]] if body else []
+        for i in body:
+            bb = row_bboxes[i][c]
+            assert bb is not None
+            inside = [
+                w
+                for w in col_words
+                if bb[0] <= (w.x0 + w.x1) / 2 <= bb[2] and bb[1] <= (w.y0 + w.y1) / 2 <= bb[3]
+            ]
+            cell_lines = _text_lines(inside, s.chunk_gap) if inside else []
+            lines.extend(cell_lines)
+            # several figures side by side on one line; a bullet set apart from its item is not
+            crowded += any(
+                len(ln.chunks) >= 2 and sum(_is_num(_words_text(ch)) for ch in ln.chunks) >= 2
+                for ln in cell_lines
+            )
+        inner = []
+        if len(body) >= 2 and crowded >= max(2, 0.6 * len(body)):
+            inner = [x for x in _column_bounds(lines, s)[1:-1] if edges[c] + 1 < x < edges[c + 1] - 1]
+        if inner:
+            sub = [edges[c], *inner, edges[c + 1]]
+            k = len(sub) - 1
+            col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]]
+            for i, (row, boxes) in enumerate(zip(rows, row_bboxes, strict=True)):
+                bb = boxes[c] if c < len(boxes) else None
+                if c >= len(row) or row[c] is None or bb is None:
+                    rows[i] = [*row[: c + 1], *([None] * (k - 1)), *row[c + 1 :]]
+                    row_bboxes[i] = [*boxes[: c + 1], *([None] * (k - 1)), *boxes[c + 1 :]]
+                    continue
+                parts: list[list[_Word]] = [[] for _ in range(k)]
+                for w in col_words:
+                    cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+                    if bb[0] <= cx <= bb[2] and bb[1] <= cy <= bb[3]:
+                        j = next((j for j in range(k) if cx <= sub[j + 1]), k - 1)
+                        parts[j].append(w)
+                texts = [_clean(" ".join(_words_text(b) for b in _cell_lines(p))) for p in parts]
+                rows[i] = [*row[:c], *texts, *row[c + 1 :]]
+                row_bboxes[i] = [
+                    *boxes[:c],
+                    *[(sub[j], bb[1], sub[j + 1], bb[3]) for j in range(k)],
+                    *boxes[c + 1 :],
+                ]
+            edges = [*edges[: c + 1], *inner, *edges[c + 1 :]]
+        c -= 1
+    return rows, row_bboxes, edges
+
+
+def _stacked_lines(
+    boxes: list[BBox | None], edges: list[float], words: list[_Word]
+) -> list[tuple[float, float, dict[int, list[_Word]]]] | None:
+    """The text lines of one grid row as (y0, y1, column -> words), when the row holds stacked rows."""
+    y0 = min(b[1] for b in boxes if b is not None)
+    y1 = max(b[3] for b in boxes if b is not None)
+    inside = [
+        w for w in words if y0 <= (w.y0 + w.y1) / 2 <= y1 and edges[0] <= (w.x0 + w.x1) / 2 <= edges[-1]
+    ]
+    if not inside:
+        return None
+    per_col: dict[int, list[_Word]] = {}
+    for w in inside:
+        cx = (w.x0 + w.x1) / 2
+        c = next((k for k in range(len(edges) - 1) if cx <= edges[k + 1]), len(edges) - 2)
+        per_col.setdefault(c, []).append(w)
+    lines_of = {c: _bands(ws) for c, ws in per_col.items()}
+    multi = [c for c, ls in lines_of.items() if len(ls) >= 2]
+    first = min(lines_of)
+    others = [c for c in lines_of if c != first]
+    if len(multi) < 2 or not others:
+        return None
+    if not all(_is_num(_words_text(ln)) for c in others for ln in lines_of[c]):
+        return None
+    if not any(len(lines_of[c]) >= 2 for c in others):
+        return None
+    # the row's text bands: lines of every column clustered by vertical overlap
+    bands = _bands(inside)
+    out = []
+    for band in bands:
+        cells: dict[int, list[_Word]] = {}
+        for w in band:
+            cx = (w.x0 + w.x1) / 2
+            c = next((k for k in range(len(edges) - 1) if cx <= edges[k + 1]), len(edges) - 2)
+            cells.setdefault(c, []).append(w)
+        out.append((min(w.y0 for w in band), max(w.y1 for w in band), cells))
+    return out if len(out) >= 2 else None
 
 
 def _cell_shape(part: _Part, r_local: int, c: int, s: TableSettings) -> tuple[BBox | None, int, int, bool]:

@@ -27,7 +27,7 @@ from dagster_ocr.tables.sideways import (
     _turn_lines,
     _upside_down,
 )
-from dagster_ocr.tables.stream import _keep, _stream_part, _table_areas
+from dagster_ocr.tables.stream import _keep, _stream_tables
 from dagster_ocr.tables.words import _clean, _page_lines, _page_words, _text_lines, _Word
 
 logger = logging.getLogger(__name__)
@@ -280,19 +280,14 @@ def _stream_parts(
                 )
                 grids = []
             for tab in grids:
-                part = _to_part(tab, "lines", page_index, all_words)
+                part = _to_part(tab, "lines", page_index, all_words, s)
                 if part is not None and _keep(part, s):
                     ruled.append(part)
     regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
     words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
-    for area in _table_areas(_text_lines(words, s.chunk_gap), s):
-        part = _stream_part(area, page_index, s)
-        if (
-            part is not None
-            and _keep(part, s)
-            and not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled)
-        ):
+    for part in _stream_tables(_text_lines(words, s.chunk_gap), page_index, s):
+        if not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled):
             parts.append(part)
     return parts
 

@@ -15,13 +15,7 @@ import statistics
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _clean, _TextLine, _Word, _words_text
-
-_NUM_RE = re.compile(r"^[\(\[]?[-–—+−]?[$€£¥]?\d[\d,.\s]*%?[\)\]]?[a-z*†‡]?$", re.IGNORECASE)
-
-
-def _is_num(text: str) -> bool:
-    return bool(_NUM_RE.match(text.strip())) if text.strip() else False
+from dagster_ocr.tables.words import _clean, _is_num, _text_lines, _TextLine, _Word, _words_text
 
 
 def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
@@ -201,6 +195,17 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 and set(cells) <= set(prev)
             ):
                 join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and not spans
+                and not prev_spans
+                and ln.y0 < prev_ln.y1 - 0.2 * h
+                and not set(cells) & set(line_cells[k - 1])
+            ):
+                # Interleaved lines: figures set midway beside a label wrapped over two lines (or a
+                # label beside a figure) overlap both in height; they are one row, a row span.
+                join = True
             if join:
                 for c, (e, ws) in cells.items():
                     if c in prev:
@@ -245,6 +250,77 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _widest_gutter(area: list[_TextLine], s: TableSettings) -> tuple[float, float] | None:
+    """The widest x range inside ``area`` that no word of it covers, at least a line height wide."""
+    x0 = min(ln.x0 for ln in area)
+    x1 = max(ln.x1 for ln in area)
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    n = int(math.ceil(x1 - x0)) + 1
+    cover = _column_cover(area, x0, n)
+    best: tuple[float, float] | None = None
+    i = 0
+    while i < n:
+        if cover[i] == 0:
+            j = i
+            while j < n and cover[j] == 0:
+                j += 1
+            if i > 0 and j < n and j - i >= h and (best is None or j - i > best[1] - best[0]):
+                best = (x0 + i, x0 + j)
+            i = j
+        else:
+            i += 1
+    return best
+
+
+def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
+    """Tables printed beside running text, found in an area rejected as prose.
+
+    Where a page sets a table in one of its text columns, each printed line holds words of both
+    columns, so the text finder sees one area of two-column prose and rejects it. Cut at the
+    widest gutter no word of the area crosses, each side is read again on its own: the prose side
+    makes single-chunk lines (no table), the table side its rows. Only rejected areas are cut, so a
+    table kept whole is never split. A side's table must hold a column of figures right of its stub:
+    cut out of running text, numbered references and bulleted lists align like two-column tables.
+    """
+    words = [w for ln in area for w in ln.words]
+    if sum(_is_num(w.text) for w in words) < 3:  # no column of figures can come out of it
+        return []
+    gutter = _widest_gutter(area, s)
+    if gutter is None:
+        return []
+    cut = (gutter[0] + gutter[1]) / 2
+    out: list[_Part] = []
+    for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
+        if not side:
+            continue
+        for sub in _table_areas(_text_lines(side, s.chunk_gap), s):
+            part = _stream_part(sub, page_index, s)
+            if part is not None and _keep(part, s) and _has_figures(part):
+                out.append(part)
+    return out
+
+
+def _has_figures(part: _Part) -> bool:
+    """A column right of the stub whose filled cells (three at least) are mostly numbers."""
+    for c in range(1, part.n_cols):
+        filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
+        if len(filled) >= 3 and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
+            return True
+    return False
+
+
+def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
+    """Every table the text finder keeps among ``lines``, tables beside running text included."""
+    out: list[_Part] = []
+    for area in _table_areas(lines, s):
+        part = _stream_part(area, page_index, s)
+        if part is not None and _keep(part, s):
+            out.append(part)
+        else:
+            out.extend(_split_beside(area, page_index, s))
+    return out
 
 
 _MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)

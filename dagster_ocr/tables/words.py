@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 import statistics
 import unicodedata
 from collections.abc import Callable
@@ -140,3 +141,13 @@ def _norm(text: str | None) -> str:
 
 def _clean(text: str | None) -> str:
     return " ".join((text or "").split())
+
+
+# a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
+_NUM_RE = re.compile(
+    r"^[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?[a-z*†‡]?$", re.IGNORECASE
+)
+
+
+def _is_num(text: str) -> bool:
+    return bool(_NUM_RE.match(text.strip())) if text.strip() else False
