@@ -14,9 +14,9 @@ import sys
 import textwrap
 
 import duckdb
+from test_warehouse import _doc  # tests/unit is on sys.path (pytest rootdir import)
 
 from dagster_ocr.warehouse import Warehouse
-from tests.unit.test_warehouse import _doc
 
 #: storage version of a DuckDB 1.x file (1.0 reads 64; 1.5 reads 64-68; 2.0 writes 999)
 STORAGE_VERSION_1X = 64
