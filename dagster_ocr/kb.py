@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +23,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr import embeddings
-from dagster_ocr.search_index import SearchIndex
+from dagster_ocr.search_index import SearchIndex, tokenize
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -345,23 +344,6 @@ def _embed_input(chunks: pd.DataFrame, row: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------ search
-
-_WORD = re.compile(r"[^\W_]+")
-# scripts written without spaces: every character is a token (unigrams), so a query in Chinese
-# or Japanese matches without a segmenter
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-
-
-def tokenize(text: str) -> list[str]:
-    """Search tokens: NFKC-folded, lower-cased runs of letters and digits; CJK split per character."""
-    out: list[str] = []
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text or "").casefold()):
-        if _UNSPACED.search(word):
-            # keep Latin/digit runs whole, split the unspaced script into characters
-            out.extend(t for t in re.split(f"({_UNSPACED.pattern})", word) if t)
-        else:
-            out.append(word)
-    return out
 
 
 @dataclass(frozen=True, slots=True)

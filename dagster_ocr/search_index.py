@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,25 @@ import pandas as pd
 
 from dagster_ocr import duck, embeddings
 from dagster_ocr.warehouse import Warehouse
+
+# search tokens: the knowledge base's chunks and queries are tokenized alike (kb.search)
+_WORD = re.compile(r"[^\W_]+")
+# scripts written without spaces: every character is a token (unigrams), so a query in Chinese
+# or Japanese matches without a segmenter
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def tokenize(text: str) -> list[str]:
+    """Search tokens: NFKC-folded, lower-cased runs of letters and digits; CJK split per character."""
+    out: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text or "").casefold()):
+        if _UNSPACED.search(word):
+            # keep Latin/digit runs whole, split the unspaced script into characters
+            out.extend(t for t in re.split(f"({_UNSPACED.pattern})", word) if t)
+        else:
+            out.append(word)
+    return out
+
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +116,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     rid BIGINT PRIMARY KEY, doc_id VARCHAR, file_name VARCHAR, chunk_id VARCHAR, source_kind VARCHAR,
     source_id VARCHAR, section_title VARCHAR, page_index INTEGER, page_label VARCHAR,
     last_page_label VARCHAR, citation VARCHAR, text VARCHAR,
-    body VARCHAR  -- the section title and text as search tokens, space-separated (kb.tokenize)
+    body VARCHAR  -- the section title and text as search tokens, space-separated (tokenize)
 );
 CREATE TABLE IF NOT EXISTS vectors (rid BIGINT NOT NULL, embedding FLOAT[{embeddings.DIM}] NOT NULL);
 """
@@ -337,7 +358,7 @@ class SearchIndex:
             or gone
         ):
             fts_started = time.perf_counter()
-            # body is already kb.tokenize's tokens: split on whitespace only, fold accents and case
+            # body is already tokenize's tokens: split on whitespace only, fold accents and case
             # (a PRAGMA takes no parameters: the stemmer is checked against fts's own list)
             con.execute(
                 f"PRAGMA create_fts_index('chunks', 'rid', 'body', stemmer = '{self.stemmer}', "
@@ -365,8 +386,6 @@ class SearchIndex:
         wanted: dict[str, str],
         figures: dict[str, Any],
     ) -> None:
-        from dagster_ocr.kb import tokenize
-
         drop = changed + gone
         if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
             # an empty file: one bulk build after the inserts is several times cheaper than inserting

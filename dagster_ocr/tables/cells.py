@@ -9,7 +9,7 @@ from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _bands, _clean, _is_num, _Word, _words_text
+from dagster_ocr.tables.words import _bands, _clean, _column_bounds, _is_num, _text_lines, _Word, _words_text
 
 logger = logging.getLogger(__name__)
 
@@ -231,8 +231,6 @@ def _split_crowded_columns(
     without rules), the column is cut there on every row; each word goes to the part its centre
     falls in. Spanning cells keep their text.
     """
-    from dagster_ocr.tables.stream import _column_bounds  # stream builds on this module
-    from dagster_ocr.tables.words import _text_lines
 
     c = len(edges) - 2
     while c >= 0:

@@ -7,7 +7,6 @@ are x ranges no word covers, rows are text lines (stacked header lines and wrapp
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import statistics
@@ -15,7 +14,16 @@ import statistics
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _clean, _is_num, _text_lines, _TextLine, _Word, _words_text
+from dagster_ocr.tables.words import (
+    _clean,
+    _column_bounds,
+    _column_cover,
+    _is_num,
+    _text_lines,
+    _TextLine,
+    _Word,
+    _words_text,
+)
 
 
 def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
@@ -59,55 +67,6 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     if cur:
         areas.append(cur)
     return [a for a in areas if len(a) >= s.min_rows]
-
-
-def _column_cover(area: list[_TextLine], x0: float, n: int) -> list[int]:
-    """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n.
-
-    Each line's words are merged into runs first, so a line counts once per column; the runs go
-    into a difference array that running sums turn into counts (one pass, not one per point).
-    """
-    delta = [0] * (n + 1)
-    for ln in area:
-        runs = sorted((max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))) for w in ln.words)
-        start, end = runs[0]
-        for a, b in runs[1:]:
-            if a > end:
-                if end > start:
-                    delta[start] += 1
-                    delta[end] -= 1
-                start, end = a, b
-            else:
-                end = max(end, b)
-        if end > start:
-            delta[start] += 1
-            delta[end] -= 1
-    return list(itertools.accumulate(delta[:n]))
-
-
-def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
-    """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
-    x0 = min(ln.x0 for ln in area)
-    x1 = max(ln.x1 for ln in area)
-    h = statistics.median(ln.y1 - ln.y0 for ln in area)
-    n = int(math.ceil(x1 - x0)) + 1
-    cover = _column_cover(area, x0, n)
-    limit = int(s.span_tolerance * len(area))
-    bounds: list[float] = []
-    i = 0
-    while i < n:
-        if cover[i] <= limit:
-            j = i
-            while j < n and cover[j] <= limit:
-                j += 1
-            if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
-                # inside the gutter, the position with the fewest crossings
-                best = min(range(i, j), key=lambda k: (cover[k], abs(k - (i + j) / 2)))
-                bounds.append(x0 + best + 0.5)
-            i = j
-        else:
-            i += 1
-    return [x0 - 0.5, *bounds, x1 + 0.5]
 
 
 def _col_of(x: float, edges: list[float]) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import operator
 import re
 import statistics
@@ -13,6 +15,7 @@ import pymupdf
 
 from dagster_ocr.layout import BBox, bands
 from dagster_ocr.model import Line, Page
+from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.textlayer import extract_words
 
 
@@ -151,3 +154,52 @@ _NUM_RE = re.compile(
 
 def _is_num(text: str) -> bool:
     return bool(_NUM_RE.match(text.strip())) if text.strip() else False
+
+
+def _column_cover(area: list[_TextLine], x0: float, n: int) -> list[int]:
+    """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n.
+
+    Each line's words are merged into runs first, so a line counts once per column; the runs go
+    into a difference array that running sums turn into counts (one pass, not one per point).
+    """
+    delta = [0] * (n + 1)
+    for ln in area:
+        runs = sorted((max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))) for w in ln.words)
+        start, end = runs[0]
+        for a, b in runs[1:]:
+            if a > end:
+                if end > start:
+                    delta[start] += 1
+                    delta[end] -= 1
+                start, end = a, b
+            else:
+                end = max(end, b)
+        if end > start:
+            delta[start] += 1
+            delta[end] -= 1
+    return list(itertools.accumulate(delta[:n]))
+
+
+def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
+    """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
+    x0 = min(ln.x0 for ln in area)
+    x1 = max(ln.x1 for ln in area)
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    n = int(math.ceil(x1 - x0)) + 1
+    cover = _column_cover(area, x0, n)
+    limit = int(s.span_tolerance * len(area))
+    bounds: list[float] = []
+    i = 0
+    while i < n:
+        if cover[i] <= limit:
+            j = i
+            while j < n and cover[j] <= limit:
+                j += 1
+            if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
+                # inside the gutter, the position with the fewest crossings
+                best = min(range(i, j), key=lambda k: (cover[k], abs(k - (i + j) / 2)))
+                bounds.append(x0 + best + 0.5)
+            i = j
+        else:
+            i += 1
+    return [x0 - 0.5, *bounds, x1 + 0.5]
