@@ -76,6 +76,20 @@ class TransformersOcrSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["transformers"] = "transformers"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_settings(cls, data: Any) -> Any:
+        # settings of the transformers-assisted path the batched loop replaced (session 7): a
+        # config written for it still loads, with a warning, instead of failing validation
+        if isinstance(data, dict) and "assistant_confidence_threshold" in data:
+            data = {k: v for k, v in data.items() if k != "assistant_confidence_threshold"}
+            logger.warning(
+                "ocr.engine.assistant_confidence_threshold is no longer used (the batched speculative "
+                "loop drafts exactly K tokens, or fewer from the page's text); ignored"
+            )
+        return data
+
     target_path: str | None = Field(
         None,
         description="Folder of the target checkpoint (save_pretrained layout: config.json, weights, "

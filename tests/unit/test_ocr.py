@@ -242,6 +242,12 @@ def test_each_engine_has_its_own_settings_and_old_flat_keys_still_load(caplog):
     assert "ocr.engine" in caplog.text
     with pytest.raises(ValidationError):  # a rapidocr knob is not the transformers engine's
         TransformersOcrSettings(max_side_len=3000)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):  # a removed knob of the old assisted path: ignored, said
+        gpu = OcrSettings.model_validate(
+            {"engine": {"kind": "transformers", "assistant_confidence_threshold": 0.3}}
+        )
+    assert gpu.engine == TransformersOcrSettings() and "no longer used" in caplog.text
 
 
 # ---------------------------------------------------------------------------- images, rendering
