@@ -136,7 +136,7 @@ def ocr_in_workers(
                 task = pending.pop(future)
                 kind, value = future.result()  # BrokenProcessPool: handled below
                 if kind == "bad":
-                    raise BadInputError(value)
+                    raise _input_error(*value)
                 if kind == "engine":
                     raise EngineError(value)
                 totals.ocr_pages += value
@@ -154,6 +154,14 @@ def ocr_in_workers(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return totals
+
+
+def _input_error(code: str, message: str) -> BadInputError:
+    """The worker's ``BadInputError`` again, of the class its ``code`` names (over_limit, corrupt...)."""
+    for cls in (BadInputError, *BadInputError.__subclasses__()):
+        if cls.code == code:
+            return cls(message)
+    return BadInputError(message)
 
 
 # ---- inside a worker process ---------------------------------------------------------------------
@@ -176,7 +184,7 @@ def _ocr_task(
 ) -> tuple[str, Any]:
     """Read pages ``indices`` as the text stage does, storing every OCR'd one in the checkpoint.
 
-    Returns ("ok", pages OCR'd), or ("bad", reason) / ("engine", message): plain
+    Returns ("ok", pages OCR'd), or ("bad", (code, message)) / ("engine", message): plain
     values, so that no exception has to survive pickling.
     """
     assert _ENGINE is not None, "worker started without its engine"
@@ -188,7 +196,7 @@ def _ocr_task(
             for _page in iter_pages(pdf, settings.text, reader, deadline, None, indices):
                 pass
     except BadInputError as exc:
-        return "bad", exc.reason
+        return "bad", (exc.code, exc.message)
     except EngineError as exc:
         return "engine", str(exc)
     except Exception as exc:  # noqa: BLE001 - MuPDF raises many types on a page it cannot read

@@ -348,3 +348,16 @@ def test_workers_are_not_part_of_the_checkpoint_key() -> None:
     engine = CountingEngine()
     one = fingerprint_key(ocr_fingerprint(engine, OcrSettings()))
     assert fingerprint_key(ocr_fingerprint(engine, OcrSettings(workers=4))) == one
+
+
+def test_a_worker_over_the_documents_budget_fails_it_with_the_stages_own_reason(tmp_path: Path) -> None:
+    src = _source(tmp_path, SCAN_20)
+    tight = Settings.load(
+        overrides={
+            "ocr": {"workers": 2},
+            "limits": {"max_seconds_per_document": 0.5, "max_seconds_per_page": 0.01},
+        }
+    )
+    doc = extract_document(src, tight, PidEngine())  # the budget is spent before a worker starts
+    assert doc.status == DocStatus.FAILED
+    assert doc.error.startswith("over_limit: time limit reached"), doc.error
