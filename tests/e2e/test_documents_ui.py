@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from support.dagster_ui import dagster_ui, write_workspace
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -37,24 +33,6 @@ if not Path(CHROMIUM).is_file():
         "chromium is not installed (apt-get install -y chromium; .ci/run does it)", allow_module_level=True
     )
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the process group we started (the daemon has children), then SIGKILL if needed."""
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
 
 
 def _garbled_pdf(path: Path) -> None:
@@ -101,44 +79,13 @@ def ui(tmp_path_factory, corpus):
         "DAGSTER_OCR_OCR_ENGINE": "none",
         "PYTHONPATH": str(REPO),
     }
-    workspace = root / "workspace.yaml"
-    workspace.write_text(
-        "load_from:\n  - python_module:\n      module_name: assets.definitions\n"
-        f"      attribute: defs\n      working_directory: {REPO}\n"
-    )
+    workspace = write_workspace(root)
     instance = dg.DagsterInstance.from_config(str(home))
     instance.add_dynamic_partitions("documents", list(keys.values()))  # what the inbox sensor adds
-    procs: list[subprocess.Popen] = []
     try:
-        port = _free_port()
-        for name, args in (
-            ("webserver", [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port)]),
-            ("daemon", [str(BIN / "dagster-daemon"), "run"]),
-        ):
-            procs.append(
-                subprocess.Popen(
-                    [*args, "-w", str(workspace)],
-                    cwd=root,
-                    env=env,
-                    stdout=(root / f"{name}.log").open("w"),
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own process group: we stop exactly what we started
-                )
-            )
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(base + "/server_info", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or procs[0].poll() is not None:
-                    pytest.fail("webserver did not start:\n" + (root / "webserver.log").read_text()[-3000:])
-                time.sleep(1)
-        yield base, instance, keys, root
+        with dagster_ui(root, workspace, env, start_s=180) as base:
+            yield base, instance, keys, root
     finally:
-        for proc in procs:
-            _stop(proc)
         instance.dispose()
 
 
