@@ -6,7 +6,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from dagster_ocr.layout import BBox, union
-from dagster_ocr.paragraphs.patterns import _clause_match, _ends_clause, _ends_sentence, is_cjk
+from dagster_ocr.paragraphs.patterns import (
+    _clause_match,
+    _ends_clause,
+    _ends_mid_phrase,
+    _ends_sentence,
+    is_cjk,
+)
 from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -203,8 +209,12 @@ class _Grouper:
                 brk = True
             elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
                 brk = True  # a stray punctuation row after a finished sentence stands alone
-            elif clause is not None and (
-                clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item")
+            elif (
+                clause is not None
+                # a clause number after "... set out in" is a cross-reference the line break fell
+                # before; a bullet is drawn, so it opens an item wherever it stands
+                and not (clause[0] == "clause" and _ends_mid_phrase(a.text))
+                and (clause[2] or _ends_clause(a.text) or cur.kind in ("clause", "list_item"))
             ):
                 brk = True
             else:

@@ -73,6 +73,25 @@ def _ends_sentence(text: str) -> bool:
     return bool(t) and t[-1] in _SENTENCE_END
 
 
+# Words a sentence does not end on: prepositions and articles (en, de, fr, es, it, nl). A strong
+# clause start ("§ 2.2", "Article 5") after one of them is a cross-reference wrapped to the start
+# of a line ("... the requirements of / § 2.2 of the Agreement"), not a new clause.
+_MID_PHRASE_WORDS = frozenset(
+    "of in under to with by per see from into pursuant within the a an "
+    "gemäß gemäss nach laut von vom im des der dem den die das einer eines "
+    "de du des la le les au aux à selon "
+    "del el los las al según conforme "
+    "di della dello degli nel nella ai al secondo "
+    "van het een volgens bij".split()
+)
+
+
+def _ends_mid_phrase(text: str) -> bool:
+    """True when a line ends on a word no sentence or heading ends on (it wrapped mid-phrase)."""
+    words = text.rstrip().rsplit(None, 1)
+    return bool(words) and words[-1] in _MID_PHRASE_WORDS
+
+
 def _ends_clause(text: str) -> bool:
     t = text.rstrip()
     if not t:

@@ -77,6 +77,26 @@ def test_wrapped_number_does_not_split_a_sentence() -> None:
     ]
 
 
+def test_a_clause_reference_wrapped_to_a_line_start_does_not_split_the_sentence() -> None:
+    # "§ 2.2" and "Article 12" open a clause at a line start, unless the line before ended on a
+    # word no sentence ends on: then they are a cross-reference the line break fell before
+    lines = body(
+        [
+            "We confirm that the delivered plan meets the requirements of",
+            "§ 2.2 of the Service Agreement, and the milestone is achieved as set out in",
+            "Article 12 of the Agreement. Die Vergütung richtet sich nach",
+            "§ 5 Abs. 2 des Vertrags.",
+            "§ 6 Neither party is liable for delays caused by events beyond its control.",
+        ]
+    )
+    assert texts([page(lines)]) == [
+        "We confirm that the delivered plan meets the requirements of § 2.2 of the Service "
+        "Agreement, and the milestone is achieved as set out in Article 12 of the Agreement. "
+        "Die Vergütung richtet sich nach § 5 Abs. 2 des Vertrags.",
+        "§ 6 Neither party is liable for delays caused by events beyond its control.",
+    ]
+
+
 def test_clause_numbers() -> None:
     assert clause_number("Article 5 Scope") == "Article 5"
     assert clause_number("ARTICLE V") == "ARTICLE V"
