@@ -362,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
-            raise
+            print(f"error: {exc}", file=sys.stderr)  # e.g. no warehouse at that path
+            return 2
         # DuckDB lets one process hold a file: say so plainly instead of a traceback
         print(
             f"the warehouse is in use by another process (a run writing it?): {exc}\n"
@@ -370,6 +371,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 3
+    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException) as exc:
+        # an analyst's SQL that DuckDB refuses: its message is the answer, a traceback is noise
+        print(f"query error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -89,3 +89,20 @@ def test_query_results_say_what_they_claim(warehouse):
     assert {"heading", "paragraph", "table"} <= set(text["kind"])
     history = _query(warehouse, "file_history.sql")
     assert history["status"].tolist() == ["parsed"] and history["duplicate_of"].isna().all()
+
+
+def test_cli_query_errors_are_one_line_not_a_traceback(warehouse, tmp_path, capsys):
+    from assets.cli import main
+
+    cases = {
+        "selec 1": "Parser Error",
+        "select * from no_such_table": "Catalog Error",
+        "select kind from document_blocks b join documents d using (doc_id)": "Binder Error",
+    }
+    for sql, kind in cases.items():
+        assert main(["query", "--warehouse", str(warehouse), sql]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"query error: {kind}") and "Traceback" not in err
+    assert main(["query", "--warehouse", str(tmp_path / "missing.duckdb"), "select 1"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "missing.duckdb").exists()  # a typo'd path is not created empty
