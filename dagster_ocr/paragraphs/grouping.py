@@ -35,9 +35,12 @@ class _Para:
     first_page: int = 0
     last_page: int = 0
     first_bbox: BBox = (0.0, 0.0, 0.0, 0.0)  # its rows on the first page
+    ocr: bool = False  # every row OCR'd (its size is estimated from ink, not read from a font)
+    confidence: float = 1.0  # the least confident row's recognition confidence
 
-    def seal(self, weights: dict[float, int]) -> None:
-        """Summarise the rows, count their characters by font size into ``weights``, drop them."""
+    def seal(self, weights: dict[tuple[bool, float], int]) -> None:
+        """Summarise the rows, count their characters by (OCR'd, font size) into ``weights``, drop
+        them."""
         rows = self.rows
         self.n_rows = len(rows)
         self.size = max(r.size for r in rows)
@@ -45,8 +48,10 @@ class _Para:
         self.italic = all(r.italic for r in rows)
         self.first_page, self.last_page = rows[0].page_index, rows[-1].page_index
         self.first_bbox = union([r.bbox for r in rows if r.page_index == self.first_page])
+        self.ocr = all(r.block < 0 for r in rows)
+        self.confidence = min(r.confidence for r in rows)
         for r in rows:
-            weights[round(r.size, 1)] += len(r.text)
+            weights[(r.block < 0, round(r.size, 1))] += len(r.text)
         self.rows = []
 
 
@@ -141,7 +146,7 @@ class _Grouper:
         self.paras: list[_Para] = []
         self.cur: _Para | None = None
         #: characters per font size over every row (the body size, for headings)
-        self.weights: dict[float, int] = defaultdict(int)
+        self.weights: dict[tuple[bool, float], int] = defaultdict(int)
         self._sealed = 0
 
     def finish(self) -> list[_Para]:

@@ -52,16 +52,28 @@ def _heading_numbering(text: str) -> tuple[str, str, int] | None:
     return None
 
 
-def _detect_headings(paras: list[_Para], weights: dict[float, int], s: ParagraphSettings) -> None:
-    """Mark headings among sealed paragraphs; ``weights``: characters per font size (the body size)."""
+def _detect_headings(
+    paras: list[_Para], weights: dict[tuple[bool, float], int], s: ParagraphSettings
+) -> None:
+    """Mark headings among sealed paragraphs; ``weights``: characters per (OCR'd, font size).
+
+    OCR'd rows are measured against the OCR'd body size and text-layer rows against the text
+    layer's: a size estimated from ink differs from a font's by its own bias, so in a document
+    of typeset pages and one scanned page every scanned line would otherwise read as "larger".
+    """
     if not weights:
         return
-    body = max(weights, key=lambda k: weights[k])
+    bodies: dict[bool, float] = {}
+    for ocr in (False, True):
+        sized = {size: n for (o, size), n in weights.items() if o == ocr}
+        if sized:
+            bodies[ocr] = max(sized, key=lambda k: sized[k])
 
     for i, p in enumerate(paras):
         text = p.text.strip()
         if (
             p.n_rows > s.heading_max_rows
+            or p.confidence < s.heading_min_confidence
             or len(text) > s.heading_max_chars
             or not any(c.isalpha() for c in text)
             or text[-1] in ".,;"
@@ -70,6 +82,7 @@ def _detect_headings(paras: list[_Para], weights: dict[float, int], s: Paragraph
         ):
             continue
         size = p.size
+        body = bodies.get(p.ocr) or bodies[not p.ocr]
         larger = size >= body * s.heading_size_ratio
         bold = p.bold
         nxt = paras[i + 1] if i + 1 < len(paras) else None

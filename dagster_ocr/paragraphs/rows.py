@@ -31,6 +31,7 @@ class _Row:
     #: a line of a right-to-left script: it starts at its right edge (indentation, short lines
     #: and column order are mirrored)
     rtl: bool = False
+    confidence: float = 1.0  # the least confident of its lines (1.0 for the text layer)
 
     @property
     def height(self) -> float:
@@ -138,6 +139,7 @@ def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
                 or any(ln.bold for ln in content),
                 italic_any=any(sp.italic for ln in content for sp in ln.spans if sp.text.strip()),
                 block=g[0].block if g[0].block >= 0 else content[0].block,
+                confidence=min(ln.confidence for ln in content),
                 page_index=page_index,
                 marker=marker,
                 rtl=rtl,

@@ -84,6 +84,11 @@ class ParagraphSettings(BaseModel):
     )
     heading_max_chars: int = Field(120, description="Longest text a heading may have.")
     heading_max_rows: int = Field(3, description="Most rows a heading may span.")
+    heading_min_confidence: float = Field(
+        0.8,
+        description="An OCR'd line read with less confidence than this is never a heading (a "
+        "signature or a stamp OCR'd as large letters is not a section title).",
+    )
     heading_size_ratio: float = Field(
         1.12, description="A paragraph set this much larger than the body median size is a heading candidate."
     )

@@ -212,6 +212,30 @@ def test_headings_and_section_tree() -> None:
     ]
 
 
+def _ocr_line(text: str, y0: float, size: float, confidence: float = 0.99, x0: float = 72) -> Line:
+    """An OCR'd line: no text-layer block, its size estimated (as from ink height)."""
+    bbox = (x0, y0, x0 + 0.5 * size * len(text), y0 + 1.2 * size)
+    return Line(text=text, bbox=bbox, spans=[Span(text, bbox, "", size)], block=-1, confidence=confidence)
+
+
+def test_a_scanned_page_is_measured_against_the_scans_body_size() -> None:
+    # typeset pages at 10 pt, then a scanned signature page whose body lines the OCR sizes at
+    # 12.9 "pt": they are that page's body, not headings; its title (18.7) still is one, and a
+    # signature read with low confidence as tall letters is not a section title
+    prose = "The parties agree to the terms set out in this agreement and in its annexes."
+    typeset = [page(body([prose] * 30), 0)]
+    scan = [
+        _ocr_line("Annex B - Signature Page", 100, 18.7),
+        _ocr_line("IN WITNESS WHEREOF the parties have executed this Agreement.", 140, 12.9),
+        _ocr_line("Ceee", 200, 29.9, confidence=0.56),
+        _ocr_line("Name: Haruto Tanaka", 260, 12.9),
+        _ocr_line("Date: 1 April 2025", 300, 12.9),
+        _ocr_line("Title: Representative Director", 340, 12.9),
+    ]
+    result = build_paragraphs([*typeset, page(scan, 1)], [], [])
+    assert [s.title for s in result.sections] == ["Annex B - Signature Page"]
+
+
 def test_legal_headings_article_and_chinese() -> None:
     lines = [
         line("ARTICLE V", 250, 80, 10, bold=True),
