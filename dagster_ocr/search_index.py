@@ -449,16 +449,29 @@ class SearchIndex:
         b: float,
         doc_ids: Sequence[str] | None = None,
     ) -> list[tuple[dict[str, Any], float]]:
-        """The ``n`` best chunks by fts's ``match_bm25`` (best first, ties by document and chunk)."""
+        """The ``n`` best chunks by fts's ``match_bm25`` (best first, ties by document and chunk).
+
+        Scored on ``rid`` alone, and the hit columns (the chunk's text among them) joined to the
+        chunks at or above the n-th best score only: carrying every chunk's columns through the
+        scoring join made each query read the whole table (1.6x slower at 20,000 chunks, same
+        hits; BENCHMARKS.md, issue 23).
+        """
         where, params = "", [" ".join(terms), k1, b]
         if doc_ids is not None:
-            where, params = "AND doc_id IN (SELECT unnest(?::VARCHAR[]))", [*params, list(doc_ids)]
+            where = "WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))"
+            params = [*params, list(doc_ids)]
         frame = con.execute(
             f"""
-            SELECT {", ".join(HIT_COLUMNS)}, score FROM (
-                SELECT *, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score FROM chunks
-            ) WHERE score IS NOT NULL {where}
-            ORDER BY score DESC, doc_id, chunk_id LIMIT {int(n)}
+            WITH s AS MATERIALIZED (
+                SELECT rid, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score
+                FROM chunks {where}
+            ),
+            hits AS (SELECT rid, score FROM s WHERE score IS NOT NULL)
+            SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, hits.score
+            FROM hits JOIN chunks c USING (rid)
+            WHERE hits.score >= (SELECT min(score) FROM
+                                 (SELECT score FROM hits ORDER BY score DESC LIMIT {int(n)}))
+            ORDER BY hits.score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}
             """,
             params,
         ).df()
