@@ -30,7 +30,7 @@ REVIEWED = {
     # table names from a constant tuple
     # the search file (dagster_ocr/search_index.py): its own path, quotes doubled; table names from
     # constant tuples; the stemmer checked against STEMMERS; HIT_COLUMNS, embeddings.DIM, int(n)
-    ('dagster_ocr/search_index.py', 'f"""\n            SELECT {", ".join(HIT_COLUMNS)}, score FROM (\n                SELECT *, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score FROM chunks\n            ) WHERE score IS NOT NULL {where}\n            ORDER BY score DESC, doc_id, chunk_id LIMIT {int(n)}\n            """'),
+    ('dagster_ocr/search_index.py', 'f"""\n            WITH s AS MATERIALIZED (\n                SELECT rid, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score\n                FROM chunks {where}\n            ),\n            hits AS (SELECT rid, score FROM s WHERE score IS NOT NULL)\n            SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, hits.score\n            FROM hits JOIN chunks c USING (rid)\n            WHERE hits.score >= (SELECT min(score) FROM\n                                 (SELECT score FROM hits ORDER BY score DESC LIMIT {int(n)}))\n            ORDER BY hits.score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}\n            """'),
     ('dagster_ocr/search_index.py', 'f"ATTACH \'{_sql_str(path)}\' AS search" + (" (READ_ONLY)" if read_only else "")'),
     ('dagster_ocr/search_index.py', 'f"DROP TABLE IF EXISTS {table}"'),
     ('dagster_ocr/search_index.py', 'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"'),
