@@ -111,6 +111,26 @@ def _repeated_furniture(
     return {key for key, seen in zone_pages.items() if len(seen) >= need}
 
 
+def _text_beyond(page: Page, index: int, zone: str, repeated: set[tuple[str, str]]) -> bool:
+    """Is there a text line wholly beyond line ``index`` toward its zone's page edge (under it for
+    the footer zone, over it for the header zone) that shares its horizontal extent and is not a
+    running header or footer itself?
+
+    A page number is the outermost text of its margin: body text under a "footer" number says
+    the number is part of the body (a formula's index, a figure's tick label) that happens to
+    reach into the margin zone."""
+    x0, y0, x1, y1 = page.lines[index].bbox
+    for j, other in enumerate(page.lines):
+        if j == index or not other.text.strip() or (zone, _norm_furniture(other.text)) in repeated:
+            continue
+        ox0, oy0, ox1, oy1 = other.bbox
+        if min(x1, ox1) - max(x0, ox0) <= 0:
+            continue
+        if (zone == "footer" and oy0 >= y1) or (zone == "header" and oy1 <= y0):
+            return True
+    return False
+
+
 def _page_furniture(
     page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
@@ -126,8 +146,10 @@ def _page_furniture(
             continue
         if (zone, _norm_furniture(text)) in repeated:
             marks[i] = zone
-        elif _PAGE_NUMBER_RE.fullmatch(text):
-            # a bare number in the margin is a page number the label stage did not claim
+        elif _PAGE_NUMBER_RE.fullmatch(text) and not _text_beyond(page, i, zone, repeated):
+            # a bare number in the margin is a page number the label stage did not claim; with
+            # text set beyond it (below a footer-zone number, above a header-zone one) it is a
+            # figure or formula fragment of the body (a subscript, an equation number), not one
             marks[i] = "page_number"
     # a running head printed on the same line as the page number ("Title ... 9")
     numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]

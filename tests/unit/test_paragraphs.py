@@ -836,3 +836,25 @@ def test_a_caption_across_the_gutter_does_not_hide_the_columns() -> None:
     lines.append(line("Figure 1", 270, 150, x1=330, size=7, block=2))
     text = " ".join(p.text for p in build_paragraphs([page(lines)], [], []).paragraphs)
     assert text == " ".join([*left, *right, "Figure 1"])
+
+
+def test_pdf_a_number_with_body_text_below_it_in_the_footer_zone_is_not_a_page_number() -> None:
+    # a formula's index ("1") reaching into the footer zone, body text under it; the real page
+    # number is the page's lowest text. Before: the "1" was a page number and the body line it
+    # sits on ("a running head printed beside the page number") was dropped as a footer.
+    body = stack(
+        [f"Body text line {k} of a long paragraph that runs down the page and on and on" for k in range(3)],
+        y0=700,
+    )
+    beside = [(72, 745, "The time-averaged coefficients", 10, "tiro"), (300, 745, "1", 10, "tiro")]
+    below = stack(
+        ["can be used to compute the transverse modes of the crystal, as the next lines show,"]
+        + [f"with body text line {k} set under the number, down to the bottom margin" for k in range(3)],
+        y0=757,
+    )
+    pages = pdf_pages([body + beside + below + [(290, 830, "7", 9, "tiro")]])
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"7": "page_number"}
+    text = " ".join(p.text for p in result.paragraphs)
+    assert "The time-averaged coefficients" in text and "1" in text.split()
