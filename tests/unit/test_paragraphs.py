@@ -858,3 +858,37 @@ def test_pdf_a_number_with_body_text_below_it_in_the_footer_zone_is_not_a_page_n
     assert kinds == {"7": "page_number"}
     text = " ".join(p.text for p in result.paragraphs)
     assert "The time-averaged coefficients" in text and "1" in text.split()
+
+
+def _grid_of_blocks(heads: list[str], bodies_continue: bool = False) -> list[Page]:
+    """Four blocks in a 2x2 grid (top-left, top-right, bottom-left, bottom-right), one white band
+    of ~3 line heights across the page between the two rows of blocks."""
+    items = []
+    for k, (x, y0) in enumerate([(68, 80), (320, 80), (68, 200), (320, 200)]):
+        items.append((x, y0, heads[k], 11, "tibo"))
+        lines = [f"Block {k} text line {j} of the card set here" for j in range(4)]
+        if not (bodies_continue and k < 2):
+            lines[-1] = f"Block {k} ends its text."
+        items += stack(lines, x=x, y0=y0 + 16)
+    return pdf_pages([items])
+
+
+def test_pdf_a_grid_of_blocks_is_read_band_by_band() -> None:
+    paras = paras_of(_grid_of_blocks(["North", "East", "South", "West"]))
+    order = [p.text.split()[0] for p in paras if p.text.split()[0] in {"North", "East", "South", "West"}]
+    assert order == ["North", "East", "South", "West"]
+
+
+def test_pdf_numbered_blocks_down_the_columns_keep_the_column_order() -> None:
+    paras = paras_of(_grid_of_blocks(["1. North", "3. East", "2. South", "4. West"]))
+    heads = [p.text.split()[0] for p in paras if p.text[:1].isdigit()]
+    assert heads == ["1.", "2.", "3.", "4."]
+
+
+def test_pdf_columns_whose_sentences_run_through_a_white_band_are_read_down() -> None:
+    # the text of each upper block runs on below the band (no full stop, lower-case next line)
+    paras = paras_of(_grid_of_blocks(["North", "East", "south", "west"], bodies_continue=True))
+    text = " ".join(p.text for p in paras)
+    assert text.index("Block 0 text line 3") < text.index("south") < text.index("East")
+
+
