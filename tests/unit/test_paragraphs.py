@@ -892,3 +892,37 @@ def test_pdf_columns_whose_sentences_run_through_a_white_band_are_read_down() ->
     assert text.index("Block 0 text line 3") < text.index("south") < text.index("East")
 
 
+def test_pdf_a_caption_opening_the_next_column_does_not_cut_the_sentence() -> None:
+    # the figure sits at the top of the right column, its caption under it, then the text the
+    # left column broke off mid-word goes on
+    left = stack(
+        [f"Left column line {k} of the story that runs down the page" for k in range(4)]
+        + ["and breaks off at the foot of the column in micro-"],
+        x=50,
+        size=9,
+        pitch=11,
+    )
+    right = stack(
+        [
+            "Figure 1 | The trap and its ions. The caption is set in",
+            "the body font under the figure and ends here.",
+            "motion, which the left column began, and the sentence",
+            "ends in the right column at last.",
+        ],
+        x=320,
+        y0=200,
+        size=9,
+        pitch=11,
+        gaps={2: 14},
+    )
+    texts = [p.text for p in paras_of(pdf_pages([left + right]))]
+    assert any(
+        t.endswith(
+            "in micromotion, which the left column began, and the sentence ends in the right column at last."
+        )
+        for t in texts
+    ), texts
+    assert (
+        "Figure 1 | The trap and its ions. The caption is set in the body font under the figure "
+        "and ends here." in texts
+    )
