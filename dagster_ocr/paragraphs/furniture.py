@@ -18,6 +18,8 @@ _PAGE_NUMBER_RE = re.compile(
     r"(?:[-–—]\s*)?(?:\d{1,4}(?:[-–.]\d{1,4})?|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})(?:\s*[-–—])?"
 )
 _WS = re.compile(r"\s+")
+#: how close (in font sizes) a neighbour on the same baseline makes a number part of a line
+_TIGHT = 1.5
 
 
 def _norm_furniture(text: str) -> str:
@@ -131,6 +133,30 @@ def _text_beyond(page: Page, index: int, zone: str, repeated: set[tuple[str, str
     return False
 
 
+#: words that may stand tight beside a page number ("Page 7", "S. 7", "- 7 -")
+_PAGE_WORD_RE = re.compile(r"(?i)(?:page|pages|pg\.?|p\.|s\.|seite|pagina|página|стр\.?|[-–—|/]+)")
+
+
+def _set_in_a_line(page: Page, index: int) -> bool:
+    """Is line ``index`` a fragment of a longer visual line: another text line on its baseline
+    within ``_TIGHT`` font sizes of it (other than a page word such as "Page")? A page number
+    stands apart; a number set tight in a line of text is part of that text."""
+    line = page.lines[index]
+    x0, _, x1, _ = line.bbox
+    reach = _TIGHT * max(line.size, line.bbox[3] - line.bbox[1], 1.0)
+    for j, other in enumerate(page.lines):
+        text = other.text.strip()
+        if j == index or not text or _PAGE_WORD_RE.fullmatch(text):
+            continue
+        h = min(line.bbox[3] - line.bbox[1], other.bbox[3] - other.bbox[1])
+        if v_overlap(line.bbox, other.bbox) <= 0.5 * h:
+            continue
+        gap = max(other.bbox[0] - x1, x0 - other.bbox[2])
+        if gap < reach:
+            return True
+    return False
+
+
 def _page_furniture(
     page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
@@ -146,10 +172,15 @@ def _page_furniture(
             continue
         if (zone, _norm_furniture(text)) in repeated:
             marks[i] = zone
-        elif _PAGE_NUMBER_RE.fullmatch(text) and not _text_beyond(page, i, zone, repeated):
+        elif (
+            _PAGE_NUMBER_RE.fullmatch(text)
+            and not _text_beyond(page, i, zone, repeated)
+            and not _set_in_a_line(page, i)
+        ):
             # a bare number in the margin is a page number the label stage did not claim; with
-            # text set beyond it (below a footer-zone number, above a header-zone one) it is a
-            # figure or formula fragment of the body (a subscript, an equation number), not one
+            # text set beyond it (below a footer-zone number, above a header-zone one) or text
+            # set tight beside it it is a fragment of the body (a subscript, an equation
+            # number, a statistic "p < 0.0005" whose parts are separate text-layer lines)
             marks[i] = "page_number"
     # a running head printed on the same line as the page number ("Title ... 9")
     numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]

@@ -926,3 +926,18 @@ def test_pdf_a_caption_opening_the_next_column_does_not_cut_the_sentence() -> No
         "Figure 1 | The trap and its ions. The caption is set in the body font under the figure "
         "and ends here." in texts
     )
+
+
+def test_pdf_a_number_set_tight_in_a_line_of_text_is_not_a_page_number() -> None:
+    # a statistic low on the page whose number the text layer splits off its line ("p <" and
+    # "0.0005" as two lines 8 pt apart); the page number at the foot stands apart
+    lead = "The difference is significant, p <"
+    end = 72 + _font("tiro").text_length(lead, fontsize=9)
+    items = stack([f"Body paragraph line {k} that carries the real content of the page." for k in range(3)])
+    items += [(72, 770, lead, 9, "tiro"), (end + 8, 770, "0.0005", 9, "tiro"), (290, 830, "7", 9, "tiro")]
+    pages = pdf_pages([items])
+    assert [ln.text for ln in pages[0].lines if ln.bbox[1] > 700] == [lead, "0.0005", "7"]
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"7": "page_number"}
+    assert "significant, p < 0.0005" in " ".join(p.text for p in result.paragraphs)
