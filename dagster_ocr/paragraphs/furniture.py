@@ -157,6 +157,47 @@ def _set_in_a_line(page: Page, index: int) -> bool:
     return False
 
 
+#: a footnote's marker ("*", "**", "†", "1 ", "(2)", "³"): a note at the page's foot is body text
+_FOOTNOTE_RE = re.compile(r"^\s*(?:\*+|[†‡§¶]|\(?\d{1,2}\)|\d{1,2}\s|[¹²³⁴⁵⁶⁷⁸⁹⁰])")
+
+
+def _edge_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings) -> dict[int, str]:
+    """Line index -> "header" / "footer" for stamps at the page's very edge, repeated or not.
+
+    A line wholly within ``edge_zone`` of the top or bottom edge, set no larger than the body
+    and standing apart from it (``_attached_to_body``), is what a publisher or a repository
+    stamps on a page ("Downloaded from ... on July 12, 2017", "Authorized licensed use limited
+    to ...", an arXiv identifier): furniture, even on a single page where repetition cannot show
+    it. Body text does not run into the outer few percent of a page; a tightly cropped page's
+    text that does is attached to the body block below it and stays, and so does a footnote
+    (a line opening with a note marker).
+    """
+    top, bottom = page.height * settings.edge_zone, page.height * (1 - settings.edge_zone)
+    edge = [
+        i
+        for i, ln in enumerate(page.lines)
+        if i not in marks
+        and ln.text.strip()
+        and (ln.bbox[3] <= top or ln.bbox[1] >= bottom)
+        and not _FOOTNOTE_RE.match(ln.text)
+    ]
+    if not edge:
+        return {}
+    m_top, m_bottom = _zones(page, settings)
+    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > m_top and ln.bbox[3] < m_bottom]
+    if not body:
+        return {}
+    sizes = sorted(ln.size for ln in body)
+    body_size = sizes[len(sizes) // 2]
+    lines = [page.lines[i] for i in edge]
+    attached = _attached_to_body(lines, body, settings)
+    return {
+        i: "header" if ln.bbox[3] <= top else "footer"
+        for i, ln, at in zip(edge, lines, attached, strict=True)
+        if not at and ln.size <= body_size + 0.5
+    }
+
+
 def _page_furniture(
     page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
@@ -182,6 +223,7 @@ def _page_furniture(
             # set tight beside it it is a fragment of the body (a subscript, an equation
             # number, a statistic "p < 0.0005" whose parts are separate text-layer lines)
             marks[i] = "page_number"
+    marks.update(_edge_stamps(page, marks, settings))
     # a running head printed on the same line as the page number ("Title ... 9")
     numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]
     for i, line in enumerate(page.lines):

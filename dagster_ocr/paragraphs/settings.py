@@ -31,6 +31,11 @@ class ParagraphSettings(BaseModel):
         0.12,
         description="Share of the page height at the top and at the bottom searched for headers/footers.",
     )
+    edge_zone: float = Field(
+        0.035,
+        description="Share of the page height at the very top and bottom where a line set no larger "
+        "than the body and apart from it is a stamp (furniture) even when it does not repeat.",
+    )
     repeat_min_pages: int = Field(
         3, description="A header/footer must recur (digits normalised) on at least this many pages."
     )

@@ -941,3 +941,27 @@ def test_pdf_a_number_set_tight_in_a_line_of_text_is_not_a_page_number() -> None
     kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
     assert kinds == {"7": "page_number"}
     assert "significant, p < 0.0005" in " ".join(p.text for p in result.paragraphs)
+
+
+def test_pdf_a_stamp_at_the_page_edge_is_furniture_on_a_single_page() -> None:
+    # a repository stamp 12 pt from the top edge, small and apart from the body: furniture, though
+    # a one-page document cannot show it repeating; a footnote at the foot edge stays body text
+    items = [(150, 14, "Downloaded from http://journal.example.org/ on July 12, 2017", 7, "tiro")]
+    items += stack([f"Body paragraph line {k} that carries the real content of the page." for k in range(4)])
+    items += [(72, 836, "* Corresponding author: a note at the very foot.", 7, "tiro")]
+    pages = pdf_pages([items])
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"Downloaded from http://journal.example.org/ on July 12, 2017": "header"}
+    assert "* Corresponding author: a note at the very foot." in [p.text for p in result.paragraphs]
+
+
+def test_pdf_a_tightly_cropped_page_keeps_its_first_line() -> None:
+    # the body starts 14 pt from the top edge: its first line is attached to the lines under it
+    items = stack(
+        [f"Body paragraph line {k} of a page cropped tight to its text block." for k in range(4)], y0=14
+    )
+    pages = pdf_pages([items])
+    result = build_paragraphs(pages, [], [])
+    assert result.furniture.get(0, {}) == {}
+    assert " ".join(p.text for p in result.paragraphs).startswith("Body paragraph line 0")
