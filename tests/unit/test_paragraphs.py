@@ -965,3 +965,17 @@ def test_pdf_a_tightly_cropped_page_keeps_its_first_line() -> None:
     result = build_paragraphs(pages, [], [])
     assert result.furniture.get(0, {}) == {}
     assert " ".join(p.text for p in result.paragraphs).startswith("Body paragraph line 0")
+
+
+def test_fragments_touching_where_the_text_layer_kept_the_space_in_the_span_stay_two_words() -> None:
+    # "Published by " ends in a space its line's text drops; "group.example.com" starts where
+    # that span ends: two words, not "bygroup.example.com". Touching fragments without a space
+    # in between ("exam" + "ple") stay one word.
+    left = line("Published by", 72, 100, x1=140)
+    left.spans[0] = Span("Published by ", left.bbox, "Times", 10.0)
+    right = line("group.example.com", 140, 100, x1=230)
+    split_word = [line("exam", 72, 130, x1=95), line("ple of a word.", 95, 130, x1=160)]
+    assert texts([page([left, right, *split_word])]) == [
+        "Published by group.example.com",
+        "example of a word.",
+    ]
