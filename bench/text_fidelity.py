@@ -34,6 +34,10 @@ A class is named for each document below 0.95 on any of the four. Inputs are gro
 MANIFEST.json split (tune apart from check); the encrypted input and files without a text layer
 (scans: get_text is empty) are listed, not scored.
 
+The scans' OCR output against their transcripts and the olmOCR-bench checks are scored by
+``bench/reading_order.py`` (``--ocr`` for the scans: rapidocr is slow on 2 cores); the corpus has
+no olmOCR transcripts, only checks.
+
     .venv/bin/python bench/text_fidelity.py [--json OUT.json] [--worst 15] [--only SUBSTRING]
 """
 
