@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from dagster_ocr.layout import column, crosses, find_gutters, v_overlap
+from dagster_ocr.paragraphs.patterns import clause_number
 from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
+
+#: a column's last row ending in one of these does not run on past a white band
+_BAND_STOPS = ".!?。！？…:;؟۔)"
 
 
 def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float) -> list[tuple[float, float]]:
@@ -92,6 +96,95 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
     return parts
 
 
+def _band_cut(rows: list[_Row], gaps: list[tuple[float, float]], settings: ParagraphSettings) -> int | None:
+    """Where a white band across the whole region splits columned rows into bands of blocks.
+
+    A grid of blocks (cards, articles side by side over two more) has a horizontal band of white
+    running through every column, wider than the gaps between paragraphs; the blocks above it
+    are read (column by column) before those below it, as a full-width title between two column
+    sets already makes them. Returns the index of the first row below the widest such band, or
+    None: when it is narrower than ``band_min_gap`` median row heights, when it does not have
+    column text on both sides (two or more columns with running text above and below), or when
+    a column's sentence runs through it (the last row above ends without terminal punctuation
+    and the first row below starts in lower case: the column flows past a figure or a table).
+    """
+    heights = sorted(r.height for r in rows)
+    min_gap = settings.band_min_gap * heights[len(heights) // 2]
+    best: tuple[float, int] | None = None
+    bottom = rows[0].bbox[3]
+    for i in range(1, len(rows)):
+        gap = rows[i].bbox[1] - bottom
+        if gap >= min_gap and (best is None or gap > best[0]):
+            best = (gap, i)
+        bottom = max(bottom, rows[i].bbox[3])
+    if best is None:
+        return None
+    i = best[1]
+    above: dict[int, list[_Row]] = defaultdict(list)
+    below: dict[int, list[_Row]] = defaultdict(list)
+    for k, r in enumerate(rows):
+        if not crosses(r.bbox, gaps):
+            (above if k < i else below)[column(r.bbox, gaps)].append(r)
+
+    def columned(side: dict[int, list[_Row]]) -> bool:
+        return (
+            sum(1 for rs in side.values() if any(len(r.text) >= settings.column_min_chars for r in rs)) >= 2
+        )
+
+    if not (columned(above) and columned(below)):
+        return None
+    for c in set(above) & set(below):
+        last = max(above[c], key=lambda r: r.bbox[3]).text.rstrip()
+        first = min(below[c], key=lambda r: r.bbox[1]).text.lstrip()
+        if last and last[-1] not in _BAND_STOPS and first[:1].islower():
+            return None
+    if _numbered_down_columns(above, below):
+        return None
+    return i
+
+
+def _block_number(rows: list[_Row]) -> int | None:
+    """The number the topmost row of a block starts with ("3. Results", "(2)"), or None."""
+    num = clause_number(min(rows, key=lambda r: r.bbox[1]).text)
+    return int(num) if num.isdigit() else None
+
+
+def _numbered_down_columns(above: dict[int, list[_Row]], below: dict[int, list[_Row]]) -> bool:
+    """Do the blocks on both sides of a band carry numbers that run down each column (1 and 2 on
+    the left, 3 and 4 on the right) rather than across the band (1 and 2 above)? Numbered
+    blocks say in which order their author meant them read, whatever the grid looks like."""
+    cols = sorted(set(above) & set(below))
+    if len(cols) < 2:
+        return False
+    down = [n for c in cols for n in (_block_number(above[c]), _block_number(below[c]))]
+    if any(n is None for n in down):
+        return False
+    return all(a < b for a, b in zip(down, down[1:], strict=False))
+
+
+def _columns_in_bands(
+    rows: list[_Row],
+    gaps: list[tuple[float, float]],
+    settings: ParagraphSettings,
+    span_ref: float,
+    depth: int,
+) -> list[list[_Row]]:
+    """Rows split by ``gaps`` into columns, band by band (see ``_band_cut``), each column analysed
+    again (it may hold sub-columns)."""
+    cut = _band_cut(rows, gaps, settings) if depth <= 6 else None
+    if cut is not None:
+        return _columns_in_bands(rows[:cut], gaps, settings, span_ref, depth + 1) + _columns_in_bands(
+            rows[cut:], gaps, settings, span_ref, depth + 1
+        )
+    flows: list[list[_Row]] = []
+    for is_column, part in _split_columns(rows, gaps):
+        if is_column:
+            flows.extend(_segment(part, settings, span_ref, depth + 1))
+        else:
+            flows.append(part)
+    return flows
+
+
 def _segment(
     rows: list[_Row], settings: ParagraphSettings, span_ref: float, depth: int = 0
 ) -> list[list[_Row]]:
@@ -106,13 +199,7 @@ def _segment(
         return [rows]
     gaps = _column_gaps(rows, settings, span_ref)
     if gaps:
-        flows: list[list[_Row]] = []
-        for is_column, part in _split_columns(rows, gaps):
-            if is_column:
-                flows.extend(_segment(part, settings, span_ref, depth + 1))
-            else:
-                flows.append(part)
-        return flows
+        return _columns_in_bands(rows, gaps, settings, span_ref, depth)
     heights = sorted(r.height for r in rows)
     min_cut = 0.3 * heights[len(heights) // 2]
     cuts: list[tuple[float, int]] = []

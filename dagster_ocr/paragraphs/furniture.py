@@ -18,6 +18,8 @@ _PAGE_NUMBER_RE = re.compile(
     r"(?:[-–—]\s*)?(?:\d{1,4}(?:[-–.]\d{1,4})?|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})(?:\s*[-–—])?"
 )
 _WS = re.compile(r"\s+")
+#: how close (in font sizes) a neighbour on the same baseline makes a number part of a line
+_TIGHT = 1.5
 
 
 def _norm_furniture(text: str) -> str:
@@ -111,6 +113,91 @@ def _repeated_furniture(
     return {key for key, seen in zone_pages.items() if len(seen) >= need}
 
 
+def _text_beyond(page: Page, index: int, zone: str, repeated: set[tuple[str, str]]) -> bool:
+    """Is there a text line wholly beyond line ``index`` toward its zone's page edge (under it for
+    the footer zone, over it for the header zone) that shares its horizontal extent and is not a
+    running header or footer itself?
+
+    A page number is the outermost text of its margin: body text under a "footer" number says
+    the number is part of the body (a formula's index, a figure's tick label) that happens to
+    reach into the margin zone."""
+    x0, y0, x1, y1 = page.lines[index].bbox
+    for j, other in enumerate(page.lines):
+        if j == index or not other.text.strip() or (zone, _norm_furniture(other.text)) in repeated:
+            continue
+        ox0, oy0, ox1, oy1 = other.bbox
+        if min(x1, ox1) - max(x0, ox0) <= 0:
+            continue
+        if (zone == "footer" and oy0 >= y1) or (zone == "header" and oy1 <= y0):
+            return True
+    return False
+
+
+#: words that may stand tight beside a page number ("Page 7", "S. 7", "- 7 -")
+_PAGE_WORD_RE = re.compile(r"(?i)(?:page|pages|pg\.?|p\.|s\.|seite|pagina|página|стр\.?|[-–—|/]+)")
+
+
+def _set_in_a_line(page: Page, index: int) -> bool:
+    """Is line ``index`` a fragment of a longer visual line: another text line on its baseline
+    within ``_TIGHT`` font sizes of it (other than a page word such as "Page")? A page number
+    stands apart; a number set tight in a line of text is part of that text."""
+    line = page.lines[index]
+    x0, _, x1, _ = line.bbox
+    reach = _TIGHT * max(line.size, line.bbox[3] - line.bbox[1], 1.0)
+    for j, other in enumerate(page.lines):
+        text = other.text.strip()
+        if j == index or not text or _PAGE_WORD_RE.fullmatch(text):
+            continue
+        h = min(line.bbox[3] - line.bbox[1], other.bbox[3] - other.bbox[1])
+        if v_overlap(line.bbox, other.bbox) <= 0.5 * h:
+            continue
+        gap = max(other.bbox[0] - x1, x0 - other.bbox[2])
+        if gap < reach:
+            return True
+    return False
+
+
+#: a footnote's marker ("*", "**", "†", "1 ", "(2)", "³"): a note at the page's foot is body text
+_FOOTNOTE_RE = re.compile(r"^\s*(?:\*+|[†‡§¶]|\(?\d{1,2}\)|\d{1,2}\s|[¹²³⁴⁵⁶⁷⁸⁹⁰])")
+
+
+def _edge_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings) -> dict[int, str]:
+    """Line index -> "header" / "footer" for stamps at the page's very edge, repeated or not.
+
+    A line wholly within ``edge_zone`` of the top or bottom edge, set no larger than the body
+    and standing apart from it (``_attached_to_body``), is what a publisher or a repository
+    stamps on a page ("Downloaded from ... on July 12, 2017", "Authorized licensed use limited
+    to ...", an arXiv identifier): furniture, even on a single page where repetition cannot show
+    it. Body text does not run into the outer few percent of a page; a tightly cropped page's
+    text that does is attached to the body block below it and stays, and so does a footnote
+    (a line opening with a note marker).
+    """
+    top, bottom = page.height * settings.edge_zone, page.height * (1 - settings.edge_zone)
+    edge = [
+        i
+        for i, ln in enumerate(page.lines)
+        if i not in marks
+        and ln.text.strip()
+        and (ln.bbox[3] <= top or ln.bbox[1] >= bottom)
+        and not _FOOTNOTE_RE.match(ln.text)
+    ]
+    if not edge:
+        return {}
+    m_top, m_bottom = _zones(page, settings)
+    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > m_top and ln.bbox[3] < m_bottom]
+    if not body:
+        return {}
+    sizes = sorted(ln.size for ln in body)
+    body_size = sizes[len(sizes) // 2]
+    lines = [page.lines[i] for i in edge]
+    attached = _attached_to_body(lines, body, settings)
+    return {
+        i: "header" if ln.bbox[3] <= top else "footer"
+        for i, ln, at in zip(edge, lines, attached, strict=True)
+        if not at and ln.size <= body_size + 0.5
+    }
+
+
 def _page_furniture(
     page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
@@ -126,9 +213,17 @@ def _page_furniture(
             continue
         if (zone, _norm_furniture(text)) in repeated:
             marks[i] = zone
-        elif _PAGE_NUMBER_RE.fullmatch(text):
-            # a bare number in the margin is a page number the label stage did not claim
+        elif (
+            _PAGE_NUMBER_RE.fullmatch(text)
+            and not _text_beyond(page, i, zone, repeated)
+            and not _set_in_a_line(page, i)
+        ):
+            # a bare number in the margin is a page number the label stage did not claim; with
+            # text set beyond it (below a footer-zone number, above a header-zone one) or text
+            # set tight beside it it is a fragment of the body (a subscript, an equation
+            # number, a statistic "p < 0.0005" whose parts are separate text-layer lines)
             marks[i] = "page_number"
+    marks.update(_edge_stamps(page, marks, settings))
     # a running head printed on the same line as the page number ("Title ... 9")
     numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]
     for i, line in enumerate(page.lines):

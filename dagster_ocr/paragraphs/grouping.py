@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from dagster_ocr.layout import BBox, union
 from dagster_ocr.paragraphs.patterns import (
+    _CAPTION_RE,
     _clause_match,
     _ends_clause,
     _ends_mid_phrase,
@@ -176,9 +177,12 @@ class _Grouper:
             flows[r.flow].append(r)
         flow_box = {f: (min(r.bbox[0] for r in rs), max(r.bbox[2] for r in rs)) for f, rs in flows.items()}
         cur = self.cur
+        #: the first paragraph started in each flow of the page
+        flow_first: dict[int, _Para] = {}
         for r in rows:
             if cur is None:
                 cur = self._start(r)
+                flow_first.setdefault(r.flow, cur)
                 continue
             a = cur.rows[-1]
             clause = _clause_match(r.text)
@@ -200,6 +204,7 @@ class _Grouper:
                         cur = target
                         continue
                 cur = self._start(r)
+                flow_first.setdefault(r.flow, cur)
                 continue
 
             brk = False
@@ -243,8 +248,24 @@ class _Grouper:
                     brk = bool(nxt) and not nxt.islower()
                 elif a.block >= 0 and r.block >= 0 and a.block != r.block:
                     brk = _ends_sentence(a.text) or gap > usual + 0.25 * h
+            if brk and _starts_lower(r.text) and clause is None:
+                # a column that opens with a figure's caption (the figure at the column's top):
+                # the text under the caption, once the caption has ended its sentence, may go on
+                # with the previous column's sentence
+                first = flow_first.get(r.flow)
+                if first is not None and _CAPTION_RE.match(first.text) and _ends_sentence(cur.text):
+                    at = next(i for i in range(len(paras) - 1, -1, -1) if paras[i] is first)
+                    target = _continuation_target(paras[:at], r, s)
+                    if target is not None:
+                        target.rows.append(r)
+                        target.text = _join_rows(target.text, r.text)
+                        if r.page_index != target.rows[0].page_index:
+                            target.continued = True
+                        cur = target
+                        continue
             if brk:
                 cur = self._start(r)
+                flow_first.setdefault(r.flow, cur)
             else:
                 cur.rows.append(r)
                 cur.text = _join_rows(cur.text, r.text)

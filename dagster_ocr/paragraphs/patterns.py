@@ -22,6 +22,12 @@ _CJK_ENUM_RE = re.compile(rf"^(?P<num>[{_CJK_NUM}]+)、")
 _BULLETS = "•·▪‣◦●○■□◆◇►▶✓✔☐☑☒➢➤–—-*"
 _BULLET_RE = re.compile(rf"^[{re.escape(_BULLETS)}](?=\s)")
 
+#: a figure's or table's caption: "Figure 1 |", "Fig. 2:", "Table 3.", "Abb. 4", "FIGURE 5"
+_CAPTION_RE = re.compile(
+    r"^(?:fig(?:ure)?\.?|table|tab\.|abb(?:ildung)?\.?|chart|exhibit|scheme|plate)\s*\d+[a-z]?\b",
+    re.IGNORECASE,
+)
+
 _TERMINAL = ".!?。！？…:;；：\"”'’)）»"
 _SENTENCE_END = ".!?。！？…:؟۔"  # with the Arabic question mark and the Urdu full stop
 

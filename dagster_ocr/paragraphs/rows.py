@@ -55,13 +55,15 @@ def _is_marker_glyph(text: str) -> bool:
     return all(c in _BULLETS or unicodedata.category(c) in ("Cc", "Co") for c in t)
 
 
-def _join_fragments(left: str, right: str, gap: float, size: float) -> str:
+def _join_fragments(left: str, right: str, gap: float, size: float, spaced: bool = False) -> str:
+    """Two fragments of one visual line as one text; ``spaced``: the text layer put a space
+    between them (at the end of the left one or the start of the right one)."""
     if not left:
         return right
     if (left[-1:] and is_cjk(left[-1])) and (right[:1] and is_cjk(right[0])):
         return left + right
-    # fragments this close are one word the producer split in two
-    if gap < 0.1 * size:
+    # fragments this close are one word the producer split in two, unless a space divides them
+    if gap < 0.1 * size and not spaced:
         return left + right
     return left.rstrip() + " " + right.lstrip()
 
@@ -122,7 +124,13 @@ def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
                 gap = 0.0
             else:
                 gap = prev.bbox[0] - g[i].bbox[2] if rtl else g[i].bbox[0] - prev.bbox[2]
-            text = _join_fragments(text, g[i].text.strip(), gap if text else 0.0, g[i].size)
+            # the text layer may keep the space between two words at the end of one fragment
+            # (stripped from the line's text) while the next fragment starts where it ends
+            spaced = prev is not None and (
+                (bool(prev.spans) and prev.spans[-1 if not rtl else 0].text[-1:].isspace())
+                or (bool(g[i].spans) and g[i].spans[0 if not rtl else -1].text[:1].isspace())
+            )
+            text = _join_fragments(text, g[i].text.strip(), gap if text else 0.0, g[i].size, spaced)
         text = text.replace("\t", " ").strip()
         if not text:
             continue

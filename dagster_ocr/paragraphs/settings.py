@@ -31,6 +31,11 @@ class ParagraphSettings(BaseModel):
         0.12,
         description="Share of the page height at the top and at the bottom searched for headers/footers.",
     )
+    edge_zone: float = Field(
+        0.035,
+        description="Share of the page height at the very top and bottom where a line set no larger "
+        "than the body and apart from it is a stamp (furniture) even when it does not repeat.",
+    )
     repeat_min_pages: int = Field(
         3, description="A header/footer must recur (digits normalised) on at least this many pages."
     )
@@ -66,6 +71,12 @@ class ParagraphSettings(BaseModel):
         3, description="A column needs at least this many text rows (of `column_min_chars`) on each side."
     )
     column_min_chars: int = Field(20, description="Characters a row needs to count as column text.")
+    band_min_gap: float = Field(
+        2.0,
+        description="A white band through every column at least this many median row heights tall "
+        "splits columned text into bands read one after the other (a grid of blocks), unless a "
+        "column's sentence runs through it.",
+    )
     column_max_share: float = Field(
         0.6, description="Rows wider than this share of the text width are never column rows."
     )

@@ -880,3 +880,146 @@ def test_a_caption_across_the_gutter_does_not_hide_the_columns() -> None:
     lines.append(line("Figure 1", 270, 150, x1=330, size=7, block=2))
     text = " ".join(p.text for p in build_paragraphs([page(lines)], [], []).paragraphs)
     assert text == " ".join([*left, *right, "Figure 1"])
+
+
+def test_pdf_a_number_with_body_text_below_it_in_the_footer_zone_is_not_a_page_number() -> None:
+    # a formula's index ("1") reaching into the footer zone, body text under it; the real page
+    # number is the page's lowest text. Before: the "1" was a page number and the body line it
+    # sits on ("a running head printed beside the page number") was dropped as a footer.
+    body = stack(
+        [f"Body text line {k} of a long paragraph that runs down the page and on and on" for k in range(3)],
+        y0=700,
+    )
+    beside = [(72, 745, "The time-averaged coefficients", 10, "tiro"), (300, 745, "1", 10, "tiro")]
+    below = stack(
+        ["can be used to compute the transverse modes of the crystal, as the next lines show,"]
+        + [f"with body text line {k} set under the number, down to the bottom margin" for k in range(3)],
+        y0=757,
+    )
+    pages = pdf_pages([body + beside + below + [(290, 830, "7", 9, "tiro")]])
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"7": "page_number"}
+    text = " ".join(p.text for p in result.paragraphs)
+    assert "The time-averaged coefficients" in text and "1" in text.split()
+
+
+def _grid_of_blocks(heads: list[str], bodies_continue: bool = False) -> list[Page]:
+    """Four blocks in a 2x2 grid (top-left, top-right, bottom-left, bottom-right), one white band
+    of ~3 line heights across the page between the two rows of blocks."""
+    items = []
+    for k, (x, y0) in enumerate([(68, 80), (320, 80), (68, 200), (320, 200)]):
+        items.append((x, y0, heads[k], 11, "tibo"))
+        lines = [f"Block {k} text line {j} of the card set here" for j in range(4)]
+        if not (bodies_continue and k < 2):
+            lines[-1] = f"Block {k} ends its text."
+        items += stack(lines, x=x, y0=y0 + 16)
+    return pdf_pages([items])
+
+
+def test_pdf_a_grid_of_blocks_is_read_band_by_band() -> None:
+    paras = paras_of(_grid_of_blocks(["North", "East", "South", "West"]))
+    order = [p.text.split()[0] for p in paras if p.text.split()[0] in {"North", "East", "South", "West"}]
+    assert order == ["North", "East", "South", "West"]
+
+
+def test_pdf_numbered_blocks_down_the_columns_keep_the_column_order() -> None:
+    paras = paras_of(_grid_of_blocks(["1. North", "3. East", "2. South", "4. West"]))
+    heads = [p.text.split()[0] for p in paras if p.text[:1].isdigit()]
+    assert heads == ["1.", "2.", "3.", "4."]
+
+
+def test_pdf_columns_whose_sentences_run_through_a_white_band_are_read_down() -> None:
+    # the text of each upper block runs on below the band (no full stop, lower-case next line)
+    paras = paras_of(_grid_of_blocks(["North", "East", "south", "west"], bodies_continue=True))
+    text = " ".join(p.text for p in paras)
+    assert text.index("Block 0 text line 3") < text.index("south") < text.index("East")
+
+
+def test_pdf_a_caption_opening_the_next_column_does_not_cut_the_sentence() -> None:
+    # the figure sits at the top of the right column, its caption under it, then the text the
+    # left column broke off mid-word goes on
+    left = stack(
+        [f"Left column line {k} of the story that runs down the page" for k in range(4)]
+        + ["and breaks off at the foot of the column in micro-"],
+        x=50,
+        size=9,
+        pitch=11,
+    )
+    right = stack(
+        [
+            "Figure 1 | The trap and its ions. The caption is set in",
+            "the body font under the figure and ends here.",
+            "motion, which the left column began, and the sentence",
+            "ends in the right column at last.",
+        ],
+        x=320,
+        y0=200,
+        size=9,
+        pitch=11,
+        gaps={2: 14},
+    )
+    texts = [p.text for p in paras_of(pdf_pages([left + right]))]
+    assert any(
+        t.endswith(
+            "in micromotion, which the left column began, and the sentence ends in the right column at last."
+        )
+        for t in texts
+    ), texts
+    assert (
+        "Figure 1 | The trap and its ions. The caption is set in the body font under the figure "
+        "and ends here." in texts
+    )
+
+
+def test_pdf_a_number_set_tight_in_a_line_of_text_is_not_a_page_number() -> None:
+    # a statistic low on the page whose number the text layer splits off its line ("p <" and
+    # "0.0005" as two lines 8 pt apart); the page number at the foot stands apart
+    lead = "The difference is significant, p <"
+    end = 72 + _font("tiro").text_length(lead, fontsize=9)
+    items = stack([f"Body paragraph line {k} that carries the real content of the page." for k in range(3)])
+    items += [(72, 770, lead, 9, "tiro"), (end + 8, 770, "0.0005", 9, "tiro"), (290, 830, "7", 9, "tiro")]
+    pages = pdf_pages([items])
+    assert [ln.text for ln in pages[0].lines if ln.bbox[1] > 700] == [lead, "0.0005", "7"]
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"7": "page_number"}
+    assert "significant, p < 0.0005" in " ".join(p.text for p in result.paragraphs)
+
+
+def test_pdf_a_stamp_at_the_page_edge_is_furniture_on_a_single_page() -> None:
+    # a repository stamp 12 pt from the top edge, small and apart from the body: furniture, though
+    # a one-page document cannot show it repeating; a footnote at the foot edge stays body text
+    items = [(150, 14, "Downloaded from http://journal.example.org/ on July 12, 2017", 7, "tiro")]
+    items += stack([f"Body paragraph line {k} that carries the real content of the page." for k in range(4)])
+    items += [(72, 836, "* Corresponding author: a note at the very foot.", 7, "tiro")]
+    pages = pdf_pages([items])
+    result = build_paragraphs(pages, [], [])
+    kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
+    assert kinds == {"Downloaded from http://journal.example.org/ on July 12, 2017": "header"}
+    assert "* Corresponding author: a note at the very foot." in [p.text for p in result.paragraphs]
+
+
+def test_pdf_a_tightly_cropped_page_keeps_its_first_line() -> None:
+    # the body starts 14 pt from the top edge: its first line is attached to the lines under it
+    items = stack(
+        [f"Body paragraph line {k} of a page cropped tight to its text block." for k in range(4)], y0=14
+    )
+    pages = pdf_pages([items])
+    result = build_paragraphs(pages, [], [])
+    assert result.furniture.get(0, {}) == {}
+    assert " ".join(p.text for p in result.paragraphs).startswith("Body paragraph line 0")
+
+
+def test_fragments_touching_where_the_text_layer_kept_the_space_in_the_span_stay_two_words() -> None:
+    # "Published by " ends in a space its line's text drops; "group.example.com" starts where
+    # that span ends: two words, not "bygroup.example.com". Touching fragments without a space
+    # in between ("exam" + "ple") stay one word.
+    left = line("Published by", 72, 100, x1=140)
+    left.spans[0] = Span("Published by ", left.bbox, "Times", 10.0)
+    right = line("group.example.com", 140, 100, x1=230)
+    split_word = [line("exam", 72, 130, x1=95), line("ple of a word.", 95, 130, x1=160)]
+    assert texts([page([left, right, *split_word])]) == [
+        "Published by group.example.com",
+        "example of a word.",
+    ]
