@@ -22,7 +22,7 @@ from assets.partitions import (
     resolve_document,
     tag_run,
 )
-from dagster_ocr import kb, partition_keys, pipeline, preview
+from dagster_ocr import kb, partition_keys, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
@@ -161,7 +161,9 @@ def tables(
     kinds={"python", "text"},
     owners=OWNERS,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
-    description="Paragraphs and sections, validated, with page furniture removed.",
+    description="Paragraphs and sections, validated, with page furniture removed. Its `page_previews` "
+    "show the first pages (and the first page of each table) with every table, heading, paragraph and "
+    "furniture box drawn, and whether the page was OCR'd or read from its text layer.",
 )
 def paragraphs(
     context: dg.AssetExecutionContext,
@@ -171,13 +173,21 @@ def paragraphs(
     settings: SettingsResource,
 ) -> ParagraphResult:
     tag_run(context, document_text.source.doc_id, document_text.source.file_name)
-    result = pipeline.document_paragraphs(document_text, page_labels, tables, settings.load())
+    cfg = settings.load()
+    result = pipeline.document_paragraphs(document_text, page_labels, tables, cfg)
+    # the first pages with the tables, headings and paragraphs found drawn on them (inline JPEGs,
+    # ~12 KB each at most): the stage that places the boxes is the one whose output they judge
+    thumbs = thumbnails.page_thumbnails(document_text, page_labels, tables, result, cfg.limits)
     context.add_output_metadata(
         {
             "paragraphs": len(result.paragraphs),
             "sections": len(result.sections),
             "paragraphs_flagged": sum(1 for p in result.paragraphs if p.flags),
             "preview": dg.MetadataValue.md(preview.sections_markdown(result)),
+            "page_previews": dg.MetadataValue.md(
+                thumbnails.thumbnails_markdown(thumbs, document_text.n_pages)
+            ),
+            "page_preview_bytes": sum(len(t.jpeg) for t in thumbs),
         }
     )
     return result
