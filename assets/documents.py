@@ -22,16 +22,22 @@ from assets.partitions import (
     resolve_document,
     tag_run,
 )
+from assets.schema_metadata import schema_metadata
 from dagster_ocr import kb, partition_keys, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
+from dagster_ocr.warehouse import CONTENT_TABLES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
 #: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
 QUALITY_CHECKS: tuple[str, ...] = SUITES
+
+#: the warehouse tables each DuckDB asset writes (their columns are the asset's column schema)
+DUCKDB_TABLES = ("documents", *CONTENT_TABLES, "quality_results", "document_partitions")
+KB_TABLES = ("kb_chunks", "kb_embeddings")
 
 
 class _TextProgressLog:
@@ -201,6 +207,7 @@ def paragraphs(
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,  # a DuckDB file lock held by another process passes
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
+    metadata=schema_metadata(DUCKDB_TABLES),
     check_specs=[
         # not ``blocking``: a quarantined document is an outcome, not an incident (a red run, an
         # alert). knowledge_base reads the gate's verdict from the warehouse and loads only parsed
@@ -253,11 +260,24 @@ def duckdb_tables(
         | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
         | {"summary": dg.MetadataValue.md(summary)}
         | {f"rows_{table}": n for table, n in counts.items()}
+        | {"dagster/row_count": sum(counts.values())}
+        | {"rows_sql": dg.MetadataValue.md(_rows_sql(doc_id))}
         | {"quality_failures": decision.error or ""}
         | gate_figures(decision.results)
         | _approval_metadata(decision.approval)
         | meter.figures(),
         check_results=[check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites],
+    )
+
+
+def _rows_sql(doc_id: str) -> str:
+    """The queries that show this document's rows, to copy into DuckDB (the warehouse or its snapshot)."""
+    return (
+        "```sql\n"
+        f"SELECT * FROM document_blocks WHERE doc_id = '{doc_id}' ORDER BY reading_order;\n"
+        f"SELECT * FROM pages WHERE doc_id = '{doc_id}' ORDER BY page_index;\n"
+        f"SELECT * FROM quality_checks WHERE doc_id = '{doc_id}';\n"
+        "```"
     )
 
 
@@ -280,6 +300,7 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     retry_policy=TRANSIENT_RETRY_POLICY,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     deps=[duckdb_tables],
+    metadata=schema_metadata(KB_TABLES),
     # a held-back document materializes nothing here (its partition stays missing) and its run succeeds
     output_required=False,
     description="Searchable chunks with citations to printed pages, for documents that passed the gate. "
@@ -331,6 +352,7 @@ def knowledge_base(
     yield dg.MaterializeResult(
         metadata={
             "chunks": n,
+            "dagster/row_count": n,
             "file_name": str(doc["file_name"]),
             "doc_id": doc_id,
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
