@@ -38,6 +38,8 @@ QUALITY_CHECKS: tuple[str, ...] = SUITES
 #: the warehouse tables each DuckDB asset writes (their columns are the asset's column schema)
 DUCKDB_TABLES = ("documents", *CONTENT_TABLES, "quality_results", "document_partitions")
 KB_TABLES = ("kb_chunks", "kb_embeddings")
+#: knowledge_base's check: was the document let in (the gate's verdict, on the knowledge base)
+ADMITTED_CHECK = "document_admitted"
 
 
 class _TextProgressLog:
@@ -301,6 +303,19 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     deps=[duckdb_tables],
     metadata=schema_metadata(KB_TABLES),
+    check_specs=[
+        # the verdict where the missing partition is: a held-back document's knowledge_base partition
+        # is missing (Dagster colours only materialized partitions green), and this check's
+        # Partitions view tells it from a document never run: failed (at WARN) with why, not missing
+        dg.AssetCheckSpec(
+            ADMITTED_CHECK,
+            asset="knowledge_base",
+            partitions_def=documents_partitions,
+            description="The document passed the quality gate and its chunks are in the knowledge base; "
+            "failed (WARN, not an incident) for a quarantined or unreadable document, with why.",
+            metadata={"owners": ", ".join(OWNERS)},
+        )
+    ],
     # a held-back document materializes nothing here (its partition stays missing) and its run succeeds
     output_required=False,
     description="Searchable chunks with citations to printed pages, for documents that passed the gate. "
@@ -327,18 +342,28 @@ def knowledge_base(
             wh.delete_kb(doc_id)  # a document quarantined since its last load leaves the KB now
             warehouse.publish()
             context.log.info(f"{doc['file_name']} is {doc['status']}, left out: {doc['error']}")
+            held = {
+                "file_name": str(doc["file_name"]),
+                "doc_id": doc_id,
+                "status": str(doc["status"]),
+                "held_back_because": str(doc["error"] or ""),
+            }
             yield dg.AssetObservation(
                 asset_key=context.asset_key,
                 partition=context.partition_key,
-                metadata={
-                    "file_name": str(doc["file_name"]),
-                    "doc_id": doc_id,
-                    "status": str(doc["status"]),
-                    "held_back_because": str(doc["error"] or ""),
+                metadata=held
+                | {
                     # the knowledge base is current for this document (it is rightly absent), so
                     # freshness counts the decision as an update: a quarantine never reads "stale"
                     "dagster/last_updated_timestamp": dg.MetadataValue.timestamp(time.time()),
                 },
+            )
+            yield dg.AssetCheckResult(
+                check_name=ADMITTED_CHECK,
+                passed=False,
+                severity=dg.AssetCheckSeverity.WARN,  # an outcome: the run stays green
+                description=f"{doc['file_name']}: {doc['status']}, held back: {doc['error'] or ''}"[:1000],
+                metadata=held | {"chunks": 0},
             )
             return
         kb_settings = settings.load().kb
@@ -362,7 +387,21 @@ def knowledge_base(
             "embedding_seconds": vectors["seconds"],
             "embedding_skipped": str(vectors.get("skipped") or ""),
             **meter.figures(),
-        }
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=ADMITTED_CHECK,
+                passed=True,
+                description=f"{doc['file_name']}: in the knowledge base ({n} chunks)"
+                + (f"; {doc['error']}" if doc["error"] else ""),
+                metadata={
+                    "file_name": str(doc["file_name"]),
+                    "doc_id": doc_id,
+                    "status": str(doc["status"]),
+                    "chunks": n,
+                },
+            )
+        ],
     )
 
 

@@ -40,18 +40,26 @@ MAX_HEIGHT = 480
 MAX_BYTES = 12_000
 QUALITIES = (60, 45, 30, 20)
 
-#: the colour of each kind of box (RGB, 0-1) and the emoji square that names it in the legend
+#: the colour of each kind of box (RGB, 0-1) and its name in the legend (words, not emoji: a
+#: browser without an emoji font, headless Chromium on Debian among them, shows emoji as boxes)
 COLOURS: dict[str, tuple[tuple[float, float, float], str]] = {
-    "table": ((1.0, 0.55, 0.0), "🟧"),
-    "heading": ((0.55, 0.2, 0.8), "🟪"),
-    "paragraph": ((0.1, 0.45, 0.9), "🟦"),
-    "furniture": ((0.55, 0.55, 0.55), "⬜"),
+    "table": ((1.0, 0.55, 0.0), "orange"),
+    "heading": ((0.55, 0.2, 0.8), "purple"),
+    "paragraph": ((0.1, 0.45, 0.9), "blue"),
+    "furniture": ((0.55, 0.55, 0.55), "grey"),
 }
-#: the badge of a page by where its text came from
+#: what each kind is called in a caption (singular, plural)
+_NOUNS = {
+    "table": ("table", "tables"),
+    "heading": ("heading", "headings"),
+    "paragraph": ("paragraph", "paragraphs"),
+    "furniture": ("furniture line", "furniture lines"),
+}
+#: the badge of a page by where its text came from: its text, colour and colour name
 SOURCE_BADGES: dict[str, tuple[str, tuple[float, float, float], str]] = {
-    TextSource.OCR: ("OCR", (0.85, 0.1, 0.1), "🟥"),
-    TextSource.TEXT_LAYER: ("TEXT", (0.1, 0.6, 0.25), "🟩"),
-    TextSource.NONE: ("NO TEXT", (0.3, 0.3, 0.3), "⬛"),
+    TextSource.OCR: ("OCR", (0.85, 0.1, 0.1), "red"),
+    TextSource.TEXT_LAYER: ("TEXT", (0.1, 0.6, 0.25), "green"),
+    TextSource.NONE: ("NO TEXT", (0.3, 0.3, 0.3), "dark grey"),
 }
 
 
@@ -207,27 +215,35 @@ def page_thumbnails(
 
 
 def legend_markdown() -> str:
-    """What the colours mean, in words (Markdown has no colour: the emoji squares match them)."""
-    kinds = " · ".join(f"{mark} {kind}" for kind, (_, mark) in COLOURS.items())
-    badges = " · ".join(f"{mark} {text}" for text, _, mark in SOURCE_BADGES.values())
-    return f"Boxes: {kinds}. Page badge and frame, where its text came from: {badges} (text layer)."
+    """What the colours mean, in words."""
+    kinds = " · ".join(f"{name}: {_NOUNS[kind][1]}" for kind, (_, name) in COLOURS.items())
+    return (
+        f"Boxes, {kinds} (running headers, footers, page numbers). Badge and frame: "
+        f"{SOURCE_BADGES[TextSource.OCR][2]} OCR, the page was read by OCR; "
+        f"{SOURCE_BADGES[TextSource.TEXT_LAYER][2]} TEXT, from the PDF's text layer; "
+        f"{SOURCE_BADGES[TextSource.NONE][2]} NO TEXT, none found."
+    )
+
+
+def _found(thumb: Thumbnail) -> str:
+    found = [f"{n} {_NOUNS[kind][n != 1]}" for kind, n in thumb.boxes.items() if n]
+    source = "OCR" if thumb.text_source == TextSource.OCR else thumb.text_source.replace("_", " ")
+    return f"{source}: {', '.join(found) or 'nothing found'}"
 
 
 def thumbnails_markdown(thumbs: Sequence[Thumbnail], n_pages: int) -> str:
-    """The thumbnails as Markdown with inline images, a caption per page and the legend."""
+    """The thumbnails side by side as a Markdown table (printed page and place above each image,
+    what was found on it below), then the legend."""
     if not thumbs:
         return "_No page preview: the document could not be read._"
-    lines = [legend_markdown(), ""]
-    for t in thumbs:
-        found = ", ".join(f"{n} {kind}" + ("s" if n != 1 else "") for kind, n in t.boxes.items() if n)
-        source = "OCR" if t.text_source == TextSource.OCR else t.text_source.replace("_", " ")
-        lines += [
-            f"**p. {t.page_label}** (page {t.page_index + 1} of {n_pages}, {source}): "
-            + (found or "nothing found"),
-            "",
-            f"![page {t.page_index + 1}]({t.data_uri()})",
-            "",
-        ]
+    lines = [
+        "| " + " | ".join(f"p. {t.page_label} (page {t.page_index + 1} of {n_pages})" for t in thumbs) + " |",
+        "|" + "---|" * len(thumbs),
+        "| " + " | ".join(f"![page {t.page_index + 1}]({t.data_uri()})" for t in thumbs) + " |",
+        "| " + " | ".join(_found(t) for t in thumbs) + " |",
+        "",
+        legend_markdown(),
+    ]
     if n_pages > len(thumbs):
-        lines.append(f"_{n_pages - len(thumbs)} more pages not shown._")
-    return "\n".join(lines).rstrip()
+        lines += ["", f"_{n_pages - len(thumbs)} more pages not shown._"]
+    return "\n".join(lines)

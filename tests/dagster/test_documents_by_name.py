@@ -17,7 +17,7 @@ import pytest
 
 from assets.alerts import last_update
 from assets.definitions import build_definitions
-from assets.documents import DUCKDB_TABLES, KB_TABLES, QUALITY_CHECKS
+from assets.documents import ADMITTED_CHECK, DUCKDB_TABLES, KB_TABLES, QUALITY_CHECKS
 from assets.partitions import documents_partitions
 from assets.review import quarantine
 from dagster_ocr import partition_keys, thumbnails
@@ -139,6 +139,15 @@ def test_a_quarantined_document_reads_as_quarantined_not_as_an_incident(world):
     assert obs.asset_observation.metadata["status"].value == "quarantined"
     # freshness counts the decision as an update of the knowledge base
     assert last_update(instance, dg.AssetKey("knowledge_base")) >= obs.timestamp - 1
+    # and the knowledge base's own check says it was held back: its partition reads "failed",
+    # with why, where a document never run reads "missing"
+    admitted = checks[ADMITTED_CHECK]
+    assert admitted.asset_key == dg.AssetKey("knowledge_base")
+    assert not admitted.passed and admitted.severity == dg.AssetCheckSeverity.WARN
+    assert admitted.partition == world["keys"]["garbled.pdf"]
+    assert admitted.metadata["status"].value == "quarantined"
+    assert "flagged_paragraph_share" in admitted.metadata["held_back_because"].value
+    assert admitted.description.startswith("garbled.pdf: quarantined, held back: ")
 
 
 def test_a_sound_document_passes_every_gate_with_its_figures(world):
@@ -148,6 +157,8 @@ def test_a_sound_document_passes_every_gate_with_its_figures(world):
     assert {c.metadata["file_name"].value for c in checks} == {"Annual Report 2023.pdf"}
     mats = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     assert "knowledge_base" in mats
+    (admitted,) = [c for c in result.get_asset_check_evaluations() if c.check_name == ADMITTED_CHECK]
+    assert admitted.passed and admitted.metadata["chunks"].value > 0
     # what was extracted, readable on the partition's materialization
     meta = mats["duckdb_tables"].step_materialization_data.materialization.metadata
     summary = meta["summary"].value
@@ -263,4 +274,4 @@ def test_each_document_shows_its_pages_with_the_boxes_found(world):
         assert meta["page_preview_bytes"].value == sum(len(base64.b64decode(i)) for i in images)
         for data in images:
             assert pymupdf.Pixmap(base64.b64decode(data)).width == thumbnails.WIDTH
-        assert "**p. 1** (page 1 of 2, text layer): " in text and "paragraph" in text
+        assert "| p. 1 (page 1 of 2) | p. 2 (page 2 of 2) |" in text and "| text layer: " in text
