@@ -137,7 +137,7 @@ def warehouse_columns(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> 
 @functools.cache
 def _code_schema() -> duckdb.DuckDBPyConnection:
     # the schema this code creates, in memory: never the warehouse file, which another process may
-    # hold (a code location loading must not wait on, or lock out, a run writing it); ~0.3 s once
+    # hold (a code location loading must not wait on, or lock out, a run writing it); ~0.05 s CPU once
     con = duckdb.connect(":memory:")
     create_or_upgrade(con)
     return con

@@ -24,7 +24,7 @@ import pymupdf
 
 from dagster_ocr.errors import BadInputError
 from dagster_ocr.model import ExtractedDocument, Page, PageLabel, ParagraphResult, Table, TextSource
-from dagster_ocr.textlayer import LimitSettings, open_document
+from dagster_ocr.textlayer import LimitSettings, open_document, reopen_document
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,12 @@ def page_thumbnails(
     if not doc.ok or doc.n_pages == 0 or not doc.pages:
         return []
     try:
-        pdf = open_document(doc.source, limits)
+        # a PDF's bytes were judged by the text stage (the store is content-addressed): reopen it
+        # without the per-page limit checks; an image is converted to a PDF again the same way
+        if doc.source.kind == "pdf":
+            pdf = reopen_document(doc.source)
+        else:
+            pdf = open_document(doc.source, limits)
     except BadInputError as exc:  # the stored copy went missing or changed: no preview, no crash
         log.warning("%s: no page thumbnails: %s", doc.source.file_name, exc)
         return []
