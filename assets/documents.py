@@ -6,6 +6,7 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 """
 
 import time
+import urllib.parse
 
 import dagster as dg
 
@@ -261,6 +262,9 @@ def duckdb_tables(
         metadata={"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)}
         | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
         | {"summary": dg.MetadataValue.md(summary)}
+        # the page previews live on the stage that drew the boxes; a link from here (a path on the
+        # webserver that shows this page, as the UI's own links are), not a second copy
+        | {"page_previews": dg.MetadataValue.url(_partition_path("paragraphs", context.partition_key))}
         | {f"rows_{table}": n for table, n in counts.items()}
         | {"dagster/row_count": sum(counts.values())}
         | {"rows_sql": dg.MetadataValue.md(_rows_sql(doc_id))}
@@ -270,6 +274,11 @@ def duckdb_tables(
         | meter.figures(),
         check_results=[check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites],
     )
+
+
+def _partition_path(asset: str, partition_key: str) -> str:
+    """The UI's page of one asset partition (relative to the webserver; no --path-prefix)."""
+    return f"/assets/{asset}?view=partitions&partition={urllib.parse.quote(partition_key, safe='')}"
 
 
 def _rows_sql(doc_id: str) -> str:

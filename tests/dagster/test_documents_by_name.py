@@ -257,6 +257,8 @@ def test_each_load_says_how_many_rows_and_how_to_read_them(world):
     )
     assert meta["dagster/row_count"].value == rows > 0
     assert f"FROM document_blocks WHERE doc_id = '{doc_id}'" in meta["rows_sql"].value
+    key = world["keys"]["Annual Report 2023.pdf"]
+    assert meta["page_previews"].value == f"/assets/paragraphs?view=partitions&partition={key}"
     kb = mats["knowledge_base"].step_materialization_data.materialization.metadata
     chunks = wh.query("SELECT count(*) AS n FROM kb_chunks WHERE doc_id = ?", [doc_id]).n.iat[0]
     assert kb["dagster/row_count"].value == kb["chunks"].value == chunks > 0

@@ -236,10 +236,12 @@ def test_a_person_finds_backfills_and_judges_documents_by_name(ui, tmp_path):
             _shot(page, "document_summary", shots, tmp_path)
 
             step = "page_previews"
-            # 8. its pages with the boxes found drawn on them: inline images the browser decodes
-            page.goto(f"{base}/assets/paragraphs?view=partitions", wait_until="networkidle")
-            page.get_by_placeholder("Filter by name…").fill("us-020")
-            page.get_by_text(keys["us-020.pdf"]).first.click()
+            # 8. its pages with the boxes found drawn on them, reached from the same partition's
+            # metadata (a link to the paragraphs stage's partition): inline images that decode
+            page.keyboard.press("Escape")  # close the summary
+            href = page.locator("tr", has_text="page_previews").locator("a").first.get_attribute("href")
+            assert href == f"/assets/paragraphs?view=partitions&partition={keys['us-020.pdf']}"
+            page.goto(base + href, wait_until="networkidle")
             page.locator("tr", has_text="page_previews").get_by_text("[Show Markdown]").click()
             dialog = page.get_by_role("dialog").first
             dialog.locator("img").first.wait_for(timeout=30_000)
