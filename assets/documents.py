@@ -186,7 +186,7 @@ def paragraphs(
     result = pipeline.document_paragraphs(document_text, page_labels, tables, cfg)
     # the first pages with the tables, headings and paragraphs found drawn on them (inline JPEGs,
     # ~12 KB each at most): the stage that places the boxes is the one whose output they judge
-    thumbs = thumbnails.page_thumbnails(document_text, page_labels, tables, result, cfg.limits)
+    thumbs = thumbnails.page_thumbnails(document_text, page_labels, tables, result, cfg.limits, cfg.preview)
     context.add_output_metadata(
         {
             "paragraphs": len(result.paragraphs),

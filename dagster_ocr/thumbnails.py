@@ -7,10 +7,11 @@ Dagster UI shows them inline: ``thumbnails_markdown`` makes Markdown whose image
 URIs, which the UI's Markdown renderer displays (it allows ``data:`` image sources; no file or
 server is needed to see them).
 
-Bounded whatever the document: at most ``MAX_PAGES`` pages (the first ``FIRST_PAGES``, then the
-first page of tables not shown yet), ``WIDTH`` pixels wide, JPEG, the quality lowered until each
-image fits ``MAX_BYTES``. The document is opened again from its stored copy (the stage outputs
-keep text and boxes, not pixels); only the chosen pages are rendered.
+Bounded whatever the document (``PreviewSettings``): at most ``pages`` pages (the first
+``FIRST_PAGES``, then the first page of tables not shown yet), ``width`` pixels wide, JPEG, the
+quality lowered until each image fits ``max_image_bytes``. The document is opened again from its
+stored copy (the stage outputs keep text and boxes, not pixels); only the chosen pages are
+rendered.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
+from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.errors import BadInputError
 from dagster_ocr.model import ExtractedDocument, Page, PageLabel, ParagraphResult, Table, TextSource
@@ -31,14 +33,36 @@ log = logging.getLogger(__name__)
 #: pages drawn at most, of which the document's first ``FIRST_PAGES``
 MAX_PAGES = 3
 FIRST_PAGES = 2
-#: thumbnail width in pixels (the height follows the page's shape, capped at ``MAX_HEIGHT``)
+#: thumbnail width in pixels (the height follows the page's shape, at most twice the width)
 WIDTH = 240
-MAX_HEIGHT = 480
 #: bytes per image at most: the JPEG quality steps down from the first value until it fits (a
 #: dense A4 page of text is ~12 KB at 45, a sparse one ~5 KB), so a document's previews stay under
 #: ~48 KB of base64 in the event log whatever its length
 MAX_BYTES = 12_000
 QUALITIES = (60, 45, 30, 20)
+
+
+class PreviewSettings(BaseModel):
+    """How much of each document the UI's page previews show (they are stored in the event log)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pages: int = Field(
+        MAX_PAGES,
+        ge=0,
+        le=12,
+        description="Pages previewed per document (the first two, then the first page of tables not "
+        "shown yet); 0 turns previews off.",
+    )
+    width: int = Field(WIDTH, ge=120, le=1200, description="Preview width in pixels.")
+    max_image_bytes: int = Field(
+        MAX_BYTES,
+        ge=2_000,
+        le=200_000,
+        description="Bytes per JPEG at most (about 4/3 of that in the event log, as base64); the "
+        "quality, then the size, steps down until an image fits.",
+    )
+
 
 #: the colour of each kind of box (RGB, 0-1) and its name in the legend (words, not emoji: a
 #: browser without an emoji font, headless Chromium on Debian among them, shows emoji as boxes)
@@ -159,13 +183,13 @@ def _annotate(
     return out
 
 
-def _jpeg(pix: pymupdf.Pixmap) -> tuple[pymupdf.Pixmap, bytes]:
-    """``pix`` as JPEG within ``MAX_BYTES``: lower quality first, then half the size (a page of
+def _jpeg(pix: pymupdf.Pixmap, max_bytes: int) -> tuple[pymupdf.Pixmap, bytes]:
+    """``pix`` as JPEG within ``max_bytes``: lower quality first, then half the size (a page of
     photographs or noise), so the bound holds for any page."""
     while True:
         for quality in QUALITIES:
             data = pix.tobytes("jpg", jpg_quality=quality)
-            if len(data) <= MAX_BYTES:
+            if len(data) <= max_bytes:
                 return pix, data
         if pix.width < 16:
             return pix, data
@@ -178,10 +202,12 @@ def page_thumbnails(
     tables: Sequence[Table],
     paragraphs: ParagraphResult,
     limits: LimitSettings | None = None,
-    max_pages: int = MAX_PAGES,
+    preview: PreviewSettings | None = None,
 ) -> list[Thumbnail]:
-    """Annotated thumbnails of the document's chosen pages (none for a document that was not read)."""
-    if not doc.ok or doc.n_pages == 0 or not doc.pages:
+    """Annotated thumbnails of the document's chosen pages (none for a document that was not read,
+    or with ``preview.pages`` 0)."""
+    preview = preview or PreviewSettings()
+    if not doc.ok or doc.n_pages == 0 or not doc.pages or preview.pages == 0:
         return []
     try:
         # a PDF's bytes were judged by the text stage (the store is content-addressed): reopen it
@@ -196,13 +222,13 @@ def page_thumbnails(
     by_page = {lab.page_index: lab.label for lab in labels}
     out: list[Thumbnail] = []
     try:
-        for i in chosen_pages(min(doc.n_pages, pdf.page_count, len(doc.pages)), tables, max_pages):
+        for i in chosen_pages(min(doc.n_pages, pdf.page_count, len(doc.pages)), tables, preview.pages):
             src = pdf[i]
-            scale = min(WIDTH / src.rect.width, MAX_HEIGHT / src.rect.height)
+            scale = min(preview.width / src.rect.width, 2 * preview.width / src.rect.height)
             pix = src.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
             page = doc.pages[i]
             boxes = page_boxes(page, tables, paragraphs)
-            drawn, jpeg = _jpeg(_annotate(pix, scale, boxes, str(page.text_source)))
+            drawn, jpeg = _jpeg(_annotate(pix, scale, boxes, str(page.text_source)), preview.max_image_bytes)
             out.append(
                 Thumbnail(
                     page_index=i,

@@ -101,7 +101,8 @@ def test_an_ocr_page_wears_the_ocr_badge(contract: pipeline.ParsedDocument) -> N
     out = contract
     pages = [dataclasses.replace(p, text_source=TextSource.OCR) for p in out.document.pages]
     doc = dataclasses.replace(out.document, pages=pages)
-    (thumb,) = thumbnails.page_thumbnails(doc, out.labels, out.tables, out.paragraphs, max_pages=1)
+    one = thumbnails.PreviewSettings(pages=1)
+    (thumb,) = thumbnails.page_thumbnails(doc, out.labels, out.tables, out.paragraphs, preview=one)
     assert thumb.text_source == "ocr"
     assert _near(_pixels(thumb.jpeg).pixel(3, 3), thumbnails.SOURCE_BADGES[TextSource.OCR][1])
 
@@ -134,6 +135,18 @@ def test_a_page_of_noise_still_fits_the_bound(tmp_path) -> None:
     (thumb,) = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
     assert 0 < len(thumb.jpeg) <= thumbnails.MAX_BYTES
     assert _pixels(thumb.jpeg).width == thumb.width > 0
+
+
+def test_previews_follow_their_settings(contract: pipeline.ParsedDocument) -> None:
+    out = contract
+    off = thumbnails.PreviewSettings(pages=0)
+    assert thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs, preview=off) == []
+    small = thumbnails.PreviewSettings(pages=5, width=150, max_image_bytes=4_000)
+    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs, preview=small)
+    assert len(thumbs) == min(5, out.document.n_pages)
+    assert all(t.width <= 150 and len(t.jpeg) <= 4_000 for t in thumbs)
+    # the pipeline's settings carry them (a settings file can turn previews off)
+    assert Settings.model_validate({"preview": {"pages": 0}}).preview.pages == 0
 
 
 def test_a_document_not_read_has_no_preview(contract: pipeline.ParsedDocument) -> None:
