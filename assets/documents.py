@@ -186,7 +186,13 @@ def paragraphs(
     result = pipeline.document_paragraphs(document_text, page_labels, tables, cfg)
     # the first pages with the tables, headings and paragraphs found drawn on them (inline JPEGs,
     # ~12 KB each at most): the stage that places the boxes is the one whose output they judge
-    thumbs = thumbnails.page_thumbnails(document_text, page_labels, tables, result, cfg.limits, cfg.preview)
+    try:
+        thumbs = thumbnails.page_thumbnails(
+            document_text, page_labels, tables, result, cfg.limits, cfg.preview
+        )
+    except Exception as exc:  # noqa: BLE001 - a preview is for people: it never costs the stage its output
+        context.log.warning(f"{document_text.source.file_name}: no page previews: {exc!r}")
+        thumbs = []
     context.add_output_metadata(
         {
             "paragraphs": len(result.paragraphs),

@@ -225,7 +225,11 @@ def page_thumbnails(
         for i in chosen_pages(min(doc.n_pages, pdf.page_count, len(doc.pages)), tables, preview.pages):
             src = pdf[i]
             scale = min(preview.width / src.rect.width, 2 * preview.width / src.rect.height)
-            pix = src.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+            try:
+                pix = src.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+            except Exception as exc:  # noqa: BLE001 - a page MuPDF cannot draw loses its preview only
+                log.warning("%s: no preview of page %d: %s", doc.source.file_name, i + 1, exc)
+                continue
             page = doc.pages[i]
             boxes = page_boxes(page, tables, paragraphs)
             drawn, jpeg = _jpeg(_annotate(pix, scale, boxes, str(page.text_source)), preview.max_image_bytes)

@@ -149,6 +149,21 @@ def test_previews_follow_their_settings(contract: pipeline.ParsedDocument) -> No
     assert Settings.model_validate({"preview": {"pages": 0}}).preview.pages == 0
 
 
+def test_a_page_mupdf_cannot_draw_loses_its_preview_only(contract, monkeypatch) -> None:
+    out = contract
+    draw = pymupdf.Page.get_pixmap
+
+    def broken_second_page(page, *args, **kwargs):
+        if page.number == 1:
+            raise RuntimeError("code=2: cannot draw")
+        return draw(page, *args, **kwargs)
+
+    monkeypatch.setattr(pymupdf.Page, "get_pixmap", broken_second_page)
+    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+    shown = thumbnails.chosen_pages(out.document.n_pages, out.tables)
+    assert [t.page_index for t in thumbs] == [i for i in shown if i != 1]
+
+
 def test_a_document_not_read_has_no_preview(contract: pipeline.ParsedDocument) -> None:
     out = contract
     failed = dataclasses.replace(out.document, status=DocStatus.FAILED, pages=[], n_pages=0)
