@@ -6,6 +6,7 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 """
 
 import time
+import urllib.parse
 
 import dagster as dg
 
@@ -22,16 +23,24 @@ from assets.partitions import (
     resolve_document,
     tag_run,
 )
-from dagster_ocr import kb, partition_keys, pipeline, preview
+from assets.schema_metadata import schema_metadata
+from dagster_ocr import kb, partition_keys, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
+from dagster_ocr.warehouse import CONTENT_TABLES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
 #: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
 QUALITY_CHECKS: tuple[str, ...] = SUITES
+
+#: the warehouse tables each DuckDB asset writes (their columns are the asset's column schema)
+DUCKDB_TABLES = ("documents", *CONTENT_TABLES, "quality_results", "document_partitions")
+KB_TABLES = ("kb_chunks", "kb_embeddings")
+#: knowledge_base's check: was the document let in (the gate's verdict, on the knowledge base)
+ADMITTED_CHECK = "document_admitted"
 
 
 class _TextProgressLog:
@@ -161,7 +170,9 @@ def tables(
     kinds={"python", "text"},
     owners=OWNERS,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
-    description="Paragraphs and sections, validated, with page furniture removed.",
+    description="Paragraphs and sections, validated, with page furniture removed. Its `page_previews` "
+    "show the first pages (and the first page of each table) with every table, heading, paragraph and "
+    "furniture box drawn, and whether the page was OCR'd or read from its text layer.",
 )
 def paragraphs(
     context: dg.AssetExecutionContext,
@@ -171,13 +182,27 @@ def paragraphs(
     settings: SettingsResource,
 ) -> ParagraphResult:
     tag_run(context, document_text.source.doc_id, document_text.source.file_name)
-    result = pipeline.document_paragraphs(document_text, page_labels, tables, settings.load())
+    cfg = settings.load()
+    result = pipeline.document_paragraphs(document_text, page_labels, tables, cfg)
+    # the first pages with the tables, headings and paragraphs found drawn on them (inline JPEGs,
+    # ~12 KB each at most): the stage that places the boxes is the one whose output they judge
+    try:
+        thumbs = thumbnails.page_thumbnails(
+            document_text, page_labels, tables, result, cfg.limits, cfg.preview
+        )
+    except Exception as exc:  # noqa: BLE001 - a preview is for people: it never costs the stage its output
+        context.log.warning(f"{document_text.source.file_name}: no page previews: {exc!r}")
+        thumbs = []
     context.add_output_metadata(
         {
             "paragraphs": len(result.paragraphs),
             "sections": len(result.sections),
             "paragraphs_flagged": sum(1 for p in result.paragraphs if p.flags),
             "preview": dg.MetadataValue.md(preview.sections_markdown(result)),
+            "page_previews": dg.MetadataValue.md(
+                thumbnails.thumbnails_markdown(thumbs, document_text.n_pages)
+            ),
+            "page_preview_bytes": sum(len(t.jpeg) for t in thumbs),
         }
     )
     return result
@@ -191,6 +216,7 @@ def paragraphs(
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,  # a DuckDB file lock held by another process passes
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
+    metadata=schema_metadata(DUCKDB_TABLES),
     check_specs=[
         # not ``blocking``: a quarantined document is an outcome, not an incident (a red run, an
         # alert). knowledge_base reads the gate's verdict from the warehouse and loads only parsed
@@ -242,12 +268,33 @@ def duckdb_tables(
         metadata={"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)}
         | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
         | {"summary": dg.MetadataValue.md(summary)}
+        # the page previews live on the stage that drew the boxes; a link from here (a path on the
+        # webserver that shows this page, as the UI's own links are), not a second copy
+        | {"page_previews": dg.MetadataValue.url(_partition_path("paragraphs", context.partition_key))}
         | {f"rows_{table}": n for table, n in counts.items()}
+        | {"dagster/row_count": sum(counts.values())}
+        | {"rows_sql": dg.MetadataValue.md(_rows_sql(doc_id))}
         | {"quality_failures": decision.error or ""}
         | gate_figures(decision.results)
         | _approval_metadata(decision.approval)
         | meter.figures(),
         check_results=[check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites],
+    )
+
+
+def _partition_path(asset: str, partition_key: str) -> str:
+    """The UI's page of one asset partition (relative to the webserver; no --path-prefix)."""
+    return f"/assets/{asset}?view=partitions&partition={urllib.parse.quote(partition_key, safe='')}"
+
+
+def _rows_sql(doc_id: str) -> str:
+    """The queries that show this document's rows, to copy into DuckDB (the warehouse or its snapshot)."""
+    return (
+        "```sql\n"
+        f"SELECT * FROM document_blocks WHERE doc_id = '{doc_id}' ORDER BY reading_order;\n"
+        f"SELECT * FROM pages WHERE doc_id = '{doc_id}' ORDER BY page_index;\n"
+        f"SELECT * FROM quality_checks WHERE doc_id = '{doc_id}';\n"
+        "```"
     )
 
 
@@ -270,6 +317,20 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     retry_policy=TRANSIENT_RETRY_POLICY,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     deps=[duckdb_tables],
+    metadata=schema_metadata(KB_TABLES),
+    check_specs=[
+        # the verdict where the missing partition is: a held-back document's knowledge_base partition
+        # is missing (Dagster colours only materialized partitions green), and this check's
+        # Partitions view tells it from a document never run: failed (at WARN) with why, not missing
+        dg.AssetCheckSpec(
+            ADMITTED_CHECK,
+            asset="knowledge_base",
+            partitions_def=documents_partitions,
+            description="The document passed the quality gate and its chunks are in the knowledge base; "
+            "failed (WARN, not an incident) for a quarantined or unreadable document, with why.",
+            metadata={"owners": ", ".join(OWNERS)},
+        )
+    ],
     # a held-back document materializes nothing here (its partition stays missing) and its run succeeds
     output_required=False,
     description="Searchable chunks with citations to printed pages, for documents that passed the gate. "
@@ -296,18 +357,28 @@ def knowledge_base(
             wh.delete_kb(doc_id)  # a document quarantined since its last load leaves the KB now
             warehouse.publish()
             context.log.info(f"{doc['file_name']} is {doc['status']}, left out: {doc['error']}")
+            held = {
+                "file_name": str(doc["file_name"]),
+                "doc_id": doc_id,
+                "status": str(doc["status"]),
+                "held_back_because": str(doc["error"] or ""),
+            }
             yield dg.AssetObservation(
                 asset_key=context.asset_key,
                 partition=context.partition_key,
-                metadata={
-                    "file_name": str(doc["file_name"]),
-                    "doc_id": doc_id,
-                    "status": str(doc["status"]),
-                    "held_back_because": str(doc["error"] or ""),
+                metadata=held
+                | {
                     # the knowledge base is current for this document (it is rightly absent), so
                     # freshness counts the decision as an update: a quarantine never reads "stale"
                     "dagster/last_updated_timestamp": dg.MetadataValue.timestamp(time.time()),
                 },
+            )
+            yield dg.AssetCheckResult(
+                check_name=ADMITTED_CHECK,
+                passed=False,
+                severity=dg.AssetCheckSeverity.WARN,  # an outcome: the run stays green
+                description=f"{doc['file_name']}: {doc['status']}, held back: {doc['error'] or ''}"[:1000],
+                metadata=held | {"chunks": 0},
             )
             return
         kb_settings = settings.load().kb
@@ -321,6 +392,7 @@ def knowledge_base(
     yield dg.MaterializeResult(
         metadata={
             "chunks": n,
+            "dagster/row_count": n,
             "file_name": str(doc["file_name"]),
             "doc_id": doc_id,
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
@@ -330,7 +402,21 @@ def knowledge_base(
             "embedding_seconds": vectors["seconds"],
             "embedding_skipped": str(vectors.get("skipped") or ""),
             **meter.figures(),
-        }
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=ADMITTED_CHECK,
+                passed=True,
+                description=f"{doc['file_name']}: in the knowledge base ({n} chunks)"
+                + (f"; {doc['error']}" if doc["error"] else ""),
+                metadata={
+                    "file_name": str(doc["file_name"]),
+                    "doc_id": doc_id,
+                    "status": str(doc["status"]),
+                    "chunks": n,
+                },
+            )
+        ],
     )
 
 

@@ -12,6 +12,7 @@ import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.partitions import DUCKDB_WRITER_POOL, OWNERS
+from assets.schema_metadata import schema_metadata
 from dagster_ocr.gate import held_back
 from resources import WarehouseResource
 
@@ -49,6 +50,7 @@ def held_back_markdown(frame) -> str:
     kinds={"duckdb"},
     owners=OWNERS,
     pool=DUCKDB_WRITER_POOL,  # reads the DuckDB file: one process at a time
+    metadata=schema_metadata(["quarantine"]),
     # no deps on duckdb_tables: an asset-graph backfill of documents would then add an
     # unpartitioned run of this list to every backfill; quarantine_sensor refreshes it instead
     description="Documents held back from the knowledge base (quarantined by the quality gate, or "

@@ -20,6 +20,7 @@ from dagster_ocr.paragraphs import ParagraphSettings
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.tables import TableSettings
 from dagster_ocr.textlayer import LimitSettings, TextSettings
+from dagster_ocr.thumbnails import PreviewSettings
 
 
 class Settings(BaseModel):
@@ -37,6 +38,9 @@ class Settings(BaseModel):
     )
     quality: QualitySettings = Field(default_factory=QualitySettings, description="Quality-gate thresholds.")
     kb: KbSettings = Field(default_factory=KbSettings, description="Knowledge-base chunking.")
+    preview: PreviewSettings = Field(
+        default_factory=PreviewSettings, description="Page previews shown in the Dagster UI."
+    )
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

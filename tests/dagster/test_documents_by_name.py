@@ -7,6 +7,8 @@ and a quarantined document that ends a green run with checks, metadata and a lis
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -15,12 +17,12 @@ import pytest
 
 from assets.alerts import last_update
 from assets.definitions import build_definitions
-from assets.documents import QUALITY_CHECKS
+from assets.documents import ADMITTED_CHECK, DUCKDB_TABLES, KB_TABLES, QUALITY_CHECKS
 from assets.partitions import documents_partitions
 from assets.review import quarantine
-from dagster_ocr import partition_keys
+from dagster_ocr import partition_keys, thumbnails
 from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.warehouse import Warehouse
+from dagster_ocr.warehouse import CONTENT_TABLES, Warehouse
 from resources import WarehouseResource
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -137,6 +139,15 @@ def test_a_quarantined_document_reads_as_quarantined_not_as_an_incident(world):
     assert obs.asset_observation.metadata["status"].value == "quarantined"
     # freshness counts the decision as an update of the knowledge base
     assert last_update(instance, dg.AssetKey("knowledge_base")) >= obs.timestamp - 1
+    # and the knowledge base's own check says it was held back: its partition reads "failed",
+    # with why, where a document never run reads "missing"
+    admitted = checks[ADMITTED_CHECK]
+    assert admitted.asset_key == dg.AssetKey("knowledge_base")
+    assert not admitted.passed and admitted.severity == dg.AssetCheckSeverity.WARN
+    assert admitted.partition == world["keys"]["garbled.pdf"]
+    assert admitted.metadata["status"].value == "quarantined"
+    assert "flagged_paragraph_share" in admitted.metadata["held_back_because"].value
+    assert admitted.description.startswith("garbled.pdf: quarantined, held back: ")
 
 
 def test_a_sound_document_passes_every_gate_with_its_figures(world):
@@ -146,6 +157,8 @@ def test_a_sound_document_passes_every_gate_with_its_figures(world):
     assert {c.metadata["file_name"].value for c in checks} == {"Annual Report 2023.pdf"}
     mats = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     assert "knowledge_base" in mats
+    (admitted,) = [c for c in result.get_asset_check_evaluations() if c.check_name == ADMITTED_CHECK]
+    assert admitted.passed and admitted.metadata["chunks"].value > 0
     # what was extracted, readable on the partition's materialization
     meta = mats["duckdb_tables"].step_materialization_data.materialization.metadata
     summary = meta["summary"].value
@@ -198,3 +211,69 @@ def test_the_cli_takes_the_name_the_ui_shows(world, capsys):
         == 2
     )
     assert "no document 'no-such-key-0123456789ab'" in capsys.readouterr().err
+
+
+def test_the_duckdb_assets_columns_are_the_real_tables(world):
+    """The catalog's column schemas are the warehouse file's columns, in order, with sql/'s words."""
+    defs, wh = world["defs"], world["warehouse"]
+    shown = {
+        "duckdb_tables": DUCKDB_TABLES,
+        "knowledge_base": KB_TABLES,
+        "quarantine": ("quarantine",),
+    }
+    with wh.connect(read_only=True) as con:
+        for name, tables in shown.items():
+            asset = defs.resolve_assets_def(name)
+            schema = asset.metadata_by_key[asset.key]["dagster/column_schema"]
+            real = []
+            for table in tables:
+                rows = con.execute(
+                    "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                    "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
+                    [table],
+                ).fetchall()
+                assert rows, table
+                real += [(f"{table}.{c}" if len(tables) > 1 else c, t, n == "YES") for c, t, n in rows]
+            assert [(c.name, c.type, c.constraints.nullable) for c in schema.columns] == real, name
+    columns = {
+        c.name: c
+        for c in defs.resolve_assets_def("duckdb_tables")
+        .metadata_by_key[dg.AssetKey("duckdb_tables")]["dagster/column_schema"]
+        .columns
+    }
+    assert columns["documents.doc_id"].description == "sha256 of the file's bytes"
+    assert columns["paragraphs.kind"].description.startswith("body | heading")
+
+
+def test_each_load_says_how_many_rows_and_how_to_read_them(world):
+    result = world["results"]["Annual Report 2023.pdf"]
+    doc_id = world["records"]["Annual Report 2023.pdf"].doc_id
+    mats = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
+    meta = mats["duckdb_tables"].step_materialization_data.materialization.metadata
+    wh = world["warehouse"]
+    rows = sum(
+        int(wh.query(f"SELECT count(*) AS n FROM {t} WHERE doc_id = ?", [doc_id]).n.iat[0])
+        for t in ("documents", *CONTENT_TABLES)
+    )
+    assert meta["dagster/row_count"].value == rows > 0
+    assert f"FROM document_blocks WHERE doc_id = '{doc_id}'" in meta["rows_sql"].value
+    key = world["keys"]["Annual Report 2023.pdf"]
+    assert meta["page_previews"].value == f"/assets/paragraphs?view=partitions&partition={key}"
+    kb = mats["knowledge_base"].step_materialization_data.materialization.metadata
+    chunks = wh.query("SELECT count(*) AS n FROM kb_chunks WHERE doc_id = ?", [doc_id]).n.iat[0]
+    assert kb["dagster/row_count"].value == kb["chunks"].value == chunks > 0
+
+
+def test_each_document_shows_its_pages_with_the_boxes_found(world):
+    """The paragraphs stage's materialization carries the page previews: inline JPEGs a browser
+    decodes, one per page shown, each captioned with its printed page and text source."""
+    for name, result in world["results"].items():
+        mats = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
+        meta = mats["paragraphs"].step_materialization_data.materialization.metadata
+        text = meta["page_previews"].value
+        images = re.findall(r"\(data:image/jpeg;base64,([A-Za-z0-9+/=]+)\)", text)
+        assert len(images) == 2, name  # both pages of the two-page documents
+        assert meta["page_preview_bytes"].value == sum(len(base64.b64decode(i)) for i in images)
+        for data in images:
+            assert pymupdf.Pixmap(base64.b64decode(data)).width == thumbnails.WIDTH
+        assert "| p. 1 (page 1 of 2) | p. 2 (page 2 of 2) |" in text and "| text layer: " in text

@@ -166,7 +166,9 @@ def test_checks_carry_each_expectation_as_metadata(loaded):
         "tables_valid",
         "ocr_confident",
         "text_conserved",
+        "document_admitted",  # knowledge_base's: held back
     }
+    assert not evaluations["document_admitted"].passed
     ocr = evaluations["ocr_confident"]
     assert not ocr.passed and ocr.severity == dg.AssetCheckSeverity.WARN
     assert ocr.metadata["outcome"].value == "quarantined"

@@ -6,8 +6,10 @@ deploy/dagster.local.yaml on SQLite); three documents are registered under reada
 keys (a corpus PDF, a second corpus PDF, and a mojibake PDF the gate quarantines). Headless
 Chromium (Debian's /usr/bin/chromium through Playwright) then: filters a partition list by file
 name; launches a backfill of two documents picked by typing their names in the job's launch
-dialog; and, once the daemon ran them, opens the quarantined document's partition, its checks and
-the quarantine list. Screenshots are copied to tests/e2e/artifacts/ (git-ignored).
+dialog; and, once the daemon ran them, opens the quarantined document's partition, its checks,
+the quarantine list, the sound document's summary and page previews (each inline image must
+decode), and the knowledge base, where the quarantined document's partition is missing and its
+admission check failed, with why. Screenshots are copied to tests/e2e/artifacts/ (git-ignored).
 """
 
 from __future__ import annotations
@@ -89,6 +91,12 @@ def ui(tmp_path_factory, corpus):
         instance.dispose()
 
 
+#: every image of the open dialog has loaded (or failed to); and each one's alt text and decoded size
+_DIALOG_IMAGES = "Array.from(document.querySelectorAll('[role=dialog] img'))"
+_IMAGES_LOADED = f"() => {_DIALOG_IMAGES}.every(i => i.complete)"
+_IMAGE_SIZES = f"{_DIALOG_IMAGES}.map(i => [i.alt, i.naturalWidth, i.naturalHeight])"
+
+
 def _browser_page(p):
     browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
@@ -164,6 +172,9 @@ def test_a_person_finds_backfills_and_judges_documents_by_name(ui, tmp_path):
     assert set(by_name) == set(chosen)
     assert by_name["garbled.pdf"].tags["dagster-ocr/outcome"] == "quarantined"
     assert by_name["us-020.pdf"].tags["dagster-ocr/outcome"] == "parsed"
+    # only the sound document is in the knowledge base: the quarantined one's partition is missing
+    assert instance.get_materialized_partitions(dg.AssetKey("knowledge_base")) == {keys["us-020.pdf"]}
+    assert keys["garbled.pdf"] in instance.get_materialized_partitions(dg.AssetKey("duckdb_tables"))
 
     # the quarantine list is refreshed by its sensor after the loads (within about a minute)
     deadline = time.monotonic() + 240
@@ -223,6 +234,46 @@ def test_a_person_finds_backfills_and_judges_documents_by_name(ui, tmp_path):
             page.get_by_text("[Show Markdown]").first.click()
             page.get_by_text("Printed page labels").first.wait_for(timeout=30_000)
             _shot(page, "document_summary", shots, tmp_path)
+
+            step = "page_previews"
+            # 8. its pages with the boxes found drawn on them, reached from the same partition's
+            # metadata (a link to the paragraphs stage's partition): inline images that decode
+            page.keyboard.press("Escape")  # close the summary
+            href = page.locator("tr", has_text="page_previews").locator("a").first.get_attribute("href")
+            assert href == f"/assets/paragraphs?view=partitions&partition={keys['us-020.pdf']}"
+            page.goto(base + href, wait_until="networkidle")
+            page.locator("tr", has_text="page_previews").get_by_text("[Show Markdown]").click()
+            dialog = page.get_by_role("dialog").first
+            dialog.locator("img").first.wait_for(timeout=30_000)
+            page.wait_for_function(_IMAGES_LOADED, timeout=30_000)
+            sizes = page.evaluate(_IMAGE_SIZES)
+            # the first two of its 6 pages and the first page with a table, each decoded (a broken
+            # or stripped data: URI decodes to width 0)
+            assert len(sizes) == 3 and all(w > 0 and h > 0 for _, w, h in sizes), sizes
+            assert [alt for alt, _, _ in sizes][:2] == ["page 1", "page 2"]
+            text = dialog.inner_text()
+            assert "orange: tables" in text and "1 table" in text and "text layer: " in text
+            page.wait_for_timeout(500)  # the dialog's fade-in, for the screenshot
+            _shot(page, "page_previews", shots, tmp_path)
+
+            step = "quarantined_knowledge_base"
+            # 9. the quarantined document on the knowledge base: not green (its partition is missing:
+            # only the sound document materialized), and the admission check says failed, and why
+            page.goto(f"{base}/assets/knowledge_base?view=partitions", wait_until="networkidle")
+            page.get_by_text("Materialized (1)").first.wait_for(timeout=30_000)
+            assert "Missing (2)" in page.inner_text("body")  # garbled (held back), bug793632 (not run)
+            _shot(page, "knowledge_base_partitions", shots, tmp_path)
+            page.goto(f"{base}/assets/knowledge_base?view=checks", wait_until="networkidle")
+            page.get_by_text("document_admitted").filter(visible=True).first.click()
+            page.get_by_role("tab", name="Partitions").last.click()
+            page.get_by_text("Failed (1)").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "Passed (1)" in body and "Missing (1)" in body  # the document never run: missing
+            page.get_by_text(key).filter(visible=True).last.click()
+            page.get_by_text("held back").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "garbled.pdf: quarantined, held back: " in body and "flagged_paragraph_share" in body
+            _shot(page, "quarantined_knowledge_base", shots, tmp_path)
         except Exception:
             _shot(page, f"failed_at_{step}", shots, tmp_path)
             raise
