@@ -115,9 +115,9 @@ def warehouse_columns(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> 
         return []
     rows = con.execute(
         "SELECT table_name, column_name, data_type, is_nullable, column_comment "
-        "FROM information_schema.columns WHERE table_schema = 'main' AND table_name IN "
-        f"({', '.join('?' * len(tables))}) ORDER BY table_name, ordinal_position",
-        list(tables),
+        "FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND table_name IN (SELECT unnest(?::VARCHAR[])) ORDER BY table_name, ordinal_position",
+        [list(tables)],
     ).fetchall()
     described = documented()[0]
     by_table: dict[str, list[ColumnDoc]] = {t: [] for t in tables}
