@@ -90,6 +90,21 @@ def _lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"dagster-ocr:{name}".encode()).digest()[:8], "big", signed=True)
 
 
+@contextlib.contextmanager
+def advisory_lock(dsn: str, name: str) -> Iterator[None]:
+    """Hold PostgreSQL's advisory lock on ``name`` in a session of its own (libpq keywords ``dsn``)."""
+    import psycopg2  # a declared dependency (Dagster's PostgreSQL storage uses it too)
+
+    session = psycopg2.connect(dsn, connect_timeout=30)
+    try:
+        session.autocommit = True
+        with session.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s)", [_lock_key(name)])
+        yield
+    finally:
+        session.close()  # ends the session, which releases its locks (as a killed writer's does)
+
+
 #: this process's attached lakes: (pid, spec, data path, read-only) -> root connection. One attach
 #: per process (extensions, catalog, ~0.2 s); each unit of work runs on a cursor of it (~1 ms), in
 #: its own transaction, which sees the latest committed snapshot when it starts
@@ -97,7 +112,9 @@ _ROOTS: dict[tuple[Any, ...], duckdb.DuckDBPyConnection] = {}
 _ROOTS_LOCK = threading.Lock()
 
 
-def _attach(spec: str, data_path: str | None, read_only: bool, version: int | None) -> duckdb.DuckDBPyConnection:
+def _attach(
+    spec: str, data_path: str | None, read_only: bool, version: int | None
+) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     try:
         duck.load(con, "ducklake", "postgres_scanner")
@@ -109,7 +126,15 @@ def _attach(spec: str, data_path: str | None, read_only: bool, version: int | No
         if version is not None:
             options.append(f"SNAPSHOT_VERSION {int(version)}")
         suffix = f" ({', '.join(options)})" if options else ""
-        con.execute(f"ATTACH '{_sql_str(spec)}' AS {CATALOG}{suffix}")
+        attach = f"ATTACH '{_sql_str(spec)}' AS {CATALOG}{suffix}"
+        if read_only:
+            con.execute(attach)
+        else:
+            # the first attach of an empty database creates DuckLake's catalog tables: two writers
+            # doing it at once collide in PostgreSQL (measured: "duplicate key value violates
+            # unique constraint pg_type_typname_nsp_index"), so writers attach one at a time
+            with advisory_lock(spec[len(LAKE_PREFIX) :], "attach"):
+                con.execute(attach)
     except BaseException:
         con.close()
         raise
@@ -244,16 +269,8 @@ class LakeWarehouse(Warehouse):
         if name is None:
             yield
             return
-        import psycopg2  # a declared dependency (Dagster's PostgreSQL storage uses it too)
-
-        session = psycopg2.connect(self.dsn, connect_timeout=30)
-        try:
-            session.autocommit = True
-            with session.cursor() as cur:
-                cur.execute("SELECT pg_advisory_lock(%s)", [_lock_key(name)])
+        with advisory_lock(self.dsn, name):
             yield
-        finally:
-            session.close()  # ends the session, which releases its locks (as a killed writer's does)
 
     def write(self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | None = None) -> T:
         if self.read_only:
