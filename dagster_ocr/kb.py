@@ -437,7 +437,12 @@ def search(
     """
     s = settings or KbSettings()
     mode = mode or s.search_mode
-    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    if isinstance(warehouse, Warehouse):
+        wh = warehouse
+    else:
+        from dagster_ocr.lake import open_warehouse  # the lake module imports this one's neighbours
+
+        wh = open_warehouse(warehouse)
     terms = tokenize(query)
     if not query.strip() or not wh.exists():
         return []
