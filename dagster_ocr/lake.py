@@ -118,6 +118,8 @@ def _attach(
     con = duckdb.connect()
     try:
         duck.load(con, "ducklake", "postgres_scanner")
+        if data_path and "://" in data_path:
+            _object_store(con)
         options = []
         if data_path and not read_only:  # readers take the data path the catalog records
             options.append(f"DATA_PATH '{_sql_str(data_path)}'")
@@ -139,6 +141,29 @@ def _attach(
         con.close()
         raise
     return con
+
+
+#: S3 settings read from the standard environment variables (a Kubernetes Secret sets them)
+_S3_ENV = {
+    "KEY_ID": "AWS_ACCESS_KEY_ID",
+    "SECRET": "AWS_SECRET_ACCESS_KEY",
+    "SESSION_TOKEN": "AWS_SESSION_TOKEN",
+    "REGION": "AWS_REGION",
+    "ENDPOINT": "DAGSTER_OCR_S3_ENDPOINT",  # host:port of an S3-compatible store (MinIO, Ceph)
+}
+
+
+def _object_store(con: duckdb.DuckDBPyConnection) -> None:
+    """Data on an object store: the httpfs extension (its wheel, not in the lock: EngineError says
+    what to install) and an S3 secret from the environment. Not exercised here: no object store is
+    reachable from the machines this was built on (README, The lake mode)."""
+    duck.load(con, "httpfs")
+    values = {k: os.environ[v] for k, v in _S3_ENV.items() if os.environ.get(v)}
+    if values:
+        fields = ", ".join(f"{k} '{_sql_str(v)}'" for k, v in values.items())
+        if os.environ.get("DAGSTER_OCR_S3_URL_STYLE"):  # 'path' for most S3-compatible stores
+            fields += f", URL_STYLE '{_sql_str(os.environ['DAGSTER_OCR_S3_URL_STYLE'])}'"
+        con.execute(f"CREATE OR REPLACE SECRET dagster_ocr_lake_s3 (TYPE s3, {fields})")
 
 
 class LakeWarehouse(Warehouse):
