@@ -166,3 +166,22 @@ def test_writer_processes_on_a_lake_match_a_serial_run(tmp_path: Path) -> None:
 def test_lake_spec_is_checked() -> None:
     with pytest.raises(Exception, match="ducklake:postgres:"):
         LakeWarehouse("ducklake:sqlite:x.db")
+
+
+def test_a_lake_behind_is_migrated_and_one_ahead_refused(tmp_path: Path) -> None:
+    from dagster_ocr.schema import LATEST_VERSION, SchemaVersionError
+
+    with scratch_lake(tmp_path) as (spec, data):
+        LakeWarehouse(spec, data).ensure_schema()
+        old = LakeWarehouse(spec, data)
+        # the lake as the previous release left it: without the last step's table and its row
+        old.write(lambda con: con.execute("DELETE FROM schema_version WHERE version = ?", [LATEST_VERSION]))
+        old.write(lambda con: con.execute("DROP TABLE document_partitions"))
+        lake = LakeWarehouse(spec, data)
+        lake.ensure_schema()
+        assert lake.query("SELECT max(version) AS v FROM schema_version").v.iat[0] == LATEST_VERSION
+        assert lake.query("SELECT count(*) AS n FROM document_partitions").n.iat[0] == 0
+        # a lake written by a newer release: refused, never written over
+        lake.write(lambda con: con.execute("INSERT INTO schema_version VALUES (?, 'future', now())", [99]))
+        with pytest.raises(SchemaVersionError, match="newer than this code"):
+            LakeWarehouse(spec, data).ensure_schema()
