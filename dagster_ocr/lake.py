@@ -81,8 +81,13 @@ def _sql_str(value: str) -> str:
 
 
 def _is_conflict(exc: duckdb.Error) -> bool:
-    # DuckLake's commit-time conflicts; other transaction errors (a constraint) are not retried
-    return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc).lower()
+    # DuckLake's commit-time conflicts: two transactions touched the same data ("Transaction
+    # conflict"), or their commits kept taking the same snapshot id until DuckLake's own retries
+    # (ducklake_max_retry_count, 10) ran out. Other errors (a constraint) are not retried.
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.TransactionException) and (
+        "conflict" in text or "exceeded the maximum retry count" in text
+    )
 
 
 def _lock_key(name: str) -> int:

@@ -42,6 +42,22 @@ def test_conflicts_rerun_the_whole_write_and_are_logged(lake, caplog) -> None:
     assert [r.message.split(" (")[0] for r in caplog.records] == ["lake write conflict on doc-1"] * 2
 
 
+def test_commit_collisions_past_ducklakes_own_retries_are_retried(lake) -> None:
+    calls = []
+
+    def work(con):
+        calls.append(1)
+        if len(calls) == 1:
+            raise duckdb.TransactionException(
+                "Failed to commit DuckLake transaction.\nExceeded the maximum retry count of 10 set by "
+                'the ducklake_max_retry_count setting. ... duplicate key value violates unique constraint '
+                '"ducklake_snapshot_pkey"'
+            )
+
+    lake.write(work, lock="doc-3")
+    assert calls == [1, 1] and lake.retries == 1
+
+
 def test_retries_are_bounded(lake) -> None:
     def work(con):
         raise duckdb.TransactionException(CONFLICT)
