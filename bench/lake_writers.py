@@ -55,10 +55,8 @@ def _parsed_corpus(n_docs: int, workdir: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for split in ("tune", "check"):
         pdfs = sorted(
-            p
-            for p in corpus.rglob("*.pdf")
-            if C.split_of(p, corpus) == split and 1 <= C.page_count(p) <= 12
-        )[: n_docs]
+            p for p in corpus.rglob("*.pdf") if C.split_of(p, corpus) == split and 1 <= C.page_count(p) <= 12
+        )[:n_docs]
         parsed = []
         for pdf in pdfs:
             src = store.register(pdf)[0]
