@@ -197,7 +197,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from dagster_ocr.kb import format_hits, search
 
-    print(format_hits(search(_warehouse(args), args.query, args.limit, mode=args.mode)))
+    # a lake is read at one pinned snapshot; only the local search file is written
+    print(format_hits(search(_warehouse(args, read_only=True), args.query, args.limit, mode=args.mode)))
     return 0
 
 
