@@ -37,7 +37,7 @@ from typing import Any
 
 import _common as C
 
-MODES = ("lake1", "lake2", "file1")
+MODES = ("lake1", "lake2", "file1")  # the default; ``--modes`` takes any lakeN (N writer processes)
 SERVER_DSN = "dbname=postgres host=127.0.0.1 user=postgres"
 
 
@@ -136,7 +136,7 @@ def _fresh_target(mode: str, workdir: Path) -> tuple[str, str, Any]:
 
 def one_round(mode: str, pickle_path: Path, n_docs: int, workdir: Path) -> dict[str, Any]:
     spec, data, cleanup = _fresh_target(mode, workdir)
-    n_writers = 2 if mode == "lake2" else 1
+    n_writers = int(mode[4:]) if mode.startswith("lake") else 1
     go = workdir / f"go-{uuid.uuid4().hex[:8]}"
     shares = [list(range(n_docs))[w::n_writers] for w in range(n_writers)]
     procs = [
@@ -178,15 +178,18 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=10, help="documents per set (tune, check)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--modes", default=",".join(MODES), help="e.g. lake1,lake2,lake4,file1")
     args = ap.parse_args()
+    modes = tuple(args.modes.split(","))
     C.quiet_logs()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         sets = _parsed_corpus(args.docs, workdir)
-        runs: dict[str, dict[str, list[dict[str, Any]]]] = {s: {m: [] for m in MODES} for s in sets}
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {s: {m: [] for m in modes} for s in sets}
         for r in range(args.rounds):
-            order = MODES[r % 3 :] + MODES[: r % 3]  # alternate which mode goes first
+            k = r % len(modes)
+            order = modes[k:] + modes[:k]  # alternate which mode goes first
             for split, pickle_path in sets.items():
                 n = len(pickle.loads(pickle_path.read_bytes()))
                 for mode in order:
@@ -198,16 +201,18 @@ def main() -> None:
     print(f"| set | mode | docs/h (median of {args.rounds}) | CPU s/doc | conflicts retried |")
     print("|---|---|---|---|---|")
     for split, by_mode in runs.items():
-        med = {m: C.median(x["docs_per_hour"] for x in by_mode[m]) for m in MODES}
+        med = {m: C.median(x["docs_per_hour"] for x in by_mode[m]) for m in modes}
         summary["sets"][split] = {"median_docs_per_hour": med, "runs": by_mode}
-        for m in MODES:
+        for m in modes:
             cpu = C.median(x["cpu_s_per_doc"] for x in by_mode[m])
             retries = sum(x["retries"] for x in by_mode[m])
             print(f"| {split} | {m} | {med[m]:.0f} | {cpu:.3f} | {retries} |")
-        print(
-            f"| {split} | lake2 / lake1 | {med['lake2'] / med['lake1']:.2f}x | | |\n"
-            f"| {split} | lake1 / file1 | {med['lake1'] / med['file1']:.2f}x | | |"
-        )
+        base = med.get("lake1")
+        for m in modes:
+            if base and m.startswith("lake") and m != "lake1":
+                print(f"| {split} | {m} / lake1 | {med[m] / base:.2f}x | | |")
+        if base and "file1" in med:
+            print(f"| {split} | lake1 / file1 | {base / med['file1']:.2f}x | | |")
     print(f"\nload average before {load_before}, after {load_after}")
     if args.json:
         C.dump(summary, args.json)

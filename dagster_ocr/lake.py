@@ -180,8 +180,9 @@ class LakeWarehouse(Warehouse):
     """
 
     is_lake = True
-    # DuckLake writes an insert's rows out as Parquet as they come, so a long document needs no
-    # staging (the file mode stages because DuckDB holds a transaction's appends in memory)
+    # DuckLake writes a transaction's inserts to Parquet files as they come, before the commit
+    # (seen: five 200,000-row inserts in one transaction left five files before COMMIT), so a long
+    # document needs no staging (the file mode stages: DuckDB holds open appends in memory)
     _stage_long_documents = False
 
     def __init__(
