@@ -50,7 +50,7 @@ def test_commit_collisions_past_ducklakes_own_retries_are_retried(lake) -> None:
         if len(calls) == 1:
             raise duckdb.TransactionException(
                 "Failed to commit DuckLake transaction.\nExceeded the maximum retry count of 10 set by "
-                'the ducklake_max_retry_count setting. ... duplicate key value violates unique constraint '
+                "the ducklake_max_retry_count setting. ... duplicate key value violates unique constraint "
                 '"ducklake_snapshot_pkey"'
             )
 
