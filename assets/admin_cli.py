@@ -109,8 +109,21 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
+    from dagster_ocr.lake import LakeWarehouse, is_lake_spec
     from dagster_ocr.warehouse import Warehouse
 
+    if is_lake_spec(args.warehouse):
+        # one process migrates under the lake's schema lock; writers starting meanwhile wait for it
+        lake = LakeWarehouse(args.warehouse, args.lake_data)
+        with lake.connect() as con:
+            before = current_version(con)
+        try:
+            lake.migrate()  # also re-creates the views (a views.sql change alone reaches a lake here)
+        except SchemaVersionError as exc:
+            print(f"error: {exc}")
+            return 1
+        print(f"{args.warehouse}: schema version {before or 0} -> {LATEST_VERSION}")
+        return 0
     path = Path(args.warehouse)
     before = None
     if path.exists():
@@ -134,7 +147,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def add_admin_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``doctor``, ``metrics`` and ``migrate`` to the ``dagster-ocr`` subcommands."""
     d = sub.add_parser("doctor", help="check the installation and say how to fix what is wrong")
-    d.add_argument("--warehouse", help="also check this DuckDB file's schema version")
+    d.add_argument(
+        "--warehouse",
+        help="also check this warehouse's schema version (DuckDB file or ducklake:postgres:...)",
+    )
     d.add_argument("--lock", help="lock file to compare packages with (default: requirements.lock)")
     d.add_argument(
         "--model-path",
@@ -159,4 +175,5 @@ def add_admin_commands(sub: argparse._SubParsersAction) -> None:
 
     g = sub.add_parser("migrate", help="bring a warehouse to this code's schema version (back it up first)")
     g.add_argument("--warehouse", required=True)
+    g.add_argument("--lake-data", help="a lake's Parquet data (to create a lake that does not exist yet)")
     g.set_defaults(func=cmd_migrate)

@@ -18,13 +18,31 @@ import pandas as pd
 
 from dagster_ocr import progress
 from dagster_ocr.ingest import DocumentStore, register_inbox
+from dagster_ocr.lake import LakeError, is_lake_spec, open_warehouse
 from dagster_ocr.warehouse import Warehouse
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-def default_data_dir(warehouse: Path) -> Path:
-    return warehouse.with_name(warehouse.stem + "_data")
+def default_data_dir(warehouse: str | Path, lake_data: str | None = None) -> Path:
+    """Where a run keeps copies and stage outputs: ``<warehouse>_data`` beside a DuckDB file, or
+    ``<lake data>_pipeline`` beside a lake's local data folder (an object store needs --data-dir)."""
+    if not is_lake_spec(warehouse):
+        path = Path(warehouse)
+        return path.with_name(path.stem + "_data")
+    if not lake_data or "://" in lake_data:
+        raise LakeError("a lake run needs --data-dir (or a local --lake-data to put it beside)")
+    return Path(lake_data.rstrip("/") + "_pipeline")
+
+
+def _warehouse(args: argparse.Namespace, read_only: bool = False) -> Warehouse:
+    """The warehouse a command names: ``--warehouse`` (file or lake), ``--lake-data``, ``--at-version``."""
+    return open_warehouse(
+        args.warehouse,
+        getattr(args, "lake_data", None),
+        read_only=read_only and is_lake_spec(args.warehouse),
+        version=getattr(args, "at_version", None),
+    )
 
 
 class _PagePostfix:
@@ -46,15 +64,17 @@ class _PagePostfix:
 
 def run_inbox(
     inbox: Path,
-    warehouse: Path,
+    warehouse: str | Path,
     data_dir: Path | None = None,
     settings_file: str | None = None,
     overrides_json: str = "{}",
     ocr_engine: str | None = None,
     show_progress: bool = True,
     verbose: bool = False,
+    lake_data: str | None = None,
 ) -> pd.DataFrame:
-    """Parse every document in ``inbox`` into ``warehouse``; returns the per-document summary."""
+    """Parse every document in ``inbox`` into ``warehouse`` (a DuckDB file, or a lake spec with its
+    data under ``lake_data``); returns the per-document summary."""
     import dagster as dg
     from tqdm import tqdm
 
@@ -62,13 +82,16 @@ def run_inbox(
     from assets.partitions import document_tags, documents_partitions
     from dagster_ocr.partition_keys import partition_key
 
-    data_dir = data_dir or default_data_dir(warehouse)
-    defs = build_definitions(data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine)
+    data_dir = data_dir or default_data_dir(warehouse, lake_data)
+    defs = build_definitions(
+        data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine, lake_data_path=lake_data
+    )
     job = defs.resolve_job_def("ingest_document")
     scan = register_inbox(inbox, DocumentStore(data_dir / "store"))
     found = scan.documents
-    Warehouse(warehouse).ensure_schema()
-    Warehouse(warehouse).record_files(scan.files, "cli")  # every file, duplicates included
+    wh = open_warehouse(warehouse, lake_data)
+    wh.ensure_schema()
+    wh.record_files(scan.files, "cli")  # every file, duplicates included
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     keys = {rec.doc_id: partition_key(rec.file_name, rec.doc_id) for rec, _ in found}
     instance.add_dynamic_partitions(documents_partitions.name, list(keys.values()))
@@ -84,8 +107,7 @@ def run_inbox(
                 tags=document_tags(rec.doc_id, rec.file_name),
             )
     ids = [rec.doc_id for rec, _ in found]
-    wh = Warehouse(warehouse)
-    if ids and wh.snapshot_record().pending_writes:
+    if ids and not wh.is_lake and wh.snapshot_record().pending_writes:
         wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
     summary = wh.document_summary()
     if ids:
@@ -102,13 +124,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     summary = run_inbox(
         Path(args.inbox),
-        Path(args.warehouse),
+        args.warehouse,
         Path(args.data_dir) if args.data_dir else None,
         args.settings,
         args.set or "{}",
         args.ocr,
         not args.no_progress,
         args.verbose,
+        lake_data=args.lake_data,
     )
     _print_frame(summary)
     counts = summary.status.value_counts().to_dict() if len(summary) else {}
@@ -149,11 +172,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    _print_frame(Warehouse(args.warehouse).query(args.sql))
+    wh = _warehouse(args, read_only=True)  # a lake: attached read-only (at --at-version if given)
+    try:
+        _print_frame(wh.query(args.sql))
+    finally:
+        wh.close()
     return 0
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    if is_lake_spec(args.warehouse):
+        print("a lake has no snapshot copy: every commit is a snapshot; analysts attach the lake read-only")
+        return 0
     wh = Warehouse(args.warehouse)
     if not wh.path.exists():
         print(f"no warehouse at {wh.path}", file=sys.stderr)
@@ -167,7 +197,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from dagster_ocr.kb import format_hits, search
 
-    print(format_hits(search(args.warehouse, args.query, args.limit, mode=args.mode)))
+    # a lake is read at one pinned snapshot; only the local search file is written
+    print(format_hits(search(_warehouse(args, read_only=True), args.query, args.limit, mode=args.mode)))
     return 0
 
 
@@ -176,7 +207,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from dagster_ocr.export import ExportError, document_json, document_markdown, resolve_document
 
-    wh = Warehouse(args.warehouse)
+    wh = _warehouse(args, read_only=True)
     try:
         doc_id = resolve_document(wh, args.doc)
         if args.format == "json":
@@ -207,10 +238,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def recheck(
     doc_id: str,
-    warehouse: Path,
+    warehouse: str | Path,
     data_dir: Path | None = None,
     settings_file: str | None = None,
     overrides_json: str = "{}",
+    lake_data: str | None = None,
 ) -> bool:
     """Re-run the warehouse load, its quality checks and the knowledge base for one document.
 
@@ -224,12 +256,15 @@ def recheck(
     from assets.partitions import documents_partitions
     from dagster_ocr import partition_keys
 
-    data_dir = data_dir or default_data_dir(warehouse)
-    defs = build_definitions(data_dir, warehouse, None, settings_file, overrides_json)
+    data_dir = data_dir or default_data_dir(warehouse, lake_data)
+    defs = build_definitions(
+        data_dir, warehouse, None, settings_file, overrides_json, lake_data_path=lake_data
+    )
     job = defs.resolve_job_def("reload_warehouse")
+    wh = open_warehouse(warehouse, lake_data)
     # the key the stage outputs were stored under: the warehouse's map (an old sha256 key, or a
     # readable one), else the readable key made from the stored file name
-    key = partition_keys.recorded_key(Warehouse(warehouse), doc_id)
+    key = partition_keys.recorded_key(wh, doc_id)
     if key is None:
         key = partition_keys.partition_key(DocumentStore(data_dir / "store").get(doc_id).file_name, doc_id)
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
@@ -237,40 +272,41 @@ def recheck(
     result = job.execute_in_process(
         partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
     )
-    doc = Warehouse(warehouse).document(doc_id)
+    doc = wh.document(doc_id)
     return result.success and doc is not None and doc["status"] == "parsed"
 
 
-def _doc_id(warehouse: str, ref: str) -> str | None:
+def _doc_id(wh: Warehouse, ref: str) -> str | None:
     """The doc_id a command names (doc_id, partition key as the UI shows it, prefix, file name)."""
     from dagster_ocr.export import ExportError, resolve_document
 
     try:
-        return resolve_document(Warehouse(warehouse), ref)
+        return resolve_document(wh, ref)
     except ExportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
 
 
 def cmd_recheck(args: argparse.Namespace) -> int:
-    doc_id = _doc_id(args.warehouse, args.doc_id)
+    wh = _warehouse(args)
+    doc_id = _doc_id(wh, args.doc_id)
     if doc_id is None:
         return 2
     data_dir = Path(args.data_dir) if args.data_dir else None
-    ok = recheck(doc_id, Path(args.warehouse), data_dir, args.settings, args.set or "{}")
-    _print_frame(Warehouse(args.warehouse).document_verdict(doc_id))
+    ok = recheck(doc_id, args.warehouse, data_dir, args.settings, args.set or "{}", args.lake_data)
+    _print_frame(wh.document_verdict(doc_id))
     return 0 if ok else 1
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    wh = Warehouse(args.warehouse)
+    wh = _warehouse(args)
     wh.ensure_schema()
-    doc_id = _doc_id(args.warehouse, args.doc_id)
+    doc_id = _doc_id(wh, args.doc_id)
     if doc_id is None:
         return 2
     wh.approve(doc_id, args.by, args.reason)
     print(f"approved {doc_id}. Load it now with:")
-    print(f"  dagster-ocr recheck {doc_id} --warehouse {args.warehouse}")
+    print(f"  dagster-ocr recheck {doc_id} --warehouse '{args.warehouse}'")
     return 0
 
 
@@ -280,7 +316,15 @@ def main(argv: list[str] | None = None) -> int:
 
     run = sub.add_parser("run", help="parse every document in INBOX into a DuckDB warehouse")
     run.add_argument("inbox")
-    run.add_argument("--warehouse", required=True, help="DuckDB file to write")
+    run.add_argument(
+        "--warehouse",
+        required=True,
+        help="DuckDB file to write, or a lake: 'ducklake:postgres:dbname=NAME host=... user=...'",
+    )
+    run.add_argument(
+        "--lake-data",
+        help="the lake's Parquet data (DuckLake DATA_PATH: a folder, or s3://...), with a ducklake: spec",
+    )
     run.add_argument("--data-dir", help="where copies and stage outputs are kept (default: <warehouse>_data)")
     run.add_argument("--settings", help="settings file (JSON or YAML)")
     run.add_argument(
@@ -298,7 +342,10 @@ def main(argv: list[str] | None = None) -> int:
 
     query = sub.add_parser("query", help="run SQL against a warehouse (read-only)")
     query.add_argument("sql")
-    query.add_argument("--warehouse", required=True)
+    query.add_argument("--warehouse", required=True, help="DuckDB file, or ducklake:postgres:... (read-only)")
+    query.add_argument(
+        "--at-version", type=int, help="a lake: query the snapshot of this version (time travel)"
+    )
     query.set_defaults(func=cmd_query)
 
     publish = sub.add_parser(
@@ -310,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     search = sub.add_parser("search", help="search the knowledge base, with citations")
     search.add_argument("query")
     search.add_argument("--warehouse", required=True)
+    search.add_argument(
+        "--lake-data", help="a lake: its local data folder (the search file is kept beside it)"
+    )
     search.add_argument("--limit", type=int, default=5)
     search.add_argument(
         "--mode",
@@ -329,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         help="doc_id, partition key (as the UI shows it), doc_id prefix, or file name",
     )
     export.add_argument("--warehouse", required=True)
+    export.add_argument("--at-version", type=int, help="a lake: export the document as of this snapshot")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--out", help="file to write (default: standard output)")
     export.set_defaults(func=cmd_export)
@@ -338,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     recheck_p.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     recheck_p.add_argument("--warehouse", required=True)
+    recheck_p.add_argument("--lake-data", help="a lake's Parquet data (with a ducklake: warehouse)")
     recheck_p.add_argument("--data-dir", help="the run's data folder (default: <warehouse>_data)")
     recheck_p.add_argument("--settings", help="settings file (JSON or YAML), e.g. with new thresholds")
     recheck_p.add_argument("--set", help="JSON object of settings overrides")
@@ -346,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     approve = sub.add_parser("approve", help="let a quarantined document into the knowledge base")
     approve.add_argument("doc_id", help="doc_id, partition key, doc_id prefix, or file name")
     approve.add_argument("--warehouse", required=True)
+    approve.add_argument("--lake-data", help="a lake's Parquet data (with a ducklake: warehouse)")
     approve.add_argument("--by", required=True, help="who approves")
     approve.add_argument("--reason", required=True)
     approve.set_defaults(func=cmd_approve)
@@ -360,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
+    except LakeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             print(f"error: {exc}", file=sys.stderr)  # e.g. no warehouse at that path

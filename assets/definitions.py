@@ -6,7 +6,9 @@ Where the data lives is a deployment setting, read once when the code location l
   document), assets/ (stage outputs) and ocr_pages/ (OCR'd pages, checkpointed page by page).
   Every process that runs a step must see the same folder: on one machine a local disk, past one
   machine a shared volume (see deploy/k8s.md).
-- ``DAGSTER_OCR_WAREHOUSE``: the DuckDB file (default ``<data>/warehouse.duckdb``).
+- ``DAGSTER_OCR_WAREHOUSE``: the DuckDB file (default ``<data>/warehouse.duckdb``), or a lake:
+  ``ducklake:postgres:dbname=NAME host=... user=...`` (DuckLake, many writer processes; README).
+- ``DAGSTER_OCR_LAKE_DATA``: the lake's Parquet data (a shared folder, or ``s3://...``).
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
@@ -29,6 +31,7 @@ import dagster as dg
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
 from assets.documents import document_assets
+from assets.lake import lake_compaction_schedule, lake_maintenance_job
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion, reload_job
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
@@ -51,19 +54,21 @@ def build_definitions(
     overrides_json: str = "{}",
     ocr_engine: str | None = None,
     ocr: OcrEngineResource | None = None,
+    lake_data_path: str | None = None,
 ) -> dg.Definitions:
     """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
 
     ``ocr`` replaces the CPU OCR resource (e.g. a ``GpuOcrResource``); ``ocr_engine`` overrides
-    the engine the settings name ("none" disables OCR).
+    the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
+    (``ducklake:postgres:...``, its data under ``lake_data_path``).
     """
     data = Path(data_dir)
     return dg.Definitions(
         assets=[*with_freshness_policies(document_assets), quarantine],
         asset_checks=alert_asset_checks,
-        jobs=[document_job, reload_job, refresh_quarantine_job, publish_snapshot_job],
+        jobs=[document_job, reload_job, refresh_quarantine_job, publish_snapshot_job, lake_maintenance_job],
         sensors=[inbox_sensor, snapshot_sensor, quarantine_sensor, *alert_sensors],
-        schedules=[nightly_ingestion],
+        schedules=[nightly_ingestion, lake_compaction_schedule],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
         executor=dg.in_process_executor,
@@ -71,7 +76,9 @@ def build_definitions(
             "store": DocumentStoreResource(
                 inbox_dir=str(inbox_dir or data / "inbox"), store_dir=str(data / "store")
             ),
-            "warehouse": WarehouseResource(path=str(warehouse_path or data / "warehouse.duckdb")),
+            "warehouse": WarehouseResource(
+                path=str(warehouse_path or data / "warehouse.duckdb"), lake_data_path=lake_data_path
+            ),
             "settings": SettingsResource(settings_file=settings_file, overrides_json=overrides_json),
             "ocr": ocr or OcrResource(engine=ocr_engine),
             "notifier": NotifierResource(),
@@ -91,6 +98,7 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         inbox_dir=env.get("DAGSTER_OCR_INBOX") or None,
         settings_file=env.get("DAGSTER_OCR_SETTINGS") or None,
         ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
+        lake_data_path=env.get("DAGSTER_OCR_LAKE_DATA") or None,
         ocr=GpuOcrResource(
             target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")
         )

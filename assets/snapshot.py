@@ -49,6 +49,8 @@ def snapshot_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseRes
     """Publishes the snapshot when document writes are pending and none came for ``QUIET_SECONDS``."""
     if not warehouse.publish_snapshot:
         return dg.SkipReason("snapshots are off (WarehouseResource.publish_snapshot=False)")
+    if warehouse.is_lake:
+        return dg.SkipReason("a lake has no snapshot copy: analysts attach it read-only")
     record = warehouse.warehouse().snapshot_record()
     if not record.pending_writes or record.last_write_at is None:
         return dg.SkipReason("the snapshot is current")

@@ -22,6 +22,8 @@ PACKAGES = {
     "vss": "duckdb-extension-vss",
     "ducklake": "duckdb-extension-ducklake",
     "postgres_scanner": "duckdb-extension-postgres-scanner",
+    # only for a lake whose data is on an object store (s3://...): not in requirements.lock
+    "httpfs": "duckdb-extension-httpfs",
 }
 
 

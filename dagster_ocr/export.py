@@ -44,16 +44,16 @@ class ExportError(ValueError):
 
 
 def _check_schema(wh: Warehouse) -> None:
-    if not wh.path.exists():
-        raise ExportError(f"no warehouse at {wh.path}")
+    if not wh.exists():
+        raise ExportError(f"no warehouse at {wh.location}")
     with wh.connect(read_only=True) as con:
         version = current_version(con)
     if version is None:
-        raise ExportError(f"{wh.path} is not a dagster-ocr warehouse (no documents table)")
+        raise ExportError(f"{wh.location} is not a dagster-ocr warehouse (no documents table)")
     if version < LATEST_VERSION:
         raise ExportError(
-            f"{wh.path} is at schema version {version}, this code reads {LATEST_VERSION}: run "
-            f"`dagster-ocr migrate --warehouse {wh.path}` first"
+            f"{wh.location} is at schema version {version}, this code reads {LATEST_VERSION}: run "
+            f"`dagster-ocr migrate --warehouse {wh.location}` first"
         )
 
 
@@ -103,7 +103,7 @@ def resolve_document(wh: Warehouse, ref: str) -> str:
         if len(hits) > 1:
             listed = ", ".join(f"{r.doc_id[:12]} ({r.file_name})" for r in hits.head(10).itertuples())
             raise ExportError(f"doc_id prefix {ref!r} matches {len(hits)} documents: {listed}")
-    raise ExportError(f"no document {ref!r} in {wh.path} (not a doc_id, a doc_id prefix or a file name)")
+    raise ExportError(f"no document {ref!r} in {wh.location} (not a doc_id, a doc_id prefix or a file name)")
 
 
 _DOCUMENT_SQL = {
@@ -126,7 +126,7 @@ _DOCUMENT_SQL = {
 def _frames(wh: Warehouse, doc_id: str) -> dict[str, pd.DataFrame]:
     frames = wh.read(_DOCUMENT_SQL, [doc_id])
     if not len(frames["document"]):
-        raise ExportError(f"no document {doc_id} in {wh.path}")
+        raise ExportError(f"no document {doc_id} in {wh.location}")
     doc = frames["document"].iloc[0]
     if doc["status"] == "failed":
         raise ExportError(f"{doc['file_name']} could not be parsed, nothing to export: {doc['error']}")

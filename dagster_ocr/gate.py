@@ -182,7 +182,7 @@ def held_back(wh: Warehouse) -> pd.DataFrame:
     """Every document held back from the knowledge base, newest verdict first: file name, the
     partition key the Dagster UI shows, status (quarantined or failed), why, and the failed
     expectations with observed values and thresholds (the ``quarantine`` view)."""
-    if not wh.path.exists():
+    if not wh.exists():
         return pd.DataFrame(columns=_HELD_BACK_COLUMNS)
     wh.ensure_schema()  # the map of partition keys may be newer than the file
     return wh.query(

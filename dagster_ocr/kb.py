@@ -268,8 +268,7 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
     s = settings or KbSettings()
     if not s.embeddings:
         # switched off: drop the document's old vectors rather than keep ones nobody refreshes
-        with warehouse.transaction() as con:
-            con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+        warehouse.write(_delete_embeddings(doc_id), lock=doc_id)
         return {"embedded": 0, "reused": 0, "seconds": 0.0, "skipped": "embeddings are off in the settings"}
     chunks = warehouse.query(
         "SELECT chunk_id, section_title, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id", [doc_id]
@@ -290,8 +289,7 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
         if embedder is None:
             # keep BM25 working: the chunks are loaded, the document just has no vectors
             figures["skipped"] = embeddings.unavailable_reason() or "the embedding model failed to load"
-            with warehouse.transaction() as con:
-                con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+            warehouse.write(_delete_embeddings(doc_id), lock=doc_id)
             return figures
         vectors = embedder.embed([_embed_input(chunks, i) for i in todo], s.embed_batch_size)
         for i, vector in zip(todo, vectors, strict=True):
@@ -300,7 +298,8 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
     figures["seconds"] = round(time.perf_counter() - started, 3)
     chunk_ids = chunks["chunk_id"].astype(str).tolist()
     now = pd.Timestamp.now(tz="UTC").tz_localize(None)
-    with warehouse.transaction() as con:
+
+    def store(con: Any) -> None:
         con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
         # in batches: a vector as a Python list is 384 float objects (~10 KB), so a long document's
         # vectors converted at once would cost hundreds of MB
@@ -325,6 +324,8 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
                 )
             finally:
                 con.unregister("_vectors")
+
+    warehouse.write(store, lock=doc_id)
     if figures["embedded"]:
         log.info(
             "embedded %d chunks of %s in %.2f s (%.1f chunks/s)",
@@ -334,6 +335,10 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
             figures["embedded"] / max(figures["seconds"], 1e-9),
         )
     return figures
+
+
+def _delete_embeddings(doc_id: str) -> Any:
+    return lambda con: con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
 
 
 def _embed_input(chunks: pd.DataFrame, row: int) -> str:
@@ -432,9 +437,14 @@ def search(
     """
     s = settings or KbSettings()
     mode = mode or s.search_mode
-    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    if isinstance(warehouse, Warehouse):
+        wh = warehouse
+    else:
+        from dagster_ocr.lake import open_warehouse  # the lake module imports this one's neighbours
+
+        wh = open_warehouse(warehouse)
     terms = tokenize(query)
-    if not query.strip() or not wh.path.exists():
+    if not query.strip() or not wh.exists():
         return []
     n = limit or s.search_limit
     ranked: list[tuple[dict[str, Any], float]] | None = None

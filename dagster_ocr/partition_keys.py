@@ -119,18 +119,26 @@ def resolve(key: str, store: DocumentStore) -> str:
 def record(wh: Warehouse, key: str, doc_id: str, file_name: str) -> None:
     """Record ``key`` -> ``doc_id`` in the warehouse's ``document_partitions`` (idempotent)."""
     wh.ensure_schema()
-    with wh.transaction() as con:
+
+    def store(con: duckdb.DuckDBPyConnection) -> None:
+        # delete, then insert (keeping first_seen), not ON CONFLICT: a DuckLake table has no
+        # primary key to conflict on; the lake's lock on the key keeps two writers from both inserting
+        (first_seen,) = con.execute(
+            "SELECT min(first_seen) FROM document_partitions WHERE partition_key = ?", [key]
+        ).fetchone() or (None,)
+        con.execute("DELETE FROM document_partitions WHERE partition_key = ?", [key])
         con.execute(
             "INSERT INTO document_partitions (partition_key, doc_id, file_name, first_seen) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (partition_key) DO UPDATE SET "
-            "doc_id = excluded.doc_id, file_name = excluded.file_name",
-            [key, doc_id, file_name, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+            "VALUES (?, ?, ?, ?)",
+            [key, doc_id, file_name, first_seen or dt.datetime.now(dt.UTC).replace(tzinfo=None)],
         )
+
+    wh.write(store, lock=f"partition:{key}")
 
 
 def recorded_key(wh: Warehouse, doc_id: str) -> str | None:
     """The partition key the warehouse last recorded for ``doc_id`` (None: none recorded)."""
-    if not wh.path.exists():
+    if not wh.exists():
         return None
     try:
         rows = wh.query(
@@ -144,7 +152,7 @@ def recorded_key(wh: Warehouse, doc_id: str) -> str | None:
 
 def recorded_doc_id(wh: Warehouse, key: str) -> str | None:
     """The doc_id the warehouse recorded for partition key ``key`` (None: no such key recorded)."""
-    if not wh.path.exists():
+    if not wh.exists():
         return None
     try:
         rows = wh.query("SELECT DISTINCT doc_id FROM document_partitions WHERE partition_key = ?", [key])

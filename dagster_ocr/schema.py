@@ -8,6 +8,13 @@ version, and re-running ``migrate`` finishes the job. There are no down migratio
 to an earlier version is the backup taken before ``dagster-ocr migrate`` (see README, Operations).
 ``sql/views.sql`` comes last, as views may read columns a migration added.
 
+The same module creates and migrates a DuckLake warehouse (``lake=True``): the same statements,
+through ``lake_dialect``, which rewrites the two things DuckLake refuses (a fixed-size array
+``FLOAT[384]`` becomes ``FLOAT[]``; ``PRIMARY KEY`` goes, DuckLake has no constraints but NOT NULL).
+A version bump therefore reaches both modes from one ``Migration``: ``LakeWarehouse.ensure_schema``
+runs the pending steps under a PostgreSQL advisory lock, so of many writers starting at once one
+migrates and the others wait, then find the lake current.
+
 Its own module, below both the warehouse (``Warehouse.ensure_schema`` runs ``create_or_upgrade``)
 and the administration tools (``doctor`` and ``metrics`` read the version without a Warehouse),
 so neither imports the other for it.
@@ -16,6 +23,7 @@ so neither imports the other for it.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,9 +160,21 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST_VERSION: int = MIGRATIONS[-1].version
 
 
+def lake_dialect(sql: str) -> str:
+    """``sql`` as DuckLake takes it: variable-length float arrays, no PRIMARY KEY constraints.
+
+    Nothing else differs: the vectors are still 384 floats (the search file casts them to
+    ``FLOAT[384]`` for its HNSW index), and the key the constraint stood for is kept by the writer
+    (``partition_keys.record`` deletes, then inserts, under the lake's per-key lock).
+    """
+    return re.sub(r"\s+PRIMARY KEY", "", re.sub(r"FLOAT\[\d+\]", "FLOAT[]", sql))
+
+
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    # current_database(): a lake connection also holds the empty in-memory catalog it attached from
     row = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = 'main'",
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = 'main' "
+        "AND table_catalog = current_database()",
         [name],
     ).fetchone()
     return bool(row and row[0])
@@ -174,7 +194,7 @@ def pending(version: int | None) -> list[Migration]:
     return [m for m in MIGRATIONS if m.version > start]
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+def migrate(con: duckdb.DuckDBPyConnection, lake: bool = False) -> list[int]:
     """Apply every pending migration, one transaction each; returns the versions applied.
 
     Expects the baseline tables to exist (run schema.sql first). Idempotent: a second call applies
@@ -193,7 +213,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
         con.execute("BEGIN TRANSACTION")
         try:
             for statement in step.statements:
-                con.execute(statement)
+                con.execute(lake_dialect(statement) if lake else statement)
             con.execute(
                 f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES (?, ?, ?)",
                 [step.version, step.description, dt.datetime.now(dt.UTC).replace(tzinfo=None)],
@@ -216,13 +236,14 @@ def views_sql() -> str:
     return (SQL_DIR / "views.sql").read_text()
 
 
-def create_or_upgrade(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Bring the file on ``con`` to this code's schema; returns the migration versions applied.
+def create_or_upgrade(con: duckdb.DuckDBPyConnection, lake: bool = False) -> list[int]:
+    """Bring the file (or with ``lake``, the DuckLake catalog) on ``con`` to this code's schema;
+    returns the migration versions applied.
 
     schema.sql only creates what is missing, so new tables reach old files; new columns on existing
     tables come from the forward migrations, which run before the views that use them.
     """
-    con.execute(baseline_sql())
-    applied = migrate(con)
+    con.execute(lake_dialect(baseline_sql()) if lake else baseline_sql())
+    applied = migrate(con, lake)
     con.execute(views_sql())
     return applied

@@ -18,6 +18,11 @@ and a fingerprint per document. :meth:`SearchIndex.refresh` compares the fingerp
 warehouse's, replaces the rows of documents that changed (the HNSW index follows inserts and
 deletes), and rebuilds the fts index when anything changed. The file is derived: delete it and the
 next search rebuilds it.
+
+A lake (``dagster_ocr.lake``) has no such file to stat and no index in its tables: the search file
+lives in the lake's local folder, is checked when the lake's snapshot id moved, and is refreshed
+from one pinned snapshot (every read of a refresh sees the same commit, however many writers
+commit meanwhile); ``meta.lake_snapshot`` records the version it was built from.
 """
 
 from __future__ import annotations
@@ -194,7 +199,7 @@ class SearchIndex:
         if stemmer not in STEMMERS:
             raise ValueError(f"unknown fts stemmer {stemmer!r}: one of {', '.join(STEMMERS)}")
         self.warehouse = warehouse
-        self.path = search_path(warehouse.path)
+        self.path = warehouse.search_file
         self.stemmer = stemmer
         self.lock_wait_s = lock_wait_s
         #: store fts's postings in term order (see ``sort_postings``); off only to measure without it
@@ -202,9 +207,9 @@ class SearchIndex:
 
     # ---- freshness ------------------------------------------------------------------------------
 
-    def _wanted(self) -> dict[str, str]:
+    def _wanted(self, source: Warehouse | None = None) -> dict[str, str]:
         try:
-            rows = self.warehouse.query(_FINGERPRINTS, [embeddings.MODEL_NAME])
+            rows = (source or self.warehouse).query(_FINGERPRINTS, [embeddings.MODEL_NAME])
         except duckdb.CatalogException:  # a warehouse from before kb_embeddings: no document to search
             return {}
         return dict(zip(rows["doc_id"], rows["fingerprint"], strict=True))
@@ -219,15 +224,9 @@ class SearchIndex:
         return have == wanted
 
     def _stat_key(self) -> tuple[Any, ...]:
-        # the warehouse and its write-ahead log as they are on disk: unchanged means nothing to check
-        key: list[Any] = []
-        for p in (self.warehouse.path, self.warehouse.path.with_name(self.warehouse.path.name + ".wal")):
-            try:
-                st = p.stat()
-                key += [st.st_mtime_ns, st.st_size]
-            except FileNotFoundError:
-                key += [None, None]
-        return tuple(key)
+        # the warehouse file and its write-ahead log as they are on disk (a lake: its snapshot id):
+        # unchanged means nothing to check
+        return self.warehouse.change_key()
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -252,7 +251,19 @@ class SearchIndex:
         cached = _OPEN.get(self.path)
         if cached is not None and cached[0] == (key, self.stemmer):
             return cached[1]
-        wanted = self._wanted()
+        source = self.warehouse.pinned(key)
+        try:
+            return self._fresh_from(source, key, cached)
+        finally:
+            source.close()
+
+    def _fresh_from(
+        self,
+        source: Warehouse,
+        key: tuple[Any, ...],
+        cached: tuple[tuple[Any, ...], duckdb.DuckDBPyConnection] | None,
+    ) -> duckdb.DuckDBPyConnection:
+        wanted = self._wanted(source)
         if cached is not None:
             try:
                 if self._current(cached[1], wanted):
@@ -275,7 +286,7 @@ class SearchIndex:
         if con is None:
             writer = self._open_writer()
             try:
-                self._refresh(writer, wanted)
+                self._refresh(writer, wanted, source=source)
             finally:
                 writer.close()
             con = self._retry(lambda: _open(self.path, read_only=True))
@@ -292,11 +303,13 @@ class SearchIndex:
     def refresh(self) -> dict[str, Any]:
         """Bring the search file up to date with the warehouse; returns what it did."""
         self.close()
+        source = self.warehouse.pinned(self.warehouse.change_key())
         con = self._open_writer()
         try:
-            return self._refresh(con, self._wanted())
+            return self._refresh(con, self._wanted(source), source=source)
         finally:
             con.close()
+            source.close()
 
     def _open_writer(self) -> duckdb.DuckDBPyConnection:
         try:
@@ -324,8 +337,15 @@ class SearchIndex:
                 delay = min(delay * 2, 1.0)
 
     def _refresh(
-        self, con: duckdb.DuckDBPyConnection, wanted: dict[str, str], checkpoint: bool = True
+        self,
+        con: duckdb.DuckDBPyConnection,
+        wanted: dict[str, str],
+        checkpoint: bool = True,
+        source: Warehouse | None = None,
     ) -> dict[str, Any]:
+        """Bring the file to ``wanted`` (fingerprints per document) with rows read from ``source``
+        (the warehouse, or the lake snapshot the fingerprints were read at)."""
+        source = source or self.warehouse
         started = time.perf_counter()
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if _has_meta(con) else {}
         if meta.get("layout") not in (None, str(LAYOUT_VERSION)):
@@ -342,7 +362,7 @@ class SearchIndex:
             generation += 1
             con.execute("BEGIN TRANSACTION")
             try:
-                self._replace(con, changed, gone, wanted, figures)
+                self._replace(con, changed, gone, wanted, figures, source)
                 con.executemany(
                     "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                     [["layout", str(LAYOUT_VERSION)], ["generation", str(generation)]],
@@ -373,6 +393,10 @@ class SearchIndex:
             figures["fts_seconds"] = round(time.perf_counter() - fts_started, 3)
         if checkpoint:  # (tests leave it out to stand for a crash before it)
             con.execute("CHECKPOINT")
+        if source.is_lake:  # the snapshot the file now reflects (``dagster-ocr doctor`` shows it)
+            snapshot = str(source.change_key()[1])
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('lake_snapshot', ?)", [snapshot])
+            figures["lake_snapshot"] = int(snapshot)
         figures["seconds"] = round(time.perf_counter() - started, 3)
         if changed or gone:
             log.info("search file %s refreshed: %s", self.path, figures)
@@ -385,6 +409,7 @@ class SearchIndex:
         gone: list[str],
         wanted: dict[str, str],
         figures: dict[str, Any],
+        source: Warehouse,
     ) -> None:
         drop = changed + gone
         if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
@@ -406,7 +431,7 @@ class SearchIndex:
         n_chunks = n_vectors = 0
         for start in range(0, len(changed), _DOC_BATCH):
             docs = changed[start : start + _DOC_BATCH]
-            frames = self.warehouse.read({"chunks": _DOC_CHUNKS}, [docs])
+            frames = source.read({"chunks": _DOC_CHUNKS}, [docs])
             rows = frames["chunks"]
             rows.insert(0, "rid", range(next_rid, next_rid + len(rows)))
             next_rid += len(rows)
@@ -417,7 +442,7 @@ class SearchIndex:
             ]
             _append(con, "chunks", rows)
             n_chunks += len(rows)
-            vectors = self.warehouse.query(_DOC_VECTORS, [embeddings.MODEL_NAME, docs])
+            vectors = source.query(_DOC_VECTORS, [embeddings.MODEL_NAME, docs])
             if len(vectors):
                 rid_of = {
                     (d, c): r for d, c, r in zip(rows["doc_id"], rows["chunk_id"], rows["rid"], strict=True)

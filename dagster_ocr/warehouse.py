@@ -18,9 +18,9 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
@@ -33,6 +33,8 @@ from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, Paragraph
 from dagster_ocr.schema import create_or_upgrade
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -140,11 +142,85 @@ def _insert_rows(
         counts[table] += len(batch)
 
 
-def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str) -> None:
+def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str, known_only: bool = False) -> None:
     """Delete a document's parsed rows, and what a new parse invalidates (its verdicts and its
-    knowledge-base chunks)."""
-    for table in (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks"):  # constants only
+    knowledge-base chunks).
+
+    ``known_only`` (the lake): when the document has no ``documents`` row it has no content rows
+    either (they are only ever written with it, in one transaction), so only the tables written
+    apart from it are cleared. On DuckLake each DELETE costs a round of catalog queries (about
+    40 ms here, 11 tables: half a second per document), which a first load would pay for nothing.
+    """
+    tables: tuple[str, ...] = (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks")
+    if known_only:
+        (n,) = con.execute("SELECT count(*) FROM documents WHERE doc_id = ?", [doc_id]).fetchone() or (0,)
+        if not n:
+            tables = ("quality_results", "kb_chunks")
+    for table in tables:  # constants only
         con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
+
+
+def _record_files(
+    con: duckdb.DuckDBPyConnection,
+    hashed: Sequence[FileSighting],
+    unhashed: Sequence[FileSighting],
+    seen_by: str,
+) -> dict[str, int]:
+    """``Warehouse.record_files``'s transaction (a lake may run it again after a write conflict)."""
+    counts = {"inserted": 0, "updated": 0}
+    known: dict[tuple[str, str], dt.datetime] = {}
+    first_path: dict[str, str] = {}
+    if hashed:
+        ids = sorted({s.doc_id for s in hashed if s.doc_id})
+        rows = con.execute(
+            "SELECT path, doc_id, first_seen FROM files WHERE doc_id IN (SELECT unnest(?)) "
+            "ORDER BY first_seen, path",
+            [ids],
+        ).fetchall()
+        for path, doc_id, first_seen in rows:
+            known[(path, doc_id)] = first_seen
+            first_path.setdefault(doc_id, path)
+    new_rows: list[dict[str, Any]] = []
+    updates: list[FileSighting] = []
+    # in the order seen (a pending sighting from an earlier scan first): the first path
+    # seen with given bytes is the original, every later one its duplicate
+    for s in sorted(hashed, key=lambda s: s.seen_at):
+        key = (s.path, str(s.doc_id))
+        if key in known:
+            updates.append(s)
+            continue
+        original = first_path.setdefault(str(s.doc_id), s.path)
+        known[key] = s.seen_at
+        new_rows.append(
+            {
+                "path": s.path,
+                "file_name": s.file_name,
+                "size": s.size,
+                "mtime": s.mtime,
+                "doc_id": s.doc_id,
+                "first_seen": s.seen_at,
+                "last_seen": s.seen_at,
+                "duplicate_of": None if original == s.path else original,
+                "last_seen_by": seen_by,
+            }
+        )
+    _insert(con, "files", new_rows)
+    counts["inserted"] = len(new_rows)
+    for s in updates:
+        (n,) = con.execute(
+            "UPDATE files SET last_seen = greatest(last_seen, ?), size = ?, mtime = ?, "
+            "file_name = ?, last_seen_by = ? WHERE path = ? AND doc_id = ?",
+            [s.seen_at, s.size, s.mtime, s.file_name, seen_by, s.path, s.doc_id],
+        ).fetchone() or (0,)
+        counts["updated"] += int(n)
+    for s in unhashed:
+        (n,) = con.execute(
+            "UPDATE files SET last_seen = greatest(last_seen, ?), last_seen_by = ? "
+            "WHERE path = ? AND size = ? AND mtime = ?",
+            [s.seen_at, seen_by, s.path, s.size, s.mtime],
+        ).fetchone() or (0,)
+        counts["updated"] += int(n)
+    return counts
 
 
 #: files held open by ``Warehouse.held`` in this process: path -> the connection holding it
@@ -187,11 +263,67 @@ class Approval:
 
 
 class Warehouse:
-    """One DuckDB file. Methods open a connection, do one unit of work, and close it."""
+    """One DuckDB file. Methods open a connection, do one unit of work, and close it.
+
+    ``dagster_ocr.lake.LakeWarehouse`` is the same interface over DuckLake (many writer processes);
+    ``dagster_ocr.lake.open_warehouse`` picks one from a spec. Every write goes through ``write``,
+    so the SQL is the same in both modes and only the transaction's handling differs.
+    """
+
+    #: a DuckLake catalog, not a file (no snapshot copy, no writer pool, conflicts retried)
+    is_lake = False
+    #: whether a long document's rows are staged before the swap (``write_document``)
+    _stage_long_documents = True
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._schema_ready = False
+
+    @property
+    def location(self) -> str:
+        """What to name the warehouse by in messages and commands (``--warehouse`` takes it)."""
+        return str(self.path)
+
+    def exists(self) -> bool:
+        """Whether there is a warehouse to read (a file here; a catalog with tables for a lake)."""
+        return self.path.exists()
+
+    @property
+    def search_file(self) -> Path:
+        """Where the derived search file lives (``<stem>.search.duckdb`` beside the warehouse)."""
+        return self.path.with_name(self.path.stem + ".search.duckdb")
+
+    def change_key(self) -> tuple[Any, ...]:
+        """Changes whenever the warehouse may have changed: the file and its write-ahead log as they
+        are on disk (a lake: its snapshot id). Cheap, for caches of derived data."""
+        key: list[Any] = []
+        for p in (self.path, self.path.with_name(self.path.name + ".wal")):
+            try:
+                st = p.stat()
+                key += [st.st_mtime_ns, st.st_size]
+            except FileNotFoundError:
+                key += [None, None]
+        return tuple(key)
+
+    def pinned(self, key: tuple[Any, ...]) -> Warehouse:
+        """A reader of the warehouse as of ``change_key() == key``: the file itself here (its
+        writers are serialized); a lake pins that snapshot version, so a series of reads sees one
+        state however many writers commit meanwhile."""
+        return self
+
+    def close(self) -> None:
+        """Release what this object holds open (nothing for a file: connections are per unit of work)."""
+
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | None = None) -> T:
+        """Run ``work`` in one transaction and return what it returns.
+
+        ``lock`` names what the write replaces (a doc_id): a lake serializes writers of the same
+        one and retries the whole of ``work`` on a write conflict, so ``work`` must build its rows
+        itself (it may run more than once). A file needs neither: its writers are serialized by
+        the process lock (and by the ``duckdb_writer`` pool).
+        """
+        with self.transaction() as con:
+            return work(con)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -269,12 +401,17 @@ class Warehouse:
         counts = dict.fromkeys(("documents", *CONTENT_TABLES), 0)
         # rows are built and inserted a batch at a time: a long document's rows never exist all
         # at once (5,000 pages: 255,000 line rows, ~170 MB as dicts)
-        rows = iter_document_rows(doc, labels, tables, paragraphs, extra)
-        if len(doc.pages) <= STAGE_ABOVE_PAGES:
-            with self.transaction() as con:
-                _clear_document(con, doc_id)
-                _insert_rows(con, rows, counts)
+        if len(doc.pages) <= STAGE_ABOVE_PAGES or not self._stage_long_documents:
+
+            def replace(con: duckdb.DuckDBPyConnection) -> None:
+                counts.update(dict.fromkeys(counts, 0))  # a retried attempt counts afresh
+                _clear_document(con, doc_id, known_only=self.is_lake)
+                _insert_rows(con, iter_document_rows(doc, labels, tables, paragraphs, extra), counts)
+
+            # a lake does not stage: its inserts go to Parquet files as they come, not to memory
+            self.write(replace, lock=doc_id)
             return counts
+        rows = iter_document_rows(doc, labels, tables, paragraphs, extra)
         # A long document: DuckDB holds an open transaction's appends in memory (at about three
         # times its own accounting: +282 MiB for 5,000 pages), so the batches are committed one by
         # one into private staging tables first, and one transaction then swaps the document's
@@ -299,12 +436,15 @@ class Warehouse:
     ) -> None:
         """Store the quality gate's results (rows with ``check_name``) and the verdict, in one transaction."""
         now = _now()
-        with self.transaction() as con:
+
+        def store(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
             _insert(con, "quality_results", [{**r, "doc_id": doc_id, "evaluated_at": now} for r in results])
             con.execute(
                 "UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id]
             )
+
+        self.write(store, lock=doc_id)
 
     @property
     def snapshot_path(self) -> Path:
@@ -373,84 +513,35 @@ class Warehouse:
         """
         hashed = [s for s in sightings if s.doc_id]
         unhashed = [s for s in sightings if not s.doc_id]
-        counts = {"inserted": 0, "updated": 0}
         if not sightings:
-            return counts
+            return {"inserted": 0, "updated": 0}
         self.ensure_schema()
-        with self.transaction() as con:
-            known: dict[tuple[str, str], dt.datetime] = {}
-            first_path: dict[str, str] = {}
-            if hashed:
-                ids = sorted({s.doc_id for s in hashed if s.doc_id})
-                rows = con.execute(
-                    "SELECT path, doc_id, first_seen FROM files WHERE doc_id IN (SELECT unnest(?)) "
-                    "ORDER BY first_seen, path",
-                    [ids],
-                ).fetchall()
-                for path, doc_id, first_seen in rows:
-                    known[(path, doc_id)] = first_seen
-                    first_path.setdefault(doc_id, path)
-            new_rows: list[dict[str, Any]] = []
-            updates: list[FileSighting] = []
-            # in the order seen (a pending sighting from an earlier scan first): the first path
-            # seen with given bytes is the original, every later one its duplicate
-            for s in sorted(hashed, key=lambda s: s.seen_at):
-                key = (s.path, str(s.doc_id))
-                if key in known:
-                    updates.append(s)
-                    continue
-                original = first_path.setdefault(str(s.doc_id), s.path)
-                known[key] = s.seen_at
-                new_rows.append(
-                    {
-                        "path": s.path,
-                        "file_name": s.file_name,
-                        "size": s.size,
-                        "mtime": s.mtime,
-                        "doc_id": s.doc_id,
-                        "first_seen": s.seen_at,
-                        "last_seen": s.seen_at,
-                        "duplicate_of": None if original == s.path else original,
-                        "last_seen_by": seen_by,
-                    }
-                )
-            _insert(con, "files", new_rows)
-            counts["inserted"] = len(new_rows)
-            for s in updates:
-                (n,) = con.execute(
-                    "UPDATE files SET last_seen = greatest(last_seen, ?), size = ?, mtime = ?, "
-                    "file_name = ?, last_seen_by = ? WHERE path = ? AND doc_id = ?",
-                    [s.seen_at, s.size, s.mtime, s.file_name, seen_by, s.path, s.doc_id],
-                ).fetchone() or (0,)
-                counts["updated"] += int(n)
-            for s in unhashed:
-                (n,) = con.execute(
-                    "UPDATE files SET last_seen = greatest(last_seen, ?), last_seen_by = ? "
-                    "WHERE path = ? AND size = ? AND mtime = ?",
-                    [s.seen_at, seen_by, s.path, s.size, s.mtime],
-                ).fetchone() or (0,)
-                counts["updated"] += int(n)
-        return counts
+        return self.write(lambda con: _record_files(con, hashed, unhashed, seen_by), lock="files")
 
     def approve(self, doc_id: str, approved_by: str, reason: str) -> None:
         """Record a reviewer's decision to load a quarantined document despite failed checks."""
-        with self.transaction() as con:
+
+        def store(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DELETE FROM approvals WHERE doc_id = ?", [doc_id])
             con.execute("INSERT INTO approvals VALUES (?, ?, ?, ?)", [doc_id, approved_by, reason, _now()])
+
+        self.write(store, lock=doc_id)
 
     def write_kb(self, doc_id: str, chunks: Sequence[dict[str, Any]]) -> int:
         """Replace the document's knowledge-base chunks."""
         now = _now()
-        with self.transaction() as con:
+
+        def store(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
             for start in range(0, len(chunks), _INSERT_BATCH):  # no second copy of every chunk
                 part = chunks[start : start + _INSERT_BATCH]
                 _insert(con, "kb_chunks", [{**c, "doc_id": doc_id, "loaded_at": now} for c in part])
+
+        self.write(store, lock=doc_id)
         return len(chunks)
 
     def delete_kb(self, doc_id: str) -> None:
-        with self.transaction() as con:
-            con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id])
+        self.write(lambda con: con.execute("DELETE FROM kb_chunks WHERE doc_id = ?", [doc_id]), lock=doc_id)
 
     # ---- reads --------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import dagster as dg
 
 from dagster_ocr.checkpoints import OcrCheckpoints
 from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.lake import is_lake_spec, open_warehouse
 from dagster_ocr.ocr import get_engine
 from dagster_ocr.ocr.base import OcrEngine, OcrSettings
 from dagster_ocr.settings import Settings
@@ -38,9 +39,17 @@ class DocumentStoreResource(dg.ConfigurableResource):
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB file analysts query."""
+    """The warehouse analysts query: a DuckDB file (default), or a DuckLake that many processes write.
+
+    Chosen by ``path`` alone: ``ducklake:postgres:dbname=NAME host=... user=...`` is a lake (its
+    catalog in that PostgreSQL database, its Parquet data under ``lake_data_path``: a shared folder
+    or an object store URL); anything else is a DuckDB file. In a lake no writer pool is needed
+    (raise the ``duckdb_writer`` pool's limit, see README) and there is no snapshot copy.
+    """
 
     path: str = "data/warehouse.duckdb"
+    #: the lake's Parquet data (DuckLake ``DATA_PATH``); needed to create a lake, recorded in it after
+    lake_data_path: str | None = None
     #: publish ``<stem>.snapshot.duckdb`` after a document's writes, for analysts to query while
     #: runs write (DuckDB locks the live file)
     publish_snapshot: bool = True
@@ -50,11 +59,15 @@ class WarehouseResource(dg.ConfigurableResource):
     snapshot_max_share: float | None = 0.1
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(Path(self.path))
+        return open_warehouse(self.path, self.lake_data_path)
+
+    @property
+    def is_lake(self) -> bool:
+        return is_lake_spec(self.path)
 
     def publish(self) -> Path | None:
-        """Publish the snapshot if it is due; None when skipped (off, or recorded as pending)."""
-        if not self.publish_snapshot:
+        """Publish the snapshot if it is due; None when skipped (off, a lake, or recorded as pending)."""
+        if not self.publish_snapshot or self.is_lake:
             return None
         return self.warehouse().publish_snapshot(max_share=self.snapshot_max_share)
 

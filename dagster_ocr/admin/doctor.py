@@ -323,6 +323,56 @@ def check_snapshot(
     return [Finding("snapshot", "ok", f"{wh.snapshot_path.name} {behind}")]
 
 
+def check_lake(spec: str) -> list[Finding]:
+    """A lake warehouse: its catalog answers read-only, its schema version, its snapshot and files."""
+    from dagster_ocr.lake import LakeError, LakeWarehouse
+
+    try:
+        lake = LakeWarehouse(spec, read_only=True)
+        with lake.connect(read_only=True) as con:
+            version = current_version(con)
+        snapshot = lake.snapshot_id()
+    except (duckdb.Error, LakeError) as exc:
+        return [
+            Finding(
+                "warehouse schema",
+                "error",
+                f"the lake {spec} cannot be attached: " + str(exc).splitlines()[0][:300],
+                "check that PostgreSQL answers for that database (psql with the same keywords) "
+                "and that the data path it records is reachable from here",
+            )
+        ]
+    if version is None:
+        return [
+            Finding(
+                "warehouse schema",
+                "warn",
+                f"the lake {spec} is empty",
+                "the first `dagster-ocr run` fills it",
+            )
+        ]
+    if version != LATEST_VERSION:
+        newer = version > LATEST_VERSION
+        return [
+            Finding(
+                "warehouse schema",
+                "error",
+                f"the lake is at schema version {version}; this code expects {LATEST_VERSION}",
+                "upgrade dagster-ocr here"
+                if newer
+                else f"`dagster-ocr migrate --warehouse '{spec}'` (one process migrates; writers wait)",
+            )
+        ]
+    return [
+        Finding(
+            "warehouse schema",
+            "ok",
+            f"lake at schema version {version}, snapshot {snapshot} (analysts attach it read-only; "
+            "no snapshot copy)",
+        )
+    ]
+
+
 def _env_refs(node: object) -> Iterable[str]:
     # dagster.yaml reads settings from the environment as {"env": NAME}
     if isinstance(node, dict):
@@ -424,7 +474,9 @@ def run_checks(
     paths = configured_model_paths(settings, environ) if model_paths is None else dict(model_paths)
     found += check_model_paths(paths)
     found += check_gpu(require_gpu)
-    if warehouse is not None:
+    if warehouse is not None and str(warehouse).startswith("ducklake:"):
+        found += check_lake(str(warehouse))
+    elif warehouse is not None:
         found += check_schema_version(warehouse)
         found += check_snapshot(warehouse)
     found += check_instance_storage(environ)

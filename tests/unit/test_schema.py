@@ -72,3 +72,33 @@ def test_a_newer_file_is_refused(tmp_path):
 def test_pending():
     assert pending(None) == list(MIGRATIONS)
     assert pending(LATEST_VERSION) == []
+
+
+def test_lake_dialect_keeps_everything_but_what_ducklake_refuses() -> None:
+    from dagster_ocr.schema import lake_dialect
+
+    sql = "CREATE TABLE t (k VARCHAR PRIMARY KEY, v FLOAT[384] NOT NULL, w DOUBLE)"
+    assert lake_dialect(sql) == "CREATE TABLE t (k VARCHAR, v FLOAT[] NOT NULL, w DOUBLE)"
+    # every baseline and migration statement survives it (same tables, same columns)
+    from dagster_ocr.schema import MIGRATIONS, baseline_sql
+
+    assert lake_dialect(baseline_sql()).count("CREATE TABLE") == baseline_sql().count("CREATE TABLE")
+    assert all("PRIMARY KEY" not in lake_dialect(s) for m in MIGRATIONS for s in m.statements)
+
+
+def test_object_store_lake_data_names_the_missing_extension(monkeypatch) -> None:
+    import duckdb
+    import pytest
+
+    from dagster_ocr import duck
+    from dagster_ocr.errors import EngineError
+    from dagster_ocr.lake import _object_store
+
+    try:
+        duck.extension_path("httpfs")
+    except EngineError:
+        con = duckdb.connect()
+        with pytest.raises(EngineError, match="duckdb-extension-httpfs"):
+            _object_store(con)
+    else:
+        pytest.skip("httpfs is installed here: the missing-extension message cannot be shown")
