@@ -16,7 +16,7 @@ from assets.lake import lake_maintenance_job
 from dagster_ocr.export import document_markdown
 from dagster_ocr.lake import LakeWarehouse
 from resources import WarehouseResource
-from tests.support.lake import scratch_lake
+from support.lake import scratch_lake
 
 
 def test_cli_on_a_lake(corpus, tmp_path, capsys):

@@ -18,6 +18,19 @@ SQL_CALLS = {"execute", "executemany", "sql", "query", "query_df"}
 
 #: reviewed SQL built from text: every interpolated value is a constant table name
 REVIEWED = {
+    # the lake (dagster_ocr/lake.py): the catalog alias is the constant CATALOG; table names and S3
+    # secret values are quoted by _sql_str (quotes doubled), the secret's keys are constants
+    ('dagster_ocr/lake.py', '"SELECT count(*) FROM information_schema.tables WHERE table_type = \'VIEW\' "\n                f"AND table_catalog = \'{CATALOG}\'"'),
+    ('dagster_ocr/lake.py', '"SELECT table_name FROM information_schema.tables WHERE table_type = \'BASE TABLE\' "\n                    f"AND table_catalog = \'{CATALOG}\' AND table_schema = \'main\'"'),
+    ('dagster_ocr/lake.py', 'f"CALL ducklake_flush_inlined_data(\'{CATALOG}\')"'),
+    ('dagster_ocr/lake.py', 'f"CALL ducklake_merge_adjacent_files(\'{CATALOG}\')"'),
+    ('dagster_ocr/lake.py', 'f"CREATE OR REPLACE SECRET dagster_ocr_lake_s3 (TYPE s3, {fields})"'),
+    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_cleanup_old_files(\'{CATALOG}\', cleanup_all => true)"'),
+    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_expire_snapshots(\'{CATALOG}\', older_than => ?)"'),
+    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_list_files(\'{CATALOG}\', \'{_sql_str(table)}\')"'),
+    ('dagster_ocr/lake.py', 'f"SELECT id FROM ducklake_current_snapshot(\'{CATALOG}\')"'),
+    ('dagster_ocr/lake.py', 'f"SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots(\'{CATALOG}\') "\n                "ORDER BY snapshot_id DESC LIMIT ?"'),
+    ('dagster_ocr/lake.py', 'f"USE {CATALOG}"'),
     ("dagster_ocr/warehouse.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
     ("dagster_ocr/warehouse.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
     # a long document's staging tables: names from the module constants CONTENT_TABLES / _STAGED

@@ -25,7 +25,7 @@ import pytest
 
 from dagster_ocr.lake import LakeWarehouse
 from dagster_ocr.warehouse import CONTENT_TABLES, Warehouse
-from tests.support.lake import scratch_lake, table_digests
+from support.lake import scratch_lake, table_digests
 
 N_DOCS = 12
 WRITER = Path(__file__).with_name("lake_writer.py")
