@@ -407,6 +407,17 @@ def main(argv: list[str] | None = None) -> int:
 
     add_admin_commands(sub)  # doctor, metrics, migrate
 
+    # every command that names a warehouse takes the same lake flags as `run`, so a user can pass
+    # one set of flags everywhere (readers do not need --lake-data: the catalog records it)
+    for name, command in sub.choices.items():
+        if (
+            name not in ("run", "search", "recheck", "demo")
+            and any("--warehouse" in a.option_strings for a in command._actions)
+            and not any("--lake-data" in a.option_strings for a in command._actions)
+        ):
+            command.add_argument(
+                "--lake-data", help="a lake's Parquet data (optional here: the catalog records it)"
+            )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     import duckdb
