@@ -7,6 +7,7 @@ are x ranges no word covers, rows are text lines (stacked header lines and wrapp
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -34,18 +35,25 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     areas: list[list[_TextLine]] = []
     cur: list[_TextLine] = []
     pending: list[_TextLine] = []
+    wrapped = 0  # leading pending lines that go on with a text cell of the row above
+
+    def close() -> None:
+        # the last row's wrapped lines belong to it; other pending lines (a caption, a note) do not
+        if cur:
+            areas.append(cur + pending[:wrapped])
+
     for ln in lines:
         multi = len(ln.chunks) >= 2
         if cur:
             last = pending[-1] if pending else cur[-1]
             gap = ln.y0 - last.y1
             if gap > s.max_row_gap * h:
-                areas.append(cur)
-                cur, pending = [], []
+                close()
+                cur, pending, wrapped = [], [], 0
         if multi:
             if cur:
                 cur.extend(pending)
-            pending = []
+            pending, wrapped = [], 0
             cur.append(ln)
             continue
         if not cur:
@@ -54,7 +62,10 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
         # the first column; a centred caption or a paragraph does not.
         left = min(x.x0 for x in cur)
         right = max(x.x1 for x in cur)
-        if (
+        if len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
+            wrapped += wrapped == len(pending)
+            pending.append(ln)
+        elif (
             len(pending) < s.max_bridge_lines
             and abs(ln.x0 - left) <= 3 * h
             and ln.x1 <= right + h
@@ -62,11 +73,41 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
         ):
             pending.append(ln)
         else:
-            areas.append(cur)
-            cur, pending = [], []
-    if cur:
-        areas.append(cur)
+            close()
+            cur, pending, wrapped = [], [], 0
+    close()
     return [a for a in areas if len(a) >= s.min_rows]
+
+
+def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
+    """The widest vertical gap a cell's wrapped line may leave to the line above: ``wrap_gap`` line
+    heights, or the table's usual gap between lines where its rows are spaced as its lines are."""
+    gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
+    usual = statistics.median(gaps) if len(gaps) >= 2 else 0.0
+    return max(s.wrap_gap * h, min(usual, h) + 0.1 * h)
+
+
+def _wrapped_cell_line(
+    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
+) -> bool:
+    """A one-chunk line that goes on with a text cell of a column right of the stub.
+
+    A description column wraps its cells over lines that hold nothing else; each starts where the
+    cell above starts (text is set left) and ends before the next column, close below the line
+    above, under a row that holds figures. Such lines do not end the table (the row builder joins
+    them to their row, ``_continues_text``).
+    """
+    above = pending[-1] if pending else cur[-1]
+    if ln.y0 - above.y1 > _line_gap(cur, h, s):
+        return False
+    ref = next(x for x in reversed(cur) if len(x.chunks) >= 2)
+    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]):
+        return False  # a data row's figures never wrap; a bulleted list's items do, and are no table
+    for k, chunk in enumerate(ref.chunks[1:], start=1):
+        nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
+        if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h and not _is_num(_words_text(ln.words)):
+            return True
+    return False
 
 
 def _col_of(x: float, edges: list[float]) -> int:
@@ -131,6 +172,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     body = line_cells[n_head:]
     fill = [sum(1 for lc in body if c in lc) for c in range(n_cols)]
     key = {c for c in range(n_cols) if fill[c] >= s.key_column_fill * max(len(body), 1)}
+    line_gap = _line_gap(area, h, s)
     rows: list[dict[int, tuple[int, list[_Word]]]] = []
     row_kind: list[bool] = []  # True = header
     for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
@@ -152,6 +194,14 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 and key
                 and not (key & set(cells))
                 and set(cells) <= set(prev)
+            ):
+                join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and s.merge_wrapped
+                and ln.y0 - prev_ln.y1 <= line_gap
+                and _continues_text(cells, prev)
             ):
                 join = True
             elif (
@@ -209,6 +259,26 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _continues_text(
+    cells: dict[int, tuple[int, list[_Word]]], prev: dict[int, tuple[int, list[_Word]]]
+) -> bool:
+    """A line that holds only the rest of text cells of the row above (a wrapped description or stub).
+
+    It fills only columns the row fills, with words, no figure; where those are text columns right
+    of the stub the row holds figures elsewhere (a data row, whose figures never wrap); where it is
+    the stub alone, it reads on mid-sentence (a lower-case first letter), where a stub-only row (a
+    section label) starts with a capital.
+    """
+    if not cells or not set(cells) <= set(prev):
+        return False
+    texts = {c: _words_text(ws) for c, (_, ws) in cells.items()}
+    if any(_is_num(t) or _is_num(_words_text(prev[c][1])) for c, t in texts.items()):
+        return False
+    if 0 in cells:
+        return len(cells) == 1 and texts[0][:1].islower() and len(prev) >= 2
+    return any(_is_num(_words_text(ws)) for c, (_, ws) in prev.items() if c not in cells)
 
 
 def _widest_gutter(area: list[_TextLine], s: TableSettings) -> tuple[float, float] | None:
