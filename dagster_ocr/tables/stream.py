@@ -100,12 +100,30 @@ def _wrapped_cell_line(
     above = pending[-1] if pending else cur[-1]
     if ln.y0 - above.y1 > _line_gap(cur, h, s):
         return False
-    ref = next(x for x in reversed(cur) if len(x.chunks) >= 2)
-    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]):
-        return False  # a data row's figures never wrap; a bulleted list's items do, and are no table
+    multi = [x for x in cur[-6:] if len(x.chunks) >= 2]
+    ref = multi[-1]
+    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]) and not (
+        len(cur) == 1 and len(ref.chunks) >= 3
+    ):
+        # a data row's figures never wrap; a bulleted list's items do, and are no table (a header
+        # line of three cells or more, the only line so far, vouches for the table to come)
+        return False
+    if _is_num(_words_text(ln.words)):
+        return False
     for k, chunk in enumerate(ref.chunks[1:], start=1):
         nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
-        if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h and not _is_num(_words_text(ln.words)):
+        if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h:
+            return True
+    # running text set beside the table, in lines spaced unlike its rows: a line of it between two
+    # rows starts where the text's lines in the rows above start, as the rows' last chunk, a
+    # sentence of words (no digit), and so do not end the table (``_prose_beside`` cuts it off)
+    for line in multi[:-1]:
+        last = _words_text(line.chunks[-1])
+        if (
+            abs(line.chunks[-1][0].x0 - ln.x0) <= h
+            and len(last.split()) >= 4
+            and not any(ch.isdigit() for ch in last)
+        ):
             return True
     return False
 
@@ -341,14 +359,104 @@ def _has_figures(part: _Part) -> bool:
 
 
 def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
-    """Every table the text finder keeps among ``lines``, tables beside running text included."""
+    """Every table the text finder keeps among ``lines``, tables beside running text and side by
+    side included."""
     out: list[_Part] = []
     for area in _table_areas(lines, s):
         part = _stream_part(area, page_index, s)
         if part is not None and _keep(part, s):
-            out.append(part)
+            out.extend(
+                _side_by_side(area, part, page_index, s) or _prose_beside(area, part, page_index, s) or [part]
+            )
         else:
             out.extend(_split_beside(area, page_index, s))
+    return out
+
+
+def _prose_beside(
+    area: list[_TextLine], part: _Part, page_index: int, s: TableSettings
+) -> list[_Part] | None:
+    """A table kept with a column of the running text set beside it: the table alone, or None.
+
+    Where a page sets a table in one text column, each printed line pairs a table row with a line
+    of the text beside; when the lines line up, the text is read as the table's first or last
+    column. That column is prose: most of its rows hold a line of several words and no figure,
+    and its top cell is such a line too, where a table's text column (a description, remarks) has
+    a header of a word or two. Cut it off; the rest must still read as a table holding figures.
+    """
+    if part.n_cols < 3:
+        return None
+    n = len(part.rows)
+    for c, keep_left in ((part.n_cols - 1, True), (0, False)):
+        cells = [r[c] or "" for r in part.rows]
+        filled = [x for x in cells if x]
+        if (
+            len(filled) < 0.6 * n
+            or sum(_is_num(x) or any(ch.isdigit() for ch in x) for x in filled) > 0.1 * n
+        ):
+            continue
+        if statistics.median(len(x.split()) for x in filled) < 4 or len(cells[0].split()) < 4:
+            continue
+        cut = part.col_edges[c] if keep_left else part.col_edges[c + 1]
+        words = [w for ln in area for w in ln.words]
+        side = [w for w in words if w.x1 <= cut] if keep_left else [w for w in words if w.x0 >= cut]
+        found = [
+            p
+            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
+            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
+        ]
+        if found:
+            return found
+    return None
+
+
+def _column_kinds(part: _Part) -> list[float]:
+    """Per column, the share of its filled body cells that are figures."""
+    out = []
+    for c in range(part.n_cols):
+        filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
+        out.append(sum(_is_num(x) for x in filled) / len(filled) if filled else 0.0)
+    return out
+
+
+def _side_by_side(
+    area: list[_TextLine], part: _Part, page_index: int, s: TableSettings
+) -> list[_Part] | None:
+    """Two tables set side by side, read as one area: the two tables, or None.
+
+    A table's columns right of its stub hold figures; a column of labels after a column of figures
+    is where a second table starts, the more so at the area's widest gutter. Cut there (both sides
+    at least two columns), each side must read as a table of its own holding figures, with a stub
+    of labels: then it is two tables, not one whose rows pair unrelated lines.
+    """
+    if part.n_cols < 4:
+        return None
+    kinds = _column_kinds(part)
+    words = [w for ln in area for w in ln.words]
+    gaps = []
+    for c in range(part.n_cols - 1):
+        e = part.col_edges[c + 1]
+        left = max((w.x1 for w in words if w.x1 <= e), default=e)
+        right = min((w.x0 for w in words if w.x0 >= e), default=e)
+        gaps.append(right - left)
+    widest = max(range(len(gaps)), key=lambda c: gaps[c])
+    c = widest  # the cut lies between columns c and c + 1
+    others = [g for k, g in enumerate(gaps) if k != c]
+    if not (1 <= c <= part.n_cols - 3 and kinds[c] >= 0.6 and kinds[c + 1] <= 0.2):
+        return None
+    if gaps[c] < 1.5 * statistics.median(others):
+        return None
+    cut = part.col_edges[c + 1]
+    out: list[_Part] = []
+    for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
+        found = [
+            p
+            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
+            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
+        ]
+        if not found:
+            return None
+        out.extend(found)
     return out
 
 

@@ -91,9 +91,16 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
     lines: list[_TextLine] = []
     for band in _bands(words):
         h = statistics.median(w.y1 - w.y0 for w in band)
+        cut = gap_factor * h
+        if len(band) >= 3:
+            # a monospaced font's space is a whole character wide, more than half a line height:
+            # a gap of about one character is a word space there, not a gutter
+            long = [(w.x1 - w.x0) / len(w.text) for w in band if len(w.text) >= 3]
+            if long:
+                cut = max(cut, _SPACE_CHARS * statistics.median(long))
         chunks: list[list[_Word]] = [[band[0]]]
         for w in band[1:]:
-            if w.x0 - chunks[-1][-1].x1 > gap_factor * h:
+            if w.x0 - chunks[-1][-1].x1 > cut:
                 chunks.append([w])
             else:
                 chunks[-1].append(w)
@@ -102,6 +109,9 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
         lines.append(_TextLine(band, chunks))
     return lines
 
+
+#: a gap up to this many average character widths of its line is a word space
+_SPACE_CHARS = 1.2
 
 #: the widest gap (line heights) a justified or monospaced word space stretches to
 _PROSE_MAX_GAP = 1.2

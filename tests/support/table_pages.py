@@ -639,18 +639,19 @@ def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -
         top = y + 10
         sp = _spec(rng, rng.randint(2, 4), rng.randint(5, 14))
         bottom = table(sp, st, tx, top, tw)
-        _paragraph(
+        # the text beside runs as long as the table, give or take a line; what follows starts below both
+        beside = _paragraph(
             page,
             rng,
             px0,
             px1,
             top - 4,
-            max(4, int((bottom - top) / (size * 1.3)) + 2),
+            max(4, int((bottom - top) / (size * 1.3)) + rng.choice([-1, 0, 1])),
             font[0],
             size,
             justify=rng.random() < 0.5,
         )
-        y = bottom
+        y = max(bottom, beside)
     elif cls == "caption_footnote":
         top = _caption(page, f"Table {rng.randint(1, 30)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size)
         y = table(_spec(rng, n_cols, n_rows), st, x0, top, x1 - x0)

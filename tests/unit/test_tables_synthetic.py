@@ -84,3 +84,31 @@ def test_wrapped_description_column_keeps_its_rows() -> None:
 @pytest.mark.parametrize("seed", [69, 111])
 def test_other_wrapped_cells(seed: int) -> None:
     assert _adjacency_f1(seed) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [10, 52, 157])
+def test_two_tables_side_by_side_are_two_tables(seed: int) -> None:
+    """Two unruled tables side by side were read as one, pairing unrelated rows (adjacency F1
+    0.46-0.56): a column of labels right after a column of figures, at the widest gutter, starts
+    a second table."""
+    case, tables = _tables(seed)
+    assert case.cls == "side_by_side" and len(tables) == 2
+    assert _adjacency_f1(seed) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [53, 116])
+def test_table_beside_running_text_leaves_the_text_out(seed: int) -> None:
+    """A table set in one text column of the page: the lines of the text beside it were read as the
+    table's last column (53), or the whole area was rejected as prose (116)."""
+    case, tables = _tables(seed)
+    assert case.cls == "beside_text"
+    assert _adjacency_f1(seed) >= 0.9
+    words = {w for t in tables for c in t.cells for w in c.text.split()}
+    assert not words & {"districts", "contracts", "delivery"}  # words only the running text has
+
+
+def test_transcript_numbered_every_fifth_line_is_no_table() -> None:
+    """A transcript in Courier numbering every fifth line, speaker tags set apart: its tagged and
+    numbered lines formed two three-row "tables" of sentences."""
+    case, tables = _tables(124)
+    assert case.cls == "transcript" and tables == []
