@@ -708,6 +708,14 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
     if cls == "continued_rows":
         n_pages = rng.choice([2, 2, 3])
         sp = _spec(rng, rng.randint(3, 6), 200)
+        # how the continuation shows itself: its header repeated (one line or two, a spanning
+        # group over figures), or not; a note under the part before; columns set per page
+        variant = rng.choice(["repeat", "repeat", "no_repeat", "stacked", "note", "widths"])
+        tags.append(variant)
+        if variant == "stacked":
+            n_cols = sp.n_cols
+            top: list[tuple[str, int]] = [("", 1), (_label(rng, 2), n_cols - 1)]
+            sp.header.insert(0, top)
         pr = _Printer(sp, st, x1 - x0)
         lh = pr.st.size * pr.st.pitch
         head_h = lh * len(sp.header)
@@ -725,12 +733,25 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
                 y = _caption(pg, caption, x0, y + 6, size)
             elif cont_caption:
                 y = _caption(pg, f"{caption.split('.')[0]} (continued)", x0, y, size)
-            avail = H - margin - 30 - y - head_h
+            header = p == 0 or variant != "no_repeat"
+            avail = H - margin - 30 - y - (head_h if header else 0) - (30 if variant == "note" else 0)
             n = int(avail / lh) - 1 if p < n_pages - 1 else rng.randint(3, max(4, int(avail / lh) - 4))
             rows = range(r, r + n)
-            bottom = pr.draw(pg, x0, y + 6, rows=rows)
-            grids[p] = sp.grid()[: len(sp.header)] + [list(sp.body[k]) for k in rows]
+            printer = pr
+            if variant == "widths":  # each page's columns as wide as that page's cells
+                part = _Spec(header=sp.header, body=[sp.body[k] for k in rows], align=sp.align)
+                printer = _Printer(part, _Style(**vars(pr.st)), x1 - x0)
+                printer.st.size, printer.st.pad = pr.st.size, pr.st.pad
+                printer.widths = printer._widths(110.0)
+                bottom = printer.draw(pg, x0, y + 6)
+            else:
+                bottom = printer.draw(pg, x0, y + 6, rows=rows, header=header)
+            head = sp.grid()[: len(sp.header)] if header else []
+            grids[p] = head + [list(sp.body[k]) for k in rows]
             r += n
+            if variant == "note" and p < n_pages - 1:
+                note = rng.choice(["Continued on next page.", "(continued)", "Note: figures in thousands."])
+                pg.insert_text((x0, bottom + 14), note, fontname=font[0], fontsize=max(6.5, size - 2))
             if p == n_pages - 1 and bottom < H - margin - 80:
                 _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
         sp.body = sp.body[:r]
@@ -750,18 +771,20 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
         n_cols = rng.randint(3, 6)
         sp1 = _spec(rng, n_cols, 60)
         sp2 = _spec(rng, n_cols, 60)
-        sp2.header = sp1.header
+        sp2.header = [list(sp1.header[0])]
+        variant = rng.choice(["captions", "text_after", "new_header"])
+        tags.append(variant)
+        if variant == "new_header":  # the second table's own header: no caption, nothing between
+            sp2.header = [[(sp1.header[0][0][0], 1)] + [(_label(rng, 2), 1) for _ in range(n_cols - 1)]]
         pr1, pr2 = _Printer(sp1, st, x1 - x0), _Printer(sp2, _Style(**vars(st)), x1 - x0)
         pr2.widths = pr1.widths = [max(a, b) for a, b in zip(pr1.widths, pr2.widths, strict=True)]
         lh = pr1.st.size * pr1.st.pitch
-        variant = rng.choice(["captions", "text_after", "captions"])
-        tags.append(variant)
         pg = new_page()
         y = _paragraph(pg, rng, x0, x1, margin + 10, rng.randint(3, 10), font[0], size)
         if variant == "captions":
             y = _caption(pg, f"Table {rng.randint(1, 9)}. {_label(rng, 3)}", x0, y + 6, size)
         tail = 5 * size * 1.3 if variant == "text_after" else 0
-        n1 = max(3, int((H - margin - 30 - y - tail) / lh) - 2)
+        n1 = min(len(sp1.body), max(3, int((H - margin - 30 - y - tail) / lh) - 2))
         bottom = pr1.draw(pg, x0, y + 6, rows=range(n1))
         if variant == "text_after":
             _paragraph(pg, rng, x0, x1, bottom + 10, 3, font[0], size)
@@ -786,6 +809,8 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
             stubs = [_label(rng, rng.randint(1, 3)) for _ in range(n_rows)]
         cols = [rng.randint(3, 5), rng.randint(2, 5)]
         caption = f"Table {rng.randint(1, 20)}. {_label(rng, 3)}"
+        same_caption = rng.random() < 0.4
+        tags.append("same_caption" if same_caption else "continued_caption")
         merged: Grid = [["Item"]] + [[s] for s in stubs]
         grids = {}
         for p, nc in enumerate(cols):
@@ -798,6 +823,8 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
             if p == 0:
                 y = _paragraph(pg, rng, x0, x1, y, rng.randint(2, 8), font[0], size)
                 y = _caption(pg, caption, x0, y + 6, size)
+            elif same_caption:  # the caption repeated word for word says it goes on
+                y = _caption(pg, caption, x0, y, size)
             else:
                 y = _caption(pg, f"{caption.split('.')[0]} (continued)", x0, y, size)
             bottom = _Printer(sp, _Style(**vars(st)), x1 - x0).draw(pg, x0, y + 6)

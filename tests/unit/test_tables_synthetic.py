@@ -112,3 +112,26 @@ def test_transcript_numbered_every_fifth_line_is_no_table() -> None:
     numbered lines formed two three-row "tables" of sentences."""
     case, tables = _tables(124)
     assert case.cls == "transcript" and tables == []
+
+
+@pytest.mark.parametrize("seed", [15, 78, 288])
+def test_lookalike_tables_with_their_own_headers_stay_apart(seed: int) -> None:
+    """One table ends page 1, another of the same columns starts page 2 under page furniture only,
+    no caption: the second's first row is a header of its own (labels over the first's figures,
+    not a repeat), so it is a new table, not a continuation."""
+    case, tables = _tables(seed)
+    assert case.cls == "lookalike" and "new_header" in case.tags
+    assert [t.pages for t in tables] == [[0], [1]]
+
+
+@pytest.mark.parametrize("variant", ["no_repeat", "widths", "note", "stacked"])
+def test_continued_tables_still_join(variant: str) -> None:
+    """Continuations without a repeated header, with columns set per page, with a note under the
+    first part, or with a two-line header repeated, are joined into one table, its header once."""
+    seed = next(
+        s for s in range(CLASSES.index("continued_rows"), 2000, len(CLASSES)) if variant in make_case(s).tags
+    )
+    case, tables = _tables(seed)
+    (table,) = tables
+    assert table.pages == case.tables[0].pages
+    assert table.n_rows == len(case.tables[0].merged)
