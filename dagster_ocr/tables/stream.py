@@ -397,6 +397,8 @@ def _prose_beside(
             continue
         if statistics.median(len(x.split()) for x in filled) < 4 or len(cells[0].split()) < 4:
             continue
+        if not _even_lines(area, part.col_edges[c], part.col_edges[c + 1]):
+            continue  # lines of unlike lengths: labels (a stub of long names), not a text column
         cut = part.col_edges[c] if keep_left else part.col_edges[c + 1]
         words = [w for ln in area for w in ln.words]
         side = [w for w in words if w.x1 <= cut] if keep_left else [w for w in words if w.x0 >= cut]
@@ -408,6 +410,17 @@ def _prose_beside(
         if found:
             return found
     return None
+
+
+def _even_lines(area: list[_TextLine], x0: float, x1: float) -> bool:
+    """The area's lines between x0 and x1 run (nearly) the width of that column, as a paragraph's
+    lines do (but its last): at least 60% of them span 80% of the widest."""
+    widths = []
+    for ln in area:
+        ws = [w for w in ln.words if x0 <= (w.x0 + w.x1) / 2 <= x1]
+        if ws:
+            widths.append(max(w.x1 for w in ws) - min(w.x0 for w in ws))
+    return bool(widths) and sum(w >= 0.8 * max(widths) for w in widths) >= 0.6 * len(widths)
 
 
 def _column_kinds(part: _Part) -> list[float]:
