@@ -97,10 +97,12 @@ def _wrapped_cell_line(
     above, under a row that holds figures. Such lines do not end the table (the row builder joins
     them to their row, ``_continues_text``).
     """
-    above = pending[-1] if pending else cur[-1]
-    if ln.y0 - above.y1 > _line_gap(cur, h, s):
-        return False
-    multi = [x for x in cur[-6:] if len(x.chunks) >= 2]
+    multi: list[_TextLine] = []  # the last few multi-chunk lines, oldest first
+    for x in reversed(cur):
+        if len(x.chunks) >= 2:
+            multi.insert(0, x)
+            if len(multi) == 4:
+                break
     ref = multi[-1]
     if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]) and not (
         len(cur) == 1 and len(ref.chunks) >= 3
@@ -108,8 +110,16 @@ def _wrapped_cell_line(
         # a data row's figures never wrap; a bulleted list's items do, and are no table (a header
         # line of three cells or more, the only line so far, vouches for the table to come)
         return False
-    if _is_num(_words_text(ln.words)):
+    if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
         return False
+    above = pending[-1] if pending else cur[-1]
+    return ln.y0 - above.y1 <= _line_gap(cur[-12:], h, s)
+
+
+def _aligned_below(ln: _TextLine, multi: list[_TextLine], h: float) -> bool:
+    """``ln`` starts under a cell of the last multi-chunk line right of its stub and ends before the
+    next cell, or under the last cell (a sentence) of one of the lines before."""
+    ref = multi[-1]
     for k, chunk in enumerate(ref.chunks[1:], start=1):
         nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
         if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h:
@@ -289,13 +299,15 @@ def _continues_text(
     the stub alone, it reads on mid-sentence (a lower-case first letter), where a stub-only row (a
     section label) starts with a capital.
     """
-    if not cells or not set(cells) <= set(prev):
+    if not cells or len(cells) >= len(prev) or not set(cells) <= set(prev):
+        return False  # it fills fewer columns than its row, all of them the row's
+    if 0 in cells and len(cells) > 1:
         return False
     texts = {c: _words_text(ws) for c, (_, ws) in cells.items()}
     if any(_is_num(t) or _is_num(_words_text(prev[c][1])) for c, t in texts.items()):
         return False
     if 0 in cells:
-        return len(cells) == 1 and texts[0][:1].islower() and len(prev) >= 2
+        return texts[0][:1].islower()
     return any(_is_num(_words_text(ws)) for c, (_, ws) in prev.items() if c not in cells)
 
 
@@ -445,6 +457,8 @@ def _side_by_side(
     if part.n_cols < 4:
         return None
     kinds = _column_kinds(part)
+    if not any(kinds[c] >= 0.6 and kinds[c + 1] <= 0.2 for c in range(1, part.n_cols - 2)):
+        return None  # no column of labels after a column of figures (most tables: stop here)
     words = [w for ln in area for w in ln.words]
     gaps = []
     for c in range(part.n_cols - 1):

@@ -92,12 +92,16 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
     for band in _bands(words):
         h = statistics.median(w.y1 - w.y0 for w in band)
         cut = gap_factor * h
-        if len(band) >= 3:
+        if len(band) >= 3 and any(b.x0 - a.x1 > cut for a, b in itertools.pairwise(band)):
             # a monospaced font's space is a whole character wide, more than half a line height:
-            # a gap of about one character is a word space there, not a gutter
-            long = [(w.x1 - w.x0) / len(w.text) for w in band if len(w.text) >= 3]
-            if long:
-                cut = max(cut, _SPACE_CHARS * statistics.median(long))
+            # a gap of about one character (the line's mean advance) is a word space there
+            n = width = 0.0
+            for w in band:
+                if len(w.text) >= 3:
+                    n += len(w.text)
+                    width += w.x1 - w.x0
+            if n:
+                cut = max(cut, _SPACE_CHARS * width / n)
         chunks: list[list[_Word]] = [[band[0]]]
         for w in band[1:]:
             if w.x0 - chunks[-1][-1].x1 > cut:
