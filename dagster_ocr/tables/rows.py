@@ -47,19 +47,21 @@ def _same_columns(a: _Part, b: _Part, s: TableSettings) -> bool:
     return max(abs(x - y) for x, y in zip(ra, rb, strict=True)) <= s.col_tolerance
 
 
-def _header_repeat(a: _Part, b: _Part, s: TableSettings) -> int:
+def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False) -> int:
     """Number of leading rows of ``b`` that repeat ``a``'s header (0 when none).
 
     Text finders cut a multi-line header into one row per printed line, and a continuation may
     start its header one line lower or rename the stub column, so each leading row of ``b`` is
     compared with any of ``a``'s first rows, column by column, rather than row ``i`` with row ``i``.
+    With ``skip_stub`` the stub column is left out (a column continuation repeats its stub header
+    by design: only the other columns tell a repeated header).
     """
     depth = max(a.header_rows, s.header_scan_rows)
     a_rows = [[_norm(c) for c in r] for r in a.rows[:depth]]
     dropped = matched = 0
     for row in b.rows[: depth + 1]:
         cells = [_norm(c) for c in row]
-        filled = [i for i, c in enumerate(cells) if c]
+        filled = [i for i, c in enumerate(cells) if c and (i > 0 or not skip_stub)]
         if not filled:
             dropped += 1
             continue

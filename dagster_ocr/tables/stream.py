@@ -14,7 +14,7 @@ import statistics
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
     _clean,
     _column_bounds,
@@ -57,6 +57,12 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             cur.append(ln)
             continue
         if not cur:
+            continue
+        if _CAPTION_RE.match(_words_text(ln.words)):
+            # a "Table N" caption opens a table: whatever aligned above it (a running header, the
+            # table before) is not this table's first rows
+            close()
+            cur, pending, wrapped = [], [], 0
             continue
         # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
         # the first column; a centred caption or a paragraph does not.

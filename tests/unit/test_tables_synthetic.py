@@ -135,3 +135,20 @@ def test_continued_tables_still_join(variant: str) -> None:
     (table,) = tables
     assert table.pages == case.tables[0].pages
     assert table.n_rows == len(case.tables[0].merged)
+
+
+@pytest.mark.parametrize(
+    "seed, why",
+    [
+        (1549, "the running header and the '(continued)' caption above were read as its first rows"),
+        (1276, "a header word that both parts share by chance beside the stub read as a repeated header"),
+    ],
+)
+def test_columns_continued_on_the_next_page_join_on_the_stub(seed: int, why: str) -> None:
+    """A wide table whose further columns follow on the next page for the same rows (tune seeds
+    beyond the bench's first 420) became two tables: {why}."""
+    case, tables = _tables(seed)
+    assert case.cls == "continued_columns"
+    (table,) = tables
+    assert table.merge_kind == "columns" and table.pages == [0, 1]
+    assert table.grid() == case.tables[0].merged, why
