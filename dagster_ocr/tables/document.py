@@ -184,7 +184,7 @@ def _join(
             if (
                 s.merge_columns
                 and _continued_evidence(g.parts[0], part)
-                and not _header_repeat(g.parts[0], part, s)
+                and not _header_repeat(g.parts[0], part, s, skip_stub=True)
             ):
                 g.parts.append(part)
                 g.aligns.append(stubs)

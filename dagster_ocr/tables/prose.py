@@ -102,12 +102,38 @@ def _gutter_widths(part: _Part, inside: list[_Word], s: TableSettings) -> list[f
     return widths
 
 
+#: a cell of this many words or more reads as a sentence
+_SENTENCE_WORDS = 8
+
+
+def _sentences(part: _Part) -> bool:
+    """Running text cut into columns by chance gaps (a tag set apart, a wide word space): most of the
+    part's words lie in cells of a sentence's length, and no column right of the first holds
+    figures. A table's long cells (descriptions) sit beside columns of figures or of short labels.
+    """
+    counts = [len(c.split()) for r in part.rows for c in r if c]
+    total = sum(counts)
+    if not total or sum(n for n in counts if n >= _SENTENCE_WORDS) < 0.6 * total:
+        return False
+    for c in range(1, part.n_cols):
+        filled = [r[c] for r in part.rows if c < len(r) and r[c]]
+        if len(filled) >= 2 and sum(bool(_NUMBER_RE.match(x)) for x in filled) >= 0.5 * len(filled):
+            return False
+    return True
+
+
+_NUMBER_RE = re.compile(r"^[\(\[]?[-+$£€¥]?\s?\d[\d,.\s]*%?[\)\]]?$")
+
+
 def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | None:
-    """Why a text-aligned part is running text, not a table ("numbered lines", "gapped prose"); else None."""
+    """Why a text-aligned part is running text, not a table ("numbered lines", "gapped prose",
+    "sentences"); else None."""
     if part.strategy != "stream":
         return None
     if _numbered_lines(part, s):
         return "numbered lines"
     if _gapped_prose(part, words, s):
         return "gapped prose"
+    if _sentences(part):
+        return "sentences"
     return None

@@ -6,7 +6,7 @@ from dagster_ocr.layout import outside
 from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
-from dagster_ocr.tables.words import _norm
+from dagster_ocr.tables.words import _is_num, _norm
 
 
 def _gap_ok(
@@ -47,19 +47,21 @@ def _same_columns(a: _Part, b: _Part, s: TableSettings) -> bool:
     return max(abs(x - y) for x, y in zip(ra, rb, strict=True)) <= s.col_tolerance
 
 
-def _header_repeat(a: _Part, b: _Part, s: TableSettings) -> int:
+def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False) -> int:
     """Number of leading rows of ``b`` that repeat ``a``'s header (0 when none).
 
     Text finders cut a multi-line header into one row per printed line, and a continuation may
     start its header one line lower or rename the stub column, so each leading row of ``b`` is
     compared with any of ``a``'s first rows, column by column, rather than row ``i`` with row ``i``.
+    With ``skip_stub`` the stub column is left out (a column continuation repeats its stub header
+    by design: only the other columns tell a repeated header).
     """
     depth = max(a.header_rows, s.header_scan_rows)
     a_rows = [[_norm(c) for c in r] for r in a.rows[:depth]]
     dropped = matched = 0
     for row in b.rows[: depth + 1]:
         cells = [_norm(c) for c in row]
-        filled = [i for i, c in enumerate(cells) if c]
+        filled = [i for i, c in enumerate(cells) if c and (i > 0 or not skip_stub)]
         if not filled:
             dropped += 1
             continue
@@ -96,7 +98,31 @@ def _continues(
     # A fresh caption that is not a continuation ("Table 5" under "Table 4") starts a new table.
     if b.caption and not continued and a.caption and _norm(a.caption) != _norm(b.caption):
         return False
+    if not continued and _fresh_header(a, b, s):
+        return False
     return below_a and above_b
+
+
+def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
+    """``b`` opens with a header of its own: a first row of labels over the columns where ``a``
+    holds figures, which does not repeat ``a``'s header.
+
+    A continuation goes on with data rows or repeats the header it continues; two tables of the
+    same layout, one ending a page and one starting the next, differ in their header. (A header
+    line that renames only the stub column still repeats the others: ``_header_repeat``.)
+    """
+    if not b.rows or len(b.rows) < 2:
+        return False
+    figures = []
+    for c in range(1, a.n_cols):
+        filled = [r[c] for r in a.rows[a.header_rows :] if c < len(r) and r[c]]
+        if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
+            figures.append(c)
+    if not figures:
+        return False
+    first = b.rows[0]
+    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
+    return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
 
 
 def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSettings) -> Table:

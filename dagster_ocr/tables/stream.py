@@ -7,13 +7,14 @@ are x ranges no word covers, rows are text lines (stacked header lines and wrapp
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
     _clean,
     _column_bounds,
@@ -34,27 +35,43 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     areas: list[list[_TextLine]] = []
     cur: list[_TextLine] = []
     pending: list[_TextLine] = []
+    wrapped = 0  # leading pending lines that go on with a text cell of the row above
+
+    def close() -> None:
+        # the last row's wrapped lines belong to it; other pending lines (a caption, a note) do not
+        if cur:
+            areas.append(cur + pending[:wrapped])
+
     for ln in lines:
         multi = len(ln.chunks) >= 2
         if cur:
             last = pending[-1] if pending else cur[-1]
             gap = ln.y0 - last.y1
             if gap > s.max_row_gap * h:
-                areas.append(cur)
-                cur, pending = [], []
+                close()
+                cur, pending, wrapped = [], [], 0
         if multi:
             if cur:
                 cur.extend(pending)
-            pending = []
+            pending, wrapped = [], 0
             cur.append(ln)
             continue
         if not cur:
+            continue
+        if _CAPTION_RE.match(_words_text(ln.words)):
+            # a "Table N" caption opens a table: whatever aligned above it (a running header, the
+            # table before) is not this table's first rows
+            close()
+            cur, pending, wrapped = [], [], 0
             continue
         # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
         # the first column; a centred caption or a paragraph does not.
         left = min(x.x0 for x in cur)
         right = max(x.x1 for x in cur)
-        if (
+        if len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
+            wrapped += wrapped == len(pending)
+            pending.append(ln)
+        elif (
             len(pending) < s.max_bridge_lines
             and abs(ln.x0 - left) <= 3 * h
             and ln.x1 <= right + h
@@ -62,11 +79,69 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
         ):
             pending.append(ln)
         else:
-            areas.append(cur)
-            cur, pending = [], []
-    if cur:
-        areas.append(cur)
+            close()
+            cur, pending, wrapped = [], [], 0
+    close()
     return [a for a in areas if len(a) >= s.min_rows]
+
+
+def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
+    """The widest vertical gap a cell's wrapped line may leave to the line above: ``wrap_gap`` line
+    heights, or the table's usual gap between lines where its rows are spaced as its lines are."""
+    gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
+    usual = statistics.median(gaps) if len(gaps) >= 2 else 0.0
+    return max(s.wrap_gap * h, min(usual, h) + 0.1 * h)
+
+
+def _wrapped_cell_line(
+    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
+) -> bool:
+    """A one-chunk line that goes on with a text cell of a column right of the stub.
+
+    A description column wraps its cells over lines that hold nothing else; each starts where the
+    cell above starts (text is set left) and ends before the next column, close below the line
+    above, under a row that holds figures. Such lines do not end the table (the row builder joins
+    them to their row, ``_continues_text``).
+    """
+    multi: list[_TextLine] = []  # the last few multi-chunk lines, oldest first
+    for x in reversed(cur):
+        if len(x.chunks) >= 2:
+            multi.insert(0, x)
+            if len(multi) == 4:
+                break
+    ref = multi[-1]
+    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]) and not (
+        len(cur) == 1 and len(ref.chunks) >= 3
+    ):
+        # a data row's figures never wrap; a bulleted list's items do, and are no table (a header
+        # line of three cells or more, the only line so far, vouches for the table to come)
+        return False
+    if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
+        return False
+    above = pending[-1] if pending else cur[-1]
+    return ln.y0 - above.y1 <= _line_gap(cur[-12:], h, s)
+
+
+def _aligned_below(ln: _TextLine, multi: list[_TextLine], h: float) -> bool:
+    """``ln`` starts under a cell of the last multi-chunk line right of its stub and ends before the
+    next cell, or under the last cell (a sentence) of one of the lines before."""
+    ref = multi[-1]
+    for k, chunk in enumerate(ref.chunks[1:], start=1):
+        nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
+        if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h:
+            return True
+    # running text set beside the table, in lines spaced unlike its rows: a line of it between two
+    # rows starts where the text's lines in the rows above start, as the rows' last chunk, a
+    # sentence of words (no digit), and so do not end the table (``_prose_beside`` cuts it off)
+    for line in multi[:-1]:
+        last = _words_text(line.chunks[-1])
+        if (
+            abs(line.chunks[-1][0].x0 - ln.x0) <= h
+            and len(last.split()) >= 4
+            and not any(ch.isdigit() for ch in last)
+        ):
+            return True
+    return False
 
 
 def _col_of(x: float, edges: list[float]) -> int:
@@ -131,6 +206,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     body = line_cells[n_head:]
     fill = [sum(1 for lc in body if c in lc) for c in range(n_cols)]
     key = {c for c in range(n_cols) if fill[c] >= s.key_column_fill * max(len(body), 1)}
+    line_gap = _line_gap(area, h, s)
     rows: list[dict[int, tuple[int, list[_Word]]]] = []
     row_kind: list[bool] = []  # True = header
     for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
@@ -152,6 +228,14 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 and key
                 and not (key & set(cells))
                 and set(cells) <= set(prev)
+            ):
+                join = True
+            elif (
+                not is_head
+                and not row_kind[-1]
+                and s.merge_wrapped
+                and ln.y0 - prev_ln.y1 <= line_gap
+                and _continues_text(cells, prev)
             ):
                 join = True
             elif (
@@ -209,6 +293,28 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _continues_text(
+    cells: dict[int, tuple[int, list[_Word]]], prev: dict[int, tuple[int, list[_Word]]]
+) -> bool:
+    """A line that holds only the rest of text cells of the row above (a wrapped description or stub).
+
+    It fills only columns the row fills, with words, no figure; where those are text columns right
+    of the stub the row holds figures elsewhere (a data row, whose figures never wrap); where it is
+    the stub alone, it reads on mid-sentence (a lower-case first letter), where a stub-only row (a
+    section label) starts with a capital.
+    """
+    if not cells or len(cells) >= len(prev) or not set(cells) <= set(prev):
+        return False  # it fills fewer columns than its row, all of them the row's
+    if 0 in cells and len(cells) > 1:
+        return False
+    texts = {c: _words_text(ws) for c, (_, ws) in cells.items()}
+    if any(_is_num(t) or _is_num(_words_text(prev[c][1])) for c, t in texts.items()):
+        return False
+    if 0 in cells:
+        return texts[0][:1].islower()
+    return any(_is_num(_words_text(ws)) for c, (_, ws) in prev.items() if c not in cells)
 
 
 def _widest_gutter(area: list[_TextLine], s: TableSettings) -> tuple[float, float] | None:
@@ -271,14 +377,119 @@ def _has_figures(part: _Part) -> bool:
 
 
 def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
-    """Every table the text finder keeps among ``lines``, tables beside running text included."""
+    """Every table the text finder keeps among ``lines``, tables beside running text and side by
+    side included."""
     out: list[_Part] = []
     for area in _table_areas(lines, s):
         part = _stream_part(area, page_index, s)
         if part is not None and _keep(part, s):
-            out.append(part)
+            out.extend(
+                _side_by_side(area, part, page_index, s) or _prose_beside(area, part, page_index, s) or [part]
+            )
         else:
             out.extend(_split_beside(area, page_index, s))
+    return out
+
+
+def _prose_beside(
+    area: list[_TextLine], part: _Part, page_index: int, s: TableSettings
+) -> list[_Part] | None:
+    """A table kept with a column of the running text set beside it: the table alone, or None.
+
+    Where a page sets a table in one text column, each printed line pairs a table row with a line
+    of the text beside; when the lines line up, the text is read as the table's first or last
+    column. That column is prose: most of its rows hold a line of several words and no figure,
+    and its top cell is such a line too, where a table's text column (a description, remarks) has
+    a header of a word or two. Cut it off; the rest must still read as a table holding figures.
+    """
+    if part.n_cols < 3:
+        return None
+    n = len(part.rows)
+    for c, keep_left in ((part.n_cols - 1, True), (0, False)):
+        cells = [r[c] or "" for r in part.rows]
+        filled = [x for x in cells if x]
+        if (
+            len(filled) < 0.6 * n
+            or sum(_is_num(x) or any(ch.isdigit() for ch in x) for x in filled) > 0.1 * n
+        ):
+            continue
+        if statistics.median(len(x.split()) for x in filled) < 4 or len(cells[0].split()) < 4:
+            continue
+        if not _even_lines(area, part.col_edges[c], part.col_edges[c + 1]):
+            continue  # lines of unlike lengths: labels (a stub of long names), not a text column
+        cut = part.col_edges[c] if keep_left else part.col_edges[c + 1]
+        words = [w for ln in area for w in ln.words]
+        side = [w for w in words if w.x1 <= cut] if keep_left else [w for w in words if w.x0 >= cut]
+        found = [
+            p
+            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
+            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
+        ]
+        if found:
+            return found
+    return None
+
+
+def _even_lines(area: list[_TextLine], x0: float, x1: float) -> bool:
+    """The area's lines between x0 and x1 run (nearly) the width of that column, as a paragraph's
+    lines do (but its last): at least 60% of them span 80% of the widest."""
+    widths = []
+    for ln in area:
+        ws = [w for w in ln.words if x0 <= (w.x0 + w.x1) / 2 <= x1]
+        if ws:
+            widths.append(max(w.x1 for w in ws) - min(w.x0 for w in ws))
+    return bool(widths) and sum(w >= 0.8 * max(widths) for w in widths) >= 0.6 * len(widths)
+
+
+def _column_kinds(part: _Part) -> list[float]:
+    """Per column, the share of its filled body cells that are figures."""
+    out = []
+    for c in range(part.n_cols):
+        filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
+        out.append(sum(_is_num(x) for x in filled) / len(filled) if filled else 0.0)
+    return out
+
+
+def _side_by_side(
+    area: list[_TextLine], part: _Part, page_index: int, s: TableSettings
+) -> list[_Part] | None:
+    """Two tables set side by side, read as one area: the two tables, or None.
+
+    A table's columns right of its stub hold figures; a column of labels after a column of figures
+    is where a second table starts, the more so at the area's widest gutter. Cut there (both sides
+    at least two columns), each side must read as a table of its own holding figures, with a stub
+    of labels: then it is two tables, not one whose rows pair unrelated lines.
+    """
+    if part.n_cols < 4:
+        return None
+    kinds = _column_kinds(part)
+    if not any(kinds[c] >= 0.6 and kinds[c + 1] <= 0.2 for c in range(1, part.n_cols - 2)):
+        return None  # no column of labels after a column of figures (most tables: stop here)
+    words = [w for ln in area for w in ln.words]
+    gaps = []
+    for c in range(part.n_cols - 1):
+        e = part.col_edges[c + 1]
+        left = max((w.x1 for w in words if w.x1 <= e), default=e)
+        right = min((w.x0 for w in words if w.x0 >= e), default=e)
+        gaps.append(right - left)
+    widest = max(range(len(gaps)), key=lambda c: gaps[c])
+    c = widest  # the cut lies between columns c and c + 1
+    others = [g for k, g in enumerate(gaps) if k != c]
+    if not (1 <= c <= part.n_cols - 3 and kinds[c] >= 0.6 and kinds[c + 1] <= 0.2):
+        return None
+    if gaps[c] < 1.5 * statistics.median(others):
+        return None
+    cut = part.col_edges[c + 1]
+    out: list[_Part] = []
+    for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
+        found = [
+            p
+            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
+            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
+        ]
+        if not found:
+            return None
+        out.extend(found)
     return out
 
 

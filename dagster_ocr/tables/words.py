@@ -83,18 +83,59 @@ def _bands(words: list[_Word]) -> list[list[_Word]]:
 
 
 def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
-    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps."""
+    """Cluster words into lines by vertical overlap, then cut each line into chunks at wide gaps.
+
+    A line of prose whose word gaps are all wide alike (justified text, a monospaced font whose
+    space is half a line height) stays one chunk: see ``_even_prose``.
+    """
     lines: list[_TextLine] = []
     for band in _bands(words):
         h = statistics.median(w.y1 - w.y0 for w in band)
+        cut = gap_factor * h
+        if len(band) >= 3 and any(b.x0 - a.x1 > cut for a, b in itertools.pairwise(band)):
+            # a monospaced font's space is a whole character wide, more than half a line height:
+            # a gap of about one character (the line's mean advance) is a word space there
+            n = width = 0.0
+            for w in band:
+                if len(w.text) >= 3:
+                    n += len(w.text)
+                    width += w.x1 - w.x0
+            if n:
+                cut = max(cut, _SPACE_CHARS * width / n)
         chunks: list[list[_Word]] = [[band[0]]]
         for w in band[1:]:
-            if w.x0 - chunks[-1][-1].x1 > gap_factor * h:
+            if w.x0 - chunks[-1][-1].x1 > cut:
                 chunks.append([w])
             else:
                 chunks[-1].append(w)
+        if len(chunks) >= 4 and _even_prose(chunks, h):
+            chunks = [list(band)]
         lines.append(_TextLine(band, chunks))
     return lines
+
+
+#: a gap up to this many average character widths of its line is a word space
+_SPACE_CHARS = 1.2
+
+#: the widest gap (line heights) a justified or monospaced word space stretches to
+_PROSE_MAX_GAP = 1.2
+
+
+def _even_prose(chunks: list[list[_Word]], h: float) -> bool:
+    """True when a line's chunks are words set apart by gaps of one width: running text.
+
+    Justification spreads a line's free space over its word gaps evenly, and a monospaced font's
+    space is as wide as half a line height: every gap of such a line exceeds the chunk gap, and the
+    line would read as a row of one-word cells. A table row's gutters differ (columns of unlike
+    widths, figures set right), and its cells are often figures. So: four chunks or more, gaps
+    within 25% of one another and under ``_PROSE_MAX_GAP`` line heights, most chunks words.
+    """
+    gaps = [b[0].x0 - a[-1].x1 for a, b in itertools.pairwise(chunks)]
+    lo, hi = min(gaps), max(gaps)
+    if hi > _PROSE_MAX_GAP * h or hi > 1.25 * lo:
+        return False
+    texts = [" ".join(w.text for w in ch) for ch in chunks]
+    return sum(any(c.isalpha() for c in t) and not _is_num(t) for t in texts) >= 0.75 * len(texts)
 
 
 def _words_text(ws: list[_Word]) -> str:

@@ -1,0 +1,939 @@
+"""Generated table pages with known cells: a measure of table extraction that is not the corpus.
+
+``make_case(seed)`` prints one small document (one to three pages) with PyMuPDF and returns it with
+its ground truth: every table's cells as printed on each page, and for a table continued over
+pages the one table it must become. The class of a case is ``CLASSES[seed % len(CLASSES)]``; all
+else (fonts, sizes, spacing, column count and content, margins, rules, captions, text around) is
+drawn from ``random.Random(seed)``, so a seed always gives the same document and a range of seeds
+gives every class alike. Pages with no table (``NO_TABLE``) count false tables.
+
+Ground-truth conventions (those of the ICDAR-2013 structure files the corpus bench reads):
+
+* a grid is a list of rows of cell texts, "" for an empty cell; a spanning cell's text sits at its
+  first row and column, the cells it covers are "";
+* a cell printed over several lines is its lines joined by one space;
+* a right-to-left table's columns are numbered as displayed, left to right (as ICDAR numbers
+  columns by position and tabula-java's right-to-left test expects: the stub is the last column),
+  each cell's text in logical (reading) order;
+* a table continued by rows holds its header once; one continued by columns holds its stub once.
+
+Used by bench/tables_synthetic.py (scores) and tests/unit/test_tables_synthetic.py (rules).
+"""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+Grid = list[list[str]]
+
+#: classes with tables on one page, then multi-page classes, then pages without a table
+SINGLE = [
+    "ruled",
+    "unruled",
+    "header_rule",
+    "zebra",
+    "sparse",
+    "numeric",
+    "multiline",
+    "row_span",
+    "stacked_header",
+    "totals",
+    "side_by_side",
+    "beside_text",
+    "caption_footnote",
+    "rtl",
+]
+MULTI = ["continued_rows", "lookalike", "continued_columns"]
+NO_TABLE = ["two_column_text", "numbered_list", "transcript", "rtl_prose"]
+CLASSES = SINGLE + MULTI + NO_TABLE
+
+#: seeds of the tune split start here, those of the held-out split at HELD_OUT
+TUNE = 0
+HELD_OUT = 100_000
+
+_DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+# base-14 families (regular, bold), as PyMuPDF names them
+_FAMILIES = [("helv", "hebo"), ("tiro", "tibo"), ("cour", "cobo")]
+
+_WORDS = (
+    "annual revenue growth index market share sector region output capacity total average rate "
+    "export import service labour energy water transport housing health education budget reserve "
+    "demand supply balance margin policy contract volume storage network district county factory "
+    "retail wholesale quarter forecast estimate target actual variance segment channel customer"
+).split()
+_PLACES = (
+    "Austria Belgium Bulgaria Croatia Cyprus Denmark Estonia Finland France Germany Greece Hungary "
+    "Ireland Italy Latvia Lithuania Luxembourg Malta Netherlands Poland Portugal Romania Slovakia "
+    "Slovenia Spain Sweden Norway Iceland Albania Serbia Montenegro Kosovo Georgia Armenia Moldova"
+).split()
+_SENTENCE = (
+    "the committee reviewed the figures reported for the period and noted that most regions met "
+    "their targets while a few fell short because of delays in delivery and higher costs of energy "
+    "which the board expects to ease over the coming year as new contracts take effect and the "
+    "network is extended to the remaining districts in line with the plan agreed last spring"
+).split()
+# Hebrew and Arabic words (the Arabic ones without lam: MuPDF maps the lam-alef ligature's glyph
+# to a wrong character, which would test the font, not the table finder)
+_HEBREW = "שנה מחיר סכום אזור כמות מספר עיר חודש הכנסה הוצאה יתרה שירות מוצר ספק סוג".split()
+_ARABIC = "سنة سعر قيمة منطقة كمية رقم مدينة شهر عدد مصروف رصيد خدمة منتج مورد نوع".split()
+
+
+@dataclass
+class TruthTable:
+    """One table as it must come out: ``grids`` per page as printed, ``merged`` the whole table."""
+
+    pages: list[int]
+    grids: dict[int, Grid]
+    merged: Grid
+    header_rows: int = 1
+    kind: str = ""  # "rows" or "columns" when it continues over pages
+
+
+@dataclass
+class Case:
+    seed: int
+    cls: str
+    pdf: bytes
+    n_pages: int
+    tables: list[TruthTable] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+    def save(self, path: Path) -> Path:
+        path.write_bytes(self.pdf)
+        return path
+
+
+# ---------------------------------------------------------------------------------------- content
+
+
+def _num(rng: random.Random, fmt: str) -> tuple[str, float]:
+    """A figure printed in ``fmt`` and its value (for totals)."""
+    v = rng.choice([rng.uniform(0, 99), rng.uniform(100, 9999), rng.uniform(1000, 250000)])
+    neg = rng.random() < 0.2
+    if fmt == "int":
+        text = f"{round(v):,}"
+    elif fmt == "dec":
+        text = f"{v:,.1f}" if v < 1000 else f"{round(v):,}"
+    elif fmt == "pct":
+        v = rng.uniform(0, 100)
+        text = f"{v:.1f}%"
+    elif fmt == "cur":
+        sym = rng.choice(["$", "£"])  # the base-14 fonts' encoding has no euro sign
+        text = f"{sym}{v:,.2f}" if rng.random() < 0.5 else f"{sym} {round(v):,}"
+    else:  # parenthesised negatives, accountants' style
+        text = f"({round(v):,})" if neg else f"{round(v):,}"
+        return text, -round(v) if neg else round(v)
+    if neg and fmt in ("int", "dec"):
+        text = "-" + text
+        v = -v
+    return text, v
+
+
+def _label(rng: random.Random, n: int = 1) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(n)).capitalize()
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    k = rng.randrange(0, len(_SENTENCE) - n)
+    return " ".join(_SENTENCE[k : k + n]).capitalize() + "."
+
+
+def _body_words(rng: random.Random, n: int) -> list[str]:
+    out: list[str] = []
+    while len(out) < n:
+        out.extend(_SENTENCE[rng.randrange(len(_SENTENCE)) :])
+    return out[:n]
+
+
+@dataclass
+class _Spec:
+    """A table to print: header rows of (text, column span), body rows, alignments."""
+
+    header: list[list[tuple[str, int]]]
+    body: list[list[str]]
+    align: list[str]  # "l" / "r" / "c" per column
+    wrap: set[int] = field(default_factory=set)  # columns whose cells wrap over lines
+    row_span: dict[int, int] = field(default_factory=dict)  # body row -> rows its stub spans
+    total: bool = False  # the last body row is a totals row
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.align)
+
+    def grid(self) -> Grid:
+        out: Grid = []
+        for row in self.header:
+            cells: list[str] = []
+            for text, span in row:
+                cells.append(text)
+                cells.extend([""] * (span - 1))
+            out.append(cells)
+        out.extend([list(r) for r in self.body])
+        return out
+
+
+def _spec(
+    rng: random.Random,
+    n_cols: int,
+    n_rows: int,
+    *,
+    sparse: float = 0.0,
+    fmts: list[str] | None = None,
+    stub_words: int = 1,
+    places: bool | None = None,
+) -> _Spec:
+    fmts = fmts or [rng.choice(["int", "dec", "pct", "cur", "paren"]) for _ in range(n_cols - 1)]
+    use_places = rng.random() < 0.5 if places is None else places
+    stubs = (
+        rng.sample(_PLACES, n_rows)
+        if use_places and n_rows <= len(_PLACES)
+        else [_label(rng, rng.randint(1, stub_words + 1)) for _ in range(n_rows)]
+    )
+    header = [
+        [(rng.choice(["Item", "Country", "Region", "Name", "Category"]), 1)]
+        + [(_label(rng, rng.randint(1, 2)), 1) for _ in range(n_cols - 1)]
+    ]
+    body = []
+    for r in range(n_rows):
+        row = [stubs[r]]
+        for c in range(n_cols - 1):
+            if sparse and rng.random() < sparse:
+                row.append("")
+            else:
+                row.append(_num(rng, fmts[c])[0])
+        body.append(row)
+    return _Spec(header=header, body=body, align=["l"] + ["r"] * (n_cols - 1))
+
+
+# ---------------------------------------------------------------------------------------- printing
+
+
+@dataclass
+class _Style:
+    font: tuple[str, str]
+    size: float
+    pitch: float  # baseline to baseline, in font sizes
+    rules: str  # "ruled", "none", "header", "zebra"
+    pad: float  # column gap, pt
+
+
+def _style(rng: random.Random, rules: str | None = None) -> _Style:
+    return _Style(
+        font=rng.choice(_FAMILIES),
+        size=rng.choice([7.0, 8.0, 8.5, 9.0, 10.0, 11.0]),
+        pitch=rng.uniform(1.25, 1.9),
+        rules=rules or rng.choice(["ruled", "none", "header", "zebra"]),
+        pad=rng.uniform(10, 28),
+    )
+
+
+_FONTS: dict[str, pymupdf.Font] = {}
+
+
+def _width(text: str, font: str, size: float) -> float:
+    if font == "dejavu" and _DEJAVU.exists():  # right-to-left scripts: a font with their glyphs
+        f = _FONTS.get(font) or _FONTS.setdefault(font, pymupdf.Font(fontfile=str(_DEJAVU)))
+        return f.text_length(text, fontsize=size)
+    if font == "dejavu":  # no such font here: about the width of sans-serif letters
+        return 0.55 * size * len(text)
+    return pymupdf.get_text_length(text, fontname=font, fontsize=size)
+
+
+def _wrap(words: list[str], width: float, font: str, size: float) -> list[str]:
+    lines: list[str] = []
+    cur = ""
+    for w in words:
+        t = f"{cur} {w}".strip()
+        if cur and _width(t, font, size) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = t
+    if cur:
+        lines.append(cur)
+    return lines
+
+
+class _Printer:
+    """Prints a ``_Spec`` at a place on a page in a ``_Style``; knows each column's x range."""
+
+    def __init__(self, spec: _Spec, st: _Style, max_width: float, wrap_width: float = 110.0):
+        self.spec, self.st = spec, st
+        # size down until the table fits the width it is given
+        for _ in range(8):
+            widths = self._widths(wrap_width)
+            if sum(widths) + st.pad * (spec.n_cols - 1) <= max_width:
+                break
+            st.size = max(5.5, st.size * 0.88)
+            st.pad = max(7.0, st.pad * 0.85)
+        self.widths = widths
+        self.wrap_width = wrap_width
+        self.later: list[tuple] = []
+
+    def _widths(self, wrap_width: float) -> list[float]:
+        sp, st = self.spec, self.st
+        out = []
+        for c in range(sp.n_cols):
+            head = [
+                t
+                for row in sp.header
+                for k, (t, span) in enumerate(_spans(row))
+                if k == c and span == 1 and t
+            ]
+            body = [r[c] for r in sp.body if r[c]]
+            w = max(
+                [_width(t, st.font[1], st.size) for t in head]
+                + [_width(t, st.font[0], st.size) for t in body],
+                default=10.0,
+            )
+            out.append(min(w, wrap_width) if c in sp.wrap else w)
+        return out
+
+    @property
+    def width(self) -> float:
+        return sum(self.widths) + self.st.pad * (self.spec.n_cols - 1)
+
+    def draw(
+        self,
+        page: pymupdf.Page,
+        x0: float,
+        y0: float,
+        rtl: bool = False,
+        header: bool = True,
+        rows: range | None = None,
+    ) -> float:
+        """Print the table (``rows``: a range of body rows; ``header``: print the header); the bottom y."""
+        sp, st = self.spec, self.st
+        lh = st.size * st.pitch
+        xs = [x0]
+        for w in self.widths:
+            xs.append(xs[-1] + w + st.pad)
+        col_x = [(xs[c], xs[c] + self.widths[c]) for c in range(sp.n_cols)]
+        if rtl:  # column 0 on the right
+            right = x0 + self.width
+            col_x = [(right - (b - x0), right - (a - x0)) for a, b in col_x]
+        left, right_edge = x0 - st.pad / 2, x0 + self.width + st.pad / 2
+        y = y0
+        rules_y = [y]
+        spans_drawn: list[tuple[float, float, float]] = []
+        if header:
+            for hr, row in enumerate(sp.header):
+                top = y
+                y += lh
+                for c, (text, span) in _col_spans(row):
+                    a = min(col_x[c][0], col_x[c + span - 1][0])
+                    b = max(col_x[c][1], col_x[c + span - 1][1])
+                    self._text(
+                        page,
+                        text,
+                        a,
+                        b,
+                        y - lh / 2 + st.size * 0.25,
+                        "c" if span > 1 else sp.align[c],
+                        bold=True,
+                        rtl=rtl,
+                    )
+                    if span > 1 and hr < len(sp.header) - 1:
+                        spans_drawn.append((a, b, y))
+                del top
+            rules_y.append(y)
+        body_rows = rows if rows is not None else range(len(sp.body))
+        row_tops: list[float] = []
+        span_left = 0
+        for r in body_rows:
+            row = sp.body[r]
+            row_tops.append(y)
+            if sp.total and r == len(sp.body) - 1:
+                rules_y.append(y)
+            n_lines = 1
+            for c in sp.wrap:
+                if row[c]:
+                    n_lines = max(n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size)))
+            if st.rules == "zebra" and (r % 2 == 1):
+                page.draw_rect(
+                    pymupdf.Rect(left, y, right_edge, y + lh * n_lines),
+                    color=None,
+                    fill=(0.88, 0.9, 0.94),
+                    overlay=False,
+                )
+            for c, text in enumerate(row):
+                if not text:
+                    continue
+                bold = sp.total and r == len(sp.body) - 1
+                if c in sp.wrap:
+                    for k, line in enumerate(_wrap(text.split(), self.widths[c], st.font[0], st.size)):
+                        self._text(
+                            page, line, *col_x[c], y + lh * (k + 0.5) + st.size * 0.25, sp.align[c], bold, rtl
+                        )
+                else:
+                    self._text(page, text, *col_x[c], y + lh * 0.5 + st.size * 0.25, sp.align[c], bold, rtl)
+            y += lh * n_lines
+            # a stub spanning rows: no rule across the stub column until the span ends
+            if r in sp.row_span:
+                span_left = sp.row_span[r] - 1
+            elif span_left:
+                span_left -= 1
+            if st.rules == "ruled" and r != body_rows[-1]:
+                x_from = col_x[0][1] + st.pad / 2 if (span_left and not rtl) else left
+                x_to = col_x[0][0] - st.pad / 2 if (span_left and rtl) else right_edge
+                page.draw_line((x_from, y), (x_to, y), width=0.5)
+        bottom = y
+        for args in self.later:
+            _rtl_text(*args)
+        self.later.clear()
+        rules_y.append(bottom)
+        if st.rules in ("ruled", "header"):
+            for ry in (
+                ([rules_y[0], rules_y[1], rules_y[-1]] + rules_y[2:-1])
+                if header
+                else [rules_y[0], rules_y[-1]]
+            ):
+                page.draw_line((left, ry), (right_edge, ry), width=0.6)
+            for a, b, yy in spans_drawn:
+                page.draw_line((a, yy), (b, yy), width=0.4)
+        if st.rules == "ruled":
+            edges = (
+                [left]
+                + [
+                    (col_x[c][1] + col_x[c + 1][0]) / 2 if not rtl else (col_x[c][0] + col_x[c + 1][1]) / 2
+                    for c in range(sp.n_cols - 1)
+                ]
+                + [right_edge]
+            )
+            top = rules_y[0]
+            covered = set()  # inner edges a spanning cell of the top header row lies across
+            if header and len(sp.header) > 1:
+                c = 0
+                for _text, span in sp.header[0]:
+                    covered.update(range(c + 1, c + span))
+                    c += span
+            for k, x in enumerate(edges):
+                start = top + lh if k in covered else top
+                page.draw_line((x, start), (x, bottom), width=0.5)
+            if header:
+                for hr in range(1, len(sp.header)):
+                    yy = y0 + lh * hr
+                    page.draw_line((left, yy), (right_edge, yy), width=0.4)
+        return bottom
+
+    def _text(
+        self,
+        page: pymupdf.Page,
+        text: str,
+        a: float,
+        b: float,
+        base: float,
+        align: str,
+        bold: bool,
+        rtl: bool,
+    ) -> None:
+        st = self.st
+        if rtl:
+            # words after figures: MuPDF's extraction joins a figure set right after (left of) a
+            # right-to-left word into that word, which would test its line builder, not the tables
+            if any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text):
+                self.later.append((page, text, a, b, base, st.size, align))
+            else:
+                _rtl_text(page, text, a, b, base, st.size, align)
+            return
+        font = st.font[1] if bold else st.font[0]
+        w = _width(text, font, st.size)
+        x = a if align == "l" else b - w if align == "r" else (a + b - w) / 2
+        page.insert_text((x, base), text, fontname=font, fontsize=st.size)
+
+
+def _mirror(grid: Grid) -> Grid:
+    """A grid's columns in the opposite order, each spanning cell's text kept at its first column."""
+    out = []
+    for row in grid:
+        cells = list(reversed(row))
+        out.append(cells)
+    return out
+
+
+def _spans(row: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Header cells expanded per column: (text, span) at a cell's first column, ("", 0) under a span."""
+    out: list[tuple[str, int]] = []
+    for text, span in row:
+        out.append((text, span))
+        out.extend([("", 0)] * (span - 1))
+    return out
+
+
+def _col_spans(row: list[tuple[str, int]]) -> list[tuple[int, tuple[str, int]]]:
+    out = []
+    c = 0
+    for text, span in row:
+        if text:
+            out.append((c, (text, span)))
+        c += span
+    return out
+
+
+def _rtl_text(
+    page: pymupdf.Page, text: str, a: float, b: float, base: float, size: float, align: str
+) -> None:
+    """Right-to-left text, shaped and ordered by MuPDF's HTML engine, set in [a, b] on ``base``.
+
+    A right-to-left column's cells are set flush right (``align`` "c" centres). MuPDF's HTML engine
+    reads ``text-align`` in a ``dir="rtl"`` paragraph as start/end: "left" sets text on the right.
+    """
+    html_align = "center" if align == "c" else "left"
+    rect = pymupdf.Rect(a - 4, base - size * 1.1, b + 1, base + size * 0.8)
+    page.insert_htmlbox(
+        rect,
+        f'<p dir="rtl" style="text-align:{html_align};margin:0">{text}</p>',
+        css=f"* {{font-size:{size}px; line-height:1.1; margin:0; padding:0}}",
+    )
+
+
+def _paragraph(
+    page: pymupdf.Page,
+    rng: random.Random,
+    x0: float,
+    x1: float,
+    y: float,
+    n_lines: int,
+    font: str,
+    size: float,
+    justify: bool = False,
+) -> float:
+    """Running text from ``y`` (top) over ``n_lines`` lines between x0 and x1; the bottom y."""
+    lh = size * 1.3
+    words = _body_words(rng, n_lines * 20)
+    lines = _wrap(words, x1 - x0, font, size)[:n_lines]
+    for k, line in enumerate(lines):
+        base = y + lh * (k + 1) - lh * 0.25
+        if justify and k < len(lines) - 1 and len(line.split()) > 1:
+            ws = line.split()
+            free = (x1 - x0) - sum(_width(w, font, size) for w in ws)
+            gap = free / (len(ws) - 1)
+            x = x0
+            for w in ws:
+                page.insert_text((x, base), w, fontname=font, fontsize=size)
+                x += _width(w, font, size) + gap
+        else:
+            page.insert_text((x0, base), line, fontname=font, fontsize=size)
+    return y + lh * len(lines) + lh * 0.4
+
+
+def _furniture(page: pymupdf.Page, rng: random.Random, number: int, margin: float) -> None:
+    """A running header and a page number: what lies between a table's parts on two pages."""
+    w = page.rect.width
+    page.insert_text((margin, 30), "Annual statistical report 2025", fontname="helv", fontsize=7.5)
+    page.insert_text((w - margin - 40, 30), f"Page {number}", fontname="helv", fontsize=7.5)
+    page.insert_text((w / 2 - 5, page.rect.height - 28), str(number), fontname="helv", fontsize=8)
+
+
+def _caption(page: pymupdf.Page, text: str, x: float, y: float, size: float) -> float:
+    page.insert_text((x, y + size), text, fontname="hebo", fontsize=size)
+    return y + size * 1.8
+
+
+# ---------------------------------------------------------------------------------------- classes
+
+
+def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """Print one page of class ``cls`` on ``doc``; return its tables."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 90)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([8.5, 9.0, 10.0, 11.0])
+    y = margin
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    truths: list[TruthTable] = []
+
+    def table(spec: _Spec, st: _Style, x: float, top: float, width: float, rtl: bool = False) -> float:
+        pr = _Printer(spec, st, width)
+        xx = x if rtl or rng.random() < 0.6 else x + max(0.0, (width - pr.width) / 2)
+        bottom = pr.draw(page, xx, top, rtl=rtl)
+        grid = spec.grid()
+        if rtl:  # columns as displayed: the spec's column 0 is printed rightmost
+            grid = _mirror(grid)
+        truths.append(TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(spec.header)))
+        return bottom
+
+    if cls not in ("beside_text", "side_by_side") and rng.random() < 0.8:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 6), font[0], size, justify=rng.random() < 0.5)
+    n_cols, n_rows = rng.randint(3, 7), rng.randint(4, 16)
+    st = _style(rng)
+    if cls in ("ruled", "unruled", "header_rule", "zebra"):
+        st.rules = {"ruled": "ruled", "unruled": "none", "header_rule": "header", "zebra": "zebra"}[cls]
+        y = table(_spec(rng, n_cols, n_rows), st, x0, y + 10, x1 - x0)
+    elif cls == "sparse":
+        st.rules = rng.choice(["none", "header"])
+        y = table(_spec(rng, n_cols, n_rows, sparse=rng.uniform(0.3, 0.55)), st, x0, y + 10, x1 - x0)
+    elif cls == "numeric":
+        fm = [rng.choice(["cur", "paren", "pct"]) for _ in range(n_cols - 1)]
+        y = table(_spec(rng, n_cols, n_rows, fmts=fm), st, x0, y + 10, x1 - x0)
+    elif cls == "multiline":
+        sp = _spec(rng, n_cols, min(n_rows, 9))
+        desc = rng.randrange(0, n_cols - 1)  # a text column that wraps: the stub or one beside it
+        if desc > 0:
+            for r in sp.body:
+                r.insert(desc, " ".join(_body_words(rng, rng.randint(3, 14))))
+                r.pop()
+            sp.header[0][desc] = ("Description", 1)
+            sp.align[desc] = "l"
+        else:
+            for r in sp.body:
+                r[0] = _label(rng, rng.randint(2, 7))
+        sp.wrap = {desc}
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "row_span":
+        st.rules = "ruled"
+        sp = _spec(rng, n_cols, n_rows)
+        r = 0
+        while r < len(sp.body) - 1:
+            if rng.random() < 0.35:
+                sp.row_span[r] = 2
+                sp.body[r + 1][0] = ""
+                r += 2
+            else:
+                r += 1
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "stacked_header":
+        n_cols = max(n_cols, 4)
+        sp = _spec(rng, n_cols, n_rows)
+        top: list[tuple[str, int]] = [("", 1)]
+        c = 1
+        while c < n_cols:
+            span = min(rng.choice([2, 2, 3]), n_cols - c)
+            top.append((_label(rng, 2) if span > 1 else "", span))
+            c += span
+        sp.header.insert(0, top)
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "totals":
+        fm = [rng.choice(["int", "paren", "cur"]) for _ in range(n_cols - 1)]
+        sp = _spec(rng, n_cols, n_rows, fmts=fm)
+        sp.body.append(["Total"] + [_num(rng, fm[c])[0] for c in range(n_cols - 1)])
+        sp.total = True
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "side_by_side":
+        gap = rng.uniform(25, 50)
+        half = (x1 - x0 - gap) / 2
+        top = y + 10
+        bottoms = []
+        for k in range(2):
+            sp = _spec(rng, rng.randint(2, 4), rng.randint(4, 12))
+            s2 = _style(rng, st.rules)
+            s2.size = st.size
+            bottoms.append(table(sp, s2, x0 + k * (half + gap), top, half))
+        y = max(bottoms)
+    elif cls == "beside_text":
+        gap = rng.uniform(20, 40)
+        share = rng.uniform(0.45, 0.6)
+        tw = (x1 - x0 - gap) * share
+        left_table = rng.random() < 0.5
+        tx = x0 if left_table else x1 - tw
+        px0, px1 = (x0 + tw + gap, x1) if left_table else (x0, x1 - tw - gap)
+        top = y + 10
+        sp = _spec(rng, rng.randint(2, 4), rng.randint(5, 14))
+        bottom = table(sp, st, tx, top, tw)
+        # the text beside runs as long as the table, give or take a line; what follows starts below both
+        beside = _paragraph(
+            page,
+            rng,
+            px0,
+            px1,
+            top - 4,
+            max(4, int((bottom - top) / (size * 1.3)) + rng.choice([-1, 0, 1])),
+            font[0],
+            size,
+            justify=rng.random() < 0.5,
+        )
+        y = max(bottom, beside)
+    elif cls == "caption_footnote":
+        top = _caption(page, f"Table {rng.randint(1, 30)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size)
+        y = table(_spec(rng, n_cols, n_rows), st, x0, top, x1 - x0)
+        note = rng.choice(["Source: ", "Note: ", "* ", "a "]) + _sentence(rng, rng.randint(6, 16))
+        page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
+        y += 20
+    elif cls == "rtl":
+        vocab = _HEBREW if rng.random() < 0.5 else _ARABIC
+        tags.append("hebrew" if vocab is _HEBREW else "arabic")
+        sp = _spec(rng, n_cols, min(n_rows, 10))
+        sp.header = [[(" ".join(rng.sample(vocab, rng.randint(1, 2))), 1) for _ in range(n_cols)]]
+        for r in sp.body:
+            r[0] = " ".join(rng.sample(vocab, rng.randint(1, 2)))
+            # unsigned figures: where a minus or currency sign goes is the bidi algorithm's business
+            r[1:] = [
+                f"{rng.randint(0, 99999):,}" if rng.random() < 0.6 else f"{rng.uniform(0, 100):.1f}"
+                for _ in r[1:]
+            ]
+        sp.align = ["r"] * n_cols
+        st.font = ("dejavu", "dejavu")  # widths only: the HTML engine picks the script's font
+        st.size = max(st.size, 8.0)
+        st.pad = max(st.pad, 18.0)
+        y = table(sp, st, x0, y + 10, x1 - x0, rtl=True)
+    else:
+        raise ValueError(cls)
+    tags.append(st.rules)
+    if y < H - margin - 60 and rng.random() < 0.7:
+        _paragraph(page, rng, x0, x1, y + 12, rng.randint(2, 5), font[0], size, justify=rng.random() < 0.5)
+    return truths
+
+
+def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    W, H = 595.0, 842.0
+    margin = rng.uniform(45, 80)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([9.0, 10.0])
+    st = _style(rng)
+    tags.append(st.rules)
+    furniture = rng.random() < 0.8
+    if furniture:
+        tags.append("furniture")
+    page_no = rng.randint(1, 30)
+
+    def new_page() -> pymupdf.Page:
+        nonlocal page_no
+        pg = doc.new_page(width=W, height=H)
+        if furniture:
+            _furniture(pg, rng, page_no, margin)
+        page_no += 1
+        return pg
+
+    lh = st.size * st.pitch
+    if cls == "continued_rows":
+        n_pages = rng.choice([2, 2, 3])
+        sp = _spec(rng, rng.randint(3, 6), 200)
+        # how the continuation shows itself: its header repeated (one line or two, a spanning
+        # group over figures), or not; a note under the part before; columns set per page
+        variant = rng.choice(["repeat", "repeat", "no_repeat", "stacked", "note", "widths"])
+        tags.append(variant)
+        if variant == "stacked":
+            n_cols = sp.n_cols
+            top: list[tuple[str, int]] = [("", 1), (_label(rng, 2), n_cols - 1)]
+            sp.header.insert(0, top)
+        pr = _Printer(sp, st, x1 - x0)
+        lh = pr.st.size * pr.st.pitch
+        head_h = lh * len(sp.header)
+        r = 0
+        grids: dict[int, Grid] = {}
+        cont_caption = rng.random() < 0.5
+        if cont_caption:
+            tags.append("continued_caption")
+        caption = f"Table {rng.randint(1, 20)}. {_label(rng, 3)}"
+        for p in range(n_pages):
+            pg = new_page()
+            y = margin + 10
+            if p == 0:
+                y = _paragraph(pg, rng, x0, x1, y, rng.randint(3, 12), font[0], size)
+                y = _caption(pg, caption, x0, y + 6, size)
+            elif cont_caption:
+                y = _caption(pg, f"{caption.split('.')[0]} (continued)", x0, y, size)
+            header = p == 0 or variant != "no_repeat"
+            avail = H - margin - 30 - y - (head_h if header else 0) - (30 if variant == "note" else 0)
+            n = int(avail / lh) - 1 if p < n_pages - 1 else rng.randint(3, max(4, int(avail / lh) - 4))
+            rows = range(r, r + n)
+            printer = pr
+            if variant == "widths":  # each page's columns as wide as that page's cells
+                part = _Spec(header=sp.header, body=[sp.body[k] for k in rows], align=sp.align)
+                printer = _Printer(part, _Style(**vars(pr.st)), x1 - x0)
+                printer.st.size, printer.st.pad = pr.st.size, pr.st.pad
+                printer.widths = printer._widths(110.0)
+                bottom = printer.draw(pg, x0, y + 6)
+            else:
+                bottom = printer.draw(pg, x0, y + 6, rows=rows, header=header)
+            head = sp.grid()[: len(sp.header)] if header else []
+            grids[p] = head + [list(sp.body[k]) for k in rows]
+            r += n
+            if variant == "note" and p < n_pages - 1:
+                note = rng.choice(["Continued on next page.", "(continued)", "Note: figures in thousands."])
+                pg.insert_text((x0, bottom + 14), note, fontname=font[0], fontsize=max(6.5, size - 2))
+            if p == n_pages - 1 and bottom < H - margin - 80:
+                _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
+        sp.body = sp.body[:r]
+        merged = sp.grid()
+        return [
+            TruthTable(
+                pages=list(range(n_pages)),
+                grids=grids,
+                merged=merged,
+                header_rows=len(sp.header),
+                kind="rows",
+            )
+        ]
+    if cls == "lookalike":
+        # two tables, same columns: one ends page 1, the next starts page 2; apart by their
+        # captions or by the text that follows the first
+        n_cols = rng.randint(3, 6)
+        sp1 = _spec(rng, n_cols, 60)
+        sp2 = _spec(rng, n_cols, 60)
+        sp2.header = [list(sp1.header[0])]
+        variant = rng.choice(["captions", "text_after", "new_header"])
+        tags.append(variant)
+        if variant == "new_header":  # the second table's own header: no caption, nothing between
+            sp2.header = [[(sp1.header[0][0][0], 1)] + [(_label(rng, 2), 1) for _ in range(n_cols - 1)]]
+        pr1, pr2 = _Printer(sp1, st, x1 - x0), _Printer(sp2, _Style(**vars(st)), x1 - x0)
+        pr2.widths = pr1.widths = [max(a, b) for a, b in zip(pr1.widths, pr2.widths, strict=True)]
+        lh = pr1.st.size * pr1.st.pitch
+        pg = new_page()
+        y = _paragraph(pg, rng, x0, x1, margin + 10, rng.randint(3, 10), font[0], size)
+        if variant == "captions":
+            y = _caption(pg, f"Table {rng.randint(1, 9)}. {_label(rng, 3)}", x0, y + 6, size)
+        tail = 5 * size * 1.3 if variant == "text_after" else 0
+        n1 = min(len(sp1.body), max(3, int((H - margin - 30 - y - tail) / lh) - 2))
+        bottom = pr1.draw(pg, x0, y + 6, rows=range(n1))
+        if variant == "text_after":
+            _paragraph(pg, rng, x0, x1, bottom + 10, 3, font[0], size)
+        sp1.body = sp1.body[:n1]
+        pg2 = new_page()
+        y = margin + 10
+        if variant == "captions":
+            y = _caption(pg2, f"Table {rng.randint(10, 19)}. {_label(rng, 3)}", x0, y, size)
+        n2 = rng.randint(4, 20)
+        bottom = pr2.draw(pg2, x0, y + 6, rows=range(n2))
+        sp2.body = sp2.body[:n2]
+        _paragraph(pg2, rng, x0, x1, bottom + 14, 3, font[0], size)
+        g1, g2 = sp1.grid(), sp2.grid()
+        return [
+            TruthTable(pages=[0], grids={0: g1}, merged=g1),
+            TruthTable(pages=[1], grids={1: g2}, merged=g2),
+        ]
+    if cls == "continued_columns":
+        n_rows = rng.randint(6, 20)
+        stubs = [_label(rng, rng.randint(1, 3)) for _ in range(n_rows)]
+        while len(set(stubs)) < n_rows:
+            stubs = [_label(rng, rng.randint(1, 3)) for _ in range(n_rows)]
+        cols = [rng.randint(3, 5), rng.randint(2, 5)]
+        caption = f"Table {rng.randint(1, 20)}. {_label(rng, 3)}"
+        same_caption = rng.random() < 0.4
+        tags.append("same_caption" if same_caption else "continued_caption")
+        merged: Grid = [["Item"]] + [[s] for s in stubs]
+        grids = {}
+        for p, nc in enumerate(cols):
+            sp = _spec(rng, nc + 1, n_rows)
+            for k, row in enumerate(sp.body):
+                row[0] = stubs[k]
+            sp.header[0][0] = ("Item", 1)
+            pg = new_page()
+            y = margin + 10
+            if p == 0:
+                y = _paragraph(pg, rng, x0, x1, y, rng.randint(2, 8), font[0], size)
+                y = _caption(pg, caption, x0, y + 6, size)
+            elif same_caption:  # the caption repeated word for word says it goes on
+                y = _caption(pg, caption, x0, y, size)
+            else:
+                y = _caption(pg, f"{caption.split('.')[0]} (continued)", x0, y, size)
+            bottom = _Printer(sp, _Style(**vars(st)), x1 - x0).draw(pg, x0, y + 6)
+            _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
+            grid = sp.grid()
+            grids[p] = grid
+            for k, row in enumerate(grid):
+                merged[k].extend(row[1:])
+        return [TruthTable(pages=[0, 1], grids=grids, merged=merged, kind="columns")]
+    raise ValueError(cls)
+
+
+def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> None:
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 80)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([8.5, 9.0, 10.0, 11.0])
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    y = margin
+    if cls == "two_column_text":
+        gap = rng.uniform(14, 30)
+        mid = (x0 + x1) / 2
+        justify = rng.random() < 0.6
+        tags.append("justified" if justify else "ragged")
+        n = int((H - 2 * margin) / (size * 1.3)) - 2
+        for a, b in ((x0, mid - gap / 2), (mid + gap / 2, x1)):
+            yy = y
+            while yy < H - margin - 60:
+                k = min(rng.randint(4, 14), int((H - margin - yy) / (size * 1.3)) - 1)
+                if k < 1:
+                    break
+                yy = _paragraph(page, rng, a, b, yy, k, font[0], size, justify=justify) + size * 0.5
+        del n
+    elif cls == "numbered_list":
+        y = _paragraph(page, rng, x0, x1, y, 3, font[0], size)
+        style = rng.choice(["{}.", "{})", "({})", "[{}]"])
+        indent = rng.uniform(16, 30)
+        k = 1
+        while y < H - margin - 80:
+            page.insert_text((x0, y + size), style.format(k), fontname=font[0], fontsize=size)
+            y = _paragraph(page, rng, x0 + indent, x1, y - size * 0.05, rng.randint(1, 4), font[0], size)
+            y += rng.uniform(0, size)
+            k += 1
+    elif cls == "transcript":
+        step = rng.choice([1, 1, 5])
+        lh = size * rng.uniform(1.6, 2.1)
+        tx = x0 + rng.uniform(25, 45)
+        n = int((H - 2 * margin) / lh) - 1
+        words = _body_words(rng, n * 16)
+        lines = _wrap(words, x1 - tx - 40, font[0], size)
+        for k in range(min(n, len(lines))):
+            base = y + lh * (k + 1)
+            if step == 1 or (k + 1) % 5 == 0:
+                page.insert_text((x0, base), str(k + 1), fontname=font[0], fontsize=size)
+            text = lines[k]
+            if rng.random() < 0.25:
+                tag = rng.choice(["Q.", "A.", "THE COURT:", "MR. SMITH:"])
+                page.insert_text((tx, base), tag, fontname=font[0], fontsize=size)
+                page.insert_text(
+                    (tx + _width(tag, font[0], size) + rng.uniform(8, 20), base),
+                    text,
+                    fontname=font[0],
+                    fontsize=size,
+                )
+            else:
+                page.insert_text((tx, base), text, fontname=font[0], fontsize=size)
+    elif cls == "rtl_prose":
+        vocab = _HEBREW if rng.random() < 0.5 else _ARABIC
+        tags.append("hebrew" if vocab is _HEBREW else "arabic")
+        n = rng.randint(6, 16)
+        for _ in range(rng.randint(2, 4)):
+            text = " ".join(rng.choice(vocab) for _ in range(n * 8))
+            rect = pymupdf.Rect(x0, y, x1, y + n * size * 1.6 + 20)
+            align = rng.choice(["justify", "right"])
+            page.insert_htmlbox(
+                rect,
+                f'<p dir="rtl" style="text-align:{align}">{text}</p>',
+                css=f"* {{font-size:{size}px; line-height:1.4}}",
+            )
+            y = rect.y1 + 8
+            if y > H - margin - 100:
+                break
+    else:
+        raise ValueError(cls)
+
+
+def make_case(seed: int, cls: str | None = None) -> Case:
+    """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given)."""
+    cls = cls or CLASSES[seed % len(CLASSES)]
+    rng = random.Random(seed * 7919 + CLASSES.index(cls))
+    doc = pymupdf.open()
+    tags: list[str] = []
+    tables: list[TruthTable] = []
+    if cls in SINGLE:
+        tables = _one(rng, cls, doc, tags)
+    elif cls in MULTI:
+        tables = _multi(rng, cls, doc, tags)
+    else:
+        _no_table(rng, cls, doc, tags)
+    pdf = doc.tobytes(no_new_id=True)
+    n = doc.page_count
+    doc.close()
+    return Case(seed=seed, cls=cls, pdf=pdf, n_pages=n, tables=tables, tags=tags)
+
+
+def seeds(split: str, n: int) -> list[int]:
+    """``n`` seeds of a split ("tune" or "held_out"): every class ``n / len(CLASSES)`` times."""
+    start = {"tune": TUNE, "held_out": HELD_OUT}[split]
+    return list(range(start, start + n))

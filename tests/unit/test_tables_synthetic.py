@@ -1,0 +1,154 @@
+"""Table rules on generated pages (tests/support/table_pages.py), the classes bench/tables_synthetic.py
+found failing on its tune seeds. Each case is one seeded document whose cells are known."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import CLASSES, MULTI, NO_TABLE, make_case, seeds
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _even_prose, _text_lines, _Word  # noqa: E402
+
+
+def _tables(seed: int, cls: str | None = None) -> tuple[object, list]:
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    return case, extract_tables(doc, TI.pages_of(doc), TableSettings())
+
+
+def _adjacency_f1(seed: int, cls: str | None = None) -> float:
+    case, tables = _tables(seed, cls)
+    truth = [(p, g) for t in case.tables for p, g in t.grids.items()]
+    tp, n_pred, n_gt = TI.score_doc(truth, TI.predicted_parts(tables))
+    return TI._prf(tp, n_pred, n_gt)["f1"]
+
+
+def test_the_generator_is_seeded_and_covers_every_class() -> None:
+    a, b = make_case(5), make_case(5)
+    assert a.pdf == b.pdf and a.cls == CLASSES[5]
+    assert sorted(make_case(s).cls for s in seeds("held_out", len(CLASSES))) == sorted(CLASSES)
+    for cls in CLASSES:
+        case = make_case(3, cls)
+        assert case.n_pages >= 1
+        if cls in NO_TABLE:
+            assert case.tables == []
+        else:
+            assert case.tables and all(len(t.merged) >= 2 for t in case.tables)
+        if cls in MULTI:
+            assert sum(len(t.pages) for t in case.tables) >= 2
+
+
+def test_evenly_spaced_words_are_one_chunk() -> None:
+    """Justified or monospaced prose: every word gap exceeds the chunk gap, all alike."""
+    words, x = [], 60.0
+    for w in "the board expects costs to ease over the coming year".split():
+        words.append(_Word(x, 100, x + 6 * len(w), 110, w))
+        x += 6 * len(w) + 7  # a 7 pt space on a 10 pt line: wider than half a line height
+    (line,) = _text_lines(words, 0.5)
+    assert len(line.chunks) == 1
+    # a table row: gutters of unlike widths, figures
+    row = [
+        _Word(60, 100, 100, 110, "Austria"),
+        _Word(160, 100, 180, 110, "12.5"),
+        _Word(230, 100, 250, 110, "7.1"),
+    ]
+    row.append(_Word(275, 100, 300, 110, "3,204"))
+    assert len(_text_lines(row, 0.5)[0].chunks) == 4
+    assert not _even_prose([[w] for w in row], 10)
+
+
+def test_justified_monospaced_paragraph_under_a_table_stays_prose() -> None:
+    """Seed 24 (tune): a zebra table in Courier over a justified Courier paragraph. Each word of the
+    paragraph was a chunk, so its lines joined the table and erased three of its gutters (adjacency
+    F1 0.19)."""
+    assert _adjacency_f1(24) == 1.0
+
+
+def test_wrapped_description_column_keeps_its_rows() -> None:
+    """Seed 27 (tune): a description column wraps its cells over two or three lines holding nothing
+    else. Those lines ended the table area, so no table was found at all."""
+    case, tables = _tables(27)
+    assert case.cls == "multiline"
+    (table,) = tables
+    assert table.grid() == case.tables[0].merged
+
+
+@pytest.mark.parametrize("seed", [69, 111])
+def test_other_wrapped_cells(seed: int) -> None:
+    assert _adjacency_f1(seed) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [10, 52, 157])
+def test_two_tables_side_by_side_are_two_tables(seed: int) -> None:
+    """Two unruled tables side by side were read as one, pairing unrelated rows (adjacency F1
+    0.46-0.56): a column of labels right after a column of figures, at the widest gutter, starts
+    a second table."""
+    case, tables = _tables(seed)
+    assert case.cls == "side_by_side" and len(tables) == 2
+    assert _adjacency_f1(seed) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [53, 116])
+def test_table_beside_running_text_leaves_the_text_out(seed: int) -> None:
+    """A table set in one text column of the page: the lines of the text beside it were read as the
+    table's last column (53), or the whole area was rejected as prose (116)."""
+    case, tables = _tables(seed)
+    assert case.cls == "beside_text"
+    assert _adjacency_f1(seed) >= 0.9
+    words = {w for t in tables for c in t.cells for w in c.text.split()}
+    assert not words & {"districts", "contracts", "delivery"}  # words only the running text has
+
+
+def test_transcript_numbered_every_fifth_line_is_no_table() -> None:
+    """A transcript in Courier numbering every fifth line, speaker tags set apart: its tagged and
+    numbered lines formed two three-row "tables" of sentences."""
+    case, tables = _tables(124)
+    assert case.cls == "transcript" and tables == []
+
+
+@pytest.mark.parametrize("seed", [15, 78, 288])
+def test_lookalike_tables_with_their_own_headers_stay_apart(seed: int) -> None:
+    """One table ends page 1, another of the same columns starts page 2 under page furniture only,
+    no caption: the second's first row is a header of its own (labels over the first's figures,
+    not a repeat), so it is a new table, not a continuation."""
+    case, tables = _tables(seed)
+    assert case.cls == "lookalike" and "new_header" in case.tags
+    assert [t.pages for t in tables] == [[0], [1]]
+
+
+@pytest.mark.parametrize("variant", ["no_repeat", "widths", "note", "stacked"])
+def test_continued_tables_still_join(variant: str) -> None:
+    """Continuations without a repeated header, with columns set per page, with a note under the
+    first part, or with a two-line header repeated, are joined into one table, its header once."""
+    seed = next(
+        s for s in range(CLASSES.index("continued_rows"), 2000, len(CLASSES)) if variant in make_case(s).tags
+    )
+    case, tables = _tables(seed)
+    (table,) = tables
+    assert table.pages == case.tables[0].pages
+    assert table.n_rows == len(case.tables[0].merged)
+
+
+@pytest.mark.parametrize(
+    "seed, why",
+    [
+        (1549, "the running header and the '(continued)' caption above were read as its first rows"),
+        (1276, "a header word that both parts share by chance beside the stub read as a repeated header"),
+    ],
+)
+def test_columns_continued_on_the_next_page_join_on_the_stub(seed: int, why: str) -> None:
+    """A wide table whose further columns follow on the next page for the same rows (tune seeds
+    beyond the bench's first 420) became two tables: {why}."""
+    case, tables = _tables(seed)
+    assert case.cls == "continued_columns"
+    (table,) = tables
+    assert table.merge_kind == "columns" and table.pages == [0, 1]
+    assert table.grid() == case.tables[0].merged, why
