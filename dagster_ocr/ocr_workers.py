@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import math
 import multiprocessing
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +27,7 @@ from typing import Any
 
 import pymupdf
 
+from dagster_ocr.budget import DocumentBudget
 from dagster_ocr.checkpoints import DocumentCheckpoint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.model import Page, SourceDocument
@@ -102,7 +102,7 @@ def ocr_in_workers(
     factory: Callable[[], OcrEngine],
     saved: DocumentCheckpoint,
     todo: Sequence[int],
-    deadline: float,
+    budget: DocumentBudget,
     on_tick: Callable[[WorkerTotals, int], None] | None = None,
 ) -> WorkerTotals:
     """OCR pages ``todo`` of ``source`` in ``settings.ocr.workers`` processes, storing each in ``saved``.
@@ -111,27 +111,37 @@ def ocr_in_workers(
     and ``EngineError`` as the text stage would. A worker that dies (killed, out of memory) breaks
     the pool: the pages it did not finish are left to the caller, which OCRs them itself, so a dead
     worker costs time, never the document. ``on_tick(totals, pages_done)`` hears every ~2 s.
+
+    ``budget`` is the document's: the workers add the CPU they spend to its shared counter after
+    every page and check it (with the parent's CPU so far) before every page, so together they
+    stop within a page of it, as one process would; the parent checks it too while it waits.
     """
     workers = settings.ocr.workers
     tasks = plan_tasks(todo, workers)
     totals = WorkerTotals(tasks_left=len(tasks))
     done_pages = 0
     context = multiprocessing.get_context("spawn")
+    if budget.shared is None:
+        # the workers' CPU meter: handed over at process start (a synchronized value cannot travel
+        # with a task), read by the parent's budget from now on
+        budget.shared = context.Value("d", 0.0)
+    parent_cpu = budget.cpu_used() - budget.shared.value
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)),
         mp_context=context,
         initializer=_start_worker,
-        initargs=(factory,),
+        initargs=(factory, budget.shared),
     )
     pending: dict[Future[Any], list[int]] = {}
     try:
         for task in tasks:
-            left = deadline - time.monotonic()
+            limits = (budget.cpu_s, budget.wall_s, parent_cpu, budget.wall_deadline)
             pending[
-                pool.submit(_ocr_task, source, settings, saved.doc_dir, saved.fingerprint, task, left)
+                pool.submit(_ocr_task, source, settings, saved.doc_dir, saved.fingerprint, task, limits)
             ] = task
         while pending:
             finished, _ = wait(pending, timeout=2.0, return_when=FIRST_COMPLETED)
+            budget.check(done_pages, len(todo))  # the workers check it too, before every page
             for future in finished:
                 task = pending.pop(future)
                 kind, value = future.result()  # BrokenProcessPool: handled below
@@ -167,11 +177,13 @@ def _input_error(code: str, message: str) -> BadInputError:
 # ---- inside a worker process ---------------------------------------------------------------------
 
 _ENGINE: OcrEngine | None = None
+_CPU_SPENT: Any = None  # the document's shared CPU counter (multiprocessing.Value "d")
 
 
-def _start_worker(factory: Callable[[], OcrEngine]) -> None:
-    global _ENGINE
+def _start_worker(factory: Callable[[], OcrEngine], cpu_spent: Any) -> None:
+    global _ENGINE, _CPU_SPENT
     _ENGINE = factory()
+    _CPU_SPENT = cpu_spent
 
 
 def _ocr_task(
@@ -180,21 +192,29 @@ def _ocr_task(
     doc_dir: Path,
     fingerprint: dict[str, Any],
     indices: list[int],
-    seconds_left: float,
+    limits: tuple[float, float, float, float],
 ) -> tuple[str, Any]:
     """Read pages ``indices`` as the text stage does, storing every OCR'd one in the checkpoint.
+
+    ``limits``: the document budget's CPU and wall seconds, the parent's CPU spent on the document
+    before the workers started, and the wall-clock deadline (``time.monotonic``: CLOCK_MONOTONIC,
+    the same clock in every process of the host).
 
     Returns ("ok", pages OCR'd), or ("bad", (code, message)) / ("engine", message): plain
     values, so that no exception has to survive pickling.
     """
     assert _ENGINE is not None, "worker started without its engine"
-    deadline = time.monotonic() + seconds_left
-    timed = TimedOcrEngine(_ENGINE, settings.limits.ocr_page_timeout_s, deadline)
+    cpu_s, wall_s, parent_cpu, deadline = limits
+    budget = DocumentBudget(cpu_s, wall_s, cpu_before=parent_cpu, wall_deadline=deadline, shared=_CPU_SPENT)
+    timed = TimedOcrEngine(
+        _ENGINE, settings.limits.ocr_page_timeout_s, budget, settings.limits.wall_clock_factor
+    )
     reader = CheckpointedOcr(timed, settings, DocumentCheckpoint(doc_dir, fingerprint))
     try:
         with open_document(source, settings.limits) as pdf:
-            for _page in iter_pages(pdf, settings.text, reader, deadline, None, indices):
-                pass
+            budget.publish()  # opening the file is the document's work too
+            for _page in iter_pages(pdf, settings.text, reader, budget, indices):
+                budget.publish()
     except BadInputError as exc:
         return "bad", (exc.code, exc.message)
     except EngineError as exc:
@@ -205,5 +225,6 @@ def _ocr_task(
             f"reading pages {indices[0]}-{indices[-1]}: {type(exc).__name__}: {text}"
         ).reason
     finally:
+        budget.publish()
         timed.close()
     return "ok", reader.ocr_pages

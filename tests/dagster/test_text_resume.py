@@ -62,7 +62,8 @@ def test_a_scan_that_times_out_resumes_on_the_next_run(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "scan.pdf").write_bytes(scanned_pdf(pages))
     record, _ = DocumentStore(tmp_path / "data" / "store").register(tmp_path / "in" / "scan.pdf")
-    overrides = json.dumps({"limits": {"ocr_page_timeout_s": 0.5}})
+    # the hang sleeps (no CPU): the wall-clock backstop, at the timeout itself with factor 1, catches it
+    overrides = json.dumps({"limits": {"ocr_page_timeout_s": 0.5, "wall_clock_factor": 1}})
     defs = build_definitions(tmp_path / "data", overrides_json=overrides, ocr=CountingOcrResource())
 
     ENGINE.calls, ENGINE.hang_at = 0, 4  # the fifth OCR'd page hangs past the page timeout
