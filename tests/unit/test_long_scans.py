@@ -285,6 +285,9 @@ def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
 
     base = key()
     assert key(document_type="table") == base  # tunes the speculative decoder's speed only
+    # onnxruntime's memory arena: speed (and memory) only; keys written before it existed still hold
+    assert key(engine={"kind": "rapidocr", "onnx_memory_arena": True}) == base
+    assert "onnx_memory_arena" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
     for changed in (
         {"dpi": 200},
         {"min_confidence": 0.7},
@@ -443,3 +446,16 @@ def test_workers_waiting_on_a_loaded_machine_do_not_fail_the_document(tmp_path: 
     doc = extract_document(src, two, BurnEngine(sleep_s=0.3))
     assert doc.ok, doc.error
     assert len({p.text.split(" ")[1] for p in doc.pages if p.text.startswith("pid ")}) == 2
+
+
+def test_page_ranges_cover_the_pages_in_order_and_shrink_to_single_pages_at_the_end() -> None:
+    from dagster_ocr.ocr_workers import MAX_PAGES_PER_TASK, plan_tasks
+
+    for n, workers in ((22, 2), (1000, 2), (9, 4), (1, 2)):
+        todo = list(range(5, 5 + n))
+        tasks = plan_tasks(todo, workers)
+        assert [i for t in tasks for i in t] == todo
+        sizes = [len(t) for t in tasks]
+        assert sizes == sorted(sizes, reverse=True) and max(sizes) <= MAX_PAGES_PER_TASK
+        assert sizes[-min(workers, len(sizes)) :] == [1] * min(workers, len(sizes)), sizes
+    assert len(plan_tasks(list(range(1000)), 2)) < 100  # long ranges while much is left
