@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import math
 import re
 import sys
 import threading
@@ -89,6 +90,16 @@ class LimitSettings(BaseModel):
         "spends no CPU), while a machine loaded with other work (measured: 3.5x wall over CPU time "
         "on 2 shared cores) stays well inside it.",
     )
+    run_seconds_per_page: float = Field(
+        60.0,
+        ge=0,
+        description="Wall seconds a document's Dagster run may take per page before run monitoring "
+        "fails it: the text stage tags its run dagster/max_runtime = max(7200, pages x this) as it "
+        "starts, so a 1,000-page scan gets 60,000 s (16.7 h) where deploy/dagster.yaml's fixed "
+        "max_runtime_seconds (7200 s) would cut it off after two hours. The default is twice "
+        "max_seconds_per_page: about 6x the measured 10 CPU s a dense scanned page costs with one "
+        "core. 0 leaves every run at the instance's own limit.",
+    )
     pages_in_memory: int = Field(
         256,
         ge=0,
@@ -111,6 +122,28 @@ def document_budget(limits: LimitSettings, n_pages: int) -> float:
     """CPU seconds the text stage may spend on a document of ``n_pages`` pages: the larger of the
     document budget and the per-page budget times the pages."""
     return max(limits.max_seconds_per_document, n_pages * limits.max_seconds_per_page)
+
+
+#: deploy/dagster.yaml's run_monitoring.max_runtime_seconds: a tagged run never gets less
+RUN_MAX_RUNTIME_FLOOR_S = 7200
+
+
+def run_max_runtime(limits: LimitSettings, n_pages: int) -> int | None:
+    """Seconds a document run of ``n_pages`` pages may take (the ``dagster/max_runtime`` run tag),
+    or None to leave the instance's limit (``run_seconds_per_page`` 0)."""
+    if not limits.run_seconds_per_page:
+        return None
+    return max(RUN_MAX_RUNTIME_FLOOR_S, math.ceil(n_pages * limits.run_seconds_per_page))
+
+
+def count_pages(source: SourceDocument, limits: LimitSettings) -> int | None:
+    """The document's page count (opened with the same limits as the text stage), or None for a
+    file the text stage will refuse anyway."""
+    try:
+        with open_document(source, limits) as doc:
+            return doc.page_count
+    except Exception:  # noqa: BLE001 - bad input, or a MuPDF error: the text stage records why
+        return None
 
 
 def start_budget(limits: LimitSettings, n_pages: int) -> DocumentBudget:

@@ -459,3 +459,11 @@ def test_page_ranges_cover_the_pages_in_order_and_shrink_to_single_pages_at_the_
         assert sizes == sorted(sizes, reverse=True) and max(sizes) <= MAX_PAGES_PER_TASK
         assert sizes[-min(workers, len(sizes)) :] == [1] * min(workers, len(sizes)), sizes
     assert len(plan_tasks(list(range(1000)), 2)) < 100  # long ranges while much is left
+
+
+def test_the_runs_max_runtime_grows_with_the_pages() -> None:
+    from dagster_ocr.textlayer import run_max_runtime
+
+    assert run_max_runtime(LimitSettings(), 10) == 7200  # deploy/dagster.yaml's limit as the floor
+    assert run_max_runtime(LimitSettings(), 1000) == 60_000  # a thousand-page scan: 16.7 h
+    assert run_max_runtime(LimitSettings(run_seconds_per_page=0), 1000) is None
