@@ -45,7 +45,7 @@ class RapidOcrSettings(BaseModel):
     onnx_memory_arena: bool = Field(
         False,
         description="Let onnxruntime keep its CPU memory arena (rapidocr turns it off): tensors are "
-        "reused from page to page instead of mapped and zeroed anew, which measured 13% less CPU a "
+        "reused from page to page instead of mapped and zeroed anew, which measured 6-13% less CPU a "
         "dense 200-dpi page (kernel time 0.9-1.9 -> 0.1-0.4 s) but about 1 GB more resident memory "
         "per engine (682 -> 1,713 MiB after three pages, then flat). Same text. Worth it where memory "
         "is plentiful and CPU is the bottleneck.",
