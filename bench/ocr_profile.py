@@ -46,6 +46,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "det-max-1280": ({"det_limit_type": "max", "det_limit_side_len": 1280}, {}),
     "det-max-960": ({"det_limit_type": "max", "det_limit_side_len": 960}, {}),
     "rec-batch-1": ({"rec_batch_size": 1}, {}),
+    "rec-batch-6": ({"rec_batch_size": 6}, {}),  # rapidocr's own, the default before session 8
     "rec-batch-12": ({"rec_batch_size": 12}, {}),
     "threads-2": ({"num_threads": 2}, {}),
     "arena": ({"onnx_memory_arena": True}, {}),
