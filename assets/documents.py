@@ -30,8 +30,12 @@ from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
+from dagster_ocr.textlayer import count_pages, run_max_runtime
 from dagster_ocr.warehouse import CONTENT_TABLES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
+
+#: Dagster's run-monitoring limit for one run, in seconds (overrides run_monitoring.max_runtime_seconds)
+MAX_RUNTIME_TAG = dg.MAX_RUNTIME_SECONDS_TAG
 
 #: one blocking asset check per expectation suite on ``duckdb_tables`` (see dagster_ocr.quality)
 QUALITY_CHECKS: tuple[str, ...] = SUITES
@@ -82,8 +86,12 @@ def document_text(
     meter = UsageMeter.start()
     doc_id = resolve_document(context, store.store())  # a key typed by hand fails here, unretried
     source = store.store().get(doc_id)
-    tag_run(context, doc_id, source.file_name)
     cfg = settings.load()
+    # run monitoring's limit grows with the document: a thousand-page scan is not cut off at the
+    # instance's fixed max_runtime (the daemon re-reads the run's tags on every check)
+    n_pages = count_pages(source, cfg.limits)
+    max_runtime = run_max_runtime(cfg.limits, n_pages) if n_pages else None
+    tag_run(context, doc_id, source.file_name, **({MAX_RUNTIME_TAG: str(max_runtime)} if max_runtime else {}))
     engine = ocr.get_engine(cfg.ocr)
     progress = _TextProgressLog(context)
     start = time.perf_counter()

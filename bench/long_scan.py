@@ -172,13 +172,17 @@ def graph_run(pdf: Path, work: Path, name: str, overrides: dict | None = None) -
     out, starts = work / f"{name}.json", work / f"{name}.starts"
     cmd = _command(inbox, work / "data", {**OVERRIDES, **(overrides or {})}, out, starts)
     err = work / f"{name}.stderr"
+    load_before = os.getloadavg()[0]
     with open(err, "wb") as stderr:
         proc = subprocess.Popen(cmd, cwd=C.REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr)
         _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{name} failed: {err.read_text(errors='replace')[-3000:]}")
     result = json.loads(out.read_text())
+    # the child's and its waited-for children's (the OCR workers, joined before it exits)
     result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    result["cores_used"] = result["cpu_seconds"] / result["seconds"]
+    result["load_before_after"] = [load_before, os.getloadavg()[0]]
     result["ocr_started"] = _starts(starts)
     return result
 
@@ -394,11 +398,21 @@ def workers_compare(pdf: Path, workers: int, rounds: int) -> dict[str, Any]:
                 runs[w].append(run)
                 print(f"workers={w} round {r}: {run}", file=sys.stderr)
     med = {w: C.median(x["seconds"] for x in rs) for w, rs in runs.items()}
+    cpu = {w: C.median(x["cpu_seconds"] for x in rs) for w, rs in runs.items()}
+    used = {w: C.median(x["cores_used"] for x in rs) for w, rs in runs.items()}
     return {
         "pages": pymupdf.open(pdf).page_count,
         "runs": {str(w): rs for w, rs in runs.items()},
         "median_seconds": {str(w): v for w, v in med.items()},
+        "median_cpu_seconds": {str(w): v for w, v in cpu.items()},
+        "median_cores_used": {str(w): v for w, v in used.items()},
         "speedup": med[1] / med[workers],
+        # what the speed-up would be had each run had the cores it asked for (1, or `workers`) to
+        # itself: the CPU-seconds ratio alone, i.e. the ceiling the extra CPU per page leaves
+        "ideal_speedup_given_cpu": workers * cpu[1] / cpu[workers],
+        # the speed-up the cores each run actually got allow: the CPU ratio times the ratio of
+        # cores used (a loaded machine gives a run fewer cores than it asks for)
+        "speedup_from_cpu_and_cores": (cpu[1] / cpu[workers]) * (used[workers] / used[1]),
         "text_speedup": C.median(x["text_seconds"] for x in runs[1])
         / C.median(x["text_seconds"] for x in runs[workers]),
     }

@@ -43,6 +43,7 @@ import pymupdf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the text metrics
+sys.path.insert(2, str(ROOT / "bench"))  # _common, long_scan: the generated scan
 
 from support.text_metrics import cer, normalize_whitespace, substring_cer  # noqa: E402
 
@@ -72,9 +73,39 @@ class Item:
     dpi: int | None  # None: the default (OcrSettings.dpi for a PDF page, an image's own resolution)
     reference: str = ""
     checks: list[str] = field(default_factory=list)
+    split: str = ""  # MANIFEST.json's "tune" / "check" ("generated" for pages made by the bench)
+
+
+def _splits() -> dict[str, str]:
+    manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
+    return {e["file"]: e.get("split", "") for e in manifest["files"] if e.get("role") == "input"}
+
+
+def generated_items(n: int = 2) -> list[Item]:
+    """Pages of the long-scan bench's 200-dpi JPEG scan (bench/long_scan.py); reference: the
+    generated source page's text."""
+    import _common as C
+    import long_scan
+
+    pdf = long_scan.scan(12, 0)  # no blank pages: the generated report's first 12 pages
+    with pymupdf.open(C.generated(min(12, C.POOL_PAGES))) as src:
+        refs = [src[k].get_text() for k in range(n)]
+    return [
+        Item(f"generated-200dpi-p{k}", "generated scan", pdf, k, None, refs[k], split="generated")
+        for k in range(n)
+    ]
 
 
 def items() -> list[Item]:
+    out = _items()
+    splits = _splits()
+    for item in out:
+        if not item.split and item.path.is_relative_to(CORPUS):
+            item.split = splits.get(str(item.path.relative_to(CORPUS)), "")
+    return out + generated_items()
+
+
+def _items() -> list[Item]:
     out: list[Item] = []
     for tif in sorted((CORPUS / "ocr" / "tesseract").glob("*.tif")):
         out.append(Item(tif.stem, "scan", tif, 0, None, tif.with_suffix(".txt").read_text("utf-8")))
@@ -242,7 +273,8 @@ def main() -> None:
             if has_tess:
                 runs["tesseract"] = run_tesseract(image, Path(tmpdir))
             for engine, (text, wall, cpu, old_text) in runs.items():
-                row = {"item": item.name, "group": item.group, "engine": engine, "wall_s": wall, "cpu_s": cpu}
+                row = {"item": item.name, "group": item.group, "split": item.split, "engine": engine}
+                row.update(wall_s=wall, cpu_s=cpu)
                 row["pixels"] = f"{image.shape[1]}x{image.shape[0]}"
                 row.update(score(item, text))
                 if old_text:
@@ -260,9 +292,14 @@ def main() -> None:
     print("\n| group | engine | pages | mean CER | word-bag err | s/page wall | CPU s/page |")
     print("|---|---|---|---|---|---|---|")
     groups = list(dict.fromkeys(r["group"] for r in rows)) + ["all"]
+    groups += [f"split {s}" for s in dict.fromkeys(r["split"] for r in rows) if s]
+
+    def in_group(r: dict, group: str) -> bool:
+        return group == "all" or r["group"] == group or group == f"split {r['split']}"
+
     for group in groups:
         for engine in list(engines) + (["tesseract"] if has_tess else []):
-            sel = [r for r in rows if r["engine"] == engine and (group == "all" or r["group"] == group)]
+            sel = [r for r in rows if r["engine"] == engine and in_group(r, group)]
             if not sel:
                 continue
             bags = [r["bag"] for r in sel if "bag" in r]
@@ -276,10 +313,10 @@ def main() -> None:
             )
     if has_tess:
         print(
-            "\n| page | pixels | rapidocr CER (old order) / bag | Tesseract CER / bag | rapidocr CPU s "
-            "| Tesseract CPU s | CPU ratio |"
+            "\n| page | split | pixels | rapidocr CER (old order) / bag | Tesseract CER / bag "
+            "| rapidocr CPU s | Tesseract CPU s | CPU ratio |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         by = {(r["item"], r["engine"]): r for r in rows}
         tot = {"rapidocr": 0.0, "tesseract": 0.0}
         for name in dict.fromkeys(r["item"] for r in rows):
@@ -293,7 +330,8 @@ def main() -> None:
             old = a.get("old_order_cer", float("nan"))
             ratio = a["cpu_s"] / t["cpu_s"]
             print(
-                f"| {name} | {a['pixels']} | {a['cer']:.3f} ({old:.3f}) / {bag_a} | {t['cer']:.3f} / {bag_t} "
+                f"| {name} | {a['split']} | {a['pixels']} | {a['cer']:.3f} ({old:.3f}) / {bag_a} "
+                f"| {t['cer']:.3f} / {bag_t} "
                 f"| {a['cpu_s']:.2f} | {t['cpu_s']:.2f} | {ratio:.2f} |"
             )
         if tot["tesseract"]:

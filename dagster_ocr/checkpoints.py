@@ -44,6 +44,8 @@ CHECKPOINT_FORMAT = 1
 
 #: OCR settings that change how fast pages are read, never what is read: not part of the key
 _SPEED_ONLY = frozenset({"document_type", "workers"})
+#: the same for engine settings (added after the first keys were written, so older keys stay)
+_ENGINE_SPEED_ONLY = frozenset({"onnx_memory_arena"})
 
 _DOC_ID = re.compile(r"[0-9a-f]{64}")
 _PAGE_FILE = re.compile(r"(\d{6,})\.page")
@@ -59,9 +61,9 @@ def ocr_fingerprint(engine: Any, settings: OcrSettings) -> dict[str, Any]:
     """
     engine_settings = getattr(engine, "settings", None)
     if isinstance(engine_settings, BaseModel):
-        engine_part = engine_settings.model_dump(mode="json")
+        engine_part = engine_settings.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
     else:
-        engine_part = settings.engine.model_dump(mode="json")
+        engine_part = settings.engine.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
     shared = settings.model_dump(mode="json", exclude={"engine", *_SPEED_ONLY})
     return {
         "format": CHECKPOINT_FORMAT,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import math
 import multiprocessing
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +27,7 @@ from typing import Any
 
 import pymupdf
 
+from dagster_ocr.budget import DocumentBudget
 from dagster_ocr.checkpoints import DocumentCheckpoint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.model import Page, SourceDocument
@@ -79,13 +79,20 @@ def pages_without_text(pdf: pymupdf.Document) -> int:
 
 
 def plan_tasks(todo: Sequence[int], workers: int) -> list[list[int]]:
-    """Consecutive page ranges, about four per worker (so a slow range does not hold the others up)
-    and at most ``MAX_PAGES_PER_TASK`` pages each, in page order: the pool takes them in order, so
-    what is done at any moment is mostly a prefix of the document."""
-    if not todo:
-        return []
-    size = max(1, min(MAX_PAGES_PER_TASK, math.ceil(len(todo) / (workers * 4))))
-    return [list(todo[i : i + size]) for i in range(0, len(todo), size)]
+    """Consecutive page ranges in page order that shrink toward the end of the document (guided
+    self-scheduling): each takes a quarter of a worker's share of the pages not yet planned, at
+    most ``MAX_PAGES_PER_TASK`` pages and at least one. Early ranges are long (a task's overhead is
+    noise); the last ones are single pages, so no worker sits idle while another finishes a long
+    range (with equal ranges one worker idled for up to a whole range at the end: 3 pages of ~10 s
+    for a 22-page scan over two workers). The pool takes them in order, so what is done at any
+    moment is mostly a prefix of the document."""
+    out: list[list[int]] = []
+    start = 0
+    while start < len(todo):
+        size = max(1, min(MAX_PAGES_PER_TASK, math.ceil((len(todo) - start) / (workers * 4))))
+        out.append(list(todo[start : start + size]))
+        start += size
+    return out
 
 
 @dataclass(slots=True)
@@ -102,7 +109,7 @@ def ocr_in_workers(
     factory: Callable[[], OcrEngine],
     saved: DocumentCheckpoint,
     todo: Sequence[int],
-    deadline: float,
+    budget: DocumentBudget,
     on_tick: Callable[[WorkerTotals, int], None] | None = None,
 ) -> WorkerTotals:
     """OCR pages ``todo`` of ``source`` in ``settings.ocr.workers`` processes, storing each in ``saved``.
@@ -111,27 +118,37 @@ def ocr_in_workers(
     and ``EngineError`` as the text stage would. A worker that dies (killed, out of memory) breaks
     the pool: the pages it did not finish are left to the caller, which OCRs them itself, so a dead
     worker costs time, never the document. ``on_tick(totals, pages_done)`` hears every ~2 s.
+
+    ``budget`` is the document's: the workers add the CPU they spend to its shared counter after
+    every page and check it (with the parent's CPU so far) before every page, so together they
+    stop within a page of it, as one process would; the parent checks it too while it waits.
     """
     workers = settings.ocr.workers
     tasks = plan_tasks(todo, workers)
     totals = WorkerTotals(tasks_left=len(tasks))
     done_pages = 0
     context = multiprocessing.get_context("spawn")
+    if budget.shared is None:
+        # the workers' CPU meter: handed over at process start (a synchronized value cannot travel
+        # with a task), read by the parent's budget from now on
+        budget.shared = context.Value("d", 0.0)
+    parent_cpu = budget.cpu_used() - budget.shared.value
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)),
         mp_context=context,
         initializer=_start_worker,
-        initargs=(factory,),
+        initargs=(factory, budget.shared),
     )
     pending: dict[Future[Any], list[int]] = {}
     try:
         for task in tasks:
-            left = deadline - time.monotonic()
+            limits = (budget.cpu_s, budget.wall_s, parent_cpu, budget.wall_deadline)
             pending[
-                pool.submit(_ocr_task, source, settings, saved.doc_dir, saved.fingerprint, task, left)
+                pool.submit(_ocr_task, source, settings, saved.doc_dir, saved.fingerprint, task, limits)
             ] = task
         while pending:
             finished, _ = wait(pending, timeout=2.0, return_when=FIRST_COMPLETED)
+            budget.check(done_pages, len(todo))  # the workers check it too, before every page
             for future in finished:
                 task = pending.pop(future)
                 kind, value = future.result()  # BrokenProcessPool: handled below
@@ -167,11 +184,23 @@ def _input_error(code: str, message: str) -> BadInputError:
 # ---- inside a worker process ---------------------------------------------------------------------
 
 _ENGINE: OcrEngine | None = None
+_CPU_SPENT: Any = None  # the document's shared CPU counter (multiprocessing.Value "d")
+_OPEN: pymupdf.Document | None = None  # the document, opened by this worker's first task
 
 
-def _start_worker(factory: Callable[[], OcrEngine]) -> None:
-    global _ENGINE
+def _document(source: SourceDocument, settings: Settings) -> pymupdf.Document:
+    """The pool serves one document: open it once per worker, not once per page range (opening
+    touches every page's size, tens of ms for a thousand pages, and the ranges get short)."""
+    global _OPEN
+    if _OPEN is None:
+        _OPEN = open_document(source, settings.limits)
+    return _OPEN
+
+
+def _start_worker(factory: Callable[[], OcrEngine], cpu_spent: Any) -> None:
+    global _ENGINE, _CPU_SPENT
     _ENGINE = factory()
+    _CPU_SPENT = cpu_spent
 
 
 def _ocr_task(
@@ -180,21 +209,29 @@ def _ocr_task(
     doc_dir: Path,
     fingerprint: dict[str, Any],
     indices: list[int],
-    seconds_left: float,
+    limits: tuple[float, float, float, float],
 ) -> tuple[str, Any]:
     """Read pages ``indices`` as the text stage does, storing every OCR'd one in the checkpoint.
+
+    ``limits``: the document budget's CPU and wall seconds, the parent's CPU spent on the document
+    before the workers started, and the wall-clock deadline (``time.monotonic``: CLOCK_MONOTONIC,
+    the same clock in every process of the host).
 
     Returns ("ok", pages OCR'd), or ("bad", (code, message)) / ("engine", message): plain
     values, so that no exception has to survive pickling.
     """
     assert _ENGINE is not None, "worker started without its engine"
-    deadline = time.monotonic() + seconds_left
-    timed = TimedOcrEngine(_ENGINE, settings.limits.ocr_page_timeout_s, deadline)
+    cpu_s, wall_s, parent_cpu, deadline = limits
+    budget = DocumentBudget(cpu_s, wall_s, cpu_before=parent_cpu, wall_deadline=deadline, shared=_CPU_SPENT)
+    timed = TimedOcrEngine(
+        _ENGINE, settings.limits.ocr_page_timeout_s, budget, settings.limits.wall_clock_factor
+    )
     reader = CheckpointedOcr(timed, settings, DocumentCheckpoint(doc_dir, fingerprint))
     try:
-        with open_document(source, settings.limits) as pdf:
-            for _page in iter_pages(pdf, settings.text, reader, deadline, None, indices):
-                pass
+        pdf = _document(source, settings)
+        budget.publish()  # opening the file is the document's work too
+        for _page in iter_pages(pdf, settings.text, reader, budget, indices):
+            budget.publish()
     except BadInputError as exc:
         return "bad", (exc.code, exc.message)
     except EngineError as exc:
@@ -205,5 +242,6 @@ def _ocr_task(
             f"reading pages {indices[0]}-{indices[-1]}: {type(exc).__name__}: {text}"
         ).reason
     finally:
+        budget.publish()
         timed.close()
     return "ok", reader.ocr_pages

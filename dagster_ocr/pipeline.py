@@ -49,10 +49,10 @@ from dagster_ocr.textlayer import (
     BLANK_PAGE,
     TimedOcrEngine,
     clean_text,
-    document_budget,
     iter_pages,
     open_document,
     reopen_document,
+    start_budget,
 )
 
 log = logging.getLogger(__name__)
@@ -71,9 +71,10 @@ def extract_document(
     """Text per page (text layer, or OCR where the router says so). Bad input → status failed.
 
     Never raises on the document's account: broken, hostile or over-limit input, a document that
-    overruns its time budget (``textlayer.document_budget``: the larger of
-    ``limits.max_seconds_per_document`` and ``limits.max_seconds_per_page`` per page), or OCR that
-    overruns ``limits.ocr_page_timeout_s`` all come back as status ``failed`` with a reason. Only an
+    overruns its time budget (``textlayer.document_budget`` CPU seconds: the larger of
+    ``limits.max_seconds_per_document`` and ``limits.max_seconds_per_page`` per page, with a
+    wall-clock backstop ``limits.wall_clock_factor`` times that; see ``dagster_ocr.budget``), or OCR
+    that overruns ``limits.ocr_page_timeout_s`` all come back as status ``failed`` with a reason. Only an
     ``EngineError`` (the host's fault, worth a retry) propagates.
 
     With ``checkpoints`` every OCR'd page is stored as soon as it is read, and a page stored by an
@@ -91,8 +92,7 @@ def extract_document(
         return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
 
     n = pdf.page_count
-    budget = document_budget(limits, n)  # length alone never fails a document
-    deadline = started + budget
+    budget = start_budget(limits, n)  # length alone never fails a document, nor a loaded machine
     state = TextProgress(file_name=source.file_name, done=0, total=n)
 
     from_workers = 0  # pages OCR'd by worker processes (the join reads them back from the checkpoint)
@@ -119,7 +119,7 @@ def extract_document(
     factory = None
     scratch = None  # a temporary checkpoint folder for workers when the caller gave none
     if engine is not None:
-        timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, deadline)
+        timed = TimedOcrEngine(engine, limits.ocr_page_timeout_s, budget, limits.wall_clock_factor)
         engine.take_stats()  # forget what an earlier document left behind
         try:
             factory = engine.worker_factory() if settings.ocr.workers > 1 else None
@@ -159,10 +159,10 @@ def extract_document(
                 log.info(
                     "%s: OCR of %d pages in %d processes", source.file_name, len(todo), settings.ocr.workers
                 )
-                ocr_in_workers(source, settings, factory, saved, todo, deadline, workers_tick)
+                ocr_in_workers(source, settings, factory, saved, todo, budget, workers_tick)
             joined = state.done  # pages the workers covered: the bar does not go back while joining
             state.done = 0
-            for page in iter_pages(pdf, settings.text, reader, deadline, budget):
+            for page in iter_pages(pdf, settings.text, reader, budget):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
                 census.observe(page)

@@ -79,6 +79,7 @@ class RapidOcrEngine(OcrEngineBase):
             "Det.limit_side_len": s.det_limit_side_len,
             "Det.limit_type": s.det_limit_type,
             "Rec.rec_batch_num": s.rec_batch_size,
+            "EngineConfig.onnxruntime.enable_cpu_mem_arena": s.onnx_memory_arena,
         }
         if s.num_threads:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = s.num_threads

@@ -62,7 +62,8 @@ def test_a_scan_that_times_out_resumes_on_the_next_run(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "scan.pdf").write_bytes(scanned_pdf(pages))
     record, _ = DocumentStore(tmp_path / "data" / "store").register(tmp_path / "in" / "scan.pdf")
-    overrides = json.dumps({"limits": {"ocr_page_timeout_s": 0.5}})
+    # the hang sleeps (no CPU): the wall-clock backstop, at the timeout itself with factor 1, catches it
+    overrides = json.dumps({"limits": {"ocr_page_timeout_s": 0.5, "wall_clock_factor": 1}})
     defs = build_definitions(tmp_path / "data", overrides_json=overrides, ocr=CountingOcrResource())
 
     ENGINE.calls, ENGINE.hang_at = 0, 4  # the fifth OCR'd page hangs past the page timeout
@@ -91,3 +92,25 @@ def test_the_cli_bar_shows_the_page_progress_of_the_document_in_flight() -> None
     postfix = _PagePostfix(bar, seconds=0.0)
     postfix(TextProgress("contract.pdf", done=412, total=1000, elapsed_s=412 / 1.3, ocr_pages=412))
     assert bar.postfix == "contract.pdf p 412/1000 ETA 7m32s"
+
+
+def test_the_run_of_a_long_document_gets_a_max_runtime_from_its_page_count(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "scan.pdf").write_bytes(scanned_pdf([f"Page {i}\nClause {i}." for i in range(3)]))
+    record, _ = DocumentStore(tmp_path / "data" / "store").register(tmp_path / "in" / "scan.pdf")
+
+    def runtime_tag(overrides: dict) -> str | None:
+        defs = build_definitions(
+            tmp_path / "data", overrides_json=json.dumps(overrides), ocr=CountingOcrResource()
+        )
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("documents", [record.doc_id])
+        result = defs.resolve_job_def("ingest_document").execute_in_process(
+            partition_key=record.doc_id, instance=instance, asset_selection=[dg.AssetKey("document_text")]
+        )
+        return instance.get_run_by_id(result.run_id).tags.get("dagster/max_runtime")
+
+    ENGINE.calls, ENGINE.hang_at = 0, None
+    assert runtime_tag({}) == "7200"  # 3 pages x 60 s: the instance's own two hours as the floor
+    assert runtime_tag({"limits": {"run_seconds_per_page": 4000}}) == "12000"  # 3 x 4000 s
+    assert runtime_tag({"limits": {"run_seconds_per_page": 0}}) is None  # the instance's limit

@@ -15,6 +15,7 @@ import hostile
 import numpy as np
 import pytest
 
+from dagster_ocr.budget import DocumentBudget
 from dagster_ocr.errors import OverLimitError
 from dagster_ocr.ingest import DocumentStore, ingest_inbox
 from dagster_ocr.model import DocStatus
@@ -170,7 +171,7 @@ def test_time_limit_per_document(tmp_path: Path) -> None:
     doc = extract_document(src, _limits(max_seconds_per_document=1e-9, max_seconds_per_page=1e-9))
     assert time.perf_counter() - start < 5
     assert doc.status == DocStatus.FAILED
-    assert doc.error.startswith("over_limit: time limit reached after 0 of 40 pages (0 s, the larger of")
+    assert doc.error.startswith("over_limit: time limit reached after 0 of 40 pages (0 CPU s, the larger of")
 
 
 class _SlowEngine(OcrEngineBase):
@@ -189,7 +190,8 @@ class _SlowEngine(OcrEngineBase):
 def test_ocr_page_timeout(tmp_path: Path) -> None:
     src = _source(tmp_path, "marked.png", hostile.small_png(mark=True))  # no text, not blank: OCR'd
     start = time.perf_counter()
-    doc = extract_document(src, _limits(ocr_page_timeout_s=0.2), engine=_SlowEngine(3.0))
+    # a page that hangs without computing: the wall-clock backstop (factor 1: the timeout itself)
+    doc = extract_document(src, _limits(ocr_page_timeout_s=0.2, wall_clock_factor=1), engine=_SlowEngine(3.0))
     assert time.perf_counter() - start < 2.0, "the run does not wait for the stuck page"
     assert doc.status == DocStatus.FAILED and doc.error.startswith("over_limit: OCR of a page took longer")
     ok = extract_document(src, _limits(ocr_page_timeout_s=5), engine=_SlowEngine(0.0))
@@ -208,13 +210,16 @@ def test_length_alone_never_fails_a_document(tmp_path: Path) -> None:
 
 
 def test_a_stalling_document_still_fails(tmp_path: Path) -> None:
-    # 0.3 s a page where the budget allows 0.05 s a page on average (at least 0.1 s in all): the
-    # budget runs out after a page or two, and the page in flight is cut short
+    # 0.3 s a page of waiting where the wall-clock backstop allows 0.1 s a page on average (2 x a
+    # CPU budget of 0.05 s a page, at least 0.1 s in all): it runs out after a page or two, and the
+    # page in flight is cut short
     src = _source(tmp_path, "scan.pdf", hostile.scanned_pages(6))
     engine = _SlowEngine(0.3)
     start = time.perf_counter()
     doc = extract_document(
-        src, _limits(max_seconds_per_document=0.1, max_seconds_per_page=0.05), engine=engine
+        src,
+        _limits(max_seconds_per_document=0.1, max_seconds_per_page=0.05, wall_clock_factor=2),
+        engine=engine,
     )
     assert time.perf_counter() - start < 2.0
     assert doc.status == DocStatus.FAILED and doc.error.startswith("over_limit: "), doc.error
@@ -223,9 +228,9 @@ def test_a_stalling_document_still_fails(tmp_path: Path) -> None:
 
 def test_timed_engine_honours_the_document_deadline() -> None:
     engine = _SlowEngine(1.0)
-    timed = TimedOcrEngine(engine, timeout=60, deadline=time.monotonic() + 0.1)
+    timed = TimedOcrEngine(engine, timeout=60, budget=DocumentBudget(cpu_s=60, wall_s=0.1))
     assert timed.name == "slow" and timed.take_stats() == ()  # the protocol passes through
-    with pytest.raises(OverLimitError, match="0.1 s"):
+    with pytest.raises(OverLimitError, match="time limit reached during a page's OCR .wall-clock backstop"):
         timed.recognize(np.zeros((4, 4, 3), np.uint8))
     timed.close()
 

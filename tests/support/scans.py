@@ -94,3 +94,45 @@ class PidEngine:
         import functools
 
         return functools.partial(PidEngine, self.parent, self.die_after)
+
+
+def burn_cpu(seconds: float) -> None:
+    """Compute (not wait) for ``seconds`` of this thread's CPU time."""
+    import time
+
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        for i in range(2000):
+            x += i * i
+
+
+class BurnEngine(PidEngine):
+    """``PidEngine`` that computes for ``cpu_s`` CPU seconds on every page, in a helper thread when
+    ``in_thread`` (the way onnxruntime's intra-op threads do the work while the caller waits), or
+    waits ``sleep_s`` wall seconds computing nothing (a page slowed by a machine busy with other
+    work: time passes, this process's CPU does not). Copied into worker processes like PidEngine."""
+
+    name = "burn"
+
+    def __init__(self, cpu_s: float = 0.0, sleep_s: float = 0.0, in_thread: bool = False):
+        super().__init__()
+        self.cpu_s, self.sleep_s, self.in_thread = cpu_s, sleep_s, in_thread
+
+    def recognize(self, image):  # noqa: ANN001, ANN201 - the OcrEngine protocol
+        import threading
+        import time
+
+        if self.in_thread:
+            helper = threading.Thread(target=burn_cpu, args=(self.cpu_s,))
+            helper.start()
+            helper.join()
+        else:
+            burn_cpu(self.cpu_s)
+        time.sleep(self.sleep_s)
+        return super().recognize(image)
+
+    def worker_factory(self):  # noqa: ANN201
+        import functools
+
+        return functools.partial(BurnEngine, self.cpu_s, self.sleep_s, self.in_thread)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 import pytest
-from support.scans import PidEngine, paper, render_text, scanned_pdf
+from support.scans import BurnEngine, PidEngine, paper, render_text, scanned_pdf
 
 from dagster_ocr.checkpoints import OcrCheckpoints, fingerprint_key, ocr_fingerprint
 from dagster_ocr.errors import EngineError
@@ -66,6 +66,64 @@ def test_the_document_budget_grows_with_its_pages() -> None:
     assert document_budget(limits, 3) == limits.max_seconds_per_document  # the floor for short ones
     assert document_budget(limits, 1000) == 30_000  # a thousand-page scan gets 8 h 20 min
     assert document_budget(LimitSettings(max_seconds_per_page=2, max_seconds_per_document=10), 7) == 14
+
+
+def _budget(per_page: float, factor: float = 10.0, **limits) -> Settings:
+    return Settings(
+        limits=LimitSettings(
+            max_seconds_per_document=per_page,
+            max_seconds_per_page=per_page,
+            wall_clock_factor=factor,
+            **limits,
+        )
+    )
+
+
+def test_a_loaded_machine_does_not_fail_a_document(tmp_path: Path) -> None:
+    # each page waits 0.25 s and computes almost nothing: the wall time a page takes when other work
+    # holds the cores. 8 pages = 2 s of wall time against 0.1 CPU s a page (0.8 in all): a wall
+    # budget (before) failed this document; CPU seconds let it through
+    src = _source(tmp_path, TEXT[:8])
+    engine = BurnEngine(sleep_s=0.25)
+    doc = extract_document(src, _budget(0.1, 100.0), engine)  # the backstop far away: this box is loaded
+    assert doc.ok, doc.error
+    assert engine.calls == 8
+
+
+def test_a_document_whose_ocr_computes_past_its_budget_fails(tmp_path: Path) -> None:
+    # 0.25 CPU s a page against 0.1 a page: the budget (0.8 CPU s) is spent by the third or fourth page
+    for in_thread in (False, True):  # CPU spent by a helper thread (onnxruntime's pool) counts too
+        engine = BurnEngine(cpu_s=0.25, in_thread=in_thread)
+        doc = extract_document(_source(tmp_path / str(in_thread), TEXT[:8]), _budget(0.1), engine)
+        assert doc.status == DocStatus.FAILED, in_thread
+        assert doc.error.startswith("over_limit: time limit reached "), doc.error  # before or during a page
+        assert "(1 CPU s, the larger of max_seconds_per_document" in doc.error, doc.error
+        assert 2 <= engine.calls < 5, (in_thread, engine.calls)
+
+
+def test_the_page_timeout_counts_cpu_seconds_and_its_backstop_wall_seconds(tmp_path: Path) -> None:
+    src = _source(tmp_path, TEXT[:2])
+    # waiting 0.6 s a page: past the 0.2 s timeout in wall time (what failed it before), inside
+    # its backstop (2 s); with the backstop at the timeout itself (factor 1) it is a stall
+    waiting = extract_document(src, _budget(60, ocr_page_timeout_s=0.2), BurnEngine(sleep_s=0.6))
+    assert waiting.ok, waiting.error
+    stalled = extract_document(src, _budget(60, 1.0, ocr_page_timeout_s=0.2), BurnEngine(sleep_s=0.6))
+    assert stalled.error.startswith(
+        "over_limit: OCR of a page took longer than 0.2 s of wall-clock time without finishing (stalled)"
+    ), stalled.error
+    # last: the abandoned page computes on in the background (its CPU is this process's)
+    computing = extract_document(src, _budget(60, ocr_page_timeout_s=0.2), BurnEngine(cpu_s=0.6))
+    assert computing.error.startswith("over_limit: OCR of a page took longer than 0.2 s of CPU time")
+
+
+def test_a_stalled_document_is_caught_by_the_wall_clock_backstop(tmp_path: Path) -> None:
+    # 0.2 s of waiting a page, 0.05 CPU s a page allowed, backstop 2 x: 0.1 wall s a page (0.8 s)
+    engine = BurnEngine(sleep_s=0.2)
+    doc = extract_document(_source(tmp_path, TEXT[:8]), _budget(0.05, 2.0), engine)
+    assert doc.status == DocStatus.FAILED
+    # the page in flight is cut at what was left of it, or the check before a page finds it spent
+    assert "wall-clock" in doc.error and "stalled" in doc.error, doc.error
+    assert engine.calls < 8
 
 
 # ---- blank pages --------------------------------------------------------------------------------
@@ -179,7 +237,8 @@ def test_a_run_that_times_out_keeps_its_pages_and_a_rerun_finishes(tmp_path: Pat
     src = _source(tmp_path, TEXT[:6])
     ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
     stuck = CountingEngine(slow_at=4, slow=3.0)  # the fifth page hangs past the page timeout
-    settings = Settings(limits=LimitSettings(ocr_page_timeout_s=0.3))
+    # a hang computes nothing: the wall-clock backstop catches it (factor 1: at the timeout itself)
+    settings = Settings(limits=LimitSettings(ocr_page_timeout_s=0.3, wall_clock_factor=1))
     doc = extract_document(src, settings, stuck, checkpoints=ckpt)
     assert doc.status == DocStatus.FAILED
     assert doc.error.startswith("over_limit: OCR of a page took longer than 0.3 s")
@@ -226,6 +285,9 @@ def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
 
     base = key()
     assert key(document_type="table") == base  # tunes the speculative decoder's speed only
+    # onnxruntime's memory arena: speed (and memory) only; keys written before it existed still hold
+    assert key(engine={"kind": "rapidocr", "onnx_memory_arena": True}) == base
+    assert "onnx_memory_arena" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
     for changed in (
         {"dpi": 200},
         {"min_confidence": 0.7},
@@ -351,13 +413,58 @@ def test_workers_are_not_part_of_the_checkpoint_key() -> None:
 
 
 def test_a_worker_over_the_documents_budget_fails_it_with_the_stages_own_reason(tmp_path: Path) -> None:
+    # the workers' CPU counts against the one document budget: 0.1 CPU s a page in the workers
+    # against 0.5 CPU s for the 17 OCR'd pages. Had only the parent's CPU been counted (it waits,
+    # computing nothing), the document would pass; the backstop is far away (factor 1000)
     src = _source(tmp_path, SCAN_20)
     tight = Settings.load(
         overrides={
             "ocr": {"workers": 2},
-            "limits": {"max_seconds_per_document": 0.5, "max_seconds_per_page": 0.01},
+            "limits": {
+                "max_seconds_per_document": 0.5,
+                "max_seconds_per_page": 0.01,
+                "wall_clock_factor": 1000,
+            },
         }
     )
-    doc = extract_document(src, tight, PidEngine())  # the budget is spent before a worker starts
+    doc = extract_document(src, tight, BurnEngine(cpu_s=0.1))
     assert doc.status == DocStatus.FAILED
     assert doc.error.startswith("over_limit: time limit reached"), doc.error
+    assert "CPU s, the larger of" in doc.error, doc.error
+
+
+def test_workers_waiting_on_a_loaded_machine_do_not_fail_the_document(tmp_path: Path) -> None:
+    # 0.3 s of waiting a page in the workers: at least 2.6 s of wall time for 17 pages over two,
+    # past a budget of 0.1 CPU s a page (2 s) in wall time, far inside it in CPU seconds. The
+    # backstop is set far away (factor 100): worker start-up alone takes seconds on a loaded machine
+    src = _source(tmp_path, SCAN_20)
+    two = Settings.load(
+        overrides={
+            "ocr": {"workers": 2},
+            "limits": {"max_seconds_per_document": 1, "max_seconds_per_page": 0.1, "wall_clock_factor": 100},
+        }
+    )
+    doc = extract_document(src, two, BurnEngine(sleep_s=0.3))
+    assert doc.ok, doc.error
+    assert len({p.text.split(" ")[1] for p in doc.pages if p.text.startswith("pid ")}) == 2
+
+
+def test_page_ranges_cover_the_pages_in_order_and_shrink_to_single_pages_at_the_end() -> None:
+    from dagster_ocr.ocr_workers import MAX_PAGES_PER_TASK, plan_tasks
+
+    for n, workers in ((22, 2), (1000, 2), (9, 4), (1, 2)):
+        todo = list(range(5, 5 + n))
+        tasks = plan_tasks(todo, workers)
+        assert [i for t in tasks for i in t] == todo
+        sizes = [len(t) for t in tasks]
+        assert sizes == sorted(sizes, reverse=True) and max(sizes) <= MAX_PAGES_PER_TASK
+        assert sizes[-min(workers, len(sizes)) :] == [1] * min(workers, len(sizes)), sizes
+    assert len(plan_tasks(list(range(1000)), 2)) < 100  # long ranges while much is left
+
+
+def test_the_runs_max_runtime_grows_with_the_pages() -> None:
+    from dagster_ocr.textlayer import run_max_runtime
+
+    assert run_max_runtime(LimitSettings(), 10) == 7200  # deploy/dagster.yaml's limit as the floor
+    assert run_max_runtime(LimitSettings(), 1000) == 60_000  # a thousand-page scan: 16.7 h
+    assert run_max_runtime(LimitSettings(run_seconds_per_page=0), 1000) is None
