@@ -283,6 +283,7 @@ def _stream_parts(
                 part = _to_part(tab, "lines", page_index, all_words, s)
                 if part is not None and _keep(part, s):
                     ruled.append(part)
+    ruled = _without_envelopes(ruled)
     regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
     words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
@@ -290,6 +291,32 @@ def _stream_parts(
         if not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled):
             parts.append(part)
     return parts
+
+
+def _without_envelopes(parts: list[_Part]) -> list[_Part]:
+    """The ruled parts less those that frame another: a box drawn around a caption and a ruled
+    table (or cell backgrounds that tile one) reads as a grid whose one big cell holds the inner
+    table, so every cell of it would be there twice. A part that holds another covering at least
+    half its area is such a frame; what it has beside the inner table (a caption, a title) stays
+    text for the caption search and the paragraphs."""
+
+    def inside(a: BBox, b: BBox) -> bool:  # a within b, give or take a point
+        return a[0] >= b[0] - 1 and a[1] >= b[1] - 1 and a[2] <= b[2] + 1 and a[3] <= b[3] + 1
+
+    def area(b: BBox) -> float:
+        return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+
+    return [
+        outer
+        for outer in parts
+        if not any(
+            inner is not outer
+            and inner.bbox != outer.bbox
+            and inside(inner.bbox, outer.bbox)
+            and area(inner.bbox) >= 0.5 * area(outer.bbox)
+            for inner in parts
+        )
+    ]
 
 
 def _find_caption(part: _Part, lines: list[Line], s: TableSettings) -> None:

@@ -587,3 +587,21 @@ def test_shaded_rows_of_a_zebra_table_keep_their_columns() -> None:
     assert grid[:10] == rows  # shaded rows (2, 4, ...) split back into their four columns
     # the closing note spans the table: its words straddle the column lines, so it stays one cell
     assert grid[10][0].startswith("Note: every figure") and grid[10][1:] == ["", "", ""]
+
+
+def test_a_frame_drawn_around_a_caption_and_a_ruled_table_is_not_a_second_table() -> None:
+    # the frame (a box, a rule under the caption row, a divider in it) reads as a grid whose one
+    # big cell holds the inner table: every cell would be there twice
+    doc = pymupdf.open()
+    p = doc.new_page(width=595, height=842)
+    p.draw_rect((50, 60, 470, 400))
+    p.draw_line((50, 95), (470, 95))
+    p.draw_line((300, 60), (300, 95))
+    p.insert_text((70, 85), "Table 6: Households by region", fontsize=10)
+    p.insert_text((310, 85), "Survey 2011-12", fontsize=10)
+    body = [[f"R{i}", str(2000 + i), str(i * 10)] for i in range(12)]
+    _table(p, 110, [HEADER, *body])
+    pdf = pymupdf.open("pdf", doc.tobytes())
+    tables = extract_tables(pdf, list(iter_pages(pdf)), TableSettings())
+    assert len(tables) == 1
+    assert [[c.text for c in tables[0].cells if c.row == r] for r in (0, 1)] == [HEADER, body[0]]
