@@ -82,20 +82,42 @@ def _to_part(
 
 
 def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
-    """Cell texts of a PyMuPDF grid read from word boxes (Table.extract() drops inter-word spaces)."""
-    out: list[list[str | None]] = []
+    """Cell texts of a PyMuPDF grid read from word boxes (Table.extract() drops inter-word spaces).
+
+    A word goes to the smallest cell that holds its centre: an irregular grid can come with a
+    cell that frames others (the table's border read as one big cell), and that cell would
+    otherwise repeat the text of every cell inside it.
+    """
     centres = [((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2, w) for w in words]
+    held: list[list[list[int] | None]] = []  # per cell, the indexes of the words inside
+    smallest: dict[int, float] = {}  # word index -> area of the smallest cell holding it
     for r in tab.rows:
         _, ry0, _, ry1 = r.bbox
-        in_row = [c for c in centres if ry0 <= c[1] <= ry1]  # one pass over the page per row, not per cell
-        row: list[str | None] = []
+        # one pass over the page per row, not per cell
+        in_row = [i for i, c in enumerate(centres) if ry0 <= c[1] <= ry1]
+        row_held: list[list[int] | None] = []
         for c in r.cells:
             if c is None:
-                row.append(None)
+                row_held.append(None)
                 continue
             x0, y0, x1, y1 = c
-            inside = [w for cx, cy, w in in_row if x0 <= cx <= x1 and y0 <= cy <= y1]
-            row.append(" ".join(_words_text(band) for band in _cell_lines(inside)))
+            inside = [i for i in in_row if x0 <= centres[i][0] <= x1 and y0 <= centres[i][1] <= y1]
+            area = (x1 - x0) * (y1 - y0)
+            for i in inside:
+                if area < smallest.get(i, float("inf")):
+                    smallest[i] = area
+            row_held.append(inside)
+        held.append(row_held)
+    out: list[list[str | None]] = []
+    for r, row_held in zip(tab.rows, held, strict=True):
+        row: list[str | None] = []
+        for c, inside in zip(r.cells, row_held, strict=True):
+            if inside is None:
+                row.append(None)
+                continue
+            area = (c[2] - c[0]) * (c[3] - c[1])
+            mine = [centres[i][2] for i in inside if smallest[i] >= area]
+            row.append(" ".join(_words_text(band) for band in _cell_lines(mine)))
         out.append(row)
     return out
 

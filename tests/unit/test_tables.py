@@ -605,3 +605,22 @@ def test_a_frame_drawn_around_a_caption_and_a_ruled_table_is_not_a_second_table(
     tables = extract_tables(pdf, list(iter_pages(pdf)), TableSettings())
     assert len(tables) == 1
     assert [[c.text for c in tables[0].cells if c.row == r] for r in (0, 1)] == [HEADER, body[0]]
+
+
+def test_a_grid_cell_framing_other_cells_does_not_repeat_their_text() -> None:
+    # an irregular grid can carry its border as one big cell over the others: each word goes to
+    # the smallest cell holding it, so the frame holds nothing the inner cells hold
+    from types import SimpleNamespace
+
+    from dagster_ocr.tables.cells import _cell_texts
+    from dagster_ocr.tables.words import _Word
+
+    frame, a, b = (0.0, 0.0, 200.0, 40.0), (0.0, 0.0, 100.0, 20.0), (100.0, 0.0, 200.0, 20.0)
+    tab = SimpleNamespace(
+        rows=[
+            SimpleNamespace(bbox=(0.0, 0.0, 200.0, 40.0), cells=[frame, a, b]),  # a row spans its cells
+            SimpleNamespace(bbox=(0.0, 20.0, 200.0, 40.0), cells=[None, None, None]),
+        ]
+    )
+    words = [_Word(10, 5, 40, 15, "State"), _Word(110, 5, 150, 15, "Kerala"), _Word(10, 25, 60, 35, "note")]
+    assert _cell_texts(tab, words) == [["note", "State", "Kerala"], [None, None, None]]
