@@ -115,6 +115,14 @@ def _style_break(a: _Row, b: _Row, s: ParagraphSettings) -> bool:
 _LOOK_BACK = 8
 
 
+def _continue_with(target: _Para, r: _Row) -> None:
+    """``r`` goes on ``target``'s text (a sentence resumed after a column, page, table or caption)."""
+    target.rows.append(r)
+    target.text = _join_rows(target.text, r.text)
+    if r.page_index != target.rows[0].page_index:
+        target.continued = True
+
+
 def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _Para | None:
     """The unfinished paragraph a row continues after a column, page or table break, or None.
 
@@ -197,10 +205,7 @@ class _Grouper:
                 if cont:
                     target = _continuation_target(paras, r, s)
                     if target is not None:
-                        target.rows.append(r)
-                        target.text = _join_rows(target.text, r.text)
-                        if r.page_index != target.rows[0].page_index:
-                            target.continued = True
+                        _continue_with(target, r)
                         cur = target
                         continue
                 cur = self._start(r)
@@ -257,10 +262,7 @@ class _Grouper:
                     at = next(i for i in range(len(paras) - 1, -1, -1) if paras[i] is first)
                     target = _continuation_target(paras[:at], r, s)
                     if target is not None:
-                        target.rows.append(r)
-                        target.text = _join_rows(target.text, r.text)
-                        if r.page_index != target.rows[0].page_index:
-                            target.continued = True
+                        _continue_with(target, r)
                         cur = target
                         continue
             if brk:
