@@ -17,7 +17,7 @@ from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.tables.cells import _Part, _to_part
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
-from dagster_ocr.tables.prose import _running_text
+from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import (
@@ -269,6 +269,7 @@ def _stream_parts(
     ``all_words`` are the page's words in display coordinates, or in ``frame`` when given.
     """
     ruled: list[_Part] = []
+    boxed: list[_Part] = []  # text in drawn boxes: no table, and no place to look for one
     if s.finder == "auto":
         cdrawings = pg.get_cdrawings()
         if _has_grid(cdrawings):
@@ -282,9 +283,10 @@ def _stream_parts(
             for tab in grids:
                 part = _to_part(tab, "lines", page_index, all_words, s)
                 if part is not None and _keep(part, s):
-                    ruled.append(part)
+                    (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
-    regions = [p.bbox for p in ruled]  # words the ruled tables already read are not looked at again
+    # words the ruled tables (or text boxes) already hold are not looked at again
+    regions = [p.bbox for p in (*ruled, *boxed)]
     words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
     parts = list(ruled)
     for part in _stream_tables(_text_lines(words, s.chunk_gap), page_index, s):

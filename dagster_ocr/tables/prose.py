@@ -125,6 +125,14 @@ def _sentences(part: _Part) -> bool:
 _NUMBER_RE = re.compile(r"^[\(\[]?[-+$£€¥]?\s?\d[\d,.\s]*%?[\)\]]?$")
 
 
+def _boxed_text(part: _Part) -> bool:
+    """Text set in drawn boxes (cards, call-outs, a boxed two-column layout), not a table: a ruled
+    part with two or more filled cells, every one of them a sentence's length. A table's grid holds
+    short cells somewhere (its header's labels, figures, a stub); boxed prose has none."""
+    filled = [c for r in part.rows for c in r if c]
+    return len(filled) >= 2 and all(len(c.split()) >= _SENTENCE_WORDS for c in filled)
+
+
 def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | None:
     """Why a text-aligned part is running text, not a table ("numbered lines", "gapped prose",
     "sentences"); else None."""

@@ -624,3 +624,29 @@ def test_a_grid_cell_framing_other_cells_does_not_repeat_their_text() -> None:
     )
     words = [_Word(10, 5, 40, 15, "State"), _Word(110, 5, 150, 15, "Kerala"), _Word(10, 25, 60, 35, "note")]
     assert _cell_texts(tab, words) == [["note", "State", "Kerala"], [None, None, None]]
+
+
+def _boxes(page: pymupdf.Page, y0: float, texts: list[list[str]], height: float = 90.0) -> None:
+    """A ruled grid of boxes (one row per list) with each text set inside its box."""
+    xs = [60.0, 300.0, 540.0]
+    for r, row in enumerate(texts):
+        top = y0 + r * height
+        for c, text in enumerate(row):
+            page.draw_rect((xs[c], top, xs[c + 1], top + height))
+            page.insert_textbox((xs[c] + 6, top + 6, xs[c + 1] - 6, top + height - 6), text, fontsize=9)
+
+
+def test_prose_set_in_drawn_boxes_is_not_a_table_but_a_table_of_descriptions_is() -> None:
+    prose = [
+        "In right triangles the square of the hypotenuse equals the sum of the squares of the other sides.",
+        "Unified electricity and magnetism and described the behaviour of fields, predicting waves.",
+    ]
+    doc = pymupdf.open()
+    cards = doc.new_page(width=595, height=842)
+    _boxes(cards, 100, [prose, prose[::-1]])
+    table = doc.new_page(width=595, height=842)
+    _boxes(table, 100, [["Requirement", "Description"], ["R1", prose[0]], ["R2", prose[1]]], height=40.0)
+    pdf = pymupdf.open("pdf", doc.tobytes())
+    tables = extract_tables(pdf, list(iter_pages(pdf)), TableSettings())
+    assert [t.first_page_index for t in tables] == [1]  # the cards' text stays running text
+    assert [c.text for c in tables[0].cells if c.row == 0] == ["Requirement", "Description"]
