@@ -41,7 +41,7 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import duck, embeddings
-from dagster_ocr.warehouse import Warehouse
+from dagster_ocr.warehouse import Warehouse, search_path  # noqa: F401 - search_path re-exported
 
 # search tokens: the knowledge base's chunks and queries are tokenized alike (kb.search)
 _WORD = re.compile(r"[^\W_]+")
@@ -165,11 +165,6 @@ _OPEN: dict[Path, tuple[tuple[Any, ...], duckdb.DuckDBPyConnection]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def search_path(warehouse_path: Path) -> Path:
-    """``<stem>.search.duckdb`` beside the warehouse (a snapshot gets its own)."""
-    return warehouse_path.with_name(warehouse_path.stem + ".search.duckdb")
-
-
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     # extensions first, then ATTACH: the file's write-ahead log is replayed with vss loaded
     con = duckdb.connect()
@@ -223,11 +218,6 @@ class SearchIndex:
         have = dict(con.execute("SELECT doc_id, fingerprint FROM state").fetchall())
         return have == wanted
 
-    def _stat_key(self) -> tuple[Any, ...]:
-        # the warehouse file and its write-ahead log as they are on disk (a lake: its snapshot id):
-        # unchanged means nothing to check
-        return self.warehouse.change_key()
-
     @contextlib.contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor on a search file that matches the warehouse now (refreshed first if not).
@@ -247,7 +237,9 @@ class SearchIndex:
             cursor.close()
 
     def _fresh_connection(self) -> duckdb.DuckDBPyConnection:
-        key = self._stat_key()
+        # the warehouse file and its write-ahead log as they are on disk (a lake: its snapshot id):
+        # unchanged means nothing to check
+        key = self.warehouse.change_key()
         cached = _OPEN.get(self.path)
         if cached is not None and cached[0] == (key, self.stemmer):
             return cached[1]

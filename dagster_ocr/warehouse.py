@@ -223,6 +223,12 @@ def _record_files(
     return counts
 
 
+def search_path(warehouse_path: Path) -> Path:
+    """``<stem>.search.duckdb`` beside a warehouse file (a snapshot gets its own): the derived search
+    file of ``dagster_ocr.search_index``."""
+    return warehouse_path.with_name(warehouse_path.stem + ".search.duckdb")
+
+
 #: files held open by ``Warehouse.held`` in this process: path -> the connection holding it
 _HELD: dict[Path, duckdb.DuckDBPyConnection] = {}
 
@@ -291,7 +297,7 @@ class Warehouse:
     @property
     def search_file(self) -> Path:
         """Where the derived search file lives (``<stem>.search.duckdb`` beside the warehouse)."""
-        return self.path.with_name(self.path.stem + ".search.duckdb")
+        return search_path(self.path)
 
     def change_key(self) -> tuple[Any, ...]:
         """Changes whenever the warehouse may have changed: the file and its write-ahead log as they
