@@ -358,13 +358,19 @@ def _split_beside(area: list[_TextLine], page_index: int, s: TableSettings) -> l
     cut = (gutter[0] + gutter[1]) / 2
     out: list[_Part] = []
     for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
-        if not side:
-            continue
-        for sub in _table_areas(_text_lines(side, s.chunk_gap), s):
-            part = _stream_part(sub, page_index, s)
-            if part is not None and _keep(part, s) and _has_figures(part):
-                out.append(part)
+        if side:
+            out.extend(_figure_tables(side, page_index, s))
     return out
+
+
+def _figure_tables(words: list[_Word], page_index: int, s: TableSettings) -> list[_Part]:
+    """The tables holding figures among ``words`` read on their own: one side of a cut through an
+    area (a table beside running text, two tables side by side)."""
+    return [
+        p
+        for sub in _table_areas(_text_lines(words, s.chunk_gap), s)
+        if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
+    ]
 
 
 def _has_figures(part: _Part) -> bool:
@@ -420,11 +426,7 @@ def _prose_beside(
         cut = part.col_edges[c] if keep_left else part.col_edges[c + 1]
         words = [w for ln in area for w in ln.words]
         side = [w for w in words if w.x1 <= cut] if keep_left else [w for w in words if w.x0 >= cut]
-        found = [
-            p
-            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
-            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
-        ]
+        found = _figure_tables(side, page_index, s)
         if found:
             return found
     return None
@@ -482,11 +484,7 @@ def _side_by_side(
     cut = part.col_edges[c + 1]
     out: list[_Part] = []
     for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
-        found = [
-            p
-            for sub in _table_areas(_text_lines(side, s.chunk_gap), s)
-            if (p := _stream_part(sub, page_index, s)) is not None and _keep(p, s) and _has_figures(p)
-        ]
+        found = _figure_tables(side, page_index, s)
         if not found:
             return None
         out.extend(found)
