@@ -112,6 +112,18 @@ class Case:
 # ---------------------------------------------------------------------------------------- content
 
 
+def print_rows(
+    page: pymupdf.Page, y0: float, rows: list[list[str]], cols: list[float], pitch: float = 14.0
+) -> float:
+    """Print rows of cells at fixed column positions (left edges), no rules; returns the bottom y.
+    The unit tests' hand-made borderless tables."""
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            if text:
+                page.insert_text((cols[c], y0 + r * pitch), text, fontsize=9)
+    return y0 + len(rows) * pitch
+
+
 def _num(rng: random.Random, fmt: str) -> tuple[str, float]:
     """A figure printed in ``fmt`` and its value (for totals)."""
     v = rng.choice([rng.uniform(0, 99), rng.uniform(100, 9999), rng.uniform(1000, 250000)])

@@ -7,6 +7,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from pydantic import ValidationError
+from support.table_pages import print_rows
 
 from dagster_ocr.model import Page, TextSource
 from dagster_ocr.samples import SAMPLE_FACTS, write_samples
@@ -132,11 +133,7 @@ STREAM_COLS = [60.0, 250.0, 360.0, 470.0]  # left edge of each printed column
 
 def _borderless(page: pymupdf.Page, y0: float, rows: list[list[str]], pitch: float = 14.0) -> float:
     """Print rows of cells at fixed column positions, no rules at all; returns the bottom y."""
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            if text:
-                page.insert_text((STREAM_COLS[c], y0 + r * pitch), text, fontsize=9)
-    return y0 + len(rows) * pitch
+    return print_rows(page, y0, rows, STREAM_COLS, pitch)
 
 
 def test_borderless_table_with_stacked_header() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from support.table_pages import print_rows
 
 from dagster_ocr.conservation import DocumentAccount, account_text
 from dagster_ocr.ingest import DocumentStore
@@ -40,11 +41,7 @@ def _account(parsed: ParsedDocument) -> DocumentAccount:
 
 
 def _rows(page: pymupdf.Page, y0: float, rows: list[list[str]], pitch: float = 14.0) -> float:
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            if text:
-                page.insert_text((COLS[c], y0 + r * pitch), text, fontsize=9)
-    return y0 + len(rows) * pitch
+    return print_rows(page, y0, rows, COLS, pitch)
 
 
 def test_a_continuation_repeated_header_is_the_table_text_not_lost(tmp_path: Path) -> None:

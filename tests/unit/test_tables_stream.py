@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+from support.table_pages import print_rows
 
 from dagster_ocr.model import Page
 from dagster_ocr.tables import extract_tables
@@ -24,15 +25,7 @@ def _pages(doc: pymupdf.Document) -> list[Page]:
     return out
 
 
-def _print_rows(
-    page: pymupdf.Page, y0: float, rows: list[list[str]], cols: list[float], pitch: float = 14.0
-) -> float:
-    """Print rows of cells at fixed column positions, no rules; returns the bottom y."""
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            if text:
-                page.insert_text((cols[c], y0 + r * pitch), text, fontsize=9)
-    return y0 + len(rows) * pitch
+_print_rows = print_rows
 
 
 def test_currency_after_the_figure_is_a_number() -> None:
