@@ -7,6 +7,7 @@ document_text → page_labels → tables → paragraphs → duckdb_tables (+ blo
 
 import time
 import urllib.parse
+from collections.abc import Callable
 
 import dagster as dg
 
@@ -30,7 +31,7 @@ from dagster_ocr.gate import Approval, judge_document
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
-from dagster_ocr.textlayer import count_pages, run_max_runtime
+from dagster_ocr.textlayer import run_max_runtime
 from dagster_ocr.warehouse import CONTENT_TABLES
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource, WarehouseResource
 
@@ -52,14 +53,23 @@ class _TextProgressLog:
     ``seconds`` (a page of CPU OCR takes seconds), with pages done, the pace and the time left.
     Keeps the last report, whose counts become the output's metadata."""
 
-    def __init__(self, context: dg.AssetExecutionContext, every: int = 25, seconds: float = 10.0):
+    def __init__(
+        self,
+        context: dg.AssetExecutionContext,
+        every: int = 25,
+        seconds: float = 10.0,
+        on_open: Callable[[int], None] | None = None,
+    ):
         self.context = context
         self.every = every
         self.seconds = seconds
+        self.on_open = on_open  # called once with the page count, as the stage opens the document
         self.last: TextProgress | None = None
         self._logged_at = time.monotonic()
 
     def __call__(self, progress: TextProgress) -> None:
+        if self.last is None and self.on_open is not None:
+            self.on_open(progress.total)
         self.last = progress
         now = time.monotonic()
         if progress.finished or progress.done % self.every == 0 or now - self._logged_at >= self.seconds:
@@ -86,14 +96,19 @@ def document_text(
     meter = UsageMeter.start()
     doc_id = resolve_document(context, store.store())  # a key typed by hand fails here, unretried
     source = store.store().get(doc_id)
+    tag_run(context, doc_id, source.file_name)
     cfg = settings.load()
-    # run monitoring's limit grows with the document: a thousand-page scan is not cut off at the
-    # instance's fixed max_runtime (the daemon re-reads the run's tags on every check)
-    n_pages = count_pages(source, cfg.limits)
-    max_runtime = run_max_runtime(cfg.limits, n_pages) if n_pages else None
-    tag_run(context, doc_id, source.file_name, **({MAX_RUNTIME_TAG: str(max_runtime)} if max_runtime else {}))
+
+    def limit_run(n_pages: int) -> None:
+        # run monitoring's limit grows with the document: a thousand-page scan is not cut off at
+        # the instance's fixed max_runtime (the daemon re-reads the run's tags on every check);
+        # tagged from the text stage's own first report, which knows the page count
+        max_runtime = run_max_runtime(cfg.limits, n_pages)
+        if max_runtime:
+            tag_run(context, doc_id, source.file_name, **{MAX_RUNTIME_TAG: str(max_runtime)})
+
     engine = ocr.get_engine(cfg.ocr)
-    progress = _TextProgressLog(context)
+    progress = _TextProgressLog(context, on_open=limit_run)
     start = time.perf_counter()
     doc = pipeline.extract_document(
         source, cfg, engine, progress=progress, checkpoints=store.ocr_checkpoints()

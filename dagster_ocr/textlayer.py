@@ -136,16 +136,6 @@ def run_max_runtime(limits: LimitSettings, n_pages: int) -> int | None:
     return max(RUN_MAX_RUNTIME_FLOOR_S, math.ceil(n_pages * limits.run_seconds_per_page))
 
 
-def count_pages(source: SourceDocument, limits: LimitSettings) -> int | None:
-    """The document's page count (opened with the same limits as the text stage), or None for a
-    file the text stage will refuse anyway."""
-    try:
-        with open_document(source, limits) as doc:
-            return doc.page_count
-    except Exception:  # noqa: BLE001 - bad input, or a MuPDF error: the text stage records why
-        return None
-
-
 def start_budget(limits: LimitSettings, n_pages: int) -> DocumentBudget:
     """A document's budget, starting now: ``document_budget`` CPU seconds, and the wall-clock
     backstop ``wall_clock_factor`` times as many seconds."""
