@@ -52,3 +52,9 @@ def load(con: duckdb.DuckDBPyConnection, *names: str) -> None:
     for name in names:
         if name not in loaded:
             con.load_extension(str(extension_path(name)))
+
+
+def sql_str(value: str | Path) -> str:
+    """``value`` for inside a single-quoted SQL literal (quotes doubled): for the statements that
+    take no parameters (ATTACH, CREATE SECRET, a DuckLake function's table name)."""
+    return str(value).replace("'", "''")

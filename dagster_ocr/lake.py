@@ -39,6 +39,7 @@ from typing import Any
 import duckdb
 
 from dagster_ocr import duck
+from dagster_ocr.duck import sql_str as _sql_str
 from dagster_ocr.schema import LATEST_VERSION, create_or_upgrade, current_version, views_sql
 from dagster_ocr.warehouse import T, Warehouse
 
@@ -74,10 +75,6 @@ def open_warehouse(
     if version is not None:
         raise LakeError("time travel (a snapshot version) needs a DuckLake warehouse, not a DuckDB file")
     return Warehouse(Path(spec))
-
-
-def _sql_str(value: str) -> str:
-    return value.replace("'", "''")
 
 
 def _is_conflict(exc: duckdb.Error) -> bool:

@@ -41,6 +41,7 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import duck, embeddings
+from dagster_ocr.duck import sql_str as _sql_str
 from dagster_ocr.warehouse import Warehouse, search_path  # noqa: F401 - search_path re-exported
 
 # search tokens: the knowledge base's chunks and queries are tokenized alike (kb.search)
@@ -177,10 +178,6 @@ def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
-
-
-def _sql_str(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def _is_lock_error(exc: Exception) -> bool:
