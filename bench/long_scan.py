@@ -32,6 +32,7 @@ hours here (``memory_at_length``, ``engine_rss``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -425,6 +426,13 @@ def main() -> None:
     ap.add_argument("--blank-every", type=int, default=10)
     ap.add_argument("--kill-at", type=float, default=0.5, help="share of the OCR'd pages")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--no-clean",
+        action="store_true",
+        help="skip the clean run of the big document: kill it at --kill-at of its text pages and "
+        "resume (a clean run of 1,000 scanned pages would double hours of OCR)",
+    )
+    ap.add_argument("--work", type=Path, help="keep the runs' folders here (a fresh, empty folder)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--inbox", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path, help=argparse.SUPPRESS)
@@ -480,20 +488,55 @@ def main() -> None:
         "blank_cost": blank_cost(big),
     }
     print(json.dumps(report["blank_cost"], indent=1), file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="bench-longscan-") as tmp:
+    with (
+        contextlib.nullcontext(str(args.work))
+        if args.work
+        else tempfile.TemporaryDirectory(prefix="bench-longscan-")
+    ) as tmp:
         root = Path(tmp)
         report["small_run"] = graph_run(small, root / "small", "clean")
         print("small", {k: v for k, v in report["small_run"].items() if k != "ocr_started"}, file=sys.stderr)
-        clean = report["clean_run"] = graph_run(big, root / "clean", "clean")
-        print("clean", {k: v for k, v in clean.items() if k != "ocr_started"}, file=sys.stderr)
-        n_ocr = clean["ocr_pages"]
+        if args.no_clean:
+            clean = None
+            n_ocr = args.pages - (args.pages // args.blank_every if args.blank_every else 0)
+        else:
+            clean = report["clean_run"] = graph_run(big, root / "clean", "clean")
+            print("clean", {k: v for k, v in clean.items() if k != "ocr_started"}, file=sys.stderr)
+            n_ocr = clean["ocr_pages"]
         kill_after = max(1, int(n_ocr * args.kill_at))
         killed = report["killed_run"] = killed_run(big, root / "resume", kill_after)
+        print("killed", {k: v for k, v in killed.items() if k != "ocr_started"}, file=sys.stderr)
         resumed = report["resumed_run"] = graph_run(big, root / "resume", "resumed")
+        print("resumed", {k: v for k, v in resumed.items() if k != "ocr_started"}, file=sys.stderr)
         retuned = report["retuned_run"] = graph_run(
             big, root / "resume", "retuned", {"tables": {"merge": False}}
         )
         twice = sorted(set(killed["ocr_started"]) & set(resumed["ocr_started"]))
+        if clean is None:
+            report["summary"] = {
+                "text_pages": n_ocr,
+                "kill_plus_resume_seconds": killed["seconds"] + resumed["seconds"],
+                "kill_plus_resume_cpu_seconds": (killed["cpu_seconds"] or 0) + resumed["cpu_seconds"],
+                "cpu_seconds_per_ocr_page": ((killed["cpu_seconds"] or 0) + resumed["cpu_seconds"])
+                / max(1, len(killed["ocr_started"]) + len(resumed["ocr_started"])),
+                "resumed_status": resumed["status"],
+                "peak_rss_mib_small": report["small_run"]["peak_rss_mib"],
+                "peak_rss_mib_big_resumed": resumed["peak_rss_mib"],
+                "peak_rss_ratio": resumed["peak_rss_mib"] / report["small_run"]["peak_rss_mib"],
+                "checkpointed_at_kill": killed["checkpointed_at_kill"],
+                "resume_ocr_pages": resumed["ocr_pages"],
+                "resume_reused_pages": resumed["reused_pages"],
+                "resume_blank_pages": resumed["blank_pages"],
+                "pages_ocrd_twice": len(twice),
+                "pages_ocrd_twice_list": twice,
+                "retuned_ocr_pages": retuned["ocr_pages"],
+                "retuned_seconds": retuned["seconds"],
+                "retuned_peak_rss_mib": retuned["peak_rss_mib"],
+            }
+            print(json.dumps(report["summary"], indent=1))
+            if args.json:
+                C.dump(report, args.json)
+            return
         report["summary"] = {
             "pages_per_second_clean": args.pages / clean["seconds"],
             "cpu_seconds_clean": clean["cpu_seconds"],
