@@ -43,8 +43,9 @@ import _common as C
 import pymupdf
 from support.text_metrics import levenshtein
 
-from dagster_ocr.blocks import place_tables, table_markdown
-from dagster_ocr.model import SourceDocument
+from dagster_ocr import blocks
+from dagster_ocr.blocks import place_tables, table_markdown, table_text
+from dagster_ocr.model import SourceDocument, Table
 from dagster_ocr.pipeline import parse
 
 _FOLD = str.maketrans(
@@ -89,24 +90,20 @@ def _source(path: Path) -> SourceDocument:
     )
 
 
-def block_sequence(out: Any) -> Sequence_:
-    """The document_blocks order (sql/views.sql) of a parsed document: paragraphs by reading_order,
-    each table before the paragraph ``place_tables`` gives it (tables there first), the rest last."""
+def block_sequence(out: Any, markdown: bool = True) -> Sequence_:
+    """The document_blocks order (sql/views.sql) of a parsed document, as (page, text): the
+    product's own ``blocks.block_sequence``, a table as Markdown (``markdown``) or as the plain
+    text of its ``paragraphs`` row."""
     paras = out.paragraphs.paragraphs
-    read_as_text = set(out.paragraphs.read_as_text or ())
-    placed = place_tables(paras, out.tables, read_as_text)
-    keyed: list[tuple[tuple, int, str]] = []
-    for p in paras:
-        keyed.append(((p.reading_order, 1, p.page_index, p.bbox[1], p.bbox[0]), p.page_index, p.text))
-    for t in out.tables:
-        if t.table_id in read_as_text:
-            continue
-        pl = placed.get(t.table_id)
-        anchor = pl.precedes if pl else 10**9
-        md = "\n".join(table_markdown(t.grid(), t.header_rows))
-        keyed.append(((anchor, 0, t.first_page_index, t.bbox[1], t.bbox[0]), t.first_page_index, md))
-    keyed.sort(key=lambda k: k[0])
-    return [(page, text) for _, page, text in keyed]
+    placed = place_tables(paras, out.tables, set(out.paragraphs.read_as_text or ()))
+    seq = []
+    for b in blocks.block_sequence(paras, out.tables, placed):
+        if isinstance(b, Table):
+            text = "\n".join(table_markdown(b.grid(), b.header_rows)) if markdown else table_text(b.grid())
+            seq.append((b.first_page_index, text))
+        else:
+            seq.append((b.page_index, b.text))
+    return seq
 
 
 def ours(path: Path, engine: Any = None) -> tuple[Sequence_, int]:

@@ -9,7 +9,9 @@ score both against it too.
 
 ``ours`` is the ``document_blocks`` sequence (headings, paragraphs, tables as Markdown, in the
 view's order: ``reading_order.block_sequence``), i.e. what the export, the knowledge base and an
-analyst read; ``paragraphs`` is the paragraph rows alone (no tables), for comparison.
+analyst read; ``rows`` is the warehouse's ``paragraphs`` rows in reading order (the same sequence,
+a table as its plain text: kind 'table'); ``para`` the paragraph objects alone (no tables), what
+the paragraphs table held before tables had rows there.
 
 Normal form of both sides before any metric (``normal``):
 
@@ -150,12 +152,16 @@ def measure(path: Path, corpus: Path, whole_limit: int) -> dict[str, Any]:
         normal("\n".join(p.text for p in out.paragraphs.paragraphs if p.page_index == i), False, False)
         for i in range(n)
     ]
+    # the warehouse's paragraphs rows in reading order: tables in them as plain text (kind 'table')
+    row_seq = RO.block_sequence(out, markdown=False)
+    rows_pages = [normal(RO.sequence_text(row_seq, i), False, False) for i in range(n)]
     gw = words(" ".join(gt))
     ow = words(" ".join(ours_pages))
     row.update(compare(gw, ow))
     row["sim"] = similarity(gt, ours_pages, whole_limit)
     row["para_sim"] = similarity(gt, para_pages, whole_limit)
     row["para_recall"] = compare(gw, words(" ".join(para_pages)))["recall"]
+    row["rows_sim"] = similarity(gt, rows_pages, whole_limit)
     row["chars"] = sum(len(p) for p in gt)
     # where the missing words went: furniture lines first, the rest "other"
     missing = Counter(gw) - Counter(ow)
@@ -174,7 +180,7 @@ def measure(path: Path, corpus: Path, whole_limit: int) -> dict[str, Any]:
     row["new"] = sum(c for w, c in extra.items() if w not in gset)
     row["new_sample"] = " ".join(w for w, _ in extra.most_common(12))
     row["class"] = classify(row)
-    row["_texts"] = (" ".join(ours_pages), " ".join(gt))
+    row["_texts"] = (" ".join(ours_pages), " ".join(gt), " ".join(rows_pages))
     return row
 
 
@@ -200,9 +206,10 @@ def run(corpus: Path, only: str | None, whole_limit: int) -> dict[str, dict[str,
         row = measure(path, corpus, whole_limit)
         if name in refs and "skipped" not in row:
             ref = normal(refs[name], markdown=True, dehyphenate=False)
-            ours_text, gt_text = row["_texts"]
+            ours_text, gt_text, rows_text = row["_texts"]
             row["ref"] = {
                 "ours_sim": similarity([ref], [ours_text], 10**9),
+                "rows_sim": similarity([ref], [rows_text], 10**9),
                 "get_text_sim": similarity([ref], [gt_text], 10**9),
                 "ours": compare(words(ref), words(ours_text)),
                 "get_text": compare(words(ref), words(gt_text)),
@@ -224,7 +231,7 @@ def _weighted(rows: list[dict[str, Any]], key: str) -> float:
 
 def report(results: dict[str, dict[str, Any]], worst: int) -> str:
     lines: list[str] = []
-    keys = ("sim", "para_sim", "recall", "para_recall", "precision", "order")
+    keys = ("sim", "rows_sim", "para_sim", "recall", "para_recall", "precision", "order")
     lines += [
         "Ours (document_blocks) against PyMuPDF get_text(), per split: mean over documents "
         "(character-weighted in brackets)",
@@ -248,13 +255,13 @@ def report(results: dict[str, dict[str, Any]], worst: int) -> str:
         lines += [
             "Against docling's ground-truth Markdown (stripped): edit similarity, word recall / precision",
             "",
-            "| document | split | ours sim | get_text sim | ours R/P | get_text R/P |",
-            "|---|---|---|---|---|---|",
+            "| document | split | ours sim | rows sim | get_text sim | ours R/P | get_text R/P |",
+            "|---|---|---|---|---|---|---|",
         ]
         for k, v in refd.items():
             r = v["ref"]
             lines.append(
-                f"| {k} | {v['split']} | {r['ours_sim']:.3f} | {r['get_text_sim']:.3f} "
+                f"| {k} | {v['split']} | {r['ours_sim']:.3f} | {r['rows_sim']:.3f} | {r['get_text_sim']:.3f} "
                 f"| {r['ours']['recall']:.3f}/{r['ours']['precision']:.3f} "
                 f"| {r['get_text']['recall']:.3f}/{r['get_text']['precision']:.3f} |"
             )

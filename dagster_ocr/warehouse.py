@@ -26,10 +26,10 @@ import duckdb
 import pandas as pd
 
 from dagster_ocr import __version__
-from dagster_ocr.blocks import place_tables, table_markdown
+from dagster_ocr.blocks import TablePlacement, block_sequence, place_tables, table_markdown, table_text
 from dagster_ocr.conservation import TextAccountant
 from dagster_ocr.ingest import FileSighting
-from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, Paragraph, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
 
 log = logging.getLogger(__name__)
@@ -623,6 +623,56 @@ class Warehouse:
         )
 
 
+def _block_id(block: Paragraph | Table) -> str:
+    return block.table_id if isinstance(block, Table) else block.paragraph_id
+
+
+def _paragraph_row(
+    doc_id: str,
+    b: Paragraph | Table,
+    reading_order: int,
+    placements: dict[str, TablePlacement],
+    page_label: Callable[[int], str],
+) -> dict[str, Any]:
+    """A ``paragraphs`` row: a paragraph or heading, or a table as its plain text (kind 'table',
+    ``paragraph_id`` its table_id, ``continued`` when merged across pages)."""
+    if isinstance(b, Table):
+        return {
+            "doc_id": doc_id,
+            "paragraph_id": b.table_id,
+            "section_id": placements[b.table_id].section_id,
+            "reading_order": reading_order,
+            "page_index": b.first_page_index,
+            "page_label": page_label(b.first_page_index),
+            "last_page_index": b.last_page_index,
+            "text": table_text(b.grid()),
+            "x0": b.bbox[0],
+            "y0": b.bbox[1],
+            "x1": b.bbox[2],
+            "y1": b.bbox[3],
+            "flags": [],
+            "kind": "table",
+            "continued": b.last_page_index > b.first_page_index,
+        }
+    return {
+        "doc_id": doc_id,
+        "paragraph_id": b.paragraph_id,
+        "section_id": b.section_id,
+        "reading_order": reading_order,
+        "page_index": b.page_index,
+        "page_label": b.page_label or page_label(b.page_index),
+        "last_page_index": b.last_page_index if b.last_page_index >= 0 else b.page_index,
+        "text": b.text,
+        "x0": b.bbox[0],
+        "y0": b.bbox[1],
+        "x1": b.bbox[2],
+        "y1": b.bbox[3],
+        "flags": list(b.flags),
+        "kind": b.kind,
+        "continued": b.continued,
+    }
+
+
 def iter_document_rows(
     doc: ExtractedDocument,
     labels: Sequence[PageLabel],
@@ -743,35 +793,23 @@ def iter_document_rows(
         ],
     )
 
+    # one reading order for headings, paragraphs and tables: a placed table is a paragraphs row of
+    # kind 'table' too (dagster_ocr/blocks.py), so the paragraphs read in order are the whole text
     paras = paragraphs.paragraphs
-    for start in range(0, len(paras), batch_size):
+    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
+    placements = place_tables(paras, tables, read_as_text)
+    sequence = block_sequence(paras, tables, placements)
+    order = {_block_id(b): i for i, b in enumerate(sequence)}
+    for start in range(0, len(sequence), batch_size):
         yield (
             "paragraphs",
             [
-                {
-                    "doc_id": doc_id,
-                    "paragraph_id": p.paragraph_id,
-                    "section_id": p.section_id,
-                    "reading_order": p.reading_order,
-                    "page_index": p.page_index,
-                    "page_label": p.page_label or page_label(p.page_index),
-                    "last_page_index": p.last_page_index if p.last_page_index >= 0 else p.page_index,
-                    "text": p.text,
-                    "x0": p.bbox[0],
-                    "y0": p.bbox[1],
-                    "x1": p.bbox[2],
-                    "y1": p.bbox[3],
-                    "flags": list(p.flags),
-                    "kind": p.kind,
-                    "continued": p.continued,
-                }
-                for p in paras[start : start + batch_size]
+                _paragraph_row(doc_id, b, order[_block_id(b)], placements, page_label)
+                for b in sequence[start : start + batch_size]
             ],
         )
 
-    # where each table sits among the paragraphs (the document_blocks view), and its Markdown
-    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
-    placements = place_tables(paras, tables, read_as_text)
+    # each table's Markdown and its place in that order (the document_blocks view)
     table_rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
     for t in tables:
@@ -798,7 +836,7 @@ def iter_document_rows(
                 "markdown": "\n".join(table_markdown(t.grid(), t.header_rows)),
                 "read_as_text": t.table_id in read_as_text,
                 "section_id": placed.section_id if placed else None,
-                "precedes_reading_order": placed.precedes if placed else None,
+                "precedes_reading_order": order.get(t.table_id),
             }
         )
         for c in t.cells:

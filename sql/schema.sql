@@ -88,19 +88,21 @@ CREATE TABLE IF NOT EXISTS sections (
     ordinal     INTEGER                    -- 0-based order in the document
 );
 
--- body text in reading order, page furniture removed
+-- the document's text in reading order, page furniture removed: headings, paragraphs and each
+-- table (kind 'table': its text, a line per row, cells separated by a space; paragraph_id is its
+-- table_id), so reading the rows in order reads the whole document once
 CREATE TABLE IF NOT EXISTS paragraphs (
     doc_id          VARCHAR NOT NULL,      -- the document
     paragraph_id    VARCHAR NOT NULL,      -- unique within the document
     section_id      VARCHAR,               -- the section it sits in
-    reading_order   INTEGER NOT NULL,      -- 0-based position in the document
+    reading_order   INTEGER NOT NULL,      -- 0-based position in the document, tables included
     page_index      INTEGER NOT NULL,      -- 0-based physical page it starts on
     page_label      VARCHAR,               -- printed label of that page
     last_page_index INTEGER,               -- 0-based physical page it ends on
     text            VARCHAR,               -- the paragraph's text, lines joined
     x0 DOUBLE, y0 DOUBLE, x1 DOUBLE, y1 DOUBLE,    -- the box on the page: PDF points, origin top-left of the displayed page
     flags           VARCHAR[],             -- validation flags (replacement_char, mojibake, ...)
-    kind            VARCHAR,               -- body | heading | clause | list_item
+    kind            VARCHAR,               -- body | heading | clause | list_item | table
     continued       BOOLEAN                -- joined across a page break or past a table
 );
 

@@ -68,7 +68,8 @@ WHERE d.status = 'parsed';
 -- analysts, the knowledge base and the exports read as "the document's text". reading_order is
 -- 0-based over the whole document. Headings and paragraphs keep the paragraph stage's order (a
 -- heading comes first in its section); a table sits where the warehouse placed it among them
--- (tables.precedes_reading_order: before that paragraph, on the table's first page; see
+-- (tables.precedes_reading_order: its own row's place in paragraphs.reading_order, which counts
+-- tables too; in documents written before tables had rows there, the paragraph it precedes; see
 -- dagster_ocr/blocks.py). A table read as running text (tables.read_as_text) is left out: its
 -- text is in the paragraphs. source_id is the paragraph_id or table_id; heading_level the
 -- heading's sections.level.
@@ -82,6 +83,7 @@ WITH blocks AS (
     FROM paragraphs p
     LEFT JOIN sections s
            ON p.kind = 'heading' AND s.doc_id = p.doc_id AND s.section_id = p.section_id
+    WHERE p.kind IS DISTINCT FROM 'table'  -- a table's own row: the branch below gives its Markdown
     UNION ALL
     SELECT t.doc_id, t.first_page_index, t.first_page_label, t.precedes_reading_order, 0,
            'table', t.section_id, t.markdown, t.x0, t.y0, t.x1, t.y1,

@@ -78,7 +78,9 @@ def read_figures(warehouse: str | Path) -> WarehouseFigures:
         )
         f.tables = int(_scalar(con, "SELECT count(*) FROM tables") or 0)
         f.tables_merged = int(_scalar(con, "SELECT count(*) FROM tables WHERE len(pages) > 1") or 0)
-        f.paragraphs = int(_scalar(con, "SELECT count(*) FROM paragraphs") or 0)
+        f.paragraphs = int(
+            _scalar(con, "SELECT count(*) FROM paragraphs WHERE kind IS DISTINCT FROM 'table'") or 0
+        )
         f.paragraphs_flagged = int(_scalar(con, "SELECT count(*) FROM paragraphs WHERE len(flags) > 0") or 0)
         f.kb_chunks = int(_scalar(con, "SELECT count(*) FROM kb_chunks") or 0)
         f.document_failures = {

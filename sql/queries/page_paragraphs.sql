@@ -1,6 +1,7 @@
 -- The paragraphs on one printed page (its label, e.g. 'ii' or '3', not the physical page number),
--- in reading order, with the section they belong to. A paragraph that starts on the page before
--- and runs onto this one is included (continued = true). Change the file name and the label.
+-- in reading order, with the section they belong to; a table is a row of kind 'table' (its text).
+-- A paragraph that starts on the page before and runs onto this one is included
+-- (continued = true). Change the file name and the label.
 SET VARIABLE file_name = 'service_agreement.pdf';
 SET VARIABLE page_label = '2';
 

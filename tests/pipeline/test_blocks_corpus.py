@@ -97,6 +97,29 @@ def test_every_paragraph_and_table_is_in_the_sequence_once_in_reading_order(load
         assert not set(blocks.source_id) & prose
 
 
+@pytest.mark.parametrize("rel", DOCS)
+def test_the_paragraphs_rows_are_the_same_sequence_with_tables_as_plain_text(loaded, rel):
+    """Reading ``paragraphs`` in order reads the whole document once: each block of
+    document_blocks is one row there, in the same order, a table as its cells' text."""
+    wh, parsed = loaded
+    doc_id, out = parsed[rel]
+    blocks = _blocks(wh, doc_id)
+    rows = wh.query("SELECT * FROM paragraphs WHERE doc_id = ? ORDER BY reading_order", [doc_id])
+    assert rows.reading_order.tolist() == list(range(len(rows)))
+    assert rows.paragraph_id.tolist() == blocks.source_id.tolist()
+    by_id = {t.table_id: t for t in out.tables}
+    for row in rows[rows.kind == "table"].itertuples():
+        t = by_id[row.paragraph_id]
+        words = [w for r in t.grid() for c in r for w in (c or "").split()]
+        assert row.text.split() == words  # every cell once, row by row, no Markdown
+        assert "|" not in row.text or any("|" in (c or "") for r in t.grid() for c in r)
+        assert row.page_index == t.first_page_index and row.last_page_index == t.last_page_index
+    texts = rows[rows.kind != "table"]
+    assert texts.text.tolist() == [p.text for p in out.paragraphs.paragraphs]
+    if any(t.table_id not in set(out.paragraphs.read_as_text) for t in out.tables):
+        assert (rows.kind == "table").any()
+
+
 def test_tables_are_interleaved_with_the_text_not_appended(loaded):
     wh, parsed = loaded
     doc_id, _ = parsed["tables/icdar2013/us-020/us-020.pdf"]

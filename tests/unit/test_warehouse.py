@@ -42,7 +42,7 @@ def test_contract_tables_and_labels_are_written(tmp_path):
         "pages": 2,
         "lines": 2,
         "sections": 1,
-        "paragraphs": 1,
+        "paragraphs": 2,  # the paragraph, and the table's own row (kind 'table')
         "tables": 1,
         "table_cells": 2,
         "ocr_decode_stats": 0,
@@ -50,8 +50,10 @@ def test_contract_tables_and_labels_are_written(tmp_path):
     }
     cells = wh.query("SELECT row_idx, col_idx, text, page_label FROM table_cells ORDER BY row_idx")
     assert cells.values.tolist() == [[0, 0, "a", "iv"], [1, 1, "¥ 5", "A-3"]]
-    para = wh.query("SELECT page_label, flags, section_id FROM paragraphs")
+    para = wh.query("SELECT page_label, flags, section_id FROM paragraphs WHERE kind <> 'table'")
     assert para.page_label[0] == "iv" and list(para["flags"][0]) == ["mojibake"]
+    table_row = wh.query("SELECT paragraph_id, text, page_label FROM paragraphs WHERE kind = 'table'")
+    assert table_row.values.tolist() == [["t0", "a\n¥ 5", "iv"]]
     assert wh.query("SELECT first_page_label, last_page_label FROM tables").values.tolist() == [["iv", "A-3"]]
 
 
