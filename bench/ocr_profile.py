@@ -55,6 +55,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "classifier": ({"use_angle_classifier": True}, {}),
     "no-orientation": ({}, {"detect_orientation": False}),
     "dpi-120": ({}, {"dpi": 120}),
+    "no-crop": ({}, {"crop_to_ink": False}),  # the whole page to the engine, as before session 9
 }
 
 

@@ -517,6 +517,84 @@ def recognize_upright(
     return best
 
 
+#: ink for :func:`ink_crop`: this much darker than the paper (the page's 90th-percentile gray)
+_INK_CONTRAST = 60
+#: :func:`ink_crop` looks at blocks of this many pixels square, each as dark as its darkest pixel
+_INK_BLOCK = 4
+#: crop only when that leaves at most this share of the page's pixels
+_CROP_MAX_SHARE = 0.9
+
+
+def ink_crop(image: np.ndarray, margin: int, min_side: int = 0) -> tuple[int, int, int, int] | None:
+    """The part of ``image`` (HxWx3) that holds ink, as (x0, y0, x1, y1) pixels, ``margin``
+    pixels of paper kept around it and each side at least ``min_side`` long (where the image is):
+    the box to hand the OCR engine instead of the whole page. None when cropping would not remove
+    at least a tenth of the pixels (ink to the edges, a dark border, an empty page).
+
+    The page is looked at in blocks of ``_INK_BLOCK`` pixels, each as dark as its darkest pixel,
+    so a thin stroke (a page number "1") is never missed; an inked block with no inked neighbour
+    is a speck of dust and does not widen the crop.
+
+    Why by hand: what is wanted is the bounding box of the dark blocks, a few numpy reductions;
+    OpenCV's ``boundingRect`` of a threshold does the same with no rule for dust. An engine whose
+    detector scales small inputs up (rapidocr's ``limit_type: min``) passes ``min_side`` so a crop
+    of a few lines is not enlarged past the page it came from.
+    """
+    h, w = image.shape[:2]
+    b = _INK_BLOCK
+    hb, wb = h // b, w // b
+    if hb < 3 or wb < 3:
+        return None
+    pixels = image[: hb * b, : wb * b]
+    pixels = pixels.reshape(hb, b, wb, b, -1) if pixels.ndim == 3 else pixels.reshape(hb, b, wb, b, 1)
+    darkest = pixels.min(axis=(1, 3, 4)).astype(np.int16)
+    ink = darkest < float(np.percentile(darkest, 90)) - _INK_CONTRAST
+    padded = np.pad(ink, 1)
+    neighbours = np.zeros_like(ink)
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            if dy != 1 or dx != 1:
+                neighbours |= padded[dy : dy + hb, dx : dx + wb]
+    ink &= neighbours
+    rows = np.nonzero(ink.any(axis=1))[0]
+    cols = np.nonzero(ink.any(axis=0))[0]
+    if rows.size == 0:
+        return None
+    x0 = max(0, int(cols[0]) * b - margin)
+    x1 = min(w, (int(cols[-1]) + 1) * b + margin)
+    y0 = max(0, int(rows[0]) * b - margin)
+    y1 = min(h, (int(rows[-1]) + 1) * b + margin)
+
+    def widen(lo: int, hi: int, size: int) -> tuple[int, int]:
+        want = min(min_side, size)
+        if hi - lo >= want:
+            return lo, hi
+        lo = max(0, min(lo - (want - (hi - lo)) // 2, size - want))  # centred, inside the image
+        return lo, lo + want
+
+    x0, x1 = widen(x0, x1, w)
+    y0, y1 = widen(y0, y1, h)
+    if (x1 - x0) * (y1 - y0) > _CROP_MAX_SHARE * w * h:
+        return None
+    return x0, y0, x1, y1
+
+
+def _shift(line: OcrLine, dx: float, dy: float) -> OcrLine:
+    x0, y0, x1, y1 = line.bbox
+    quad = line.quad
+    if quad is not None:
+        quad = tuple(v + (dx if i % 2 == 0 else dy) for i, v in enumerate(quad))
+    return OcrLine(line.text, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), line.confidence, line.upside_down, quad)
+
+
+def _crop_origin(turn: int, crop: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int]:
+    """Where the top-left corner of the crop, turned ``turn`` degrees clockwise with the page,
+    lands in the page turned the same way (pixels of a ``width`` x ``height`` page)."""
+    x0, y0, x1, y1 = crop
+    origins = {0: (x0, y0), 90: (height - y1, x0), 180: (width - x1, height - y1), 270: (y0, width - x1)}
+    return origins[turn % 360]
+
+
 def _text_layer_lines(page: pymupdf.Page, zoom: float) -> list[tuple[str, BBox]]:
     """The page's own text-layer lines (a scan's invisible OCR layer, a poor born-digital layer)
     with boxes in pixels of the image rendered at ``zoom``: drafts for engines that speculate."""
@@ -566,8 +644,19 @@ def ocr_page(
     context = (
         hint(_text_layer_lines(page, zoom), image.shape[:2]) if callable(hint) else contextlib.nullcontext()
     )
+    crop = None
+    if s.crop_to_ink and not callable(hint):
+        crop = ink_crop(image, s.crop_margin_px, getattr(engine, "min_input_side", 0))
     with context:
-        found, turn, image = recognize_upright(engine, image, s)
+        if crop is None:
+            found, turn, image = recognize_upright(engine, image, s)
+        else:
+            x0, y0, x1, y1 = crop
+            found, turn, _ = recognize_upright(engine, np.ascontiguousarray(image[y0:y1, x0:x1]), s)
+            # back into the whole page's pixels, as if the engine had seen it all
+            dx, dy = _crop_origin(turn, crop, image.shape[1], image.shape[0])
+            found = [_shift(ln, dx, dy) for ln in found]
+            image = turn_image(image, turn) if turn else image
     raw = [ln for ln in found if ln.confidence >= s.min_confidence and ln.text.strip()]
     lines = ocr_lines_to_model(raw, 1.0 / zoom, None, image, s)
     conf = sum(ln.confidence for ln in lines) / len(lines) if lines else None

@@ -62,6 +62,14 @@ class RapidOcrEngine(OcrEngineBase):
         self._ocr: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def min_input_side(self) -> int:
+        """The shortest side the detector is given without scaling it up (``limit_type: min``
+        enlarges a smaller image to ``det_limit_side_len``): page crops are kept at least this
+        long (``base.ink_crop``)."""
+        s = self.settings
+        return s.det_limit_side_len if s.det_limit_type == "min" else 0
+
     def worker_factory(self) -> Callable[[], RapidOcrEngine]:
         # a CPU engine its settings describe whole: each worker process loads its own copy
         return functools.partial(RapidOcrEngine, self.settings)

@@ -331,6 +331,20 @@ class OcrSettings(BaseModel):
         description="Never render a scanned page (one image covering it) above the image's own "
         "resolution: up-sampling a scan adds pixels to process, not detail.",
     )
+    crop_to_ink: bool = Field(
+        True,
+        description="Give the engine the page's inked part only (its blank margins cut off, "
+        "crop_margin_px kept around the ink), where that removes at least 10% of the pixels: the "
+        "detector's cost grows with every pixel it is shown, ink or not. Lines come back in the "
+        "whole page's coordinates. Off for engines that draft from the page's text layer.",
+    )
+    crop_margin_px: int = Field(
+        32,
+        ge=0,
+        le=1000,
+        description="White pixels kept around the ink when crop_to_ink cuts the margins (the "
+        "detector needs some paper around a line to find its edges).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -309,7 +309,7 @@ def test_jpeg_exif_orientation_is_honoured_at_native_resolution(engine, tmp_path
             return engine.recognize(image)
 
     with pymupdf.open(jpg) as jdoc:
-        result = ocr_page(Counting(), jdoc[0], 0, dpi=None)
+        result = ocr_page(Counting(), jdoc[0], 0, dpi=None, settings=OcrSettings(crop_to_ink=False))
     assert calls == [(pix.height, pix.width)]  # one pass: MuPDF already applied the EXIF turn
     assert [ln.text for ln in result.lines] == [INVOICE, TERMS] and result.rotation == 0
 
@@ -353,9 +353,11 @@ def test_scan_is_not_rendered_above_its_own_resolution(corpus: Path):
     with pymupdf.open(corpus / "ocr" / "tesseract" / "phototest.tif") as img:
         pdf.insert_pdf(pymupdf.open("pdf", img.convert_to_pdf()))
     page = pdf[0]
-    ocr_page(Recording(), page, 0, dpi=600)
-    assert seen == [(480, 640, 3)]
-    ocr_page(Recording(), page, 0, dpi=600, settings=OcrSettings(native_resolution_cap=False))
+    ocr_page(Recording(), page, 0, dpi=600, settings=OcrSettings(crop_to_ink=False))
+    assert seen == [(480, 640, 3)]  # the whole page (its crop to the ink is tested below)
+    ocr_page(
+        Recording(), page, 0, dpi=600, settings=OcrSettings(native_resolution_cap=False, crop_to_ink=False)
+    )
     assert seen[1][0] > 1000
 
 
@@ -592,3 +594,91 @@ def test_reading_order_right_to_left_columns_and_rows_from_the_right():
     cut = [_ln("סוף השורה", 50, 100, 200, 120), _ln("תחילת השורה", 210, 100, 550, 120)]
     below = _ln("השורה הבאה", 50, 125, 550, 145)
     assert [ln.text for ln in reading_order([below, *cut])] == ["תחילת השורה", "סוף השורה", "השורה הבאה"]
+
+
+class _Blobs(OcrEngineBase):
+    """Reads each dark rectangle of the image as a line (its box exactly): an engine whose boxes
+    depend only on where the ink is, to compare crops with whole pages."""
+
+    name = "blobs"
+
+    def __init__(self):
+        self.shapes: list[tuple[int, ...]] = []
+
+    def recognize(self, image):
+        self.shapes.append(image.shape)
+        dark = image.mean(axis=2) < 128
+        rows = np.nonzero(dark.any(axis=1))[0]
+        lines, start = [], None
+        for y in range(image.shape[0] + 1):
+            on = y < image.shape[0] and dark[y].any()
+            if on and start is None:
+                start = y
+            elif not on and start is not None:
+                cols = np.nonzero(dark[start:y].any(axis=0))[0]
+                lines.append(OcrLine(f"line{len(lines)}", (cols[0], start, cols[-1] + 1, y), 0.99))
+                start = None
+        assert rows.size == 0 or lines
+        return lines
+
+
+def _inked_page(*rects) -> tuple[pymupdf.Document, pymupdf.Page]:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for r in rects:
+        page.draw_rect(pymupdf.Rect(*r), color=(0, 0, 0), fill=(0, 0, 0))
+    return doc, page
+
+
+def test_the_engine_sees_the_inked_part_only_and_lines_keep_page_coordinates():
+    doc, page = _inked_page((150, 300, 400, 310), (150, 330, 360, 340))
+    boxes = {}
+    for crop in (False, True):
+        eng = _Blobs()
+        s = OcrSettings(crop_to_ink=crop, detect_orientation=False, min_confidence=0.0)
+        result = ocr_page(eng, page, 0, 150, s)
+        boxes[crop] = [ln.bbox for ln in result.lines]
+        h, w = eng.shapes[0][:2]
+        if crop:  # the margins are cut, 32 px of paper kept around the ink
+            assert w < 0.6 * page.rect.width * 150 / 72 and h < 0.2 * page.rect.height * 150 / 72
+        else:
+            assert abs(h - 842 * 150 / 72) <= 1 and abs(w - 595 * 150 / 72) <= 1
+    assert len(boxes[True]) == 2
+    assert [v for b in boxes[True] for v in b] == pytest.approx([v for b in boxes[False] for v in b], abs=0.5)
+
+
+def test_a_crop_is_never_smaller_than_the_engines_input_side():
+    from dagster_ocr.ocr.base import ink_crop
+
+    image = np.full((1000, 800, 3), 255, np.uint8)
+    image[500:520, 390:420] = 0  # one small word
+    x0, y0, x1, y1 = ink_crop(image, 8, min_side=300)
+    assert x1 - x0 == 300 and y1 - y0 == 300 and x0 <= 390 and x1 >= 420 and y0 <= 500 and y1 >= 520
+    assert ink_crop(image, 8, min_side=950) is None  # nearly the whole page: not worth it
+    image[0:4, :] = 0  # a dark border along the top edge: ink to the edge
+    image[:, 0:4] = 0
+    assert ink_crop(np.full((100, 100, 3), 255, np.uint8), 8) is None  # no ink at all
+    x0, y0, _, _ = ink_crop(image, 8) or (None, None, None, None)
+    assert x0 in (0, None) and y0 in (0, None)
+    speck = np.full((1000, 800, 3), 255, np.uint8)
+    speck[100:140, 100:700] = 0
+    speck[950, 30] = 0  # one dust speck in the margin does not widen the crop
+    assert ink_crop(speck, 8)[3] < 200
+    speck[900:920, 400:402] = 0  # a thin page number "1" does
+    assert ink_crop(speck, 8)[3] >= 920
+
+
+@pytest.mark.parametrize("turn", [0, 90, 180, 270])
+def test_lines_of_a_turned_crop_land_where_they_are_on_the_turned_page(turn):
+    from dagster_ocr.ocr.base import _crop_origin
+
+    page = np.zeros((60, 100), np.int32)
+    crop = (20, 10, 70, 40)  # x0, y0, x1, y1
+    page[15, 30] = 1  # a marked pixel inside the crop
+    sub = page[crop[1] : crop[3], crop[0] : crop[2]]
+    turned_page = np.rot90(page, k=-(turn // 90) % 4)
+    turned_sub = np.rot90(sub, k=-(turn // 90) % 4)
+    dx, dy = _crop_origin(turn, crop, page.shape[1], page.shape[0])
+    (sy,), (sx,) = np.nonzero(turned_sub)
+    (py,), (px,) = np.nonzero(turned_page)
+    assert (sx + dx, sy + dy) == (px, py)
