@@ -330,8 +330,10 @@ class _TableText:
 
         Matched as the conservation check matches (``conservation``), each held text taken once:
         lines that are a whole cell first, then lines inside a cell, longest first, then word by
-        word; a word no cell holds (a note, a caption or a sentence the region swallowed) stays
-        body text, so a table never costs text.
+        word (a word inside a cell, then one the finder cut over two cells, then one whose every
+        character a cell still holds); a word no cell holds (a note, a caption or a sentence the
+        region swallowed), or one another line's words took already, stays body text, so a table
+        never costs text and holds nothing twice.
         """
         inside = {
             i: compact(ln.text)
@@ -345,16 +347,41 @@ class _TableText:
         for i in sorted(set(inside) - set(out), key=lambda k: -len(inside[k])):
             if self._take(inside[i]):
                 out[i] = ""
-        joined = None
         for i in sorted(set(inside) - set(out)):
             rest = []
             for word in lines[i].text.split():
                 w = compact(word)
-                if not w or self._take(w):
+                if not w or self._take(w) or self._take_across(w) or self._take_chars(w):
                     continue
-                if joined is None:  # a word the finder cut over two cells of a row: the two as one
-                    joined = self.held.replace("\x01", "")
-                if w not in joined:
-                    rest.append(word)
+                rest.append(word)
             out[i] = " ".join(rest)
         return out
+
+    def _take_chars(self, text: str) -> bool:
+        """Consume ``text`` one character at a time where the cells hold every one of them (the
+        finder cut the word over cells out of order, or a subscript moved): the last resort of the
+        conservation check too, so what it finds there it does not find twice."""
+        held = list(self.held)
+        for c in text:
+            at = self.held.find(c)
+            while at >= 0 and held[at] != c:
+                at = self.held.find(c, at + 1)
+            if at < 0:
+                return False
+            held[at] = "\x00"
+        self.held = "".join(held)
+        return True
+
+    def _take_across(self, text: str) -> bool:
+        """Consume ``text`` where the finder cut it over two cells (a word split at a column edge):
+        found with the separators between the cells left out, each of its characters taken once."""
+        at = [k for k, c in enumerate(self.held) if c != "\x01"]
+        joined = "".join(self.held[k] for k in at)
+        start = joined.find(text)
+        if start < 0:
+            return False
+        held = list(self.held)
+        for k in at[start : start + len(text)]:
+            held[k] = "\x00"
+        self.held = "".join(held)
+        return True
