@@ -294,6 +294,45 @@ def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> b
     return False
 
 
+def _word_boxes(line: Line) -> list[tuple[str, BBox]]:
+    """The line's words with their boxes: from its spans (each character an equal share of its
+    span's width), or shares of the line's box when the spans do not spell the line."""
+    chars: list[tuple[str, BBox]] = []
+    if line.spans and "".join(sp.text for sp in line.spans) == line.text:
+        for sp in line.spans:
+            x0, y0, x1, y1 = sp.bbox
+            step = (x1 - x0) / max(len(sp.text), 1)
+            chars += [(c, (x0 + k * step, y0, x0 + (k + 1) * step, y1)) for k, c in enumerate(sp.text)]
+    else:
+        x0, y0, x1, y1 = line.bbox
+        step = (x1 - x0) / max(len(line.text), 1)
+        chars = [(c, (x0 + k * step, y0, x0 + (k + 1) * step, y1)) for k, c in enumerate(line.text)]
+    out: list[tuple[str, BBox]] = []
+    word: list[tuple[str, BBox]] = []
+    for c, box in [*chars, (" ", (0.0, 0.0, 0.0, 0.0))]:
+        if not c.isspace():
+            word.append((c, box))
+        elif word:
+            boxes = [b for _, b in word]
+            text = "".join(ch for ch, _ in word)
+            out.append(
+                (text, (boxes[0][0], min(b[1] for b in boxes), boxes[-1][2], max(b[3] for b in boxes)))
+            )
+            word = []
+    return out
+
+
+def _overlaps(box: BBox, regions: list[BBox]) -> bool:
+    return any(
+        min(box[2], r[2]) > max(box[0], r[0]) and min(box[3], r[3]) > max(box[1], r[1]) for r in regions
+    )
+
+
+def _centre_in(box: BBox, regions: list[BBox]) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions)
+
+
 @dataclass(slots=True)
 class _TableText:
     """The tables on one page as the paragraph stage sees them: their regions and the text they hold.
@@ -326,7 +365,8 @@ class _TableText:
 
     def split(self, lines: list[Line], settings: ParagraphSettings) -> dict[int, str]:
         """Line index -> the words of that line the page's tables do not hold ("": a table line),
-        for the lines inside a region; lines outside every region are not listed.
+        for the lines inside a region and those reaching into one with a word the tables hold;
+        other lines are not listed.
 
         Matched as the conservation check matches (``conservation``), each held text taken once:
         lines that are a whole cell first, then lines inside a cell, longest first, then word by
@@ -340,6 +380,19 @@ class _TableText:
             for i, ln in enumerate(lines)
             if ln.text.strip() and _in_table(ln, self.regions, settings)
         }
+        # a line that only reaches into a region (a header run on past the last column rule, a
+        # label astride the grid's edge): the words whose middle is inside may be a cell's, as
+        # the table finder puts a word in the cell that holds its middle; the rest is body text
+        partial = {
+            i: [_centre_in(box, self.regions) for _, box in _word_boxes(ln)]
+            for i, ln in enumerate(lines)
+            if i not in inside and ln.text.strip() and _overlaps(ln.bbox, self.regions)
+        }
+        partial = {
+            i: flags
+            for i, flags in partial.items()
+            if any(flags) and len(flags) == len(lines[i].text.split())
+        }
         out: dict[int, str] = {}
         for i, text in inside.items():
             if not text or self._take(text, whole=True):  # a dash or dot filler: the region's
@@ -347,14 +400,17 @@ class _TableText:
         for i in sorted(set(inside) - set(out), key=lambda k: -len(inside[k])):
             if self._take(inside[i]):
                 out[i] = ""
-        for i in sorted(set(inside) - set(out)):
+        for i in sorted((set(inside) - set(out)) | set(partial)):
             rest = []
-            for word in lines[i].text.split():
+            words = lines[i].text.split()
+            within = partial.get(i, [True] * len(words))
+            for word, held in zip(words, within, strict=True):
                 w = compact(word)
-                if not w or self._take(w) or self._take_across(w) or self._take_chars(w):
+                if held and (not w or self._take(w) or self._take_across(w) or self._take_chars(w)):
                     continue
                 rest.append(word)
-            out[i] = " ".join(rest)
+            if i in inside or len(rest) < len(words):
+                out[i] = " ".join(rest)
         return out
 
     def _take_chars(self, text: str) -> bool:

@@ -12,7 +12,7 @@ import pymupdf
 
 from dagster_ocr.conservation import DocumentAccount, account_text
 from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.model import Cell, Line, Page, Table
+from dagster_ocr.model import Cell, Line, Page, Span, Table
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.pipeline import parse
 
@@ -34,6 +34,30 @@ def test_a_word_two_lines_share_goes_to_the_table_once() -> None:
     result = build_paragraphs([page], [], [table])
     body = " ".join(p.text for p in result.paragraphs)
     assert body.split().count("income") == 1 and "of" in body.split()
+    (account,) = account_text([page], result, [table])
+    assert account.lost == 0 and account.unsourced == 0
+
+
+def test_a_line_reaching_into_a_table_region_gives_the_table_only_the_words_inside() -> None:
+    """A header runs on past the grid's last column rule: most of its line lies outside the
+    region, but the table finder put the word inside ("TM") in the last column's cell. That word
+    is the table's, the rest of the line ("M.U$S") body text; the body does not repeat "TM"."""
+    spans = [
+        Span("TM", (290.0, 100.0, 300.0, 108.0)),
+        Span(" ", (300.0, 100.0, 305.0, 108.0)),
+        Span("M.U$S", (305.0, 100.0, 330.0, 108.0)),
+    ]
+    lines = [
+        Line("Year", (80.0, 100.0, 100.0, 108.0)),
+        Line("TM M.U$S", (290.0, 100.0, 330.0, 108.0), spans),
+        Line("2001", (80.0, 114.0, 100.0, 122.0)),
+        Line("17", (290.0, 114.0, 300.0, 122.0)),
+    ]
+    page = Page(0, 595.0, 842.0, lines)
+    table = _table([["Year", "TM"], ["2001", "17"]], (70, 98, 302, 126))
+    result = build_paragraphs([page], [], [table])
+    body = " ".join(p.text for p in result.paragraphs)
+    assert body == "M.U$S"
     (account,) = account_text([page], result, [table])
     assert account.lost == 0 and account.unsourced == 0
 
