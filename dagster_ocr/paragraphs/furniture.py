@@ -431,11 +431,10 @@ class _TableText:
     def _take_across(self, text: str) -> bool:
         """Consume ``text`` where the finder cut it over two cells (a word split at a column edge):
         found with the separators between the cells left out, each of its characters taken once."""
-        at = [k for k, c in enumerate(self.held) if c != "\x01"]
-        joined = "".join(self.held[k] for k in at)
-        start = joined.find(text)
+        start = self.held.replace("\x01", "").find(text)
         if start < 0:
             return False
+        at = [k for k, c in enumerate(self.held) if c != "\x01"]
         held = list(self.held)
         for k in at[start : start + len(text)]:
             held[k] = "\x00"
