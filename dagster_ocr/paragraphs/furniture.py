@@ -294,6 +294,45 @@ def _in_table(line: Line, regions: list[BBox], settings: ParagraphSettings) -> b
     return False
 
 
+def _word_boxes(line: Line) -> list[tuple[str, BBox]]:
+    """The line's words with their boxes: from its spans (each character an equal share of its
+    span's width), or shares of the line's box when the spans do not spell the line."""
+    chars: list[tuple[str, BBox]] = []
+    if line.spans and "".join(sp.text for sp in line.spans) == line.text:
+        for sp in line.spans:
+            x0, y0, x1, y1 = sp.bbox
+            step = (x1 - x0) / max(len(sp.text), 1)
+            chars += [(c, (x0 + k * step, y0, x0 + (k + 1) * step, y1)) for k, c in enumerate(sp.text)]
+    else:
+        x0, y0, x1, y1 = line.bbox
+        step = (x1 - x0) / max(len(line.text), 1)
+        chars = [(c, (x0 + k * step, y0, x0 + (k + 1) * step, y1)) for k, c in enumerate(line.text)]
+    out: list[tuple[str, BBox]] = []
+    word: list[tuple[str, BBox]] = []
+    for c, box in [*chars, (" ", (0.0, 0.0, 0.0, 0.0))]:
+        if not c.isspace():
+            word.append((c, box))
+        elif word:
+            boxes = [b for _, b in word]
+            text = "".join(ch for ch, _ in word)
+            out.append(
+                (text, (boxes[0][0], min(b[1] for b in boxes), boxes[-1][2], max(b[3] for b in boxes)))
+            )
+            word = []
+    return out
+
+
+def _overlaps(box: BBox, regions: list[BBox]) -> bool:
+    return any(
+        min(box[2], r[2]) > max(box[0], r[0]) and min(box[3], r[3]) > max(box[1], r[1]) for r in regions
+    )
+
+
+def _centre_in(box: BBox, regions: list[BBox]) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions)
+
+
 @dataclass(slots=True)
 class _TableText:
     """The tables on one page as the paragraph stage sees them: their regions and the text they hold.
@@ -326,17 +365,33 @@ class _TableText:
 
     def split(self, lines: list[Line], settings: ParagraphSettings) -> dict[int, str]:
         """Line index -> the words of that line the page's tables do not hold ("": a table line),
-        for the lines inside a region; lines outside every region are not listed.
+        for the lines inside a region and those reaching into one with a word the tables hold;
+        other lines are not listed.
 
         Matched as the conservation check matches (``conservation``), each held text taken once:
         lines that are a whole cell first, then lines inside a cell, longest first, then word by
-        word; a word no cell holds (a note, a caption or a sentence the region swallowed) stays
-        body text, so a table never costs text.
+        word (a word inside a cell, then one the finder cut over two cells, then one whose every
+        character a cell still holds); a word no cell holds (a note, a caption or a sentence the
+        region swallowed), or one another line's words took already, stays body text, so a table
+        never costs text and holds nothing twice.
         """
         inside = {
             i: compact(ln.text)
             for i, ln in enumerate(lines)
             if ln.text.strip() and _in_table(ln, self.regions, settings)
+        }
+        # a line that only reaches into a region (a header run on past the last column rule, a
+        # label astride the grid's edge): the words whose middle is inside may be a cell's, as
+        # the table finder puts a word in the cell that holds its middle; the rest is body text
+        partial = {
+            i: [_centre_in(box, self.regions) for _, box in _word_boxes(ln)]
+            for i, ln in enumerate(lines)
+            if i not in inside and ln.text.strip() and _overlaps(ln.bbox, self.regions)
+        }
+        partial = {
+            i: flags
+            for i, flags in partial.items()
+            if any(flags) and len(flags) == len(lines[i].text.split())
         }
         out: dict[int, str] = {}
         for i, text in inside.items():
@@ -345,16 +400,43 @@ class _TableText:
         for i in sorted(set(inside) - set(out), key=lambda k: -len(inside[k])):
             if self._take(inside[i]):
                 out[i] = ""
-        joined = None
-        for i in sorted(set(inside) - set(out)):
+        for i in sorted((set(inside) - set(out)) | set(partial)):
             rest = []
-            for word in lines[i].text.split():
+            words = lines[i].text.split()
+            within = partial.get(i, [True] * len(words))
+            for word, held in zip(words, within, strict=True):
                 w = compact(word)
-                if not w or self._take(w):
+                if held and (not w or self._take(w) or self._take_across(w) or self._take_chars(w)):
                     continue
-                if joined is None:  # a word the finder cut over two cells of a row: the two as one
-                    joined = self.held.replace("\x01", "")
-                if w not in joined:
-                    rest.append(word)
-            out[i] = " ".join(rest)
+                rest.append(word)
+            if i in inside or len(rest) < len(words):
+                out[i] = " ".join(rest)
         return out
+
+    def _take_chars(self, text: str) -> bool:
+        """Consume ``text`` one character at a time where the cells hold every one of them (the
+        finder cut the word over cells out of order, or a subscript moved): the last resort of the
+        conservation check too, so what it finds there it does not find twice."""
+        held = list(self.held)
+        for c in text:
+            at = self.held.find(c)
+            while at >= 0 and held[at] != c:
+                at = self.held.find(c, at + 1)
+            if at < 0:
+                return False
+            held[at] = "\x00"
+        self.held = "".join(held)
+        return True
+
+    def _take_across(self, text: str) -> bool:
+        """Consume ``text`` where the finder cut it over two cells (a word split at a column edge):
+        found with the separators between the cells left out, each of its characters taken once."""
+        start = self.held.replace("\x01", "").find(text)
+        if start < 0:
+            return False
+        at = [k for k, c in enumerate(self.held) if c != "\x01"]
+        held = list(self.held)
+        for k in at[start : start + len(text)]:
+            held[k] = "\x00"
+        self.held = "".join(held)
+        return True

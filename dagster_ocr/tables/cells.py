@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import statistics
 from dataclasses import dataclass, field
@@ -374,3 +375,89 @@ def _cell_shape(part: _Part, r_local: int, c: int, s: TableSettings) -> tuple[BB
         and bb[3] - bb[1] > s.suspicious_ratio * statistics.median(heights)
     )
     return bb, row_span, col_span, tall
+
+
+#: a gap up to this many line heights between two words of a line is a word space, not a gutter
+_CUT_WORD_GAP = 0.6
+
+
+def _cut_points(x0: float, x1: float, bands: list[list[_Word]]) -> list[float]:
+    """The y centres of the words inside x0..x1 whose line runs on across x0 or x1: the next word
+    of the line, a word space away (no gutter between), has its centre on the other side."""
+    out: list[float] = []
+    for band in bands:
+        for a, b in itertools.pairwise(band):
+            h = min(a.y1 - a.y0, b.y1 - b.y0)
+            if b.x0 - a.x1 > _CUT_WORD_GAP * h:
+                continue
+            ca, cb = (a.x0 + a.x1) / 2, (b.x0 + b.x1) / 2
+            for edge in (x0, x1):
+                if min(ca, cb) < edge < max(ca, cb):
+                    w = a if x0 <= ca <= x1 else b
+                    out.append((w.y0 + w.y1) / 2)
+    return out
+
+
+def _without_cut_rows(part: _Part, words: list[_Word]) -> list[_Part]:
+    """``part`` less its rows where the grid cuts through running text, split there.
+
+    A ruled grid's outer frame can be a drawing that is no table border: one path drawn around two
+    tables and the prose between them, or a figure's box above a plot. The line finder then makes
+    the space between into one wide cell, which takes the words of every body line whose middle
+    lies in it: text cut off mid-line (the rest of the line lies outside the frame) and, when
+    another table sits inside, that table's text a second time. A table's own text stays inside
+    its frame; a row holding words of two or more lines that run on past the frame is not the
+    table's. Such rows are left out (their words are body text, or another table's) and the rows
+    between them are parts of their own; none when no row is left.
+    """
+    x0, _, x1, _ = part.bbox
+    if not words or not part.rows:
+        return [part]
+    cuts = _cut_points(x0, x1, _bands([w for w in words if w.x1 >= x0 - 50 and w.x0 <= x1 + 50]))
+    if len(cuts) < 2:
+        return [part]
+
+    def extent(rows: list[list[BBox | None]]) -> tuple[float, float] | None:
+        boxes = [b for rb in rows for b in rb if b is not None]
+        return (min(b[1] for b in boxes), max(b[3] for b in boxes)) if boxes else None
+
+    cut_rows = set()
+    for r, rb in enumerate(part.row_bboxes):
+        ys = extent([rb])
+        if ys is not None and sum(1 for y in cuts if ys[0] - 1 <= y <= ys[1] + 1) >= 2:
+            cut_rows.add(r)
+    if not cut_rows:
+        return [part]
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for r in range(len(part.rows) + 1):
+        if r == len(part.rows) or r in cut_rows:
+            if r > start:
+                runs.append((start, r))
+            start = r + 1
+    out: list[_Part] = []
+    for a, b in runs:
+        ys = extent(part.row_bboxes[a:b])
+        rest = [rb for k, rb in enumerate(part.row_bboxes) if not a <= k < b]
+        if ys is None or any(
+            bb is not None and bb[1] < ys[1] - 1 and bb[3] > ys[0] + 1 for rb in rest for bb in rb
+        ):
+            return [part]  # a cell spans into a left-out row: the grid stays as it is
+        out.append(
+            _Part(
+                page_index=part.page_index,
+                bbox=(part.bbox[0], ys[0], part.bbox[2], ys[1]),
+                rows=part.rows[a:b],
+                row_bboxes=part.row_bboxes[a:b],
+                col_edges=part.col_edges,
+                header_rows=(min(part.header_rows, b - a - 1) if a == 0 else int(b - a > 1)),
+                strategy=part.strategy,
+            )
+        )
+    logger.debug(
+        "page %d: %d row(s) of a ruled grid cut through running text: left out, %d part(s) left",
+        part.page_index,
+        len(cut_rows),
+        len(out),
+    )
+    return out

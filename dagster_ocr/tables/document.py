@@ -14,7 +14,7 @@ import pymupdf
 from dagster_ocr.layout import outside, overlap_share, transform_box
 from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
-from dagster_ocr.tables.cells import _Part, _to_part
+from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
@@ -281,9 +281,10 @@ def _stream_parts(
                 )
                 grids = []
             for tab in grids:
-                part = _to_part(tab, "lines", page_index, all_words, s)
-                if part is not None and _keep(part, s):
-                    (boxed if _boxed_text(part) else ruled).append(part)
+                found = _to_part(tab, "lines", page_index, all_words, s)
+                for part in _without_cut_rows(found, all_words) if found is not None else ():
+                    if _keep(part, s):
+                        (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again
     regions = [p.bbox for p in (*ruled, *boxed)]
