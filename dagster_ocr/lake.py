@@ -190,7 +190,7 @@ class LakeWarehouse(Warehouse):
         read_only: bool = False,
         version: int | None = None,
         local_dir: str | Path | None = None,
-        max_attempts: int = 8,
+        max_attempts: int = 12,
         backoff_s: float = 0.05,
         backoff_cap_s: float = 2.0,
     ):
