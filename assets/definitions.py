@@ -32,6 +32,7 @@ import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
 from assets.documents import document_assets
 from assets.lake import lake_compaction_schedule, lake_maintenance_job
+from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion, reload_job
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
@@ -66,8 +67,15 @@ def build_definitions(
     return dg.Definitions(
         assets=[*with_freshness_policies(document_assets), quarantine],
         asset_checks=alert_asset_checks,
-        jobs=[document_job, reload_job, refresh_quarantine_job, publish_snapshot_job, lake_maintenance_job],
-        sensors=[inbox_sensor, snapshot_sensor, quarantine_sensor, *alert_sensors],
+        jobs=[
+            document_job,
+            reload_job,
+            refresh_quarantine_job,
+            publish_snapshot_job,
+            lake_maintenance_job,
+            ocr_page_ranges,
+        ],
+        sensors=[inbox_sensor, snapshot_sensor, quarantine_sensor, ocr_ranges_then_ingest, *alert_sensors],
         schedules=[nightly_ingestion, lake_compaction_schedule],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
