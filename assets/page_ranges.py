@@ -1,21 +1,26 @@
 """One long scan's OCR spread over several steps of a run: page ranges mapped with dynamic outputs.
 
-``ocr_page_ranges`` (partitioned like the documents: launch it for one document from Jobs →
-``ocr_page_ranges`` → Partitions, or with a ``RunRequest``) plans the pages of the partition's
-document that have no OCR checkpoint yet into consecutive ranges (``ocr_workers.plan_tasks``: long
-ones first, single pages at the end), reads each range in a step of its own, and stores every OCR'd
-page in the document's OCR checkpoint, the same one the text stage reads; the last step counts
-them. The job runs on the multiprocess executor (one process per step, ``max_concurrent`` from its
-run config, default the cores); a deployment on Kubernetes sets ``k8s_job_executor`` on it, one
-pod per range (deploy/k8s.md). When it succeeds, ``ocr_ranges_then_ingest`` launches
-``ingest_document`` for the partition: its text stage finds every page checkpointed and OCRs none
-(the join in page order, the resume after a crash, the reuse after a settings change are the
-checkpoints' one mechanism, as for ``ocr.workers`` inside one step).
+``ocr_page_ranges`` is partitioned like the documents: launch it for one document from Jobs →
+``ocr_page_ranges`` → Partitions, or with a ``RunRequest``. It plans the pages of the partition's
+document that have no OCR checkpoint yet into ``ranges`` consecutive ranges of about equal length,
+one per step. Each step pays its own process start and engine load (seconds), so the ranges are
+few and long, not the shrinking ranges ``ocr.workers`` hands a warm pool. Each range is read in a
+step of its own, every OCR'd page stored in the document's OCR checkpoint (the one the text stage
+reads); the last step counts them.
 
-A step that dies loses only its range's page in flight: a re-run plans only what is not stored. An
-engine that cannot be copied into another process (the GPU engine) gets one range: the ``ocr``
-pool bounds GPU use, not this job.
+The job runs on the multiprocess executor (one process per step; ``max_concurrent`` in its run
+config, default the cores). On Kubernetes, give it ``k8s_job_executor``: one pod per range
+(deploy/k8s.md). When it succeeds, ``ocr_ranges_then_ingest`` launches ``ingest_document`` for the
+partition, whose text stage finds every page checkpointed and OCRs none. The join in page order,
+the resume after a crash and the reuse after a settings change are the checkpoints' one mechanism,
+as for ``ocr.workers`` inside one step.
+
+A step that dies loses only its page in flight: a re-run plans only what is not stored. An engine
+that cannot be copied into another process (the GPU engine) gets one range: the ``ocr`` pool bounds
+GPU use, not this job.
 """
+
+import math
 
 import dagster as dg
 from pydantic import Field
@@ -25,7 +30,7 @@ from assets.sensors import document_job
 from dagster_ocr.checkpoints import DocumentCheckpoint, ocr_fingerprint
 from dagster_ocr.model import SourceDocument
 from dagster_ocr.ocr.base import OcrEngine
-from dagster_ocr.ocr_workers import CheckpointedOcr, plan_tasks
+from dagster_ocr.ocr_workers import CheckpointedOcr
 from dagster_ocr.settings import Settings
 from dagster_ocr.textlayer import TimedOcrEngine, iter_pages, open_document, start_budget
 from resources import DocumentStoreResource, OcrEngineResource, SettingsResource
@@ -59,7 +64,7 @@ def _checkpoint(
 
 @dg.op(
     out=dg.DynamicOut(list[int]),
-    description="The pages without an OCR checkpoint, in consecutive ranges (long ones first).",
+    description="The pages without an OCR checkpoint, in consecutive ranges of about equal length.",
 )
 def plan_page_ranges(
     context: dg.OpExecutionContext,
@@ -76,10 +81,11 @@ def plan_page_ranges(
     todo = [i for i in range(n_pages) if i not in stored]
     # a GPU engine stays one (the ocr pool bounds it); a CPU engine is copied into every step
     steps = (config.ranges or max(2, cfg.ocr.workers)) if engine.worker_factory() is not None else 1
-    ranges = plan_tasks(todo, steps)
+    size = max(1, math.ceil(len(todo) / steps))
+    ranges = [todo[i : i + size] for i in range(0, len(todo), size)]
     context.log.info(
         f"{source.file_name}: {n_pages} pages, {len(stored)} already OCR'd, "
-        f"{len(todo)} to read in {len(ranges)} ranges over {steps} steps at a time"
+        f"{len(todo)} to read in {len(ranges)} ranges"
     )
     for pages in ranges:
         yield dg.DynamicOutput(pages, mapping_key=f"pages_{pages[0]}_{pages[-1]}")
