@@ -512,55 +512,48 @@ def main() -> None:
             big, root / "resume", "retuned", {"tables": {"merge": False}}
         )
         twice = sorted(set(killed["ocr_started"]) & set(resumed["ocr_started"]))
-        if clean is None:
-            report["summary"] = {
-                "text_pages": n_ocr,
-                "kill_plus_resume_seconds": killed["seconds"] + resumed["seconds"],
-                "kill_plus_resume_cpu_seconds": (killed["cpu_seconds"] or 0) + resumed["cpu_seconds"],
-                "cpu_seconds_per_ocr_page": ((killed["cpu_seconds"] or 0) + resumed["cpu_seconds"])
-                / max(1, len(killed["ocr_started"]) + len(resumed["ocr_started"])),
-                "resumed_status": resumed["status"],
-                "peak_rss_mib_small": report["small_run"]["peak_rss_mib"],
-                "peak_rss_mib_big_resumed": resumed["peak_rss_mib"],
-                "peak_rss_ratio": resumed["peak_rss_mib"] / report["small_run"]["peak_rss_mib"],
-                "checkpointed_at_kill": killed["checkpointed_at_kill"],
-                "resume_ocr_pages": resumed["ocr_pages"],
-                "resume_reused_pages": resumed["reused_pages"],
-                "resume_blank_pages": resumed["blank_pages"],
-                "pages_ocrd_twice": len(twice),
-                "pages_ocrd_twice_list": twice,
-                "retuned_ocr_pages": retuned["ocr_pages"],
-                "retuned_seconds": retuned["seconds"],
-                "retuned_peak_rss_mib": retuned["peak_rss_mib"],
-            }
-            print(json.dumps(report["summary"], indent=1))
-            if args.json:
-                C.dump(report, args.json)
-            return
-        report["summary"] = {
-            "pages_per_second_clean": args.pages / clean["seconds"],
-            "cpu_seconds_clean": clean["cpu_seconds"],
-            "cpu_seconds_per_ocr_page_clean": clean["cpu_seconds"] / n_ocr if n_ocr else None,
-            "text_pages_per_second_clean": args.pages / clean["text_seconds"],
-            "seconds_per_ocr_page_clean": clean["text_seconds"] / n_ocr if n_ocr else None,
-            "peak_rss_mib_small": report["small_run"]["peak_rss_mib"],
-            "peak_rss_mib_big": clean["peak_rss_mib"],
-            "peak_rss_ratio": clean["peak_rss_mib"] / report["small_run"]["peak_rss_mib"],
+        cpu_both = (killed["cpu_seconds"] or 0) + resumed["cpu_seconds"]
+        small_rss = report["small_run"]["peak_rss_mib"]
+        summary: dict[str, Any] = {
+            "peak_rss_mib_small": small_rss,
             "killed_after_s": killed["seconds"],
             "checkpointed_at_kill": killed["checkpointed_at_kill"],
             "resume_seconds": resumed["seconds"],
+            "resumed_status": resumed["status"],
             "resume_ocr_pages": resumed["ocr_pages"],
             "resume_reused_pages": resumed["reused_pages"],
+            "resume_blank_pages": resumed["blank_pages"],
             "pages_ocrd_twice": len(twice),
             "pages_ocrd_twice_list": twice,
-            "kill_plus_resume_over_clean": (killed["seconds"] + resumed["seconds"]) / clean["seconds"],
-            "kill_plus_resume_over_clean_cpu": (killed["cpu_seconds"] + resumed["cpu_seconds"])
-            / clean["cpu_seconds"]
-            if killed["cpu_seconds"]
-            else None,
+            "kill_plus_resume_seconds": killed["seconds"] + resumed["seconds"],
+            "kill_plus_resume_cpu_seconds": cpu_both,
             "retuned_ocr_pages": retuned["ocr_pages"],
             "retuned_seconds": retuned["seconds"],
+            "retuned_peak_rss_mib": retuned["peak_rss_mib"],
         }
+        if clean is None:  # the big document's memory is the resumed run's: it read every page
+            summary |= {
+                "text_pages": n_ocr,
+                "cpu_seconds_per_ocr_page": cpu_both
+                / max(1, len(killed["ocr_started"]) + len(resumed["ocr_started"])),
+                "peak_rss_mib_big_resumed": resumed["peak_rss_mib"],
+                "peak_rss_ratio": resumed["peak_rss_mib"] / small_rss,
+            }
+        else:
+            summary |= {
+                "pages_per_second_clean": args.pages / clean["seconds"],
+                "cpu_seconds_clean": clean["cpu_seconds"],
+                "cpu_seconds_per_ocr_page_clean": clean["cpu_seconds"] / n_ocr if n_ocr else None,
+                "text_pages_per_second_clean": args.pages / clean["text_seconds"],
+                "seconds_per_ocr_page_clean": clean["text_seconds"] / n_ocr if n_ocr else None,
+                "peak_rss_mib_big": clean["peak_rss_mib"],
+                "peak_rss_ratio": clean["peak_rss_mib"] / small_rss,
+                "kill_plus_resume_over_clean": summary["kill_plus_resume_seconds"] / clean["seconds"],
+                "kill_plus_resume_over_clean_cpu": cpu_both / clean["cpu_seconds"]
+                if killed["cpu_seconds"]
+                else None,
+            }
+        report["summary"] = summary
     print(json.dumps(report["summary"], indent=1))
     if args.json:
         C.dump(report, args.json)
