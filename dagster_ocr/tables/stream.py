@@ -89,7 +89,7 @@ def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
     """The widest vertical gap a cell's wrapped line may leave to the line above: ``wrap_gap`` line
     heights, or the table's usual gap between lines where its rows are spaced as its lines are."""
     gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
-    usual = statistics.median(gaps) if len(gaps) >= 2 else 0.0
+    usual = statistics.median(gaps) if gaps else 0.0
     return max(s.wrap_gap * h, min(usual, h) + 0.1 * h)
 
 

@@ -278,11 +278,7 @@ def _wrap(words: list[str], width: float, font: str, size: float, hyphenate: boo
         if cur and _width(t, font, size) > width:
             if hyphenate and len(w) >= 7 and w.isalpha():
                 k = next(
-                    (
-                        k
-                        for k in range(len(w) - 3, 2, -1)
-                        if _width(f"{cur} {w[:k]}-", font, size) <= width
-                    ),
+                    (k for k in range(len(w) - 3, 2, -1) if _width(f"{cur} {w[:k]}-", font, size) <= width),
                     0,
                 )
                 if k:
@@ -392,7 +388,9 @@ class _Printer:
             n_lines = 1
             for c in sp.wrap:
                 if row[c]:
-                    n_lines = max(n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size, sp.hyphenate)))
+                    n_lines = max(
+                        n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
+                    )
             if st.rules == "zebra" and (r % 2 == 1):
                 page.draw_rect(
                     pymupdf.Rect(left, y, right_edge, y + lh * n_lines),

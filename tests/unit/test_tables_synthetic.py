@@ -165,3 +165,26 @@ def test_sideways_content_on_a_page_with_rotate(seed: int) -> None:
     case = make_case(seed, "rotated_page")
     assert {"turn:90", "turn:-90"} & set(case.tags)
     assert _adjacency_f1(seed, "rotated_page") >= 0.95
+
+
+@pytest.mark.parametrize("seed", [35, 39])
+def test_wrapped_text_column_after_one_row_and_hyphenated_words(seed: int) -> None:
+    """Tune seeds of ``hyphenated``: an unruled table whose description column (the last, or one
+    among figures) wraps at the pitch of its rows, long words broken with a hyphen ("deli-" /
+    "very"). The first row's wrapped line ended the table (the usual gap between its lines was
+    read only from two gaps or more, and there was one: no table at all), and a cell's lines were
+    joined by a space ("deli- very"). Now one gap is enough, and a cell's lines join as a
+    paragraph's rows do."""
+    case, tables = _tables(seed, "hyphenated")
+    (table,) = tables
+    assert table.grid() == case.tables[0].merged
+
+
+def test_cell_lines_join_like_paragraph_rows() -> None:
+    from dagster_ocr.tables.words import _join_cell_lines
+
+    assert _join_cell_lines(["of delays in deli-", "very and higher"]) == "of delays in delivery and higher"
+    assert _join_cell_lines(["Self-", "Locking"]) == "Self-Locking"  # a capital: the hyphen stays
+    assert _join_cell_lines(["2010-", "2011"]) == "2010- 2011"  # no letter before it: not a break
+    assert _join_cell_lines(["con\u00ad", "tracts"]) == "contracts"
+    assert _join_cell_lines(["Total", "", "assets"]) == "Total assets"
