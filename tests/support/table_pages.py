@@ -736,6 +736,23 @@ def _one(
     return truths
 
 
+def _show_turned(doc: pymupdf.Document, src: pymupdf.Document, turn: int, rot: int) -> None:
+    """``src``'s first page as a new page of ``doc``, its content turned by ``turn`` degrees
+    (anticlockwise, as show_pdf_page counts) as displayed, on a page /Rotate ``rot``.
+
+    The page is built in unrotated space, its content turned by ``turn`` and by what /Rotate turns
+    back clockwise; then /Rotate is set (show_pdf_page onto a page already rotated loses content
+    turned 90 degrees)."""
+    src = pymupdf.open("pdf", src.tobytes())
+    r = src[0].rect
+    shown_w, shown_h = (r.height, r.width) if turn else (r.width, r.height)
+    w, h = (shown_h, shown_w) if rot else (shown_w, shown_h)
+    page = doc.new_page(width=w, height=h)
+    page.show_pdf_page(page.rect, src, 0, rotate=(turn + rot + 180) % 360 - 180)
+    if rot:
+        page.set_rotation(rot)
+
+
 def _turned(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
     """A page of a ``TURNED`` class: a ``SINGLE`` class's page (or, for ``mixed_orientation``, its
     table alone) printed on a page of its own, then shown turned (``show_pdf_page``: the text
@@ -752,21 +769,17 @@ def _turned(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]
         tags += [f"rotate:{rot}", f"turn:{turn}"]
         src = pymupdf.open()
         truths = _one(rng, base, src, tags, landscape=bool(turn))
-        r = src[0].rect
-        # the page is built in unrotated space, its content turned by ``turn`` (anticlockwise, as
-        # show_pdf_page counts) and by what /Rotate turns back clockwise; then /Rotate is set
-        shown_w, shown_h = (r.height, r.width) if turn else (r.width, r.height)
-        w, h = (shown_h, shown_w) if rot else (shown_w, shown_h)
-        page = doc.new_page(width=w, height=h)
-        page.show_pdf_page(page.rect, src, 0, rotate=(turn + rot + 180) % 360 - 180)
-        if rot:
-            page.set_rotation(rot)
+        _show_turned(doc, src, turn, rot)
         return truths
     if cls != "mixed_orientation":
         raise ValueError(cls)
-    # upright running text, then a table turned a quarter (its caption with it, or upright above it)
+    # upright running text, then a table turned a quarter (its caption with it, or upright above
+    # it); a third of such pages on a page /Rotate 90 or 270 that shows them as they are
+    rot = rng.choice([0, 0, 0, 0, 90, 270])
+    tags.append(f"rotate:{rot}")
     W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
-    page = doc.new_page(width=W, height=H)
+    shown = pymupdf.open()
+    page = shown.new_page(width=W, height=H)
     margin = rng.uniform(40, 80)
     x0, x1 = margin, W - margin
     font = rng.choice(_FAMILIES)
@@ -796,6 +809,7 @@ def _turned(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]
     page.show_pdf_page(target, src, 0, clip=clip, rotate=turn)
     if rng.random() < 0.5 and target.x1 < x1 - 120:  # upright text beside the turned table
         _paragraph(page, rng, target.x1 + 25, x1, target.y0, rng.randint(4, 12), font[0], size)
+    _show_turned(doc, shown, 0, rot)
     grid = sp.grid()
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(sp.header))]
 

@@ -167,6 +167,16 @@ def test_sideways_content_on_a_page_with_rotate(seed: int) -> None:
     assert _adjacency_f1(seed, "rotated_page") >= 0.95
 
 
+@pytest.mark.parametrize("seed", [2, 26, 98])
+def test_sideways_table_among_upright_text_on_a_page_with_rotate(seed: int) -> None:
+    """Tune seeds of ``mixed_orientation`` set on a page /Rotate 90 or 270 that shows them upright:
+    running text, then a table turned a quarter. Such pages were never split into their upright
+    and sideways words (adjacency F1 0.0 on each), as the same page without /Rotate is."""
+    case = make_case(seed, "mixed_orientation")
+    assert {"rotate:90", "rotate:270"} & set(case.tags)
+    assert _adjacency_f1(seed, "mixed_orientation") >= 0.95
+
+
 @pytest.mark.parametrize("seed", [35, 39])
 def test_wrapped_text_column_after_one_row_and_hyphenated_words(seed: int) -> None:
     """Tune seeds of ``hyphenated``: an unruled table whose description column (the last, or one
