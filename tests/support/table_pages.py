@@ -58,8 +58,9 @@ CLASSES = SINGLE + MULTI + NO_TABLE
 #: page (text running up or down); an upright page with a sideways table among upright text.
 #: Each turned page holds a page of a ``SINGLE`` class (tagged ``base:<class>``).
 TURNED = ["rotated_page", "sideways_text", "mixed_orientation"]
-#: a wrapped text column whose long words break over lines with a hyphen ("con-" / "tracts")
-EXTRA = [*TURNED, "hyphenated"]
+#: a wrapped text column whose long words break over lines with a hyphen ("con-" / "tracts"); a
+#: right-to-left table whose stub or the column beside it wraps over lines
+EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -711,7 +712,7 @@ def _one(
         note = rng.choice(["Source: ", "Note: ", "* ", "a "]) + _sentence(rng, rng.randint(6, 16))
         page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
         y += 20
-    elif cls == "rtl":
+    elif cls in ("rtl", "rtl_wrapped"):
         vocab = _HEBREW if rng.random() < 0.5 else _ARABIC
         tags.append("hebrew" if vocab is _HEBREW else "arabic")
         sp = _spec(rng, n_cols, min(n_rows, 10))
@@ -723,6 +724,11 @@ def _one(
                 f"{rng.randint(0, 99999):,}" if rng.random() < 0.6 else f"{rng.uniform(0, 100):.1f}"
                 for _ in r[1:]
             ]
+        if cls == "rtl_wrapped":  # a text column (the stub or one beside it) wraps over lines
+            desc = rng.randrange(0, min(2, n_cols - 1))
+            for r in sp.body:
+                r[desc] = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 10)))
+            sp.wrap = {desc}
         sp.align = ["r"] * n_cols
         st.font = ("dejavu", "dejavu")  # widths only: the HTML engine picks the script's font
         st.size = max(st.size, 8.0)
@@ -1053,7 +1059,7 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in SINGLE or cls == "hyphenated":
+    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped"):
         tables = _one(rng, cls, doc, tags)
     elif cls in TURNED:
         tables = _turned(rng, cls, doc, tags)

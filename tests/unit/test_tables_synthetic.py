@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.words import _even_prose, _text_lines, _Word  # noqa: E402
+from dagster_ocr.tables.words import _even_prose, _norm, _text_lines, _Word  # noqa: E402
 
 
 def _tables(seed: int, cls: str | None = None) -> tuple[object, list]:
@@ -198,3 +198,18 @@ def test_cell_lines_join_like_paragraph_rows() -> None:
     assert _join_cell_lines(["2010-", "2011"]) == "2010- 2011"  # no letter before it: not a break
     assert _join_cell_lines(["con\u00ad", "tracts"]) == "contracts"
     assert _join_cell_lines(["Total", "", "assets"]) == "Total assets"
+
+
+@pytest.mark.parametrize("seed", [8, 84])
+def test_right_to_left_cells_wrapped_over_lines(seed: int) -> None:
+    """Tune seeds of ``rtl_wrapped`` (Arabic, Hebrew): a right-to-left table whose stub or the
+    column beside it wraps. A wrapped line is set flush right, so it was not seen under its cell
+    (only a left edge was compared); the gap below a row of figures, whose boxes are taller than
+    the script's words, passed for a row gap; and a short last line starting right of the line
+    above was read as the same line, scrambling the cell's word order. Columns stay in display
+    order (as tabula-java's right-to-left expectation), each cell's text in reading order."""
+    case, tables = _tables(seed, "rtl_wrapped")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
