@@ -133,12 +133,22 @@ def score_doc(gt: list[tuple[int, Grid]], pred: list[tuple[int, Grid]]) -> tuple
 
 def pages_of(doc: pymupdf.Document) -> list[Page]:
     """Minimal text-layer pages (lines are read from the document by the table stage itself), with
-    the text stage's count of characters running up and down the page (for sideways tables)."""
+    what the text stage records for turned pages: /Rotate, and its counts of characters running
+    up and down the page and upside down (for sideways tables)."""
     out = []
     for i in range(doc.page_count):
         pg = doc[i]
-        vertical = read_text_layer(pg)[1]
-        out.append(Page(index=i, width=pg.rect.width, height=pg.rect.height, vertical_chars=vertical))
+        _lines, vertical, upside_down = read_text_layer(pg)
+        out.append(
+            Page(
+                index=i,
+                width=pg.rect.width,
+                height=pg.rect.height,
+                rotation=pg.rotation,
+                vertical_chars=vertical,
+                reversed_chars=upside_down,
+            )
+        )
     return out
 
 

@@ -27,7 +27,12 @@ documents: camelot stream, pdfplumber (lines), and with ``--tools tabula`` tabul
 Java start per page).
 
     PYTHONPATH=. .venv/bin/python bench/tables_synthetic.py [--n 210] [--splits tune,held_out]
-        [--tools dagster,camelot,pdfplumber] [--per-class] [--dump DIR] [--json OUT]
+        [--tools dagster,camelot,pdfplumber] [--classes extra|all|A,B] [--per-class] [--dump DIR]
+        [--json OUT]
+
+``--classes`` draws other classes than the 21 (tests/support/table_pages.py ``EXTRA``: pages
+turned by /Rotate 90 or 270, content turned sideways by its own matrices, a sideways table among
+upright text, hyphenated wrapped cells), each seed's class being the seed modulo their number.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the generator
 
 import tables_icdar as TI  # noqa: E402
 import tables_peers as TP  # noqa: E402
-from support.table_pages import MULTI, NO_TABLE, Case, Grid, make_case, seeds  # noqa: E402
+from support.table_pages import CLASSES, EXTRA, MULTI, NO_TABLE, Case, Grid, make_case, seeds  # noqa: E402
 
 from dagster_ocr.model import Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
@@ -146,8 +151,11 @@ def _peer_tools(wanted: set[str]) -> dict[str, Any]:
     return {name: tools[name][0] for key, name in pick.items() if key in wanted and name in tools}
 
 
-def run_split(split: str, n: int, wanted: set[str], dump: Path | None) -> dict[str, Any]:
-    """Every tool on the split's ``n`` cases: totals, per-class totals, multi-page results."""
+def run_split(
+    split: str, n: int, wanted: set[str], dump: Path | None, classes: list[str] | None = None
+) -> dict[str, Any]:
+    """Every tool on the split's ``n`` cases: totals, per-class totals, multi-page results.
+    ``classes``: draw these classes (seed modulo their number) instead of the 21 of ``CLASSES``."""
     peers = _peer_tools(wanted)
     names = (["dagster_ocr"] if "dagster" in wanted else []) + list(peers)
     tot: dict[str, Counter[str]] = {k: Counter() for k in names}
@@ -158,7 +166,7 @@ def run_split(split: str, n: int, wanted: set[str], dump: Path | None) -> dict[s
     worst: list[tuple[float, int, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds(split, n):
-            case = make_case(seed)
+            case = make_case(seed, classes[seed % len(classes)] if classes else None)
             path = case.save(Path(tmp) / f"case-{seed}.pdf")
             with pymupdf.open(path) as doc:
                 for name in names:
@@ -203,8 +211,9 @@ def run_split(split: str, n: int, wanted: set[str], dump: Path | None) -> dict[s
         out["tools"][name] = {
             "adjacency": TI._prf(t["a_tp"], t["a_pred"], t["a_gt"]),
             "cells": TI._prf(t["c_tp"], t["c_pred"], t["c_gt"]),
-            "false_tables_on_table_pages": t["false"] - sum(per_class[name][c]["false"] for c in NO_TABLE),
-            "tables_on_no_table_pages": sum(per_class[name][c]["n_pred"] for c in NO_TABLE),
+            "false_tables_on_table_pages": t["false"]
+            - sum(per_class[name].get(c, Counter())["false"] for c in NO_TABLE),
+            "tables_on_no_table_pages": sum(per_class[name].get(c, Counter())["n_pred"] for c in NO_TABLE),
             "no_table_pages_with_a_table": f"{t['false_pages']}/{t['no_table_pages']}",
             "ms_per_page": round(1000 * seconds[name] / max(pages[name], 1), 1),
             "classes": {
@@ -237,6 +246,11 @@ def main() -> None:
     ap.add_argument(
         "--tools", default="dagster,camelot,pdfplumber", help="dagster, camelot, pdfplumber, tabula"
     )
+    ap.add_argument(
+        "--classes",
+        help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
+        f"'extra' for the later ones ({', '.join(EXTRA)}); 'all' for all {len(CLASSES) + len(EXTRA)}",
+    )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
     ap.add_argument("--json", type=Path)
@@ -244,6 +258,12 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("camelot").setLevel(logging.ERROR)
     wanted = {w for w in args.tools.split(",") if w}
+    classes = {"extra": EXTRA, "all": CLASSES + EXTRA, None: None}.get(args.classes)
+    if classes is None and args.classes:
+        classes = args.classes.split(",")
+        unknown = set(classes) - set(CLASSES + EXTRA)
+        if unknown:
+            ap.error(f"unknown classes {sorted(unknown)}")
     results = {}
     print(
         "| split | tool | adjacency F1 (P/R) | cell F1 (P/R) | false tables: no-table pages with one "
@@ -251,7 +271,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     for split in args.splits.split(","):
-        res = run_split(split, args.n, wanted, args.dump)
+        res = run_split(split, args.n, wanted, args.dump, classes)
         results[split] = res
         for name, r in res["tools"].items():
             a, c = r["adjacency"], r["cells"]

@@ -13,6 +13,7 @@ from dagster_ocr.paragraphs.patterns import (
     _ends_mid_phrase,
     _ends_sentence,
     is_cjk,
+    join_lines,
 )
 from dagster_ocr.paragraphs.rows import _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
@@ -61,24 +62,6 @@ def _starts_lower(text: str) -> bool:
     return bool(t) and t[0].islower()
 
 
-def _join_rows(text: str, nxt: str) -> str:
-    """Append a row to paragraph text: de-hyphenate, no space between CJK characters."""
-    nxt = nxt.strip()
-    if not text:
-        return nxt
-    if not nxt:
-        return text
-    if text.endswith("\u00ad"):  # soft hyphen: always a line-break hyphen
-        return text[:-1] + nxt
-    if len(text) >= 2 and text[-1] in "-\u2010" and text[-2].isalpha():
-        # de-hyphenate only when the continuation is lower case ("exam-\nple"); "Self-\nLocking"
-        # keeps its hyphen, without a space
-        return (text[:-1] + nxt) if nxt[0].islower() else (text + nxt)
-    if is_cjk(text[-1]) and is_cjk(nxt[0]):
-        return text + nxt
-    return text + " " + nxt
-
-
 def _page_gap_baseline(rows: list[_Row]) -> dict[tuple[int, int], float]:
     """Usual gap between consecutive rows, per (flow, size bucket): the 25th percentile."""
     gaps: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -118,7 +101,7 @@ _LOOK_BACK = 8
 def _continue_with(target: _Para, r: _Row) -> None:
     """``r`` goes on ``target``'s text (a sentence resumed after a column, page, table or caption)."""
     target.rows.append(r)
-    target.text = _join_rows(target.text, r.text)
+    target.text = join_lines(target.text, r.text)
     if r.page_index != target.rows[0].page_index:
         target.continued = True
 
@@ -270,7 +253,7 @@ class _Grouper:
                 flow_first.setdefault(r.flow, cur)
             else:
                 cur.rows.append(r)
-                cur.text = _join_rows(cur.text, r.text)
+                cur.text = join_lines(cur.text, r.text)
         self.cur = cur
         # paragraphs out of the look-back's reach take no more rows
         self._seal(len(paras) - _LOOK_BACK)

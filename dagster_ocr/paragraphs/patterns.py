@@ -103,3 +103,22 @@ def _ends_clause(text: str) -> bool:
     if not t:
         return False
     return t[-1] in _TERMINAL or bool(re.search(r"\b(and|or|und|oder|et|ou|y|o)$", t))
+
+
+def join_lines(text: str, nxt: str) -> str:
+    """Append a line to text set over lines (a paragraph's rows, a table cell's wrapped lines):
+    de-hyphenate, no space between CJK characters, else one space."""
+    nxt = nxt.strip()
+    if not text:
+        return nxt
+    if not nxt:
+        return text
+    if text.endswith("\u00ad"):  # soft hyphen: always a line-break hyphen
+        return text[:-1] + nxt
+    if len(text) >= 2 and text[-1] in "-\u2010" and text[-2].isalpha():
+        # de-hyphenate only when the continuation is lower case ("exam-\nple"); "Self-\nLocking"
+        # keeps its hyphen, without a space
+        return (text[:-1] + nxt) if nxt[0].islower() else (text + nxt)
+    if is_cjk(text[-1]) and is_cjk(nxt[0]):
+        return text + nxt
+    return text + " " + nxt

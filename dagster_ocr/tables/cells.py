@@ -10,7 +10,16 @@ from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.words import _bands, _clean, _column_bounds, _is_num, _text_lines, _Word, _words_text
+from dagster_ocr.tables.words import (
+    _bands,
+    _clean,
+    _column_bounds,
+    _is_num,
+    _join_cell_lines,
+    _text_lines,
+    _Word,
+    _words_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +127,7 @@ def _cell_texts(tab: Any, words: list[_Word]) -> list[list[str | None]]:
                 continue
             area = (c[2] - c[0]) * (c[3] - c[1])
             mine = [centres[i][2] for i in inside if smallest[i] >= area]
-            row.append(" ".join(_words_text(band) for band in _cell_lines(mine)))
+            row.append(_join_cell_lines(_words_text(band) for band in _cell_lines(mine)))
         out.append(row)
     return out
 
@@ -191,7 +200,7 @@ def _split_shaded_rows(
                 if len(cols) >= 3 and set(cols) <= ref and len(cols) >= 0.75 * len(ref):
                     for c in range(j, k):
                         ws = cols.get(c, [])
-                        rows[i][c] = _clean(" ".join(_words_text(band) for band in _bands(ws)))
+                        rows[i][c] = _clean(_join_cell_lines(_words_text(band) for band in _bands(ws)))
                         row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
             j = k
 
@@ -231,7 +240,10 @@ def _split_stacked_rows(
             continue
         for band_y0, band_y1, cells in split:
             out_rows.append(
-                [_clean(" ".join(_words_text(b) for b in _bands(cells.get(c, [])))) for c in range(n_cols)]
+                [
+                    _clean(_join_cell_lines(_words_text(b) for b in _bands(cells.get(c, []))))
+                    for c in range(n_cols)
+                ]
             )
             out_boxes.append([(edges[c], band_y0, edges[c + 1], band_y1) for c in range(n_cols)])
     return out_rows, out_boxes
@@ -302,7 +314,7 @@ def _split_crowded_columns(
                     if bb[0] <= cx <= bb[2] and bb[1] <= cy <= bb[3]:
                         j = next((j for j in range(k) if cx <= sub[j + 1]), k - 1)
                         parts[j].append(w)
-                texts = [_clean(" ".join(_words_text(b) for b in _cell_lines(p))) for p in parts]
+                texts = [_clean(_join_cell_lines(_words_text(b) for b in _cell_lines(p))) for p in parts]
                 rows[i] = [*row[:c], *texts, *row[c + 1 :]]
                 row_bboxes[i] = [
                     *boxes[:c],

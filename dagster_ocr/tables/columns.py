@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from dagster_ocr.model import Cell, Table
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
-from dagster_ocr.tables.words import _clean, _norm
+from dagster_ocr.tables.words import _join_cell_lines, _norm
 
 
 @dataclass
@@ -178,7 +178,9 @@ def _build_columns(
                     col = c
                     if c == 0 and r_local + 1 in fold:
                         text = (
-                            _clean(f"{text} {row_next}") if (row_next := part.rows[r_local + 1][0]) else text
+                            _join_cell_lines([text, row_next])
+                            if (row_next := part.rows[r_local + 1][0])
+                            else text
                         )
                         nb = part.row_bboxes[r_local + 1][0] if r_local + 1 < len(part.row_bboxes) else None
                         if bb is not None and nb is not None:

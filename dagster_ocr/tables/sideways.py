@@ -46,10 +46,12 @@ def _sideways_share(
     turns a page only when most of its text is sideways).
 
     Which words are sideways comes from the text layer's line directions, read here only for a
-    page with ten or more tall words (a short word set sideways is not taller than wide); a page
-    with /Rotate is left as it is (its text is read in its own rotation).
+    page with ten or more tall words (a short word set sideways is not taller than wide). MuPDF
+    gives a line's box and direction in unrotated space; on a page with /Rotate both are turned to
+    display space first, as the words are (content set sideways on a page that /Rotate turns
+    upright again, or the other way round, reads like any other).
     """
-    if page.rotation or sum(_is_tall(w) for w in words) < 10:
+    if sum(_is_tall(w) for w in words) < 10:
         return None
     up, down = page.vertical_chars
     if up > 2 * down:
@@ -58,12 +60,16 @@ def _sideways_share(
         frame = (0.0, -1.0, 1.0, 0.0, 0.0, page.width)
     else:
         return None  # text turned both ways on one page: no single frame reads it
-    boxes = [
-        ln["bbox"]
-        for block in pg.get_text("dict", flags=0)["blocks"]
-        for ln in block.get("lines", ())
-        if abs(ln["dir"][1]) > 0.9
-    ]
+    rot = tuple(pg.rotation_matrix) if pg.rotation else None
+    lines = [ln for block in pg.get_text("dict", flags=0)["blocks"] for ln in block.get("lines", ())]
+    if rot is None:
+        boxes = [ln["bbox"] for ln in lines if abs(ln["dir"][1]) > 0.9]
+    else:  # a direction's displayed dy is (b, d) of the rotation (see textlayer.read_text_layer)
+        boxes = [
+            transform_box(ln["bbox"], rot)
+            for ln in lines
+            if abs(rot[1] * ln["dir"][0] + rot[3] * ln["dir"][1]) > 0.9
+        ]
     tall: list[_Word] = []
     upright: list[_Word] = []
     for w in words:

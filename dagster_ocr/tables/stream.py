@@ -20,6 +20,7 @@ from dagster_ocr.tables.words import (
     _column_bounds,
     _column_cover,
     _is_num,
+    _reads_rtl,
     _text_lines,
     _TextLine,
     _Word,
@@ -89,7 +90,7 @@ def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
     """The widest vertical gap a cell's wrapped line may leave to the line above: ``wrap_gap`` line
     heights, or the table's usual gap between lines where its rows are spaced as its lines are."""
     gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
-    usual = statistics.median(gaps) if len(gaps) >= 2 else 0.0
+    usual = statistics.median(gaps) if gaps else 0.0
     return max(s.wrap_gap * h, min(usual, h) + 0.1 * h)
 
 
@@ -118,15 +119,32 @@ def _wrapped_cell_line(
         return False
     if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
         return False
-    above = pending[-1] if pending else cur[-1]
-    return ln.y0 - above.y1 <= _line_gap(cur[-12:], h, s)
+    return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
+
+
+def _close_below(ln: _TextLine, above: _TextLine, lines: list[_TextLine], h: float, s: TableSettings) -> bool:
+    """``ln`` close enough below ``above`` to go on with its cell: the gap between them is within
+    ``_line_gap`` of ``lines``, or their bottoms are the lines' usual pitch apart. Figures and words
+    in fonts of unlike boxes (a right-to-left script beside digits) leave gaps unlike from line to
+    line; their bottoms keep the pitch the lines are set at."""
+    if ln.y0 - above.y1 <= _line_gap(lines, h, s):
+        return True
+    pitches = [b.y1 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
+    return bool(pitches) and ln.y1 - above.y1 <= min(statistics.median(pitches), 2.0 * h) + 0.1 * h
 
 
 def _aligned_below(ln: _TextLine, multi: list[_TextLine], h: float) -> bool:
     """``ln`` starts under a cell of the last multi-chunk line right of its stub and ends before the
-    next cell, or under the last cell (a sentence) of one of the lines before."""
+    next cell, or under the last cell (a sentence) of one of the lines before. A line written in a
+    right-to-left script starts at its right: it ends under the end of such a cell, and starts
+    after the cell before ends (a right-to-left table's stub is its rightmost cell)."""
     ref = multi[-1]
+    rtl = _reads_rtl(ln.words)
     for k, chunk in enumerate(ref.chunks[1:], start=1):
+        if rtl:
+            if abs(chunk[-1].x1 - ln.x1) <= h and ln.x0 > ref.chunks[k - 1][-1].x1 + 0.2 * h:
+                return True
+            continue
         nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
         if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h:
             return True
@@ -234,8 +252,11 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 not is_head
                 and not row_kind[-1]
                 and s.merge_wrapped
-                and ln.y0 - prev_ln.y1 <= line_gap
                 and _continues_text(cells, prev)
+                and (
+                    ln.y0 - prev_ln.y1 <= line_gap
+                    or _close_below(ln, prev_ln, area[max(0, k - 12) : k], h, s)
+                )
             ):
                 join = True
             elif (

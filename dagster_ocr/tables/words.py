@@ -8,13 +8,14 @@ import operator
 import re
 import statistics
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pymupdf
 
 from dagster_ocr.layout import BBox, bands
 from dagster_ocr.model import Line, Page
+from dagster_ocr.paragraphs.patterns import join_lines
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.textlayer import extract_words
 
@@ -139,22 +140,47 @@ def _even_prose(chunks: list[list[_Word]], h: float) -> bool:
 
 
 def _words_text(ws: list[_Word]) -> str:
-    """The words' text in reading order. Words come left to right on each line (a new line starts
-    where x falls back); a line written mostly in a right-to-left script (Arabic, Hebrew) reads
-    right to left, its left-to-right runs (numbers, Latin words) kept in their own order."""
-    if not any(_is_rtl(c) for w in ws for c in w.text):
+    """The words' text in reading order: lines top to bottom (``_bands``), each left to right; a
+    line written mostly in a right-to-left script (Arabic, Hebrew) reads right to left, its
+    left-to-right runs (numbers, Latin words) kept in their own order. A cell's lines join as a
+    paragraph's rows do (``_join_cell_lines``): "con-" over "tracts" is one word.
+
+    Lines are told apart by height, not by x falling back: a right-to-left cell's lines are set
+    flush right, so a short last line may start right of where the line above starts."""
+    rtl = any(_is_rtl(c) for w in ws for c in w.text)
+    if not rtl and not any(w.text[-1] in _BREAKS for w in ws):
         return " ".join(w.text for w in ws)
-    lines: list[list[_Word]] = []
-    for w in ws:
-        if lines and w.x0 >= lines[-1][-1].x0:
-            lines[-1].append(w)
-        else:
-            lines.append([w])
-    return " ".join(_line_in_reading_order([w.text for w in line]) for line in lines)
+    lines = _bands(ws)
+    if rtl:
+        return _join_cell_lines(_line_in_reading_order([w.text for w in line]) for line in lines)
+    return _join_cell_lines(" ".join(w.text for w in line) for line in lines)
+
+
+#: what a line broken inside a word ends with: a hyphen, or a soft hyphen
+_BREAKS = frozenset("-\u2010\u00ad")
+
+
+def _join_cell_lines(lines: Iterable[str]) -> str:
+    """A cell's wrapped lines, top to bottom, as one text, joined by the paragraph stage's rule
+    (``paragraphs.patterns.join_lines``): a line ending in a hyphen after a letter runs on into a
+    lower-case next line without it ("con-" / "tracts": "contracts"), a soft hyphen always; else
+    one space. Lines not broken so are joined by one space as before."""
+    out = ""
+    for line in lines:
+        if not (line := line.strip()):
+            continue
+        out = join_lines(out, line) if out.endswith(tuple(_BREAKS)) else f"{out} {line}" if out else line
+    return out
 
 
 def _is_rtl(c: str) -> bool:
     return unicodedata.bidirectional(c) in ("R", "AL")
+
+
+def _reads_rtl(ws: list[_Word]) -> bool:
+    """Words written mostly in a right-to-left script (more such letters than left-to-right ones)."""
+    rtl = sum(_is_rtl(c) for w in ws for c in w.text)
+    return rtl > 0 and rtl > sum(unicodedata.bidirectional(c) == "L" for w in ws for c in w.text)
 
 
 def _line_in_reading_order(words: list[str]) -> str:

@@ -51,6 +51,16 @@ SINGLE = [
 MULTI = ["continued_rows", "lookalike", "continued_columns"]
 NO_TABLE = ["two_column_text", "numbered_list", "transcript", "rtl_prose"]
 CLASSES = SINGLE + MULTI + NO_TABLE
+#: classes added later, outside ``CLASSES`` so that every seed keeps the class (and document) it
+#: had: drawn only when named (``make_case(seed, cls)``, ``bench/tables_synthetic.py --classes``).
+#: Turned pages: a page /Rotate 90 or 270 whose content is laid out in rotated coordinates
+#: (displayed upright, or sideways once more); content turned by its own matrix on an unrotated
+#: page (text running up or down); an upright page with a sideways table among upright text.
+#: Each turned page holds a page of a ``SINGLE`` class (tagged ``base:<class>``).
+TURNED = ["rotated_page", "sideways_text", "mixed_orientation"]
+#: a wrapped text column whose long words break over lines with a hyphen ("con-" / "tracts"); a
+#: right-to-left table whose stub or the column beside it wraps over lines
+EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -173,6 +183,7 @@ class _Spec:
     wrap: set[int] = field(default_factory=set)  # columns whose cells wrap over lines
     row_span: dict[int, int] = field(default_factory=dict)  # body row -> rows its stub spans
     total: bool = False  # the last body row is a totals row
+    hyphenate: bool = False  # wrapped cells break long words with a hyphen
 
     @property
     def n_cols(self) -> int:
@@ -257,12 +268,24 @@ def _width(text: str, font: str, size: float) -> float:
     return pymupdf.get_text_length(text, fontname=font, fontsize=size)
 
 
-def _wrap(words: list[str], width: float, font: str, size: float) -> list[str]:
+def _wrap(words: list[str], width: float, font: str, size: float, hyphenate: bool = False) -> list[str]:
+    """Words set in lines of ``width``; with ``hyphenate`` a word of 7+ letters that does not fit
+    breaks with a hyphen, 3+ letters on each side (a lower-case continuation: the paragraph
+    stage's rule joins it back without the hyphen)."""
     lines: list[str] = []
     cur = ""
     for w in words:
         t = f"{cur} {w}".strip()
         if cur and _width(t, font, size) > width:
+            if hyphenate and len(w) >= 7 and w.isalpha():
+                k = next(
+                    (k for k in range(len(w) - 3, 2, -1) if _width(f"{cur} {w[:k]}-", font, size) <= width),
+                    0,
+                )
+                if k:
+                    lines.append(f"{cur} {w[:k]}-")
+                    cur = w[k:]
+                    continue
             lines.append(cur)
             cur = w
         else:
@@ -366,7 +389,9 @@ class _Printer:
             n_lines = 1
             for c in sp.wrap:
                 if row[c]:
-                    n_lines = max(n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size)))
+                    n_lines = max(
+                        n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
+                    )
             if st.rules == "zebra" and (r % 2 == 1):
                 page.draw_rect(
                     pymupdf.Rect(left, y, right_edge, y + lh * n_lines),
@@ -379,7 +404,9 @@ class _Printer:
                     continue
                 bold = sp.total and r == len(sp.body) - 1
                 if c in sp.wrap:
-                    for k, line in enumerate(_wrap(text.split(), self.widths[c], st.font[0], st.size)):
+                    for k, line in enumerate(
+                        _wrap(text.split(), self.widths[c], st.font[0], st.size, sp.hyphenate)
+                    ):
                         self._text(
                             page, line, *col_x[c], y + lh * (k + 0.5) + st.size * 0.25, sp.align[c], bold, rtl
                         )
@@ -551,9 +578,14 @@ def _caption(page: pymupdf.Page, text: str, x: float, y: float, size: float) -> 
 # ---------------------------------------------------------------------------------------- classes
 
 
-def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
-    """Print one page of class ``cls`` on ``doc``; return its tables."""
+def _one(
+    rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str], landscape: bool = False
+) -> list[TruthTable]:
+    """Print one page of class ``cls`` on ``doc`` (``landscape``: the page turned to landscape);
+    return its tables."""
     W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    if landscape:
+        W, H = H, W
     page = doc.new_page(width=W, height=H)
     margin = rng.uniform(40, 90)
     x0, x1 = margin, W - margin
@@ -600,6 +632,16 @@ def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -
             for r in sp.body:
                 r[0] = _label(rng, rng.randint(2, 7))
         sp.wrap = {desc}
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "hyphenated":
+        sp = _spec(rng, n_cols, min(n_rows, 9))
+        desc = rng.randrange(1, n_cols)  # a lower-case text column beside the stub
+        for r in sp.body:
+            r[desc] = " ".join(_body_words(rng, rng.randint(4, 14)))
+        sp.header[0][desc] = ("Description", 1)
+        sp.align[desc] = "l"
+        sp.wrap = {desc}
+        sp.hyphenate = True
         y = table(sp, st, x0, y + 10, x1 - x0)
     elif cls == "row_span":
         st.rules = "ruled"
@@ -670,7 +712,7 @@ def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -
         note = rng.choice(["Source: ", "Note: ", "* ", "a "]) + _sentence(rng, rng.randint(6, 16))
         page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
         y += 20
-    elif cls == "rtl":
+    elif cls in ("rtl", "rtl_wrapped"):
         vocab = _HEBREW if rng.random() < 0.5 else _ARABIC
         tags.append("hebrew" if vocab is _HEBREW else "arabic")
         sp = _spec(rng, n_cols, min(n_rows, 10))
@@ -682,6 +724,11 @@ def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -
                 f"{rng.randint(0, 99999):,}" if rng.random() < 0.6 else f"{rng.uniform(0, 100):.1f}"
                 for _ in r[1:]
             ]
+        if cls == "rtl_wrapped":  # a text column (the stub or one beside it) wraps over lines
+            desc = rng.randrange(0, min(2, n_cols - 1))
+            for r in sp.body:
+                r[desc] = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 10)))
+            sp.wrap = {desc}
         sp.align = ["r"] * n_cols
         st.font = ("dejavu", "dejavu")  # widths only: the HTML engine picks the script's font
         st.size = max(st.size, 8.0)
@@ -693,6 +740,84 @@ def _one(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -
     if y < H - margin - 60 and rng.random() < 0.7:
         _paragraph(page, rng, x0, x1, y + 12, rng.randint(2, 5), font[0], size, justify=rng.random() < 0.5)
     return truths
+
+
+def _show_turned(doc: pymupdf.Document, src: pymupdf.Document, turn: int, rot: int) -> None:
+    """``src``'s first page as a new page of ``doc``, its content turned by ``turn`` degrees
+    (anticlockwise, as show_pdf_page counts) as displayed, on a page /Rotate ``rot``.
+
+    The page is built in unrotated space, its content turned by ``turn`` and by what /Rotate turns
+    back clockwise; then /Rotate is set (show_pdf_page onto a page already rotated loses content
+    turned 90 degrees)."""
+    src = pymupdf.open("pdf", src.tobytes())
+    r = src[0].rect
+    shown_w, shown_h = (r.height, r.width) if turn else (r.width, r.height)
+    w, h = (shown_h, shown_w) if rot else (shown_w, shown_h)
+    page = doc.new_page(width=w, height=h)
+    page.show_pdf_page(page.rect, src, 0, rotate=(turn + rot + 180) % 360 - 180)
+    if rot:
+        page.set_rotation(rot)
+
+
+def _turned(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """A page of a ``TURNED`` class: a ``SINGLE`` class's page (or, for ``mixed_orientation``, its
+    table alone) printed on a page of its own, then shown turned (``show_pdf_page``: the text
+    keeps its glyphs, its matrices turned) on the page of the case."""
+    if cls in ("rotated_page", "sideways_text"):
+        base = rng.choice([c for c in SINGLE if c != "rtl"])
+        tags.append(f"base:{base}")
+        # sideways_text: an unrotated portrait page whose content runs up (turned anticlockwise)
+        # or down; rotated_page: /Rotate 90 or 270 with the content set in the rotated coordinates,
+        # so that the page shows it upright (a landscape scan, a page turned in a viewer) or
+        # sideways as the first class does
+        rot = rng.choice([90, 270]) if cls == "rotated_page" else 0
+        turn = rng.choice([0, 0, 90, -90]) if rot else rng.choice([90, -90])
+        tags += [f"rotate:{rot}", f"turn:{turn}"]
+        src = pymupdf.open()
+        truths = _one(rng, base, src, tags, landscape=bool(turn))
+        _show_turned(doc, src, turn, rot)
+        return truths
+    if cls != "mixed_orientation":
+        raise ValueError(cls)
+    # upright running text, then a table turned a quarter (its caption with it, or upright above
+    # it); a third of such pages on a page /Rotate 90 or 270 that shows them as they are
+    rot = rng.choice([0, 0, 0, 0, 90, 270])
+    tags.append(f"rotate:{rot}")
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    shown = pymupdf.open()
+    page = shown.new_page(width=W, height=H)
+    margin = rng.uniform(40, 80)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([8.5, 9.0, 10.0, 11.0])
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    y = _paragraph(page, rng, x0, x1, margin, rng.randint(3, 10), font[0], size, justify=rng.random() < 0.5)
+    turn = rng.choice([90, -90])
+    tags.append(f"turn:{turn}")
+    room_w, room_h = x1 - x0, H - margin - y - 20  # the turned table's height and width
+    caption = f"Table {rng.randint(1, 30)}. {_label(rng, rng.randint(2, 5))}"
+    upright_caption = rng.random() < 0.4
+    if upright_caption:
+        y = _caption(page, caption, x0, y + 6, size)
+        room_h -= size * 1.8
+    sp = _spec(rng, rng.randint(3, 8), rng.randint(4, 14))
+    st = _style(rng)
+    tags.append(st.rules)
+    pr = _Printer(sp, st, room_h - 20)
+    src = pymupdf.open()
+    sp_page = src.new_page(width=room_h, height=max(room_w, 200.0))
+    top = 10.0 if upright_caption else _caption(sp_page, caption, 10, 6, size)
+    bottom = pr.draw(sp_page, 10 + st.pad / 2, top + 4)
+    clip = pymupdf.Rect(0, 0, room_h, min(bottom + 8, sp_page.rect.height))
+    # the turned clip: as wide as the clip is tall, set at the left margin under the text
+    target = pymupdf.Rect(x0, y + 10, x0 + clip.height, y + 10 + clip.width)
+    page.show_pdf_page(target, src, 0, clip=clip, rotate=turn)
+    if rng.random() < 0.5 and target.x1 < x1 - 120:  # upright text beside the turned table
+        _paragraph(page, rng, target.x1 + 25, x1, target.y0, rng.randint(4, 12), font[0], size)
+    _show_turned(doc, shown, 0, rot)
+    grid = sp.grid()
+    return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(sp.header))]
 
 
 def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
@@ -927,14 +1052,17 @@ def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[st
 
 
 def make_case(seed: int, cls: str | None = None) -> Case:
-    """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given)."""
+    """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
+    the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + CLASSES.index(cls))
+    rng = random.Random(seed * 7919 + (CLASSES + EXTRA).index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in SINGLE:
+    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped"):
         tables = _one(rng, cls, doc, tags)
+    elif cls in TURNED:
+        tables = _turned(rng, cls, doc, tags)
     elif cls in MULTI:
         tables = _multi(rng, cls, doc, tags)
     else:

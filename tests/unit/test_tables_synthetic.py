@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from support.table_pages import CLASSES, MULTI, NO_TABLE, make_case, seeds
+from support.table_pages import CLASSES, EXTRA, MULTI, NO_TABLE, make_case, seeds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.words import _even_prose, _text_lines, _Word  # noqa: E402
+from dagster_ocr.tables.words import _even_prose, _norm, _text_lines, _Word  # noqa: E402
 
 
 def _tables(seed: int, cls: str | None = None) -> tuple[object, list]:
@@ -35,7 +35,7 @@ def test_the_generator_is_seeded_and_covers_every_class() -> None:
     a, b = make_case(5), make_case(5)
     assert a.pdf == b.pdf and a.cls == CLASSES[5]
     assert sorted(make_case(s).cls for s in seeds("held_out", len(CLASSES))) == sorted(CLASSES)
-    for cls in CLASSES:
+    for cls in CLASSES + EXTRA:
         case = make_case(3, cls)
         assert case.n_pages >= 1
         if cls in NO_TABLE:
@@ -152,3 +152,64 @@ def test_columns_continued_on_the_next_page_join_on_the_stub(seed: int, why: str
     (table,) = tables
     assert table.merge_kind == "columns" and table.pages == [0, 1]
     assert table.grid() == case.tables[0].merged, why
+
+
+@pytest.mark.parametrize("seed", [48, 84, 96, 104])
+def test_sideways_content_on_a_page_with_rotate(seed: int) -> None:
+    """A page /Rotate 90 or 270 whose content is set sideways in the displayed page (tune seeds of
+    ``rotated_page``: zebra, stacked-header, beside-text and row-span tables): too many of its
+    words are short to pass for a sideways page on their shape, and the test that reads sideways
+    lines from the text layer skipped every page with /Rotate, so rows were read across columns
+    (adjacency F1 0.0 on each). That test now turns MuPDF's line boxes and directions to display
+    space on such a page."""
+    case = make_case(seed, "rotated_page")
+    assert {"turn:90", "turn:-90"} & set(case.tags)
+    assert _adjacency_f1(seed, "rotated_page") >= 0.95
+
+
+@pytest.mark.parametrize("seed", [2, 26, 98])
+def test_sideways_table_among_upright_text_on_a_page_with_rotate(seed: int) -> None:
+    """Tune seeds of ``mixed_orientation`` set on a page /Rotate 90 or 270 that shows them upright:
+    running text, then a table turned a quarter. Such pages were never split into their upright
+    and sideways words (adjacency F1 0.0 on each), as the same page without /Rotate is."""
+    case = make_case(seed, "mixed_orientation")
+    assert {"rotate:90", "rotate:270"} & set(case.tags)
+    assert _adjacency_f1(seed, "mixed_orientation") >= 0.95
+
+
+@pytest.mark.parametrize("seed", [35, 39])
+def test_wrapped_text_column_after_one_row_and_hyphenated_words(seed: int) -> None:
+    """Tune seeds of ``hyphenated``: an unruled table whose description column (the last, or one
+    among figures) wraps at the pitch of its rows, long words broken with a hyphen ("deli-" /
+    "very"). The first row's wrapped line ended the table (the usual gap between its lines was
+    read only from two gaps or more, and there was one: no table at all), and a cell's lines were
+    joined by a space ("deli- very"). Now one gap is enough, and a cell's lines join as a
+    paragraph's rows do."""
+    case, tables = _tables(seed, "hyphenated")
+    (table,) = tables
+    assert table.grid() == case.tables[0].merged
+
+
+def test_cell_lines_join_like_paragraph_rows() -> None:
+    from dagster_ocr.tables.words import _join_cell_lines
+
+    assert _join_cell_lines(["of delays in deli-", "very and higher"]) == "of delays in delivery and higher"
+    assert _join_cell_lines(["Self-", "Locking"]) == "Self-Locking"  # a capital: the hyphen stays
+    assert _join_cell_lines(["2010-", "2011"]) == "2010- 2011"  # no letter before it: not a break
+    assert _join_cell_lines(["con\u00ad", "tracts"]) == "contracts"
+    assert _join_cell_lines(["Total", "", "assets"]) == "Total assets"
+
+
+@pytest.mark.parametrize("seed", [8, 84])
+def test_right_to_left_cells_wrapped_over_lines(seed: int) -> None:
+    """Tune seeds of ``rtl_wrapped`` (Arabic, Hebrew): a right-to-left table whose stub or the
+    column beside it wraps. A wrapped line is set flush right, so it was not seen under its cell
+    (only a left edge was compared); the gap below a row of figures, whose boxes are taller than
+    the script's words, passed for a row gap; and a short last line starting right of the line
+    above was read as the same line, scrambling the cell's word order. Columns stay in display
+    order (as tabula-java's right-to-left expectation), each cell's text in reading order."""
+    case, tables = _tables(seed, "rtl_wrapped")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
