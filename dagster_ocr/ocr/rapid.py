@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, split_at_ink_bands
 from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class RapidOcrEngine(OcrEngineBase):
         ocr = self._ocr
         ori = ocr.load_img(bgr)
         img, record = ocr.preprocess_img(ori)
-        det, cls, rec, crops = ocr.run_ocr_steps(img, record)
+        det, cls, rec, crops = self._steps(img, record)
         raw_txts = rec.txts
         cls_res = getattr(cls, "cls_res", None)
         flips: list[bool] | None = None
@@ -178,3 +178,47 @@ class RapidOcrEngine(OcrEngineBase):
             ]
         result = ocr.build_final_output(ori, det, cls, rec, crops, record)
         return result, flips
+
+    def _steps(self, img: np.ndarray, record: dict[str, Any]) -> tuple[Any, Any, Any, list[np.ndarray]]:
+        """``RapidOCR.run_ocr_steps`` (detect, classify, recognise) with one step between detection
+        and recognition: lines the detector merged across a narrow column gutter are cut apart
+        (``base.split_at_ink_bands``, setting ``split_at_gutters``) before they are read."""
+        ocr = self._ocr
+        if not self.settings.split_at_gutters:
+            return ocr.run_ocr_steps(img, record)
+        from rapidocr.ch_ppocr_cls import TextClsOutput
+        from rapidocr.ch_ppocr_det import TextDetOutput
+        from rapidocr.ch_ppocr_rec import TextRecOutput
+        from rapidocr.main import RapidOCRError
+        from rapidocr.utils.process_img import apply_vertical_padding
+
+        # detect_and_crop's steps
+        if ocr.cfg.Global.use_vertical_padding:
+            img, record = apply_vertical_padding(img, record, ocr.width_height_ratio, ocr.min_height)
+        else:
+            record["padding_1"] = {"top": 0, "left": 0}
+        det = ocr._load_det_model()(img)
+        if det.boxes is None:  # nothing detected: what run_ocr_steps returns then
+            return TextDetOutput(), TextClsOutput(), TextRecOutput(), []
+        cut = split_at_ink_bands(det.boxes, img.mean(axis=2))
+        if len(cut) != len(det.boxes):
+            scores = list(det.scores) if det.scores is not None else None
+            det.boxes = np.array([np.reshape(q, (4, 2)) for _, q in cut], dtype=det.boxes.dtype)
+            if scores is not None:
+                det.scores = [scores[i] for i, _ in cut]
+        crops = ocr.crop_text_regions(img, det.boxes)
+        crops_read, cls = crops, TextClsOutput()
+        if ocr.use_cls:
+            try:
+                crops_read, cls = ocr.cls_and_rotate(crops)
+            except RapidOCRError as exc:  # as run_ocr_steps answers each step's failure
+                logger.warning("%s", exc)
+                return det, TextClsOutput(), TextRecOutput(), []
+        rec = TextRecOutput()
+        if ocr.use_rec:
+            try:
+                rec = ocr.recognize_txt(crops_read)
+            except RapidOCRError as exc:
+                logger.warning("%s", exc)
+                return det, cls, TextRecOutput(), []
+        return det, cls, rec, crops
