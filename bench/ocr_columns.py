@@ -11,7 +11,11 @@ Also ``EXTRA`` pages (issue 21, narrow gutters): two- and three-column pages wit
 in Helvetica and Times at 9-11 pt, level and turned +-1.5 degrees, and single-column, table and
 form pages, in a "tune" set, a "held" set measured only at the end, and the lead's "dev" pages.
 
-    .venv/bin/python bench/ocr_columns.py [--only generated|extra|corpus] [--no-split] [--json OUT]
+    .venv/bin/python bench/ocr_columns.py [--only generated|extra|corpus] [--before] [--json OUT]
+
+``--before`` measures the reading order as it was before the narrow-gutter fix (session 9): the
+engine's ``split_at_gutters`` off and no ink measured, so gutters are looked for between the
+detector's padded boxes (the same code path as the commit before it).
 """
 
 from __future__ import annotations
@@ -132,7 +136,9 @@ EXTRA = {
     ],
 }
 
-_LABELS = "Name Address Invoice number Date Account Reference Amount due Contact Phone Order Terms Total".split()
+_LABELS = (
+    "Name Address Invoice number Date Account Reference Amount due Contact Phone Order Terms Total".split()
+)
 
 
 def _scan(page: pymupdf.Page, skew: float) -> np.ndarray:
@@ -185,13 +191,15 @@ def extra_page(
         for r in range(18):
             y = 100 + r * size * 3.0
             for x in (60, 330):
-                field = f"{rng.choice(_LABELS)}: {' '.join(rng.choice(_WORDS) for _ in range(rng.randint(1, 3)))}"
+                field = (
+                    f"{rng.choice(_LABELS)}: {' '.join(rng.choice(_WORDS) for _ in range(rng.randint(1, 3)))}"
+                )
                 page.insert_text((x, y), field, fontsize=size, fontname=font)
                 truth.append(field)
     return _scan(page, skew), normalize_whitespace(" ".join(truth))
 
 
-def _texts(engine: RapidOcrEngine, image: np.ndarray) -> tuple[float, str, str]:
+def _texts(engine: RapidOcrEngine, image: np.ndarray, ink: bool = True) -> tuple[float, str, str]:
     """The page's skew (degrees) and its text in reading order with and without the correction."""
     s = OcrSettings()
     found, _, upright = base.recognize_upright(engine, image, s)
@@ -200,7 +208,7 @@ def _texts(engine: RapidOcrEngine, image: np.ndarray) -> tuple[float, str, str]:
 
     def text() -> str:
         return normalize_whitespace(
-            " ".join(ln.text for ln in base.ocr_lines_to_model(raw, 1.0, None, upright, s))
+            " ".join(ln.text for ln in base.ocr_lines_to_model(raw, 1.0, None, upright if ink else None, s))
         )
 
     corrected = text()
@@ -212,18 +220,17 @@ def _texts(engine: RapidOcrEngine, image: np.ndarray) -> tuple[float, str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=["generated", "extra", "corpus"])
-    ap.add_argument("--no-split", action="store_true", help="engine setting split_at_gutters off")
+    ap.add_argument("--before", action="store_true", help="no line cutting, gutters between the boxes")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     C.quiet_logs()
-    # (the default engine without --no-split, so the bench also runs on code without the setting)
-    engine = RapidOcrEngine(RapidOcrSettings(split_at_gutters=False)) if args.no_split else RapidOcrEngine()
+    engine = RapidOcrEngine(RapidOcrSettings(split_at_gutters=not args.before))
     engine.load()
     rows: list[dict[str, Any]] = []
     if args.only in (None, "generated"):
         for seed, cols, gutter, skew in GENERATED:
             image, truth = generated_page(seed, cols, gutter, skew)
-            found, corrected, level = _texts(engine, image)
+            found, corrected, level = _texts(engine, image, not args.before)
             rows.append(
                 {
                     "page": f"gen{seed} {cols}col gutter {gutter}pt",
@@ -239,7 +246,7 @@ def main() -> None:
         for split, pages in EXTRA.items():
             for seed, kind, cols, gutter, skew, font, size in pages:
                 image, truth = extra_page(seed, kind, cols, gutter, skew, font, size)
-                found, corrected, level = _texts(engine, image)
+                found, corrected, level = _texts(engine, image, not args.before)
                 rows.append(
                     {
                         "page": f"x{seed} {kind} {cols}col gutter {gutter}pt {font} {size}",
@@ -257,7 +264,7 @@ def main() -> None:
                 continue
             image, doc = ocr_cpu.render(item)
             doc.close()
-            found, corrected, level = _texts(engine, image)
+            found, corrected, level = _texts(engine, image, not args.before)
             rows.append(
                 {
                     "page": item.name,

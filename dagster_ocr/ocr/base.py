@@ -361,7 +361,7 @@ def _inked(line: OcrLine) -> OcrLine:
     q = line.quad
     if q is not None and len(q) == 8:
         q = _cut_quad(q, t0, t1)
-        xs, ys = q[0::2], q[1::2]
+        xs = q[0::2]
         # the box keeps the detector's height: only the horizontal padding is taken off
         bbox = (min(xs), line.bbox[1], max(xs), line.bbox[3])
     else:
@@ -520,7 +520,9 @@ def _white_run(on: np.ndarray, a: int, start: int, stop: int, min_w: float) -> t
     return lo + int(edges[2 * k]), lo + int(edges[2 * k + 1])
 
 
-def split_at_ink_bands(quads: Sequence[Sequence[float]], gray: np.ndarray) -> list[tuple[int, tuple[float, ...]]]:
+def split_at_ink_bands(
+    quads: Sequence[Sequence[float]], gray: np.ndarray
+) -> list[tuple[int, tuple[float, ...]]]:
     """Detected line polygons cut where they cross a white band running down the page's ink.
 
     A detector merges the lines of two columns set close together (a gutter of about one em) into
@@ -539,7 +541,9 @@ def split_at_ink_bands(quads: Sequence[Sequence[float]], gray: np.ndarray) -> li
     polygon not cut comes back as it was.
     """
     pts = [_quad_points(q) for q in quads]
-    out: list[tuple[int, tuple[float, ...]]] = [(i, tuple(float(v) for v in p.ravel())) for i, p in enumerate(pts)]
+    out: list[tuple[int, tuple[float, ...]]] = [
+        (i, tuple(float(v) for v in p.ravel())) for i, p in enumerate(pts)
+    ]
     if len(pts) < _BAND_MIN_LINES:
         return out
     probe = [OcrLine("", (0.0, 0.0, 0.0, 0.0), 1.0, None, q) for _, q in out]
@@ -572,7 +576,7 @@ def split_at_ink_bands(quads: Sequence[Sequence[float]], gray: np.ndarray) -> li
     span = np.zeros(hi - lo + 1, dtype=np.int32)
     inked = np.zeros_like(span)
     binned = []
-    for i, u0, step, ink, height in found:
+    for _, u0, step, ink, _height in found:
         cols = np.nonzero(ink)[0]
         a = int(math.ceil(u0 + step * (cols[0] + 1))) - lo  # first page column past the first ink
         b = int(math.floor(u0 + step * cols[-1])) - lo  # last one before the last ink

@@ -182,42 +182,46 @@ class RapidOcrEngine(OcrEngineBase):
     def _steps(self, img: np.ndarray, record: dict[str, Any]) -> tuple[Any, Any, Any, list[np.ndarray]]:
         """``RapidOCR.run_ocr_steps`` (detect, classify, recognise) with one step between detection
         and recognition: lines the detector merged across a narrow column gutter are cut apart
-        (``base.split_at_ink_bands``, setting ``split_at_gutters``) before they are read."""
+        (``base.split_at_ink_bands``, setting ``split_at_gutters``) and their parts cropped anew
+        before they are read. Each step is rapidocr's own method, failing as it does there."""
         ocr = self._ocr
-        if not self.settings.split_at_gutters:
+        if not self.settings.split_at_gutters or not ocr.use_det:
             return ocr.run_ocr_steps(img, record)
         from rapidocr.ch_ppocr_cls import TextClsOutput
         from rapidocr.ch_ppocr_det import TextDetOutput
         from rapidocr.ch_ppocr_rec import TextRecOutput
         from rapidocr.main import RapidOCRError
-        from rapidocr.utils.process_img import apply_vertical_padding
 
-        # detect_and_crop's steps
-        if ocr.cfg.Global.use_vertical_padding:
-            img, record = apply_vertical_padding(img, record, ocr.width_height_ratio, ocr.min_height)
-        else:
-            record["padding_1"] = {"top": 0, "left": 0}
-        det = ocr._load_det_model()(img)
-        if det.boxes is None:  # nothing detected: what run_ocr_steps returns then
+        try:
+            crops, det = ocr.detect_and_crop(img, record)
+        except RapidOCRError as exc:  # nothing detected: what run_ocr_steps answers
+            logger.debug("%s", exc)
             return TextDetOutput(), TextClsOutput(), TextRecOutput(), []
-        cut = split_at_ink_bands(det.boxes, img.mean(axis=2))
-        if len(cut) != len(det.boxes):
-            scores = list(det.scores) if det.scores is not None else None
-            det.boxes = np.array([np.reshape(q, (4, 2)) for _, q in cut], dtype=det.boxes.dtype)
-            if scores is not None:
-                det.scores = [scores[i] for i, _ in cut]
-        crops = ocr.crop_text_regions(img, det.boxes)
-        crops_read, cls = crops, TextClsOutput()
+        # detection saw ``img`` itself unless rapidocr padded a very wide or short one; boxes are
+        # then in the padded image's pixels, which are not at hand, so such an image is not cut
+        if not record.get("padding_1", {}).get("top") and not record.get("padding_1", {}).get("left"):
+            cut = split_at_ink_bands(det.boxes, img.mean(axis=2))
+            if len(cut) != len(det.boxes):
+                boxes = [np.reshape(np.asarray(q, dtype=det.boxes.dtype), (4, 2)) for _, q in cut]
+                counts = np.bincount([i for i, _ in cut], minlength=len(det.boxes))
+                crops = [
+                    crops[i] if counts[i] == 1 else ocr.crop_text_regions(img, [box])[0]
+                    for (i, _), box in zip(cut, boxes, strict=True)
+                ]
+                det.boxes = np.stack(boxes)
+                if det.scores is not None:
+                    det.scores = [det.scores[i] for i, _ in cut]
+        cls_in, cls = crops, TextClsOutput()
         if ocr.use_cls:
             try:
-                crops_read, cls = ocr.cls_and_rotate(crops)
-            except RapidOCRError as exc:  # as run_ocr_steps answers each step's failure
+                cls_in, cls = ocr.cls_and_rotate(crops)
+            except RapidOCRError as exc:
                 logger.warning("%s", exc)
                 return det, TextClsOutput(), TextRecOutput(), []
         rec = TextRecOutput()
         if ocr.use_rec:
             try:
-                rec = ocr.recognize_txt(crops_read)
+                rec = ocr.recognize_txt(cls_in)
             except RapidOCRError as exc:
                 logger.warning("%s", exc)
                 return det, cls, TextRecOutput(), []
