@@ -54,6 +54,12 @@ class OcrLine:
     #: bottom-right and bottom-left corners in turn, in pixels. It tells how the line is tilted
     #: (a scan fed in askew), which ``reading_order`` undoes; None where the engine gives boxes only.
     quad: tuple[float, ...] | None = None
+    #: where along the line its ink starts and ends, as fractions (start, end) of the polygon's
+    #: (or, without one, the box's) length, left to right; None where not measured. The detector
+    #: pads its boxes (rapidocr's "unclip"), which narrows the white channel between two columns'
+    #: boxes to half a narrow gutter; ``reading_order`` looks for gutters between the ink instead.
+    #: ``ocr_lines_to_model`` measures it on the image (``ink_extent``).
+    ink: tuple[float, float] | None = None
 
 
 @runtime_checkable
@@ -320,15 +326,49 @@ def reading_order(lines: list[OcrLine], settings: OcrSettings | None = None) -> 
         return list(lines)
     s = settings or OcrSettings()
     skew = page_skew(lines)
-    level = [_turned(ln, -skew) for ln in lines] if skew else list(lines)
+    as_given = not skew and all(ln.ink is None for ln in lines)
+    if as_given:
+        level = list(lines)
+    else:
+        level = [_turned(_inked(ln), -skew) if skew else _inked(ln) for ln in lines]
+    # the line height is the detector's (padded) box height, whatever part of it is inked
     heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in level)
     line_h = heights[len(heights) // 2]
     span = max(ln.bbox[2] for ln in level) - min(ln.bbox[0] for ln in level)
     ordered = _segment(level, span, line_h, s)
-    if not skew:
+    if as_given:
         return ordered
     original = {id(t): ln for t, ln in zip(level, lines, strict=True)}
     return [original[id(t)] for t in ordered]
+
+
+def _cut_quad(q: Sequence[float], t0: float, t1: float) -> tuple[float, ...]:
+    """The part of polygon ``q`` (top-left, top-right, bottom-right, bottom-left) between fractions
+    ``t0`` and ``t1`` of its length."""
+    tl, tr, br, bl = ((q[i], q[i + 1]) for i in range(0, 8, 2))
+
+    def at(a: tuple[float, float], b: tuple[float, float], t: float) -> tuple[float, float]:
+        return a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])
+
+    return (*at(tl, tr, t0), *at(tl, tr, t1), *at(bl, br, t1), *at(bl, br, t0))
+
+
+def _inked(line: OcrLine) -> OcrLine:
+    """``line`` cut to the part of its length that holds ink (for ordering only), where measured."""
+    if line.ink is None:
+        return line
+    t0, t1 = line.ink
+    q = line.quad
+    if q is not None and len(q) == 8:
+        q = _cut_quad(q, t0, t1)
+        xs = q[0::2]
+        # the box keeps the detector's height: only the horizontal padding is taken off
+        bbox = (min(xs), line.bbox[1], max(xs), line.bbox[3])
+    else:
+        x0, y0, x1, y1 = line.bbox
+        bbox = (x0 + t0 * (x1 - x0), y0, x0 + t1 * (x1 - x0), y1)
+        q = None
+    return OcrLine(line.text, bbox, line.confidence, line.upside_down, q)
 
 
 #: tilts below this many degrees are left alone (they move a 600-pt column's ends by < 2 pt);
@@ -368,6 +408,253 @@ def _turned(line: OcrLine, angle: float) -> OcrLine:
     return OcrLine(line.text, (min(xs), min(ys), max(xs), max(ys)), line.confidence, line.upside_down, None)
 
 
+# ---------------------------------------------------------------------------- ink along lines
+
+#: a column of a line's polygon is inked when it holds at least this many ink pixels (one is a speck)
+_INK_MIN_PIXELS = 2
+#: the part of a polygon's height looked at for ink: its middle, clear of the lines above and below
+_INK_ROWS = (0.1, 0.9)
+
+
+def _quad_points(quad: Sequence[float]) -> np.ndarray:
+    return np.asarray(quad, dtype=float).reshape(4, 2)
+
+
+def line_ink(gray: np.ndarray, quad: Sequence[float]) -> np.ndarray | None:
+    """Ink along a text line: one flag per pixel of the polygon's length (``quad``: top-left,
+    top-right, bottom-right, bottom-left corners), left to right, True where the polygon holds ink
+    across it. Sampled along the polygon, so a tilted line is read along its tilt and never picks
+    up its neighbours. None where the polygon is degenerate or holds no contrast (blank).
+
+    Ink is the minority side of the midpoint between the darkest and lightest pixel, so light text
+    on a dark band is measured as well as dark text on paper.
+    """
+    tl, tr, br, bl = _quad_points(quad)
+    length = int(round(max(np.hypot(*(tr - tl)), np.hypot(*(br - bl)))))
+    height = int(round(max(np.hypot(*(bl - tl)), np.hypot(*(br - tr)))))
+    if length < 2 or height < 2:
+        return None
+    u = ((np.arange(length) + 0.5) / length)[None, :, None]
+    v = np.linspace(_INK_ROWS[0], _INK_ROWS[1], max(2, int(height * (_INK_ROWS[1] - _INK_ROWS[0]))))
+    v = v[:, None, None]
+    top = tl + u * (tr - tl)
+    bottom = bl + u * (br - bl)
+    pts = top + v * (bottom - top)  # rows x length x (x, y)
+    h, w = gray.shape[:2]
+    xs = np.clip(np.rint(pts[..., 0]).astype(np.intp), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(np.intp), 0, h - 1)
+    crop = gray[ys, xs]
+    lo, hi = float(crop.min()), float(crop.max())
+    if hi - lo < 40:
+        return None
+    dark = crop < (lo + hi) / 2
+    ink = dark if dark.mean() < 0.5 else ~dark
+    return _without_slivers(ink.sum(axis=0) >= _INK_MIN_PIXELS, height)
+
+
+def _without_slivers(ink: np.ndarray, height: float) -> np.ndarray:
+    """``ink`` less a sliver at either end: a narrow run of ink (under half the line's height)
+    touching the polygon's end, set off from the rest by a band-wide gap. It is a glyph of the
+    next column that the detector's padded box reaches into, not part of the line."""
+    cols = np.nonzero(ink)[0]
+    if cols.size < 2:
+        return ink
+    gaps = np.nonzero(np.diff(cols) > _BAND_MIN_WIDTH * height)[0]
+    if not gaps.size:
+        return ink
+    ink = ink.copy()
+    first_run_end, last_run_start = cols[gaps[0]], cols[gaps[-1] + 1]
+    if cols[0] <= 1 and first_run_end - cols[0] < 0.5 * height:
+        ink[: first_run_end + 1] = False
+    if cols[-1] >= ink.size - 2 and cols[-1] - last_run_start < 0.5 * height:
+        ink[last_run_start:] = False
+    return ink
+
+
+def ink_extent(gray: np.ndarray, line: OcrLine) -> tuple[float, float] | None:
+    """Where ``line``'s ink starts and ends along it, as fractions of its polygon's (or box's)
+    length (``OcrLine.ink``); None where it holds no measurable ink."""
+    q = line.quad
+    if q is None or len(q) != 8:
+        x0, y0, x1, y1 = line.bbox
+        q = (x0, y0, x1, y0, x1, y1, x0, y1)
+    ink = line_ink(gray, q)
+    if ink is None or not ink.any():
+        return None
+    cols = np.nonzero(ink)[0]
+    return float(cols[0]) / ink.size, float(cols[-1] + 1) / ink.size
+
+
+#: ``split_at_ink_bands``: a band is at least this many line heights wide (a word space is about
+#: a fifth of one, a stretched one in justified text half; the gutters to be found, 10 pt and up
+#: beside 9-11 pt type, three quarters and more)
+_BAND_MIN_WIDTH = 0.45
+#: ... has at least this many lines end their ink just before it and as many begin just after
+#: (a column's two edges; "just": within ``_BAND_EDGE_REACH`` line heights, for ragged text) ...
+_BAND_MIN_LINES = 3
+_BAND_EDGE_REACH = 4.0
+#: ... and ink in at most this share of them (a title or a heading set across the columns)
+_BAND_MAX_INKED = 0.1
+#: lines whose tilt differs from the page's by more than this (degrees) are left whole
+_BAND_MAX_TILT = 1.0
+#: a cut line keeps this much of its height as padding beside its ink (as the detector pads)
+_CUT_PAD = 0.25
+
+
+def _white_run(on: np.ndarray, a: int, start: int, stop: int, min_w: float) -> tuple[int, int] | None:
+    """The longest run of page columns in [start, stop) that a line's ink (``on``, page columns
+    from ``a``) leaves white, as [first, end), where it is at least ``min_w`` long; else None. A
+    line whose ink reaches a little into a band (ragged text, the band widened by the title that
+    may cross it) is still cut in the part it leaves white."""
+    lo, hi = max(start, a), min(stop, a + on.size)
+    if hi - lo < min_w:
+        return None
+    white = np.concatenate(([0], (~on[lo - a : hi - a]).astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(white))
+    if not edges.size:
+        return None
+    lengths = edges[1::2] - edges[0::2]
+    k = int(np.argmax(lengths))
+    if lengths[k] < min_w:
+        return None
+    return lo + int(edges[2 * k]), lo + int(edges[2 * k + 1])
+
+
+def split_at_ink_bands(
+    quads: Sequence[Sequence[float]], gray: np.ndarray
+) -> list[tuple[int, tuple[float, ...]]]:
+    """Detected line polygons cut where they cross a white band running down the page's ink.
+
+    A detector merges the lines of two columns set close together (a gutter of about one em) into
+    one box; no reading order can take such a line apart again. A gutter shows in the ink as a band
+    of page columns (along the lines' tilt) that every line crossing it leaves white, while a
+    word space lines up with none above or below it. A band counts when it is ``_BAND_MIN_WIDTH``
+    line heights wide, at most ``_BAND_MAX_INKED`` of the lines whose ink crosses it put ink in
+    it (a title may), and it has a column's edge on each side: ``_BAND_MIN_LINES`` lines whose
+    ink ends just before it and as many that begin just after. On a single-column page every line
+    crosses every band there could be, so a word space would have to line up in nine lines of
+    ten. Each line that leaves ``_BAND_MIN_WIDTH`` line heights of a band white is cut there, each
+    part keeping padding beside its ink. A table's column gaps are such bands too,
+    and a row cut into its cells reads the same.
+
+    Returns (index of the polygon it came from, polygon) for each line, in the given order; a
+    polygon not cut comes back as it was.
+    """
+    pts = [_quad_points(q) for q in quads]
+    out: list[tuple[int, tuple[float, ...]]] = [
+        (i, tuple(float(v) for v in p.ravel())) for i, p in enumerate(pts)
+    ]
+    if len(pts) < _BAND_MIN_LINES:
+        return out
+    probe = [OcrLine("", (0.0, 0.0, 0.0, 0.0), 1.0, None, q) for _, q in out]
+    skew = page_skew(probe)
+    c, sn = math.cos(-skew), math.sin(-skew)
+    # each level line: (index, u of its left end, pixels of u per profile step, ink profile, height)
+    found = []
+    for i, p in enumerate(pts):
+        tl, tr, br, bl = p
+        length = float(np.hypot(*(tr - tl)))
+        height = float(np.hypot(*(bl - tl)))
+        if length < 2 * height or height < 2:
+            continue
+        tilt = math.atan2(tr[1] - tl[1], tr[0] - tl[0])
+        if abs(math.degrees(tilt - skew)) > _BAND_MAX_TILT:
+            continue
+        ink = line_ink(gray, out[i][1])
+        if ink is None or ink.sum() < 2:
+            continue
+        left, right = (tl + bl) / 2, (tr + br) / 2
+        u0 = left[0] * c - left[1] * sn
+        u1 = right[0] * c - right[1] * sn
+        if u1 <= u0:
+            continue
+        found.append((i, u0, (u1 - u0) / ink.size, ink, height))
+    if len(found) < _BAND_MIN_LINES:
+        return out
+    lo = int(math.floor(min(f[1] for f in found)))
+    hi = int(math.ceil(max(f[1] + f[2] * f[3].size for f in found)))
+    span = np.zeros(hi - lo + 1, dtype=np.int32)
+    inked = np.zeros_like(span)
+    binned = []
+    for _, u0, step, ink, _height in found:
+        cols = np.nonzero(ink)[0]
+        a = int(math.ceil(u0 + step * (cols[0] + 1))) - lo  # first page column past the first ink
+        b = int(math.floor(u0 + step * cols[-1])) - lo  # last one before the last ink
+        if b < a:
+            binned.append(None)
+            continue
+        k = np.arange(a, b + 1)
+        j = np.clip(((k + lo + 0.5 - u0) / step).astype(np.intp), 0, ink.size - 1)
+        on = ink[j]
+        span[a : b + 1] += 1
+        inked[a : b + 1] += on
+        binned.append((a, on))
+    # a page column is white where the lines whose ink crosses it put (nearly) none in it
+    ok = (span > inked) & (inked <= _BAND_MAX_INKED * span)
+    heights = float(np.median([f[4] for f in found]))
+    min_w = _BAND_MIN_WIDTH * heights
+    reach = _BAND_EDGE_REACH * heights
+    ends = np.array([f[1] + f[2] * (np.nonzero(f[3])[0][-1] + 1) - lo for f in found])
+    starts = np.array([f[1] + f[2] * np.nonzero(f[3])[0][0] - lo for f in found])
+    bands: list[tuple[int, int]] = []
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], ok.astype(np.int8), [0]))))
+    for start, stop in zip(edges[0::2], edges[1::2], strict=True):
+        if stop - start < min_w:
+            continue
+        # a column's edge on either side: lines whose ink ends just before it, begins just after
+        # (a line white across it does both)
+        near_left = (ends <= start + 1) & (ends >= start - reach)
+        near_right = (starts >= stop - 1) & (starts <= stop + reach)
+        for n, got in enumerate(binned):
+            if got is None or near_left[n] and near_right[n]:
+                continue
+            a, on = got
+            if _white_run(on, a, start, stop, min_w) is not None:
+                near_left[n] |= bool(on[max(0, int(start - reach) - a) : start - a].any())
+                near_right[n] |= bool(on[stop - a : int(stop + reach) - a].any())
+        n_left, n_right = int(near_left.sum()), int(near_right.sum())
+        if n_left >= _BAND_MIN_LINES and n_right >= _BAND_MIN_LINES:
+            bands.append((int(start), int(stop)))  # page columns [start, stop) relative to lo
+    if not bands:
+        return out
+    result: list[tuple[int, tuple[float, ...]]] = []
+    for (i, u0, step, ink, height), got in zip(found, binned, strict=True):
+        cuts = []  # (profile index where the left part's ink ends, where the right part's begins)
+        if got is not None:
+            a, on = got
+            for start, stop in bands:
+                run = _white_run(on, a, start, stop, min_w)
+                if run is None:
+                    continue
+                j0 = int((run[0] + lo + 0.5 - u0) / step)
+                j1 = int((run[1] - 1 + lo + 0.5 - u0) / step)
+                left = np.nonzero(ink[: j0 + 1])[0]
+                right = np.nonzero(ink[j1:])[0]
+                if left.size and right.size:
+                    cuts.append((int(left[-1]) + 1, j1 + int(right[0])))
+        if not cuts:
+            continue
+        pad = _CUT_PAD * height / step
+        q = out[i][1]
+        pieces = []
+        begin = 0.0
+        for end_ink, start_ink in cuts:
+            gap = start_ink - end_ink
+            pieces.append((begin, (end_ink + min(pad, gap / 2)) / ink.size))
+            begin = (start_ink - min(pad, gap / 2)) / ink.size
+        pieces.append((begin, 1.0))
+        result.extend((i, _cut_quad(q, t0, t1)) for t0, t1 in pieces)
+    if not result:
+        return out
+    by_index: dict[int, list[tuple[int, tuple[float, ...]]]] = {}
+    for item in result:
+        by_index.setdefault(item[0], []).append(item)
+    merged: list[tuple[int, tuple[float, ...]]] = []
+    for item in out:
+        merged.extend(by_index[item[0]] if item[0] in by_index else [item])
+    return merged
+
+
 # ------------------------------------------------------------------------------------ conversion
 
 
@@ -389,6 +676,12 @@ def _ink_height(gray: np.ndarray, bbox: BBox) -> float | None:
     return float(rows[-1] - rows[0] + 1)
 
 
+def _with_ink(line: OcrLine, gray: np.ndarray) -> OcrLine:
+    if line.ink is not None:
+        return line
+    return OcrLine(line.text, line.bbox, line.confidence, line.upside_down, line.quad, ink_extent(gray, line))
+
+
 def ocr_lines_to_model(
     lines: list[OcrLine],
     scale: float,
@@ -407,6 +700,8 @@ def ocr_lines_to_model(
     ``settings`` tune the reading order (``column_*`` fields; defaults when None).
     """
     gray = image.mean(axis=2) if image is not None else None
+    if gray is not None:  # gutters are looked for between the lines' ink, not their padded boxes
+        lines = [_with_ink(ln, gray) for ln in lines]
     out: list[Line] = []
     for ln in reading_order(lines, settings):
         text = ln.text.strip()
@@ -584,7 +879,9 @@ def _shift(line: OcrLine, dx: float, dy: float) -> OcrLine:
     quad = line.quad
     if quad is not None:
         quad = tuple(v + (dx if i % 2 == 0 else dy) for i, v in enumerate(quad))
-    return OcrLine(line.text, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), line.confidence, line.upside_down, quad)
+    return OcrLine(
+        line.text, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), line.confidence, line.upside_down, quad, line.ink
+    )
 
 
 def _crop_origin(turn: int, crop: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, split_at_ink_bands
 from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class RapidOcrEngine(OcrEngineBase):
         ocr = self._ocr
         ori = ocr.load_img(bgr)
         img, record = ocr.preprocess_img(ori)
-        det, cls, rec, crops = ocr.run_ocr_steps(img, record)
+        det, cls, rec, crops = self._steps(img, record)
         raw_txts = rec.txts
         cls_res = getattr(cls, "cls_res", None)
         flips: list[bool] | None = None
@@ -178,3 +178,51 @@ class RapidOcrEngine(OcrEngineBase):
             ]
         result = ocr.build_final_output(ori, det, cls, rec, crops, record)
         return result, flips
+
+    def _steps(self, img: np.ndarray, record: dict[str, Any]) -> tuple[Any, Any, Any, list[np.ndarray]]:
+        """``RapidOCR.run_ocr_steps`` (detect, classify, recognise) with one step between detection
+        and recognition: lines the detector merged across a narrow column gutter are cut apart
+        (``base.split_at_ink_bands``, setting ``split_at_gutters``) and their parts cropped anew
+        before they are read. Each step is rapidocr's own method, failing as it does there."""
+        ocr = self._ocr
+        if not self.settings.split_at_gutters or not ocr.use_det:
+            return ocr.run_ocr_steps(img, record)
+        from rapidocr.ch_ppocr_cls import TextClsOutput
+        from rapidocr.ch_ppocr_det import TextDetOutput
+        from rapidocr.ch_ppocr_rec import TextRecOutput
+        from rapidocr.main import RapidOCRError
+
+        try:
+            crops, det = ocr.detect_and_crop(img, record)
+        except RapidOCRError as exc:  # nothing detected: what run_ocr_steps answers
+            logger.debug("%s", exc)
+            return TextDetOutput(), TextClsOutput(), TextRecOutput(), []
+        # detection saw ``img`` itself unless rapidocr padded a very wide or short one; boxes are
+        # then in the padded image's pixels, which are not at hand, so such an image is not cut
+        if not record.get("padding_1", {}).get("top") and not record.get("padding_1", {}).get("left"):
+            cut = split_at_ink_bands(det.boxes, img.mean(axis=2))
+            if len(cut) != len(det.boxes):
+                boxes = [np.reshape(np.asarray(q, dtype=det.boxes.dtype), (4, 2)) for _, q in cut]
+                counts = np.bincount([i for i, _ in cut], minlength=len(det.boxes))
+                crops = [
+                    crops[i] if counts[i] == 1 else ocr.crop_text_regions(img, [box])[0]
+                    for (i, _), box in zip(cut, boxes, strict=True)
+                ]
+                det.boxes = np.stack(boxes)
+                if det.scores is not None:
+                    det.scores = [det.scores[i] for i, _ in cut]
+        cls_in, cls = crops, TextClsOutput()
+        if ocr.use_cls:
+            try:
+                cls_in, cls = ocr.cls_and_rotate(crops)
+            except RapidOCRError as exc:
+                logger.warning("%s", exc)
+                return det, TextClsOutput(), TextRecOutput(), []
+        rec = TextRecOutput()
+        if ocr.use_rec:
+            try:
+                rec = ocr.recognize_txt(cls_in)
+            except RapidOCRError as exc:
+                logger.warning("%s", exc)
+                return det, cls, TextRecOutput(), []
+        return det, cls, rec, crops

@@ -79,6 +79,12 @@ class RapidOcrSettings(BaseModel):
     det_limit_type: Literal["min", "max"] = Field(
         "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
     )
+    split_at_gutters: bool = Field(
+        True,
+        description="Cut detected lines that cross a white band running down the page's ink (a "
+        "narrow column gutter the detector bridged, a table's column gap) before reading them "
+        "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
+    )
 
 
 class TransformersOcrSettings(BaseModel):

@@ -682,3 +682,146 @@ def test_lines_of_a_turned_crop_land_where_they_are_on_the_turned_page(turn):
     (sy,), (sx,) = np.nonzero(turned_sub)
     (py,), (px,) = np.nonzero(turned_page)
     assert (sx + dx, sy + dy) == (px, py)
+
+
+# ------------------------------------------------------------- narrow gutters (issue 21, session 9)
+
+
+def _inked_rows(
+    rows: int, columns: list[tuple[int, int]], seed: int = 1, line_gap: int = 22, word_h: int = 7
+) -> tuple[np.ndarray, list[list[tuple[int, int]]]]:
+    """A gray page of ``rows`` text lines in ``columns`` (x ranges): each line of each column is
+    words (dark bars of random width, word spaces of 4-7 px; ink the minority of a line box, as in
+    print) filling its range exactly (justified).
+    Returns the image and, per row, each column's ink x-range."""
+    rng = random.Random(seed)
+    gray = np.full((60 + rows * line_gap, max(x1 for _, x1 in columns) + 60), 255.0)
+    extents = []
+    for r in range(rows):
+        y = 40 + r * line_gap
+        extents.append([])
+        for x0, x1 in columns:
+            x = end = x0
+            while x < x1:
+                w = min(rng.randint(12, 50), x1 - x)
+                gray[y : y + word_h, x : x + w] = 20
+                end = x + w
+                x += w + rng.randint(4, 7)
+            extents[-1].append((x0, end))
+    return gray, extents
+
+
+def _quad(x0: float, y0: float, x1: float, y1: float) -> tuple[float, ...]:
+    return (x0, y0, x1, y0, x1, y1, x0, y1)
+
+
+def test_lines_merged_across_a_narrow_gutter_are_cut_at_it():
+    from dagster_ocr.ocr.base import split_at_ink_bands
+
+    # two columns 14 px apart (about one em); the detector's boxes are padded 4 px, so a merged
+    # line is one box over both columns and the separate ones reach into the gutter
+    gray, extents = _inked_rows(12, [(50, 400), (414, 760)])
+    quads = []
+    for r in range(12):
+        y = 40 + r * 22
+        if r % 3 == 0:  # every third row merged by the detector
+            quads.append(_quad(46, y - 4, 764, y + 14))
+        else:
+            quads += [_quad(46, y - 4, 404, y + 14), _quad(410, y - 4, 764, y + 14)]
+    cut = split_at_ink_bands(quads, gray)
+    assert len(cut) == 24, "each merged row is now two lines"
+    assert [i for i, _ in cut] == sorted(i for i, _ in cut), "pieces stay in place, in order"
+    for i, q in cut:
+        if quads[i][2] - quads[i][0] > 600:  # a piece of a merged line
+            x0, x1 = q[0], q[2]
+            assert x1 <= 407 or x0 >= 407, "cut inside the gutter"
+            (a0, a1), (b0, b1) = extents[(int(q[1]) + 4 - 40) // 22]
+            assert (x0 < a0 and x1 > a1) or (x0 < b0 and x1 > b1), "each piece keeps all its ink"
+        else:
+            assert q == quads[i], "a line of one column is left as it was"
+
+
+def test_no_cut_in_single_column_text_tables_of_one_line_or_askew_pages():
+    from dagster_ocr.ocr.base import split_at_ink_bands
+
+    gray, _ = _inked_rows(20, [(50, 760)], seed=5)
+    quads = [_quad(46, 36 + r * 22, 764, 54 + r * 22) for r in range(20)]
+    assert split_at_ink_bands(quads, gray) == [(i, q) for i, q in enumerate(quads)], (
+        "word spaces never line up"
+    )
+    # a merged two-column page turned 1.5 degrees: the band is looked for along the lines' tilt
+    gray2, _ = _inked_rows(12, [(50, 400), (414, 760)], seed=2)
+    a = math.radians(1.5)
+    turned = np.full_like(gray2, 255.0)
+    h, w = gray2.shape
+    ys, xs = np.mgrid[0:h, 0:w]
+    sx = np.clip(np.rint(xs * math.cos(a) + ys * math.sin(a)), 0, w - 1).astype(int)  # inverse map
+    sy = np.clip(np.rint(-xs * math.sin(a) + ys * math.cos(a)), 0, h - 1).astype(int)
+    turned = gray2[sy, sx]
+
+    def turn(q):
+        return tuple(
+            v
+            for x, y in zip(q[0::2], q[1::2], strict=True)
+            for v in (x * math.cos(a) - y * math.sin(a), x * math.sin(a) + y * math.cos(a))
+        )
+
+    merged = [turn(_quad(46, 36 + r * 22, 764, 54 + r * 22)) for r in range(12)]
+    assert len(split_at_ink_bands(merged, turned)) == 24
+
+
+def test_a_glyph_of_the_next_column_at_a_boxs_end_is_not_its_ink():
+    from dagster_ocr.ocr.base import _without_slivers
+
+    ink = np.zeros(300, dtype=bool)
+    ink[5:250] = True
+    ink[296:300] = True  # the first stroke of the next column's first letter, 46 px away
+    assert _without_slivers(ink, 24.0)[250:].sum() == 0
+    assert _without_slivers(ink, 24.0)[5:250].all()
+    ink[296:300] = False
+    ink[270:275] = True  # a last short word: not at the box's end, kept
+    assert (_without_slivers(ink, 24.0) == ink).all()
+
+
+def test_gutters_are_looked_for_between_the_ink_not_the_padded_boxes():
+    # boxes padded 8 px each side over a 12 px gutter overlap; their ink leaves the gutter white
+    lines = []
+    for i in range(10):
+        y = 80 + 22 * i
+        left = OcrLine(f"L{i} {_TEXT}", (52, y, 302, y + 18), 0.9, None, None)
+        right = OcrLine(f"R{i} {_TEXT}", (298, y, 548, y + 18), 0.9, None, None)
+        lines += [left, right]
+    assert [ln.text.split()[0] for ln in reading_order(lines)][:2] == ["L0", "R0"], "read across"
+    inked = [OcrLine(ln.text, ln.bbox, ln.confidence, None, None, (8 / 250, 242 / 250)) for ln in lines]
+    expected = [f"L{i}" for i in range(10)] + [f"R{i}" for i in range(10)]
+    assert [ln.text.split()[0] for ln in reading_order(inked)] == expected
+    # ocr_lines_to_model measures the ink itself where given the image
+    gray = np.full((400, 620), 255, dtype=np.uint8)
+    for ln in lines:
+        x0, y0, x1, y1 = (int(v) for v in ln.bbox)
+        gray[y0 + 6 : y1 - 6, x0 + 8 : x1 - 8] = 0  # strokes: the minority of the box, as in print
+    image = np.repeat(gray[:, :, None], 3, axis=2)
+    assert [ln.text.split()[0] for ln in ocr_lines_to_model(lines, 1.0, None, image)] == expected
+
+
+def test_a_two_column_page_with_a_one_em_gutter_reads_column_by_column(engine):
+    # Times 11 pt, 13-pt gutter: the detector merges most rows into one box over both columns
+    words = "the supplier shall deliver each order within thirty days of payment and".split()
+    rng = random.Random(7)
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=300)
+    truth = []
+    for c in range(2):
+        rect = pymupdf.Rect(54 + c * 258.5, 30, 54 + c * 258.5 + 245.5, 280)
+        text = " ".join(rng.choice(words) for _ in range(110))
+        page.insert_textbox(rect, text, fontsize=11, fontname="times-roman", align=3)
+        truth.append(page.get_text("text", clip=rect))
+    expected = " ".join(" ".join(truth).split())
+    assert len(expected) > 1000, "the columns fit their boxes"
+
+    def read(eng: RapidOcrEngine) -> str:
+        return " ".join(" ".join(ln.text for ln in ocr_page(eng, page, 0, dpi=150).lines).split())
+
+    assert cer(expected, read(engine)) < 0.05
+    uncut = RapidOcrEngine(RapidOcrSettings(split_at_gutters=False))
+    assert cer(expected, read(uncut)) > 0.3, "the trap: rows merged over the gutter read across"
