@@ -783,15 +783,10 @@ def _turned(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]
     # it); a third of such pages on a page /Rotate 90 or 270 that shows them as they are
     rot = rng.choice([0, 0, 0, 0, 90, 270])
     tags.append(f"rotate:{rot}")
-    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
     shown = pymupdf.open()
-    page = shown.new_page(width=W, height=H)
-    margin = rng.uniform(40, 80)
+    page, margin, font, size = _prose_page(rng, shown)
+    W, H = page.rect.width, page.rect.height
     x0, x1 = margin, W - margin
-    font = rng.choice(_FAMILIES)
-    size = rng.choice([8.5, 9.0, 10.0, 11.0])
-    if rng.random() < 0.5:
-        _furniture(page, rng, rng.randint(2, 40), margin)
     y = _paragraph(page, rng, x0, x1, margin, rng.randint(3, 10), font[0], size, justify=rng.random() < 0.5)
     turn = rng.choice([90, -90])
     tags.append(f"turn:{turn}")
@@ -974,15 +969,24 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
     raise ValueError(cls)
 
 
-def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> None:
+def _prose_page(rng: random.Random, doc: pymupdf.Document) -> tuple[pymupdf.Page, float, tuple, float]:
+    """A new page of ``doc`` (A4 or Letter) and its margin, font family and body size, with page
+    furniture on half of them: (page, margin, font, size). The draws come in this order, so a seed
+    keeps its document."""
     W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
     page = doc.new_page(width=W, height=H)
     margin = rng.uniform(40, 80)
-    x0, x1 = margin, W - margin
     font = rng.choice(_FAMILIES)
     size = rng.choice([8.5, 9.0, 10.0, 11.0])
     if rng.random() < 0.5:
         _furniture(page, rng, rng.randint(2, 40), margin)
+    return page, margin, font, size
+
+
+def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> None:
+    page, margin, font, size = _prose_page(rng, doc)
+    W, H = page.rect.width, page.rect.height
+    x0, x1 = margin, W - margin
     y = margin
     if cls == "two_column_text":
         gap = rng.uniform(14, 30)
