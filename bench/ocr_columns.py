@@ -227,37 +227,43 @@ def main() -> None:
     engine = RapidOcrEngine(RapidOcrSettings(split_at_gutters=not args.before))
     engine.load()
     rows: list[dict[str, Any]] = []
+    # (name, split, skew, page builder) of every generated page asked for
+    pages: list[tuple[str, str, float, Any]] = []
     if args.only in (None, "generated"):
-        for seed, cols, gutter, skew in GENERATED:
-            image, truth = generated_page(seed, cols, gutter, skew)
-            found, corrected, level = _texts(engine, image, not args.before)
-            rows.append(
-                {
-                    "page": f"gen{seed} {cols}col gutter {gutter}pt",
-                    "split": "generated",
-                    "turned": skew,
-                    "skew_found": round(found, 2),
-                    "cer": cer(truth, corrected),
-                    "cer_uncorrected": cer(truth, level),
-                }
+        pages += [
+            (
+                f"gen{seed} {cols}col gutter {gutter}pt",
+                "generated",
+                skew,
+                (generated_page, seed, cols, gutter, skew),
             )
-            print(json.dumps(rows[-1]), flush=True)
+            for seed, cols, gutter, skew in GENERATED
+        ]
     if args.only in (None, "extra"):
-        for split, pages in EXTRA.items():
-            for seed, kind, cols, gutter, skew, font, size in pages:
-                image, truth = extra_page(seed, kind, cols, gutter, skew, font, size)
-                found, corrected, level = _texts(engine, image, not args.before)
-                rows.append(
-                    {
-                        "page": f"x{seed} {kind} {cols}col gutter {gutter}pt {font} {size}",
-                        "split": f"extra {split}",
-                        "turned": skew,
-                        "skew_found": round(found, 2),
-                        "cer": cer(truth, corrected),
-                        "cer_uncorrected": cer(truth, level),
-                    }
-                )
-                print(json.dumps(rows[-1]), flush=True)
+        pages += [
+            (
+                f"x{seed} {kind} {cols}col gutter {gutter}pt {font} {size}",
+                f"extra {split}",
+                skew,
+                (extra_page, seed, kind, cols, gutter, skew, font, size),
+            )
+            for split, spec in EXTRA.items()
+            for seed, kind, cols, gutter, skew, font, size in spec
+        ]
+    for name, split, skew, (build, *params) in pages:
+        image, truth = build(*params)
+        found, corrected, level = _texts(engine, image, not args.before)
+        rows.append(
+            {
+                "page": name,
+                "split": split,
+                "turned": skew,
+                "skew_found": round(found, 2),
+                "cer": cer(truth, corrected),
+                "cer_uncorrected": cer(truth, level),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
     if args.only in (None, "corpus"):
         for item in ocr_cpu.items():
             if item.dpi == 200 or item.checks:
