@@ -623,10 +623,6 @@ class Warehouse:
         )
 
 
-def _block_id(block: Paragraph | Table) -> str:
-    return block.table_id if isinstance(block, Table) else block.paragraph_id
-
-
 def _paragraph_row(
     doc_id: str,
     b: Paragraph | Table,
@@ -799,15 +795,15 @@ def iter_document_rows(
     read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
     placements = place_tables(paras, tables, read_as_text)
     sequence = block_sequence(paras, tables, placements)
-    order = {_block_id(b): i for i, b in enumerate(sequence)}
     for start in range(0, len(sequence), batch_size):
         yield (
             "paragraphs",
             [
-                _paragraph_row(doc_id, b, order[_block_id(b)], placements, page_label)
-                for b in sequence[start : start + batch_size]
+                _paragraph_row(doc_id, b, start + k, placements, page_label)
+                for k, b in enumerate(sequence[start : start + batch_size])
             ],
         )
+    table_order = {b.table_id: i for i, b in enumerate(sequence) if isinstance(b, Table)}
 
     # each table's Markdown and its place in that order (the document_blocks view)
     table_rows: list[dict[str, Any]] = []
@@ -836,7 +832,7 @@ def iter_document_rows(
                 "markdown": "\n".join(table_markdown(t.grid(), t.header_rows)),
                 "read_as_text": t.table_id in read_as_text,
                 "section_id": placed.section_id if placed else None,
-                "precedes_reading_order": order.get(t.table_id),
+                "precedes_reading_order": table_order.get(t.table_id),
             }
         )
         for c in t.cells:
