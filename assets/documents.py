@@ -25,9 +25,9 @@ from assets.partitions import (
     tag_run,
 )
 from assets.schema_metadata import schema_metadata
-from dagster_ocr import kb, partition_keys, pipeline, preview, thumbnails
+from dagster_ocr import kb, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
-from dagster_ocr.gate import Approval, judge_document
+from dagster_ocr.gate import Approval, load_and_judge
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
@@ -274,11 +274,17 @@ def duckdb_tables(
     source = document_text.source
     doc_id = source.doc_id
     with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
-        counts = wh.write_document(
-            document_text, page_labels, tables, paragraphs, settings_json=cfg.model_dump_json()
+        # the rows, the partition key and the gate's verdict: one commit (one snapshot on a lake)
+        counts, decision = load_and_judge(
+            wh,
+            document_text,
+            page_labels,
+            tables,
+            paragraphs,
+            partition_key=context.partition_key,
+            quality_settings=cfg.quality,
+            settings_json=cfg.model_dump_json(),
         )
-        partition_keys.record(wh, context.partition_key, doc_id, source.file_name)
-        decision = judge_document(wh, doc_id, document_text.status, document_text.error, cfg.quality)
         warehouse.publish()
     tag_run(context, doc_id, source.file_name, **{OUTCOME_TAG: outcome_tag(decision.status)})
     if decision.status != DocStatus.PARSED:

@@ -1,7 +1,7 @@
 """Documents per hour through the writer steps: the lake with 1 and 2 writer processes, the file with one.
 
 The writer steps are what the ``duckdb_tables`` and ``knowledge_base`` assets do after extraction:
-``Warehouse.write_document``, ``partition_keys.record``, the quality gate (``gate.judge_document``)
+the load, its partition key and the quality gate's verdict (``gate.load_and_judge``, one commit)
 and the knowledge-base chunks (``kb.load_document``, embeddings off: the model's CPU time is not
 what the writer pool serializes). Documents are small corpus PDFs, parsed once up front (text layer,
 no OCR) and handed to the writers pickled, so only the writer steps are timed.
@@ -11,7 +11,9 @@ Modes, alternated round by round on the same documents:
 - ``file1``: one process writing a DuckDB file, which is what the ``duckdb_writer`` pool of one
   allows however many runs are queued;
 - ``lake1`` / ``lake2``: one / two processes writing one DuckLake (its own PostgreSQL database per
-  round), the documents split between them.
+  round), the documents split between them;
+- a ``-3c`` suffix (``lake2-3c``): the writer steps as they were before session 10, the load, the
+  partition key and the gate's verdict each its own commit (now ``gate.load_and_judge``: one).
 
 Each writer imports, attaches and warms up (one throwaway document into a scratch file) before a
 start signal; the wall time runs from the signal to the last writer's end. Tune and check documents
@@ -69,21 +71,34 @@ def _parsed_corpus(n_docs: int, workdir: Path) -> dict[str, Path]:
     return out
 
 
-def _writer_step(wh: Any, item: tuple, settings: Any) -> None:
+def _writer_step(wh: Any, item: tuple, settings: Any, commits: int = 1) -> None:
     from dagster_ocr import kb, partition_keys
-    from dagster_ocr.gate import judge_document
+    from dagster_ocr.gate import judge_document, load_and_judge
 
     doc, labels, tables, paras = item
     doc_id = doc.source.doc_id
+    key = partition_keys.partition_key(doc.source.file_name, doc_id)
     with wh.held():  # as the asset does: one open of a file for the step (nothing to hold on a lake)
-        wh.write_document(doc, labels, tables, paras, settings_json=settings.model_dump_json())
-        partition_keys.record(wh, partition_keys.partition_key(doc.source.file_name, doc_id), doc_id, "x")
-        decision = judge_document(wh, doc_id, doc.status, doc.error, settings.quality)
+        if commits == 1:  # what the duckdb_tables asset does since session 10
+            _, decision = load_and_judge(
+                wh,
+                doc,
+                labels,
+                tables,
+                paras,
+                partition_key=key,
+                quality_settings=settings.quality,
+                settings_json=settings.model_dump_json(),
+            )
+        else:  # before: the load, the partition key and the verdict, each its own commit
+            wh.write_document(doc, labels, tables, paras, settings_json=settings.model_dump_json())
+            partition_keys.record(wh, key, doc_id, "x")
+            decision = judge_document(wh, doc_id, doc.status, doc.error, settings.quality)
         if str(decision.status) == "parsed":
             kb.load_document(wh, doc_id, settings.kb, embed=False)
 
 
-def child(target: str, data: str, pickle_path: str, indexes: list[int], go: str) -> None:
+def child(target: str, data: str, pickle_path: str, indexes: list[int], go: str, commits: int) -> None:
     C.quiet_logs()
     from dagster_ocr.lake import open_warehouse
     from dagster_ocr.settings import Settings
@@ -101,7 +116,7 @@ def child(target: str, data: str, pickle_path: str, indexes: list[int], go: str)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     for i in indexes:
-        _writer_step(wh, items[i], settings)
+        _writer_step(wh, items[i], settings, commits)
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     print(json.dumps({"wall": time.perf_counter() - t0, "cpu": cpu, "retries": getattr(wh, "retries", 0)}))
@@ -135,13 +150,16 @@ def _fresh_target(mode: str, workdir: Path) -> tuple[str, str, Any]:
 
 
 def one_round(mode: str, pickle_path: Path, n_docs: int, workdir: Path) -> dict[str, Any]:
-    spec, data, cleanup = _fresh_target(mode, workdir)
-    n_writers = int(mode[4:]) if mode.startswith("lake") else 1
+    base, _, variant = mode.partition("-")
+    commits = 3 if variant == "3c" else 1
+    spec, data, cleanup = _fresh_target(base, workdir)
+    n_writers = int(base[4:]) if base.startswith("lake") else 1
     go = workdir / f"go-{uuid.uuid4().hex[:8]}"
     shares = [list(range(n_docs))[w::n_writers] for w in range(n_writers)]
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--child", spec, data, str(pickle_path), str(go), *map(str, share)],
+            [sys.executable, __file__, "--child", spec, data, str(pickle_path), str(go), str(commits)]
+            + list(map(str, share)),
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -171,14 +189,19 @@ def one_round(mode: str, pickle_path: Path, n_docs: int, workdir: Path) -> dict[
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        target, data, pickle_path, go, *idx = sys.argv[2:]
-        child(target, data, pickle_path, [int(i) for i in idx], go)
+        target, data, pickle_path, go, commits, *idx = sys.argv[2:]
+        child(target, data, pickle_path, [int(i) for i in idx], go, int(commits))
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=10, help="documents per set (tune, check)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--modes", default=",".join(MODES), help="e.g. lake1,lake2,lake4,file1")
+    ap.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="e.g. lake1,lake2,lake4,file1; a -3c suffix (lake2-3c) writes as before session 10: the "
+        "load, the partition key and the verdict each in its own commit",
+    )
     args = ap.parse_args()
     modes = tuple(args.modes.split(","))
     C.quiet_logs()
@@ -207,10 +230,12 @@ def main() -> None:
             cpu = C.median(x["cpu_s_per_doc"] for x in by_mode[m])
             retries = sum(x["retries"] for x in by_mode[m])
             print(f"| {split} | {m} | {med[m]:.0f} | {cpu:.3f} | {retries} |")
-        base = med.get("lake1")
         for m in modes:
-            if base and m.startswith("lake") and m != "lake1":
-                print(f"| {split} | {m} / lake1 | {med[m] / base:.2f}x | | |")
+            one = m.split("-")[0]
+            base = med.get(m.replace(one, "lake1"))
+            if base and m.startswith("lake") and one != "lake1":
+                print(f"| {split} | {m} / {m.replace(one, 'lake1')} | {med[m] / base:.2f}x | | |")
+        base = med.get("lake1")
         if base and "file1" in med:
             print(f"| {split} | lake1 / file1 | {base / med['file1']:.2f}x | | |")
     print(f"\nload average before {load_before}, after {load_after}")

@@ -2,7 +2,8 @@
 
 ``judge_document`` runs the expectation suites (see :mod:`dagster_ocr.quality`) on the rows the
 warehouse holds for a document, reads the latest approval, decides the document's status and
-error, and records results and verdict in the warehouse. What it returns is all a caller shows:
+error, and records results and verdict in the warehouse; ``load_and_judge`` does the same inside
+the transaction that loads the document's rows. What it returns is all a caller shows:
 the ``duckdb_tables`` asset turns each :class:`SuiteOutcome` into one blocking asset check (and
 ``dagster-ocr recheck`` runs that asset), so the rules below exist once.
 
@@ -19,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import duckdb
 import pandas as pd
 
-from dagster_ocr.model import DocStatus
+from dagster_ocr import partition_keys
+from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.quality import (
     DocumentFrames,
     ExpectationResult,
@@ -32,7 +35,7 @@ from dagster_ocr.quality import (
     describe_failures,
     evaluate_document,
 )
-from dagster_ocr.warehouse import Approval, Warehouse
+from dagster_ocr.warehouse import Approval, Warehouse, store_gate
 
 __all__ = [
     "Approval",
@@ -42,6 +45,7 @@ __all__ = [
     "evaluate_quality",
     "held_back",
     "judge_document",
+    "load_and_judge",
 ]
 
 
@@ -77,10 +81,13 @@ class GateDecision:
     suites: tuple[SuiteOutcome, ...]
 
 
-def evaluate_quality(wh: Warehouse, doc_id: str, settings: QualitySettings) -> list[ExpectationResult]:
-    """Run the expectation suites on the rows the warehouse holds for ``doc_id`` (what analysts read)."""
+def evaluate_quality(
+    wh: Warehouse, doc_id: str, settings: QualitySettings, con: duckdb.DuckDBPyConnection | None = None
+) -> list[ExpectationResult]:
+    """Run the expectation suites on the rows the warehouse holds for ``doc_id`` (what analysts
+    read; ``con``: the rows a write's transaction holds, before its commit)."""
     frames = wh.document_frames(
-        doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells", "text_conservation")
+        doc_id, ("documents", "pages", "paragraphs", "tables", "table_cells", "text_conservation"), con
     )
     return evaluate_document(
         DocumentFrames(
@@ -89,7 +96,7 @@ def evaluate_quality(wh: Warehouse, doc_id: str, settings: QualitySettings) -> l
             frames["paragraphs"],
             frames["tables"],
             frames["table_cells"],
-            wh.ocr_confidences(doc_id),
+            wh.ocr_confidences(doc_id, con),
             frames["text_conservation"],
         ),
         settings,
@@ -161,15 +168,70 @@ def judge_document(
     document_error: str | None,
     quality_settings: QualitySettings,
 ) -> GateDecision:
-    """Judge the rows just written for ``doc_id`` and record the verdict.
+    """Judge the rows the warehouse holds for ``doc_id`` and record the verdict (``dagster-ocr
+    recheck``; a load judges in its own transaction, see ``load_and_judge``).
 
     ``document_status`` and ``document_error`` are the text stage's (a file it could not read
     stays failed). The expectation results replace the document's ``quality_results`` and the
     verdict its ``documents.status``/``error``, in one transaction.
     """
-    results = evaluate_quality(wh, doc_id, quality_settings)
-    decision = decide(doc_id, results, document_status, document_error, wh.latest_approval(doc_id))
-    wh.record_gate(
+    return wh.write(
+        lambda con: _judge(wh, con, doc_id, document_status, document_error, quality_settings), lock=doc_id
+    )
+
+
+def load_and_judge(
+    wh: Warehouse,
+    doc: ExtractedDocument,
+    labels: Sequence[PageLabel],
+    tables: Sequence[Table],
+    paragraphs: ParagraphResult,
+    *,
+    partition_key: str,
+    quality_settings: QualitySettings,
+    settings_json: str | None = None,
+) -> tuple[dict[str, int], GateDecision]:
+    """Replace the document's rows, record its partition key and judge it, in one commit.
+
+    Returns the row counts per table and the verdict. The gate reads the rows through the write's
+    own connection, so it judges exactly what the commit makes visible, and no reader ever sees
+    the new rows without their verdict. One commit instead of three: on a lake each commit is a
+    round of catalog work and a chance to collide with another writer (see BENCHMARKS.md, the
+    lake's writers).
+    """
+    doc_id = doc.source.doc_id
+    decided: list[GateDecision] = []
+
+    def then(con: duckdb.DuckDBPyConnection) -> None:
+        decided.clear()  # a lake retries the whole write after a conflict
+        partition_keys.store(con, partition_key, doc_id, doc.source.file_name)
+        decided.append(_judge(wh, con, doc_id, doc.status, doc.error, quality_settings))
+
+    counts = wh.write_document(
+        doc,
+        labels,
+        tables,
+        paragraphs,
+        settings_json=settings_json,
+        then=then,
+        locks=(partition_keys.lock_name(partition_key),),
+    )
+    return counts, decided[0]
+
+
+def _judge(
+    wh: Warehouse,
+    con: duckdb.DuckDBPyConnection,
+    doc_id: str,
+    document_status: DocStatus,
+    document_error: str | None,
+    quality_settings: QualitySettings,
+) -> GateDecision:
+    """Evaluate, decide and store the verdict on ``con``, inside the caller's transaction."""
+    results = evaluate_quality(wh, doc_id, quality_settings, con)
+    decision = decide(doc_id, results, document_status, document_error, wh.latest_approval(doc_id, con))
+    store_gate(
+        con,
         doc_id,
         [{**r.as_row(), "check_name": r.suite} for r in decision.results],
         decision.status,

@@ -32,7 +32,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,13 @@ def _is_conflict(exc: duckdb.Error) -> bool:
 def _lock_key(name: str) -> int:
     # pg_advisory_lock takes a signed 64-bit key: the name's hash, namespaced to this product
     return int.from_bytes(hashlib.sha256(f"dagster-ocr:{name}".encode()).digest()[:8], "big", signed=True)
+
+
+def _lock_names(lock: str | Sequence[str] | None) -> str:
+    """A write's lock names as log messages show them."""
+    if not lock:
+        return "an unnamed write"
+    return lock if isinstance(lock, str) else ", ".join(lock)
 
 
 @contextlib.contextmanager
@@ -292,15 +299,18 @@ class LakeWarehouse(Warehouse):
     # ---- writes --------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _lock(self, name: str | None) -> Iterator[None]:
-        """Hold PostgreSQL's advisory lock on ``name`` (None: no lock) in a session of its own."""
-        if name is None:
-            yield
-            return
-        with advisory_lock(self.dsn, name):
+    def _lock(self, name: str | Sequence[str] | None) -> Iterator[None]:
+        """Hold PostgreSQL's advisory lock on ``name`` (several: each, taken in sorted order, so two
+        writers never wait on each other's; None: no lock), each in a session of its own."""
+        names = [name] if isinstance(name, str) else sorted(set(name or ()))
+        with contextlib.ExitStack() as held:
+            for n in names:
+                held.enter_context(advisory_lock(self.dsn, n))
             yield
 
-    def write(self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | None = None) -> T:
+    def write(
+        self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | Sequence[str] | None = None
+    ) -> T:
         if self.read_only:
             raise LakeError(f"{self.spec} is attached read-only (an analyst's or a pinned snapshot)")
         with self._lock(lock):
@@ -312,7 +322,7 @@ class LakeWarehouse(Warehouse):
                     if not _is_conflict(exc) or attempt == self.max_attempts:
                         if _is_conflict(exc):
                             raise LakeError(
-                                f"lake write ({lock or 'unnamed'}) still conflicting after "
+                                f"lake write ({_lock_names(lock)}) still conflicting after "
                                 f"{attempt} attempts: {exc}"
                             ) from exc
                         raise
@@ -321,7 +331,7 @@ class LakeWarehouse(Warehouse):
                     self.retries += 1
                     log.warning(
                         "lake write conflict on %s (attempt %d of %d), retrying in %.2fs: %s",
-                        lock or "an unnamed write",
+                        _lock_names(lock),
                         attempt,
                         self.max_attempts,
                         delay,

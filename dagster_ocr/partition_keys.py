@@ -116,24 +116,29 @@ def resolve(key: str, store: DocumentStore) -> str:
     return candidates[0]
 
 
+def lock_name(key: str) -> str:
+    """The lake's lock a write of ``key``'s row takes."""
+    return f"partition:{key}"
+
+
+def store(con: duckdb.DuckDBPyConnection, key: str, doc_id: str, file_name: str) -> None:
+    """Record ``key`` -> ``doc_id`` on ``con``, in its transaction (the caller holds ``lock_name(key)``)."""
+    # delete, then insert (keeping first_seen), not ON CONFLICT: a DuckLake table has no
+    # primary key to conflict on; the lake's lock on the key keeps two writers from both inserting
+    (first_seen,) = con.execute(
+        "SELECT min(first_seen) FROM document_partitions WHERE partition_key = ?", [key]
+    ).fetchone() or (None,)
+    con.execute("DELETE FROM document_partitions WHERE partition_key = ?", [key])
+    con.execute(
+        "INSERT INTO document_partitions (partition_key, doc_id, file_name, first_seen) VALUES (?, ?, ?, ?)",
+        [key, doc_id, file_name, first_seen or dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+    )
+
+
 def record(wh: Warehouse, key: str, doc_id: str, file_name: str) -> None:
     """Record ``key`` -> ``doc_id`` in the warehouse's ``document_partitions`` (idempotent)."""
     wh.ensure_schema()
-
-    def store(con: duckdb.DuckDBPyConnection) -> None:
-        # delete, then insert (keeping first_seen), not ON CONFLICT: a DuckLake table has no
-        # primary key to conflict on; the lake's lock on the key keeps two writers from both inserting
-        (first_seen,) = con.execute(
-            "SELECT min(first_seen) FROM document_partitions WHERE partition_key = ?", [key]
-        ).fetchone() or (None,)
-        con.execute("DELETE FROM document_partitions WHERE partition_key = ?", [key])
-        con.execute(
-            "INSERT INTO document_partitions (partition_key, doc_id, file_name, first_seen) "
-            "VALUES (?, ?, ?, ?)",
-            [key, doc_id, file_name, first_seen or dt.datetime.now(dt.UTC).replace(tzinfo=None)],
-        )
-
-    wh.write(store, lock=f"partition:{key}")
+    wh.write(lambda con: store(con, key, doc_id, file_name), lock=lock_name(key))
 
 
 def recorded_key(wh: Warehouse, doc_id: str) -> str | None:

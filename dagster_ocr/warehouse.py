@@ -160,6 +160,20 @@ def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str, known_only: boo
         con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
 
 
+def store_gate(
+    con: duckdb.DuckDBPyConnection,
+    doc_id: str,
+    results: Sequence[dict[str, Any]],
+    status: DocStatus,
+    error: str | None,
+) -> None:
+    """Replace the document's ``quality_results`` and set its verdict, on ``con`` (in its transaction)."""
+    con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
+    now = _now()
+    _insert(con, "quality_results", [{**r, "doc_id": doc_id, "evaluated_at": now} for r in results])
+    con.execute("UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id])
+
+
 def _record_files(
     con: duckdb.DuckDBPyConnection,
     hashed: Sequence[FileSighting],
@@ -320,13 +334,15 @@ class Warehouse:
     def close(self) -> None:
         """Release what this object holds open (nothing for a file: connections are per unit of work)."""
 
-    def write(self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | None = None) -> T:
+    def write(
+        self, work: Callable[[duckdb.DuckDBPyConnection], T], lock: str | Sequence[str] | None = None
+    ) -> T:
         """Run ``work`` in one transaction and return what it returns.
 
-        ``lock`` names what the write replaces (a doc_id): a lake serializes writers of the same
-        one and retries the whole of ``work`` on a write conflict, so ``work`` must build its rows
-        itself (it may run more than once). A file needs neither: its writers are serialized by
-        the process lock (and by the ``duckdb_writer`` pool).
+        ``lock`` names what the write replaces (a doc_id; several names: all of them): a lake
+        serializes writers of the same one and retries the whole of ``work`` on a write conflict,
+        so ``work`` must build its rows itself (it may run more than once). A file needs neither:
+        its writers are serialized by the process lock (and by the ``duckdb_writer`` pool).
         """
         with self.transaction() as con:
             return work(con)
@@ -390,11 +406,17 @@ class Warehouse:
         tables: Sequence[Table],
         paragraphs: ParagraphResult,
         settings_json: str | None = None,
+        then: Callable[[duckdb.DuckDBPyConnection], Any] | None = None,
+        locks: Sequence[str] = (),
     ) -> dict[str, int]:
         """Replace everything stored for ``doc`` with this parse. Returns row counts per table.
 
         ``settings_json`` (the settings the parse used) is kept on the document's row, so the
-        document can be re-run later with exactly that configuration.
+        document can be re-run later with exactly that configuration. ``then`` runs on the same
+        connection before the commit, seeing the new rows (the partition key and the quality
+        gate's verdict, so a document's load is one commit, not three; see ``gate.load_and_judge``),
+        and ``locks`` names what else it writes (for a lake's per-name locks). A long document
+        staged in a file commits its batches first and runs ``then`` in the swap's transaction.
         """
         self.ensure_schema()
         extra: dict[str, Any] = {}
@@ -413,9 +435,11 @@ class Warehouse:
                 counts.update(dict.fromkeys(counts, 0))  # a retried attempt counts afresh
                 _clear_document(con, doc_id, known_only=self.is_lake)
                 _insert_rows(con, iter_document_rows(doc, labels, tables, paragraphs, extra), counts)
+                if then is not None:
+                    then(con)
 
             # a lake does not stage: its inserts go to Parquet files as they come, not to memory
-            self.write(replace, lock=doc_id)
+            self.write(replace, lock=(doc_id, *locks))
             return counts
         rows = iter_document_rows(doc, labels, tables, paragraphs, extra)
         # A long document: DuckDB holds an open transaction's appends in memory (at about three
@@ -433,6 +457,8 @@ class Warehouse:
                 _clear_document(con, doc_id)
                 for table, stage in _STAGED.items():
                     con.execute(f"INSERT INTO {table} BY NAME FROM {stage}")
+                if then is not None:
+                    then(con)
             for stage in _STAGED.values():
                 con.execute(f"DROP TABLE {stage}")
         return counts
@@ -441,16 +467,7 @@ class Warehouse:
         self, doc_id: str, results: Sequence[dict[str, Any]], status: DocStatus, error: str | None
     ) -> None:
         """Store the quality gate's results (rows with ``check_name``) and the verdict, in one transaction."""
-        now = _now()
-
-        def store(con: duckdb.DuckDBPyConnection) -> None:
-            con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
-            _insert(con, "quality_results", [{**r, "doc_id": doc_id, "evaluated_at": now} for r in results])
-            con.execute(
-                "UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id]
-            )
-
-        self.write(store, lock=doc_id)
+        self.write(lambda con: store_gate(con, doc_id, results, status, error), lock=doc_id)
 
     @property
     def snapshot_path(self) -> Path:
@@ -551,23 +568,38 @@ class Warehouse:
 
     # ---- reads --------------------------------------------------------------------------------
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        with self.connect(read_only=True) as con:
-            return con.execute(sql, params or []).df()
+    @contextlib.contextmanager
+    def _reading(self, con: duckdb.DuckDBPyConnection | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``con`` itself (a write's transaction, which sees its own rows), else a read connection."""
+        if con is not None:
+            yield con
+            return
+        with self.connect(read_only=True) as own:
+            yield own
 
-    def read(self, queries: dict[str, str], params: Sequence[Any]) -> dict[str, pd.DataFrame]:
+    def query(
+        self, sql: str, params: Sequence[Any] | None = None, con: duckdb.DuckDBPyConnection | None = None
+    ) -> pd.DataFrame:
+        with self._reading(con) as c:
+            return c.execute(sql, params or []).df()
+
+    def read(
+        self, queries: dict[str, str], params: Sequence[Any], con: duckdb.DuckDBPyConnection | None = None
+    ) -> dict[str, pd.DataFrame]:
         """Several fixed queries with the same parameters, over one connection."""
-        with self.connect(read_only=True) as con:
-            return {name: con.execute(sql, list(params)).df() for name, sql in queries.items()}
+        with self._reading(con) as c:
+            return {name: c.execute(sql, list(params)).df() for name, sql in queries.items()}
 
-    def document_frames(self, doc_id: str, tables: Sequence[str]) -> dict[str, pd.DataFrame]:
+    def document_frames(
+        self, doc_id: str, tables: Sequence[str], con: duckdb.DuckDBPyConnection | None = None
+    ) -> dict[str, pd.DataFrame]:
         """One document's rows of several tables, read over one connection (opening one costs more
-        than most of these reads)."""
+        than most of these reads); ``con``: a write's own, to read rows it has not committed yet."""
         unknown = set(tables) - READABLE_TABLES
         if unknown:
             raise ValueError(f"not a warehouse table: {sorted(unknown)}")
         # table names checked against the schema's own list above; the doc id is a parameter
-        return self.read({t: f"SELECT * FROM {t} WHERE doc_id = ?" for t in tables}, [doc_id])
+        return self.read({t: f"SELECT * FROM {t} WHERE doc_id = ?" for t in tables}, [doc_id], con)
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
         """The document's ``documents`` row, or None when it has none."""
@@ -591,24 +623,26 @@ class Warehouse:
         """Documents held back (quarantined or failed) with their reasons, by file name."""
         return self.query("SELECT file_name, status, error FROM quarantine ORDER BY file_name")
 
-    def latest_approval(self, doc_id: str) -> Approval | None:
+    def latest_approval(self, doc_id: str, con: duckdb.DuckDBPyConnection | None = None) -> Approval | None:
         """The latest reviewer approval recorded for the document (``approve``), if any."""
         rows = self.query(
             "SELECT approved_by, reason, approved_at FROM approvals WHERE doc_id = ? "
             "ORDER BY approved_at DESC",
             [doc_id],
+            con,
         )
         if not len(rows):
             return None
         row = rows.iloc[0]
         return Approval(str(row["approved_by"]), str(row["reason"]), row["approved_at"].to_pydatetime())
 
-    def ocr_confidences(self, doc_id: str) -> pd.DataFrame:
+    def ocr_confidences(self, doc_id: str, con: duckdb.DuckDBPyConnection | None = None) -> pd.DataFrame:
         """The recognition confidence of every line on the document's OCR'd pages (column ``confidence``)."""
         return self.query(
             "SELECT l.confidence FROM lines l JOIN pages p USING (doc_id, page_index) "
             "WHERE l.doc_id = ? AND p.text_source = 'ocr'",
             [doc_id],
+            con,
         )
 
     def document_summary(self) -> pd.DataFrame:
