@@ -12,6 +12,7 @@ from dagster_ocr.paragraphs.patterns import (
     _ends_clause,
     _ends_mid_phrase,
     _ends_sentence,
+    ends_toc_entry,
     is_cjk,
     join_lines,
 )
@@ -207,6 +208,8 @@ class _Grouper:
                 brk = True
             elif _ends_sentence(a.text) and not any(c.isalnum() for c in r.text):
                 brk = True  # a stray punctuation row after a finished sentence stands alone
+            elif ends_toc_entry(a.text):
+                brk = True  # one entry of a table of contents, its leaders and page: complete
             elif (
                 clause is not None
                 # a clause number after "... set out in" is a cross-reference the line break fell

@@ -92,6 +92,17 @@ _MID_PHRASE_WORDS = frozenset(
 )
 
 
+#: a line ending in dot leaders and a short page reference ("Fees . . . . 12", "Annex ...... A-3")
+#: (four dots at least: an ellipsis and a word at a line's end is running text)
+_LEADER_END_RE = re.compile(r"(?:[.·…‥․]\s*){4,}[^\s.·…‥․]{1,8}$")
+
+
+def ends_toc_entry(text: str) -> bool:
+    """True when a line ends as an entry of a table of contents (or list of tables) ends: its
+    leaders reached the page it points to, so the entry is complete."""
+    return bool(_LEADER_END_RE.search(text.rstrip()))
+
+
 def _ends_mid_phrase(text: str) -> bool:
     """True when a line ends on a word no sentence or heading ends on (it wrapped mid-phrase)."""
     words = text.rstrip().rsplit(None, 1)

@@ -55,6 +55,18 @@ def _is_marker_glyph(text: str) -> bool:
     return all(c in _BULLETS or unicodedata.category(c) in ("Cc", "Co") for c in t)
 
 
+#: characters a run of dot leaders is drawn with (a table of contents' "Title . . . . 12")
+_LEADER_CHARS = frozenset(".·…‥․ \u00a0")
+#: how far (in font sizes) a run of dot leaders reaches to the fragment beside it on its line
+LEADER_REACH = 2.5
+
+
+def _is_leader(text: str) -> bool:
+    """A fragment that is only dot leaders (at least four dots: an ellipsis is three)."""
+    t = text.strip()
+    return sum(c not in " \u00a0" for c in t) >= 4 and all(c in _LEADER_CHARS for c in t)
+
+
 def _join_fragments(left: str, right: str, gap: float, size: float, spaced: bool = False) -> str:
     """Two fragments of one visual line as one text; ``spaced``: the text layer put a space
     between them (at the end of the left one or the start of the right one)."""
@@ -100,7 +112,57 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         else:
             best.append(line)
 
-    return _rows_of(groups, page_index)
+    return _rows_of(_join_leaders(groups), page_index)
+
+
+def _beside(left: Line, right: Line) -> bool:
+    """``right`` continues ``left``'s visual line within a leader's reach."""
+    lx0, ly0, lx1, ly1 = left.bbox
+    overlap = v_overlap(left.bbox, right.bbox)
+    if overlap < 0.5 * min(max(ly1 - ly0, 1e-3), max(right.bbox[3] - right.bbox[1], 1e-3)):
+        return False
+    size = max(left.size, right.size, 1.0)
+    return -0.5 * size <= right.bbox[0] - lx1 <= LEADER_REACH * size
+
+
+def _join_leaders(groups: list[list[Line]]) -> list[list[Line]]:
+    """An entry of a table of contents as one visual line: title, dot leaders, page reference.
+
+    Producers draw the leaders as a fragment of their own, set off from the title and from the
+    page number by gaps that read as column breaks, so the number joined the next entry's title.
+    Leaders are joined to what they lead to only when that is a short reference (a page number or
+    label) on their line, and then to the title they lead from: a dotted rule beside a column of
+    text (a sidebar's separator) stays apart from the text beside it.
+    """
+    if not any(_is_leader(ln.text) for g in groups for ln in g):
+        return groups
+    gone: set[int] = set()
+    for i, g in enumerate(groups):
+        if i in gone or not _is_leader(g[-1].text):
+            continue
+        label = next(
+            (
+                j
+                for j, h in enumerate(groups)
+                if j != i
+                and j not in gone
+                and len("".join(ln.text for ln in h).strip()) <= 8
+                and _beside(g[-1], h[0])
+            ),
+            None,
+        )
+        if label is None:
+            continue
+        g.extend(groups[label])
+        gone.add(label)
+        if _is_leader(g[0].text):  # leaders and number alone: join the title they lead from
+            title = next(
+                (j for j, h in enumerate(groups) if j != i and j not in gone and _beside(h[-1], g[0])), None
+            )
+            if title is not None:
+                groups[title].extend(g)
+                gone.add(i)
+    return [g for i, g in enumerate(groups) if i not in gone]
 
 
 def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:

@@ -159,6 +159,49 @@ def test_two_columns_read_column_by_column() -> None:
     assert paras[-1].startswith("Right column line 0") and paras[-1].endswith("line 5 with some words too")
 
 
+def test_table_of_contents_entries_with_dot_leaders() -> None:
+    """Title, leaders and page number drawn as three fragments with gaps between them (as report
+    and contract generators do): each entry is one paragraph, its page number at its end, never
+    at the start of the next entry; a title wrapped over two lines stays one entry."""
+    entries = [
+        ("Glossary of Defined Terms", "ii"),
+        ("1. Definitions and Interpretation", "1"),
+        ("Appendix A — Schedule of rates and", None),  # wraps: no leaders on its first line
+        ("charges for additional services", "A-3"),
+        ("2. Services", "12"),
+    ]
+    lines = [line("Contents", 72, 70, 16, bold=True, block=0)]
+    for i, (title, label) in enumerate(entries):
+        y = 110 + 22 * i
+        lines.append(line(title, 72, y, 11, block=1 + 3 * i))
+        if label is not None:
+            x = 72 + 5.5 * len(title) + 10  # a gap of two font sizes to the leaders
+            lines.append(line(" ." * 30, x, y, 11, x1=505, block=2 + 3 * i))
+            lines.append(line(label, 512, y, 11, x1=523, block=3 + 3 * i))
+    result = texts([page(lines)])
+    dots = " ." * 30
+    assert result == [
+        "Contents",
+        "Glossary of Defined Terms" + dots + " ii",
+        "1. Definitions and Interpretation" + dots + " 1",
+        "Appendix A — Schedule of rates and charges for additional services" + dots + " A-3",
+        "2. Services" + dots + " 12",
+    ]
+
+
+def test_a_dotted_rule_beside_a_column_is_no_leader() -> None:
+    """A sidebar's dotted separator ends a few points before the next column's text: dots join a
+    neighbour only when it is a short page reference, so the column's text stays its own."""
+    rule = line(" ." * 20, 40, 200, 8, x1=150, block=0)
+    column = [
+        line(f"Running text of the main column, line {i}, with words", 160, 200 + 12 * i, 10, x1=520, block=1)
+        for i in range(3)
+    ]
+    result = texts([page([rule, *column])])
+    assert result[0] == (" ." * 20).strip()
+    assert result[1].startswith("Running text of the main column, line 0")
+
+
 def test_column_flow_continues_unfinished_sentence() -> None:
     left = [
         line("The agreement binds both parties and remains in force", 72, 100 + 12 * i, x1=285, block=1)
