@@ -227,8 +227,41 @@ def _reading_order(rows: list[_Row], settings: ParagraphSettings, flow_start: in
     out: list[_Row] = []
     flow = flow_start
     for part in _segment(rows, settings, span):
-        for r in part:
+        for r in _left_to_right(part):
             r.flow = flow
             out.append(r)
         flow += 1
     return out, flow
+
+
+def _left_to_right(rows: list[_Row]) -> list[_Row]:
+    """Rows sorted top-down, with the rows of one visual line in reading order.
+
+    Sorting by top edge alone put a line's second fragment first whenever it sat a fraction of a
+    point higher (a glossary's definition before its term, set 90 pt to its left, so each term
+    fell between the lines of the definition before it). Consecutive rows are one visual line
+    when each one's middle lies within every other's height and none overlaps another
+    horizontally (rows side by side); they are read left to right, or right to left when most of
+    them are right-to-left.
+    """
+
+    def beside(a: _Row, b: _Row) -> bool:
+        return (
+            a.bbox[1] < (b.bbox[1] + b.bbox[3]) / 2 < a.bbox[3]
+            and b.bbox[1] < (a.bbox[1] + a.bbox[3]) / 2 < b.bbox[3]
+            and (a.bbox[2] <= b.bbox[0] or b.bbox[2] <= a.bbox[0])
+        )
+
+    out: list[_Row] = []
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and all(beside(r, rows[j]) for r in rows[i:j]):
+            j += 1
+        line = rows[i:j]
+        if len(line) > 1:
+            rtl = sum(r.rtl for r in line) * 2 > len(line)
+            line = sorted(line, key=lambda r: -r.bbox[2] if rtl else r.bbox[0])
+        out.extend(line)
+        i = j
+    return out

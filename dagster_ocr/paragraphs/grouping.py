@@ -221,6 +221,7 @@ class _Grouper:
             else:
                 tol = s.indent_tolerance * size
                 fl, fr = flow_box[r.flow]
+                short_line = max(s.short_line_share * (fr - fl), s.short_line_sizes * size)
                 # edges in reading direction: a right-to-left line starts at its right edge, so
                 # its indentation and its short last line are those of the mirrored page
                 if a.rtl and r.rtl:
@@ -230,11 +231,16 @@ class _Grouper:
                 if r_start > a_start + tol and len(cur.rows) >= 2:
                     brk = True  # first-line indent of a new paragraph
                 elif r_start < a_start - tol:
-                    first_line_indent = len(cur.rows) == 1 and cur.kind == "body" and abs(r_start - fl) <= tol
+                    # an indented first line, unless it is a short finished sentence: that is a
+                    # paragraph of one line (a definition set beside its term)
+                    first_line_indent = (
+                        len(cur.rows) == 1
+                        and cur.kind == "body"
+                        and abs(r_start - fl) <= tol
+                        and not (_ends_sentence(a.text) and (fr - a_end) > short_line)
+                    )
                     brk = not first_line_indent
-                elif _ends_sentence(a.text) and (fr - a_end) > max(
-                    s.short_line_share * (fr - fl), s.short_line_sizes * size
-                ):
+                elif _ends_sentence(a.text) and (fr - a_end) > short_line:
                     nxt = r.text.lstrip()[:1]
                     brk = bool(nxt) and not nxt.islower()
                 elif a.block >= 0 and r.block >= 0 and a.block != r.block:

@@ -202,6 +202,57 @@ def test_a_dotted_rule_beside_a_column_is_no_leader() -> None:
     assert result[1].startswith("Running text of the main column, line 0")
 
 
+def test_a_term_beside_its_definition_is_read_before_it() -> None:
+    """A glossary: each term on the left, its definition 90 pt to the right over two lines, the
+    definition's first line a fraction of a point higher than the term (as generators set them).
+    Each term comes before its own definition, never between the lines of the one before."""
+    lines: list[Line] = []
+    for i, (term, first, second) in enumerate(
+        [
+            ("Agreement", "means this service agreement, including its Annexes and", "the payment schedule."),
+            ("Business Day", "means a day other than a Saturday, Sunday or public", "holiday in Tokyo."),
+            ("Charges", "means the fees payable by the Customer under this Agreement,", "stated in yen."),
+        ]
+    ):
+        y = 140 + 36 * i
+        lines.append(line(first, 222, y - 0.4, 10.5, x1=515, block=2 + i))
+        lines.append(line(term, 72, y, 10.5, bold=True, block=2 + i))
+        lines.append(line(second, 222, y + 14.5, 10.5, block=2 + i))
+    result = texts([page(lines)])
+    assert result == [
+        "Agreement",
+        "means this service agreement, including its Annexes and the payment schedule.",
+        "Business Day",
+        "means a day other than a Saturday, Sunday or public holiday in Tokyo.",
+        "Charges",
+        "means the fees payable by the Customer under this Agreement, stated in yen.",
+    ]
+
+
+def test_a_short_finished_line_then_a_line_further_left_is_two_paragraphs() -> None:
+    """A one-line definition set to the right ("means 1 April 2025.") and, under it, the next entry
+    starting at the left margin: not a paragraph with an indented first line."""
+    lines = [
+        line("Effective Date", 72, 140, 10.5, bold=True, block=1),
+        line("means 1 April 2025.", 222, 140, 10.5, block=1),
+        line(
+            "Intellectual Property Rights means patents, copyright and related rights, trade",
+            72,
+            161,
+            10.5,
+            x1=515,
+            block=2,
+        ),
+        line("marks and all similar rights anywhere in the world.", 222, 175.5, 10.5, block=2),
+    ]
+    result = texts([page(lines)])
+    assert result[-2:] == [
+        "means 1 April 2025.",
+        "Intellectual Property Rights means patents, copyright and related rights, trade marks and all "
+        "similar rights anywhere in the world.",
+    ]
+
+
 def test_column_flow_continues_unfinished_sentence() -> None:
     left = [
         line("The agreement binds both parties and remains in force", 72, 100 + 12 * i, x1=285, block=1)
