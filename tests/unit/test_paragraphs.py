@@ -106,6 +106,10 @@ def test_clause_numbers() -> None:
     assert clause_number("§ 3 Text") == "§ 3"
     assert clause_number("1. First") == "1"
     assert clause_number("Plain text") == ""
+    # a Roman section numbered on, as European contract notices do
+    assert clause_number("II.1 Title: digitisation") == "II.1"
+    assert clause_number("III.2.1) Economic standing") == "III.2.1"
+    assert clause_number("I.e. the supplier") == ""
 
 
 def test_hyphenation_and_cjk_joining() -> None:
