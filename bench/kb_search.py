@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dagster_ocr import embeddings  # noqa: E402
 from dagster_ocr.kb import KbSettings, search, tokenize  # noqa: E402
-from dagster_ocr.search_index import SearchIndex, search_path, sort_postings  # noqa: E402
+from dagster_ocr.search_index import SearchIndex, nearest_query, search_path, sort_postings  # noqa: E402
 from dagster_ocr.warehouse import Warehouse  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -389,11 +389,8 @@ def main() -> int:
             for (v,) in sample
         ]
         probes = [(p / np.linalg.norm(p)).tolist() for p in probes]
-        plan = con.execute(
-            f"EXPLAIN SELECT rid FROM vectors ORDER BY array_cosine_distance(embedding, "
-            f"?::FLOAT[{embeddings.DIM}]) LIMIT 10",
-            [probes[0]],
-        ).fetchall()
+        sql, params = nearest_query(probes[0], 10)  # the product's own query, not a look-alike
+        plan = con.execute("EXPLAIN " + sql, params).fetchall()
         results["hnsw_in_plan"] = "HNSW_INDEX_SCAN" in "".join(str(r) for r in plan)
         try:
             results["hnsw_ef_search"] = con.execute("SELECT current_setting('hnsw_ef_search')").fetchone()[0]

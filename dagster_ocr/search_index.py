@@ -175,6 +175,11 @@ _OPEN_LOCK = threading.Lock()
 #: are parallel.
 READ_THREADS = 1
 
+#: candidates the HNSW search keeps while it walks the graph (vss's ``hnsw_ef_search``, default 64).
+#: At 100,000 chunks the default found 0.85 of the exact top 10; 128: 0.95, 200: 0.97, 400: 1.00 of
+#: 60 probes, for 3.2, 4.4, 5.4 and 7.8 ms of CPU per search (BENCHMARKS.md, issue 23, session 10)
+HNSW_EF_SEARCH = 400
+
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     # extensions first, then ATTACH: the file's write-ahead log is replayed with vss loaded
@@ -182,6 +187,8 @@ def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         duck.load(con, "fts", "vss")
         con.execute("SET hnsw_enable_experimental_persistence = true")
+        if read_only:  # GLOBAL: searches run on cursors of this connection
+            con.execute(f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}")
         con.execute(f"ATTACH '{_sql_str(path)}' AS search" + (" (READ_ONLY)" if read_only else ""))
         con.execute("USE search")
     except BaseException:

@@ -45,6 +45,7 @@ REVIEWED = {
     # constant tuples; the stemmer checked against STEMMERS; HIT_COLUMNS, embeddings.DIM, int(n)
     ('dagster_ocr/search_index.py', 'f"ATTACH \'{_sql_str(path)}\' AS search" + (" (READ_ONLY)" if read_only else "")'),
     ('dagster_ocr/search_index.py', 'f"DROP TABLE IF EXISTS {table}"'),
+    ('dagster_ocr/search_index.py', 'f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}"'),
     ('dagster_ocr/search_index.py', 'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"'),
     ('dagster_ocr/search_index.py', 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
     ('dagster_ocr/search_index.py', 'f"PRAGMA create_fts_index(\'chunks\', \'rid\', \'body\', stemmer = \'{self.stemmer}\', "\n                "stopwords = \'none\', ignore = \'\\\\s+\', strip_accents = 1, lower = 1, overwrite = 1)"'),

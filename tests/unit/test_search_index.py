@@ -12,7 +12,14 @@ import pytest
 
 from dagster_ocr import embeddings
 from dagster_ocr.kb import search
-from dagster_ocr.search_index import SearchIndex, bm25_query, nearest_query, search_path
+from dagster_ocr.search_index import (
+    HNSW_EF_SEARCH,
+    READ_THREADS,
+    SearchIndex,
+    bm25_query,
+    nearest_query,
+    search_path,
+)
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -90,6 +97,8 @@ def test_nearest_uses_the_hnsw_index_and_finds_each_vector_itself(wh):
         sql, params = nearest_query(vectors[0].tolist(), 5)
         plan = "".join(r[1] for r in con.execute("EXPLAIN " + sql, params).fetchall())
         assert "HNSW_INDEX_SCAN" in plan
+        settings = "SELECT current_setting('hnsw_ef_search'), current_setting('threads')"
+        assert con.execute(settings).fetchone() == (HNSW_EF_SEARCH, READ_THREADS)
         found = [index.nearest(con, vectors[i].tolist(), 1)[0][0]["chunk_id"] for i in range(0, 300, 30)]
         only = index.nearest(con, vectors[7].tolist(), 3, doc_ids=["nobody"])
     assert found == [f"c{i}" for i in range(0, 300, 30)]
