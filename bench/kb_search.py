@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import re
 import statistics
@@ -32,6 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pymupdf
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dagster_ocr import embeddings  # noqa: E402
 from dagster_ocr.kb import KbSettings, search, tokenize  # noqa: E402
-from dagster_ocr.search_index import SearchIndex, search_path, sort_postings  # noqa: E402
+from dagster_ocr.search_index import SearchIndex, nearest_query, search_path, sort_postings  # noqa: E402
 from dagster_ocr.warehouse import Warehouse  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -186,17 +188,41 @@ def pct(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
+#: CPU milliseconds of each query of the last ``timed`` call (time.process_time: every thread of the
+#: process, so DuckDB's own threads are counted), read beside the wall-clock figures on a busy machine
+CPU: dict[int, list[float]] = {}
+
+
 def timed(fn, items) -> tuple[list, list[float]]:
-    out, lat = [], []
+    out, lat, cpu = [], [], []
     for it in items:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out.append(fn(it))
         lat.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    CPU[id(lat)] = cpu
+    LOAD[id(lat)] = os.getloadavg()[0]
     return out, lat
 
 
+#: the 1-minute load average when each ``timed`` call ended
+LOAD: dict[int, float] = {}
+
+
 def line(name: str, lat: list[float]) -> str:
-    return f"| {name} | {statistics.median(lat):.1f} | {pct(lat, 0.95):.1f} | {len(lat)} |"
+    cpu = CPU.get(id(lat))
+    cpu_part = f"{statistics.median(cpu):.1f} | {pct(cpu, 0.95):.1f}" if cpu else "- | -"
+    load = LOAD.get(id(lat))
+    return (
+        f"| {name} | {statistics.median(lat):.1f} | {pct(lat, 0.95):.1f} | {cpu_part} | {len(lat)} | "
+        f"{'-' if load is None else f'{load:.2f}'} |"
+    )
+
+
+HEADER = (
+    "| ranking | p50 ms | p95 ms | CPU p50 ms | CPU p95 ms | queries | load (1 min) |\n"
+    "|---|---|---|---|---|---|---|"
+)
 
 
 def progress(*parts: object) -> None:
@@ -204,46 +230,92 @@ def progress(*parts: object) -> None:
     print("#", *parts, flush=True)
 
 
+def knowledge_base(work: Path, chunks: int, seed: int, keep: bool) -> tuple[Path, list[dict], dict]:
+    """The warehouse of ``chunks`` chunks and its queries: built, or (``keep``) reused from ``work``
+    when an earlier run with the same size and seed left them there."""
+    path = work / f"kb{chunks}.duckdb"
+    meta_path = work / f"kb{chunks}.json"
+    if keep and path.exists() and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("seed") == seed and meta.get("queries_per_split") == args.queries:
+            progress(f"reusing {path} (built in {meta['build_s']} s) and its search file")
+            return path, meta["queries"], meta
+    for p in (path, search_path(path), meta_path):
+        p.unlink(missing_ok=True)
+    t = time.perf_counter()
+    frame, queries = build(path, chunks, seed)
+    meta = {
+        "seed": seed,
+        "queries_per_split": args.queries,
+        "queries": queries,
+        "chunks": len(frame),
+        "corpus_chunks": int((frame["split"] != "filler").sum()),
+        "build_s": round(time.perf_counter() - t, 1),
+        "build_load": os.getloadavg()[0],
+    }
+    meta_path.write_text(json.dumps(meta))
+    return path, queries, meta
+
+
 def main() -> int:
     global args
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=100, help="per split")
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/dagster-ocr-bench/kb_search"))
+    ap.add_argument(
+        "--work",
+        "--dir",
+        dest="work",
+        type=Path,
+        default=Path("/tmp/dagster-ocr-bench/kb_search"),
+        help="where the knowledge base and its search file are kept",
+    )
+    ap.add_argument(
+        "--fresh",
+        action="store_true",
+        help="rebuild the knowledge base and search file even if --work has them",
+    )
+    ap.add_argument(
+        "--shipped-only",
+        action="store_true",
+        help="measure the shipped ranking only (porter fts, kb.search, HNSW): no old BM25, no stemmer none "
+        "(each of which rebuilds the fts index or a Python index)",
+    )
     ap.add_argument("--seed", type=int, default=23)
     args = ap.parse_args()
-    args.dir.mkdir(parents=True, exist_ok=True)
-    path = args.dir / f"kb{args.chunks}.duckdb"
-    for p in (path, search_path(path)):
-        p.unlink(missing_ok=True)
-    t = time.perf_counter()
-    frame, queries = build(path, args.chunks, args.seed)
+    args.work.mkdir(parents=True, exist_ok=True)
+    path, queries, meta = knowledge_base(args.work, args.chunks, args.seed, keep=not args.fresh)
     print(
-        f"built {len(frame)} chunks ({(frame['split'] != 'filler').sum()} from the corpus) "
-        f"in {time.perf_counter() - t:.1f} s; {len(queries)} queries"
+        f"knowledge base: {meta['chunks']} chunks ({meta['corpus_chunks']} from the corpus), "
+        f"built in {meta['build_s']} s at load {meta['build_load']:.2f}; {len(queries)} queries"
     )
     wh = Warehouse(path)
     qs = [q["q"] for q in queries]
-
-    t = time.perf_counter()
-    old = OldBm25(
-        wh.query("SELECT doc_id, chunk_id, section_title, text FROM kb_chunks ORDER BY doc_id, chunk_id")
-    )
-    old_build = time.perf_counter() - t
-    old_top, old_lat = timed(lambda q: old.top(q), qs)
-    progress(f"old index build {old_build:.1f} s;", line("old BM25", old_lat))
-
-    results = {"old_index_build_s": round(old_build, 1)}
+    results: dict[str, object] = {"knowledge_base_build_s": meta["build_s"]}
     overlap: dict[str, dict[str, float]] = {}
     fts_lat: dict[str, list[float]] = {}
-    for stemmer in ("none", "porter"):
+    old_lat: list[float] = []
+    old_top: list = []
+    stemmers = ("porter",) if args.shipped_only else ("none", "porter")
+
+    if not args.shipped_only:
+        t = time.perf_counter()
+        old = OldBm25(
+            wh.query("SELECT doc_id, chunk_id, section_title, text FROM kb_chunks ORDER BY doc_id, chunk_id")
+        )
+        old_build = time.perf_counter() - t
+        old_top, old_lat = timed(lambda q: old.top(q), qs)
+        results["old_index_build_s"] = round(old_build, 1)
+        progress(f"old index build {old_build:.1f} s;", line("old BM25", old_lat))
+
+    for stemmer in stemmers:
         index = SearchIndex(wh, stemmer)
         index.sort_postings = stemmer != "none"  # "none" is timed before and after sorting
-        t = time.perf_counter()
-        figures = index.refresh()
+        t, load = time.perf_counter(), os.getloadavg()[0]
+        figures = index.refresh()  # from nothing: the search file's build; else fts only if the stemmer moved
         results[f"refresh_{stemmer}_s"] = round(time.perf_counter() - t, 1)
-        results[f"refresh_{stemmer}"] = figures
-        progress(f"refresh {stemmer}", results[f"refresh_{stemmer}_s"], "s", figures)
+        results[f"refresh_{stemmer}"] = figures | {"load_before": load, "load_after": os.getloadavg()[0]}
+        progress(f"refresh {stemmer}", results[f"refresh_{stemmer}_s"], "s", results[f"refresh_{stemmer}"])
         if stemmer == "none":
             with index.connection() as con:
                 _, fts_lat["none, postings unsorted"] = timed(
@@ -260,26 +332,51 @@ def main() -> int:
             )
             writer.close()
         with index.connection() as con:
+            progress(
+                "duckdb threads on the search connection:",
+                con.execute("SELECT current_setting('threads')").fetchone()[0],
+            )
+            index.bm25(con, tokenize(qs[0]), 10, 1.2, 0.75)  # warm
             tops, fts_lat[stemmer] = timed(
                 lambda q, con=con, index=index: [
                     (h["doc_id"], h["chunk_id"]) for h, _ in index.bm25(con, tokenize(q), 10, 1.2, 0.75)
                 ],
                 qs,
             )
-        progress(line(f"fts {stemmer}", fts_lat[stemmer]))
-        overlap[stemmer] = {}
-        for split in ("tune", "check"):
-            shares = [
-                len(set(o) & set(f)) / len(o)
-                for q, o, f in zip(queries, old_top, tops, strict=True)
-                if q["split"] == split and o
-            ]
-            overlap[stemmer][split] = round(statistics.mean(shares), 3) if shares else float("nan")
-        progress("overlap", stemmer, overlap[stemmer])
+            progress(line(f"fts {stemmer} (SearchIndex.bm25)", fts_lat[stemmer]))
+            if stemmer == "porter":
+                # the bare SQL: match_bm25 over every row of chunks, top 10 (the reference form)
+                bare = """SELECT doc_id, chunk_id FROM (
+                    SELECT doc_id, chunk_id, fts_main_chunks.match_bm25(rid, ?, k := 1.2, b := 0.75) AS score
+                    FROM chunks) WHERE score IS NOT NULL ORDER BY score DESC, doc_id, chunk_id LIMIT 10"""
+                bare_top, fts_lat["bare"] = timed(
+                    lambda q, con=con, bare=bare: con.execute(bare, [" ".join(tokenize(q))]).fetchall(), qs
+                )
+                same = sum([tuple(r) for r in a] == list(b) for a, b in zip(bare_top, tops, strict=True))
+                results["shipped_equals_bare_top10"] = f"{same}/{len(qs)}"
+                progress(
+                    line("bare match_bm25 over every row", fts_lat["bare"]),
+                    "same top-10:",
+                    same,
+                    "/",
+                    len(qs),
+                )
+        if old_top:
+            overlap[stemmer] = {}
+            for split in ("tune", "check"):
+                shares = [
+                    len(set(o) & set(f)) / len(o)
+                    for q, o, f in zip(queries, old_top, tops, strict=True)
+                    if q["split"] == split and o
+                ]
+                overlap[stemmer][split] = round(statistics.mean(shares), 3) if shares else float("nan")
+            progress("overlap", stemmer, overlap[stemmer])
         index.close()
 
     settings = KbSettings()  # porter, as shipped
+    search(wh, qs[0], limit=10, settings=settings)  # warm: opens the search connection
     _, search_lat = timed(lambda q: search(wh, q, limit=10, settings=settings), qs)
+    progress(line("kb.search (porter, end to end)", search_lat))
 
     index = SearchIndex(wh, "porter")
     nrng = np.random.default_rng(args.seed + 1)
@@ -292,9 +389,18 @@ def main() -> int:
             for (v,) in sample
         ]
         probes = [(p / np.linalg.norm(p)).tolist() for p in probes]
+        sql, params = nearest_query(probes[0], 10)  # the product's own query, not a look-alike
+        plan = con.execute("EXPLAIN " + sql, params).fetchall()
+        results["hnsw_in_plan"] = "HNSW_INDEX_SCAN" in "".join(str(r) for r in plan)
+        try:
+            results["hnsw_ef_search"] = con.execute("SELECT current_setting('hnsw_ef_search')").fetchone()[0]
+        except duckdb.Error:  # never SET on this connection: vss's default (64)
+            results["hnsw_ef_search"] = "default"
+        index.nearest(con, probes[0], 10)  # warm
         hnsw_top, hnsw_lat = timed(
             lambda v: [h["chunk_id"] + h["doc_id"] for h, _ in index.nearest(con, v, 10)], probes
         )
+        progress(line("HNSW (vss) top-10", hnsw_lat), "index in plan:", results["hnsw_in_plan"])
         exact_sql = f"""SELECT c.doc_id, c.chunk_id FROM vectors v JOIN chunks c USING (rid)
             ORDER BY array_cosine_similarity(v.embedding, ?::FLOAT[{embeddings.DIM}]) DESC LIMIT 10"""
         exact_top, exact_lat = timed(
@@ -304,21 +410,28 @@ def main() -> int:
     recall = statistics.mean(len(set(h) & set(e)) / 10 for h, e in zip(hnsw_top, exact_top, strict=True))
 
     print(json.dumps(results, indent=1, default=str))
-    print(f"\n{len(frame)} chunks; latency in ms on one warm connection\n")
-    print("| ranking | p50 ms | p95 ms | queries |\n|---|---|---|---|")
-    print(line("old BM25 (Python postings)", old_lat))
-    print(
-        line("fts match_bm25, stemmer none, postings as fts writes them", fts_lat["none, postings unsorted"])
-    )
-    print(line("fts match_bm25, stemmer none", fts_lat["none"]))
-    print(line("fts match_bm25, stemmer porter", fts_lat["porter"]))
+    print(f"\n{meta['chunks']} chunks; latency in ms on one warm connection\n")
+    print(HEADER)
+    if old_lat:
+        print(line("old BM25 (Python postings)", old_lat))
+    if "none" in fts_lat:
+        print(
+            line(
+                "fts match_bm25, stemmer none, postings as fts writes them",
+                fts_lat["none, postings unsorted"],
+            )
+        )
+        print(line("fts match_bm25, stemmer none", fts_lat["none"]))
+    print(line("fts match_bm25, stemmer porter (SearchIndex.bm25)", fts_lat["porter"]))
+    print(line("bare match_bm25 over every row of chunks, porter", fts_lat["bare"]))
     print(line("kb.search (porter, end to end)", search_lat))
     print(line("old vector: exact array_cosine_similarity scan", exact_lat))
     print(line("HNSW (vss) top-10", hnsw_lat))
     print(f"\nHNSW recall@10 against the exact scan: {recall:.3f}")
-    print("\n| old BM25 top-10 found by fts | tune | check |\n|---|---|---|")
-    for stemmer in ("none", "porter"):
-        print(f"| stemmer {stemmer} | {overlap[stemmer]['tune']:.3f} | {overlap[stemmer]['check']:.3f} |")
+    if overlap:
+        print("\n| old BM25 top-10 found by fts | tune | check |\n|---|---|---|")
+        for stemmer in stemmers:
+            print(f"| stemmer {stemmer} | {overlap[stemmer]['tune']:.3f} | {overlap[stemmer]['check']:.3f} |")
     return 0
 
 

@@ -40,6 +40,7 @@ import duckdb
 
 from dagster_ocr import duck
 from dagster_ocr.duck import sql_str as _sql_str
+from dagster_ocr.errors import EngineError
 from dagster_ocr.schema import LATEST_VERSION, create_or_upgrade, current_version, views_sql
 from dagster_ocr.warehouse import T, Warehouse
 
@@ -129,6 +130,11 @@ def _attach(
         duck.load(con, "ducklake", "postgres_scanner")
         if data_path and "://" in data_path:
             _object_store(con)
+        elif not data_path and any(os.environ.get(v) for v in _S3_ENV.values()):
+            # a reader names no data path (the catalog records it): S3 settings in the environment
+            # say it may be on an object store; without the httpfs wheel a local lake still opens
+            with contextlib.suppress(EngineError):
+                _object_store(con)
         options = []
         if data_path and not read_only:  # readers take the data path the catalog records
             options.append(f"DATA_PATH '{_sql_str(data_path)}'")
@@ -164,14 +170,17 @@ _S3_ENV = {
 
 def _object_store(con: duckdb.DuckDBPyConnection) -> None:
     """Data on an object store: the httpfs extension (its wheel, not in the lock: EngineError says
-    what to install) and an S3 secret from the environment. Not exercised here: no object store is
-    reachable from the machines this was built on (README, The lake mode)."""
+    what to install) and an S3 secret from the environment. Tested against moto's S3 server
+    (tests/dagster/test_lake_s3.py), not against AWS or MinIO."""
     duck.load(con, "httpfs")
     values = {k: os.environ[v] for k, v in _S3_ENV.items() if os.environ.get(v)}
     if values:
         fields = ", ".join(f"{k} '{_sql_str(v)}'" for k, v in values.items())
         if os.environ.get("DAGSTER_OCR_S3_URL_STYLE"):  # 'path' for most S3-compatible stores
             fields += f", URL_STYLE '{_sql_str(os.environ['DAGSTER_OCR_S3_URL_STYLE'])}'"
+        # plain http, as an in-cluster MinIO often serves (DuckDB's default is https)
+        if os.environ.get("DAGSTER_OCR_S3_USE_SSL", "").strip().lower() in ("0", "false", "no", "off"):
+            fields += ", USE_SSL false"
         con.execute(f"CREATE OR REPLACE SECRET dagster_ocr_lake_s3 (TYPE s3, {fields})")
 
 

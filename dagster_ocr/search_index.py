@@ -166,12 +166,29 @@ _OPEN: dict[Path, tuple[tuple[Any, ...], duckdb.DuckDBPyConnection]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
+#: DuckDB threads of a read connection. One: a query's ``match_bm25`` sums each chunk's per-term
+#: scores in a hash aggregate, and with two threads the order of that sum, so the last bits of a
+#: score, changed from call to call; equal scores then broke their tie by document and chunk
+#: differently each time (the same query's top 10 differed in 4 of 193 queries at 100,000 chunks).
+#: One thread also took less CPU per query (38 against 46 ms p50 at 100,000 chunks, BENCHMARKS.md,
+#: issue 23, session 10). Refreshes (the writer) keep DuckDB's default: the HNSW and fts builds
+#: are parallel.
+READ_THREADS = 1
+
+#: candidates the HNSW search keeps while it walks the graph (vss's ``hnsw_ef_search``, default 64).
+#: At 100,000 chunks the default found 0.85 of the exact top 10; 128: 0.95, 200: 0.97, 400: 1.00 of
+#: 60 probes, for 3.2, 4.4, 5.4 and 7.8 ms of CPU per search (BENCHMARKS.md, issue 23, session 10)
+HNSW_EF_SEARCH = 400
+
+
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     # extensions first, then ATTACH: the file's write-ahead log is replayed with vss loaded
-    con = duckdb.connect()
+    con = duckdb.connect(config={"threads": READ_THREADS} if read_only else {})
     try:
         duck.load(con, "fts", "vss")
         con.execute("SET hnsw_enable_experimental_persistence = true")
+        if read_only:  # GLOBAL: searches run on cursors of this connection
+            con.execute(f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}")
         con.execute(f"ATTACH '{_sql_str(path)}' AS search" + (" (READ_ONLY)" if read_only else ""))
         con.execute("USE search")
     except BaseException:
@@ -465,31 +482,13 @@ class SearchIndex:
     ) -> list[tuple[dict[str, Any], float]]:
         """The ``n`` best chunks by fts's ``match_bm25`` (best first, ties by document and chunk).
 
-        Scored on ``rid`` alone, and the hit columns (the chunk's text among them) joined to the
-        chunks at or above the n-th best score only: carrying every chunk's columns through the
-        scoring join made each query read the whole table (1.6x slower at 20,000 chunks, same
-        hits; BENCHMARKS.md, issue 23).
+        The top ``n`` are picked carrying ``rid``, ``doc_id`` and ``chunk_id`` only (the tie
+        order), then their hit columns (the chunk's text among them) are looked up by ``rid``:
+        carrying every chunk's columns through the scoring made each query read the whole table
+        (BENCHMARKS.md, issue 23, session 8), and materializing every chunk's score before the cut
+        took 4-5x the CPU of the top-n at 100,000 chunks (session 10). Same scores, same order.
         """
-        where, params = "", [" ".join(terms), k1, b]
-        if doc_ids is not None:
-            where = "WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))"
-            params = [*params, list(doc_ids)]
-        frame = con.execute(
-            f"""
-            WITH s AS MATERIALIZED (
-                SELECT rid, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score
-                FROM chunks {where}
-            ),
-            hits AS (SELECT rid, score FROM s WHERE score IS NOT NULL)
-            SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, hits.score
-            FROM hits JOIN chunks c USING (rid)
-            WHERE hits.score >= (SELECT min(score) FROM
-                                 (SELECT score FROM hits ORDER BY score DESC LIMIT {int(n)}))
-            ORDER BY hits.score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}
-            """,
-            params,
-        ).df()
-        return _ranked(frame)
+        return _ranked(con.execute(*bm25_query(terms, n, k1, b, doc_ids)).df())
 
     def nearest(
         self,
@@ -503,24 +502,60 @@ class SearchIndex:
         None when no chunk has a vector."""
         if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
             return None
-        q = f"?::FLOAT[{embeddings.DIM}]"
-        if doc_ids is None:
-            sql = f"""
-                SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, 1 - v.distance AS score
-                FROM (SELECT rid, array_cosine_distance(embedding, {q}) AS distance FROM vectors
-                      ORDER BY array_cosine_distance(embedding, {q}) LIMIT {int(n)}) v
-                JOIN chunks c USING (rid)
-                ORDER BY v.distance, c.doc_id, c.chunk_id"""
-            params: list[Any] = [list(vector), list(vector)]
-        else:
-            sql = f"""
-                SELECT {", ".join("c." + c for c in HIT_COLUMNS)},
-                       array_cosine_similarity(v.embedding, {q}) AS score
-                FROM vectors v JOIN chunks c USING (rid)
-                WHERE c.doc_id IN (SELECT unnest(?::VARCHAR[]))
-                ORDER BY score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}"""
-            params = [list(vector), list(doc_ids)]
-        return _ranked(con.execute(sql, params).df())
+        return _ranked(con.execute(*nearest_query(vector, n, doc_ids)).df())
+
+
+def bm25_query(
+    terms: Sequence[str], n: int, k1: float, b: float, doc_ids: Sequence[str] | None = None
+) -> tuple[str, list[Any]]:
+    """The SQL and parameters of :meth:`SearchIndex.bm25` (tests read its plan and compare it with
+    ``match_bm25`` over the whole table)."""
+    where, params = "", [" ".join(terms), k1, b]
+    if doc_ids is not None:
+        where = "WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))"
+        params = [*params, list(doc_ids)]
+    sql = f"""
+        WITH top AS (
+            SELECT rid, score FROM (
+                SELECT rid, doc_id, chunk_id, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score
+                FROM chunks {where}
+            ) WHERE score IS NOT NULL
+            ORDER BY score DESC, doc_id, chunk_id LIMIT {int(n)}
+        )
+        SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, top.score
+        FROM top JOIN chunks c USING (rid)
+        ORDER BY top.score DESC, c.doc_id, c.chunk_id
+        """
+    return sql, params
+
+
+def nearest_query(
+    vector: Sequence[float], n: int, doc_ids: Sequence[str] | None = None
+) -> tuple[str, list[Any]]:
+    """The SQL and parameters of :meth:`SearchIndex.nearest`.
+
+    Over every chunk the query vector is one parameter and the ORDER BY names the distance's
+    alias: vss replaces ``ORDER BY array_cosine_distance(embedding, <constant>) LIMIT n`` with its
+    HNSW index scan only when it sees that one expression; written with the vector passed twice
+    (two parameters, so two expressions) the plan was an exact scan of every vector (0.15-0.4 s of
+    CPU at 100,000 chunks against 5 ms through the index; BENCHMARKS.md, issue 23, session 10).
+    """
+    q = f"?::FLOAT[{embeddings.DIM}]"
+    if doc_ids is None:
+        sql = f"""
+            SELECT {", ".join("c." + c for c in HIT_COLUMNS)}, 1 - v.distance AS score
+            FROM (SELECT rid, array_cosine_distance(embedding, {q}) AS distance FROM vectors
+                  ORDER BY distance LIMIT {int(n)}) v
+            JOIN chunks c USING (rid)
+            ORDER BY v.distance, c.doc_id, c.chunk_id"""
+        return sql, [list(vector)]
+    sql = f"""
+        SELECT {", ".join("c." + c for c in HIT_COLUMNS)},
+               array_cosine_similarity(v.embedding, {q}) AS score
+        FROM vectors v JOIN chunks c USING (rid)
+        WHERE c.doc_id IN (SELECT unnest(?::VARCHAR[]))
+        ORDER BY score DESC, c.doc_id, c.chunk_id LIMIT {int(n)}"""
+    return sql, [list(vector), list(doc_ids)]
 
 
 def sort_postings(con: duckdb.DuckDBPyConnection) -> None:

@@ -12,7 +12,14 @@ import pytest
 
 from dagster_ocr import embeddings
 from dagster_ocr.kb import search
-from dagster_ocr.search_index import SearchIndex, search_path
+from dagster_ocr.search_index import (
+    HNSW_EF_SEARCH,
+    READ_THREADS,
+    SearchIndex,
+    bm25_query,
+    nearest_query,
+    search_path,
+)
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -86,12 +93,12 @@ def test_nearest_uses_the_hnsw_index_and_finds_each_vector_itself(wh):
     _load(wh, "a", [f"chunk {i}" for i in range(300)], vectors)
     index = SearchIndex(wh)
     with index.connection() as con:
-        plan = con.execute(
-            "EXPLAIN SELECT rid FROM vectors ORDER BY "
-            f"array_cosine_distance(embedding, ?::FLOAT[{embeddings.DIM}]) LIMIT 5",
-            [vectors[0].tolist()],
-        ).fetchall()[0][1]
+        # the product's own query: written with the vector passed twice it was an exact scan
+        sql, params = nearest_query(vectors[0].tolist(), 5)
+        plan = "".join(r[1] for r in con.execute("EXPLAIN " + sql, params).fetchall())
         assert "HNSW_INDEX_SCAN" in plan
+        settings = "SELECT current_setting('hnsw_ef_search'), current_setting('threads')"
+        assert con.execute(settings).fetchone() == (HNSW_EF_SEARCH, READ_THREADS)
         found = [index.nearest(con, vectors[i].tolist(), 1)[0][0]["chunk_id"] for i in range(0, 300, 30)]
         only = index.nearest(con, vectors[7].tolist(), 3, doc_ids=["nobody"])
     assert found == [f"c{i}" for i in range(0, 300, 30)]
@@ -149,3 +156,75 @@ def test_a_deleted_or_corrupt_search_file_is_rebuilt(wh):
     search_path(wh.path).unlink()
     assert [h.chunk_id for h in search(wh, "alpha")] == ["c0"]
     SearchIndex(wh).close()
+
+
+def _corpus_texts(corpus: Path, documents: int) -> list[tuple[str, list[str]]]:
+    """Text-layer chunks (about 400 characters) of the first tune PDFs of the corpus that have text."""
+    import json
+    import re
+
+    import pymupdf
+
+    manifest = json.loads((corpus / "MANIFEST.json").read_text())
+    out: list[tuple[str, list[str]]] = []
+    for item in manifest["files"]:
+        if item.get("role") != "input" or item.get("split") != "tune" or not item["file"].endswith(".pdf"):
+            continue
+        try:
+            with pymupdf.open(corpus / item["file"]) as doc:
+                if doc.needs_pass:
+                    continue
+                text = re.sub(r"\s+", " ", " ".join(p.get_text() for p in doc)).strip()
+        except Exception:  # a damaged input of the corpus: not a search question
+            continue
+        pieces = [text[i : i + 400] for i in range(0, min(len(text), 12_000), 400)]
+        pieces = [p for p in pieces if len(p) > 80]
+        if len(pieces) >= 3:
+            out.append((f"d{len(out):02d}", pieces))
+        if len(out) == documents:
+            break
+    return out
+
+
+def test_bm25_returns_what_match_bm25_over_every_chunk_returns(wh, corpus):
+    """The top-n form gives the hits, scores and tie order of plain match_bm25 over the whole table."""
+    import re
+
+    docs = _corpus_texts(corpus, 8)
+    assert len(docs) == 8
+    for doc_id, texts in docs:
+        _load(wh, doc_id, texts)
+    # one chunk's text in four more documents: equal scores, ordered by document at the cut
+    for k in range(4):
+        _load(wh, f"z{k}", [docs[0][1][0]])
+    index = SearchIndex(wh)
+    words = [w.lower() for _, texts in docs for w in re.findall(r"[^\W\d_]{5,}", " ".join(texts[:2]))]
+    queries = [" ".join(words[i : i + 1 + i % 3]) for i in range(0, len(words), max(1, len(words) // 30))]
+    queries.append(re.findall(r"[^\W\d_]{5,}", docs[0][1][0])[0])  # a word of the repeated chunk
+    with index.connection() as con:
+        plain = """
+            SELECT doc_id, chunk_id, score FROM (
+                SELECT doc_id, chunk_id, fts_main_chunks.match_bm25(rid, ?, k := ?, b := ?) AS score
+                FROM chunks) WHERE score IS NOT NULL
+            ORDER BY score DESC, doc_id, chunk_id LIMIT ?"""
+        ties_cut = 0
+        for q in queries:
+            terms = q.split()
+            for n in (3, 10):
+                want = [tuple(r) for r in con.execute(plain, [q, 1.2, 0.75, n]).fetchall()]
+                got = [(h["doc_id"], h["chunk_id"], s) for h, s in index.bm25(con, terms, n, 1.2, 0.75)]
+                assert got == want, q
+                every = con.execute(plain, [q, 1.2, 0.75, 10_000]).fetchall()
+                ties_cut += len(every) > n and every[n - 1][2] == every[n][2]
+            subset = ["d01", "z2", "d03"]
+            want = [
+                r
+                for r in (tuple(r) for r in con.execute(plain, [q, 1.2, 0.75, 10_000]).fetchall())
+                if r[0] in subset
+            ][:5]
+            got = [(h["doc_id"], h["chunk_id"], s) for h, s in index.bm25(con, terms, 5, 1.2, 0.75, subset)]
+            assert got == want, q
+    assert len(queries) >= 20 and ties_cut >= 1  # the cut fell inside a run of equal scores
+    sql, params = bm25_query(["x"], 10, 1.2, 0.75)
+    assert "match_bm25" in sql and params == ["x", 1.2, 0.75]
+    index.close()
