@@ -32,7 +32,9 @@ Java start per page).
 
 ``--classes`` draws other classes than the 21 (tests/support/table_pages.py ``EXTRA``: pages
 turned by /Rotate 90 or 270, content turned sideways by its own matrices, a sideways table among
-upright text, hyphenated wrapped cells), each seed's class being the seed modulo their number.
+upright text, hyphenated wrapped cells; ``later``: ``LATER``, tables of filled cells with a box per
+text line inside, as word processors export them), each seed's class being the seed modulo their
+number.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the generator
 
 import tables_icdar as TI  # noqa: E402
 import tables_peers as TP  # noqa: E402
-from support.table_pages import CLASSES, EXTRA, MULTI, NO_TABLE, Case, Grid, make_case, seeds  # noqa: E402
+from support.table_pages import CLASSES, EXTRA, LATER, MULTI, NO_TABLE, Case, Grid, make_case, seeds  # noqa: E402
 
 from dagster_ocr.model import Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
@@ -249,7 +251,8 @@ def main() -> None:
     ap.add_argument(
         "--classes",
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
-        f"'extra' for the later ones ({', '.join(EXTRA)}); 'all' for all {len(CLASSES) + len(EXTRA)}",
+        f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
+        f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER)}",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -258,10 +261,10 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("camelot").setLevel(logging.ERROR)
     wanted = {w for w in args.tools.split(",") if w}
-    classes = {"extra": EXTRA, "all": CLASSES + EXTRA, None: None}.get(args.classes)
+    classes = {"extra": EXTRA, "later": LATER, "all": CLASSES + EXTRA + LATER, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(CLASSES + EXTRA)
+        unknown = set(classes) - set(CLASSES + EXTRA + LATER)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -61,6 +61,10 @@ TURNED = ["rotated_page", "sideways_text", "mixed_orientation"]
 #: a wrapped text column whose long words break over lines with a hyphen ("con-" / "tracts"); a
 #: right-to-left table whose stub or the column beside it wraps over lines
 EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
+#: classes added after ``EXTRA`` (session 10), apart again so that the seeds of ``EXTRA`` keep
+#: theirs: a table whose cells are filled boxes, each text line of a cell on a box of its own in
+#: the cell's colour (a word processor's export), its header and stub wrapping over lines
+LATER = ["shaded_cells"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -184,6 +188,7 @@ class _Spec:
     row_span: dict[int, int] = field(default_factory=dict)  # body row -> rows its stub spans
     total: bool = False  # the last body row is a totals row
     hyphenate: bool = False  # wrapped cells break long words with a hyphen
+    head_wrap: bool = False  # header cells of two words or more print over two lines
 
     @property
     def n_cols(self) -> int:
@@ -310,16 +315,22 @@ class _Printer:
         self.widths = widths
         self.wrap_width = wrap_width
         self.later: list[tuple] = []
+        #: (x0, x1, top, bottom, text lines) of every cell printed, for the "cells" style
+        self.boxes: list[tuple[float, float, float, float, int]] = []
+        #: the "cells" style's fill colours (header, body) and padding inside a cell
+        self.fills = ((0.09, 0.21, 0.36), (0.78, 0.85, 0.95))
+        self.inset = 5.0
 
     def _widths(self, wrap_width: float) -> list[float]:
         sp, st = self.spec, self.st
         out = []
         for c in range(sp.n_cols):
             head = [
-                t
+                h
                 for row in sp.header
                 for k, (t, span) in enumerate(_spans(row))
                 if k == c and span == 1 and t
+                for h in (_halves(t) if sp.head_wrap else [t])
             ]
             body = [r[c] for r in sp.body if r[c]]
             w = max(
@@ -360,23 +371,27 @@ class _Printer:
         if header:
             for hr, row in enumerate(sp.header):
                 top = y
-                y += lh
-                for c, (text, span) in _col_spans(row):
+                cells = _col_spans(row)
+                n_head = 2 if sp.head_wrap and any(len(t.split()) > 1 for _c, (t, _s) in cells) else 1
+                y += lh * n_head
+                for c, (text, span) in cells:
                     a = min(col_x[c][0], col_x[c + span - 1][0])
                     b = max(col_x[c][1], col_x[c + span - 1][1])
-                    self._text(
-                        page,
-                        text,
-                        a,
-                        b,
-                        y - lh / 2 + st.size * 0.25,
-                        "c" if span > 1 else sp.align[c],
-                        bold=True,
-                        rtl=rtl,
-                    )
+                    parts = [text] if n_head == 1 else _halves(text)
+                    for k, line in enumerate(parts):
+                        self._text(
+                            page,
+                            line,
+                            a,
+                            b,
+                            top + lh * (k + 0.5) + st.size * 0.25,
+                            "c" if span > 1 else sp.align[c],
+                            bold=True,
+                            rtl=rtl,
+                        )
+                    self.boxes.append((a, b, top, y, len(parts)))
                     if span > 1 and hr < len(sp.header) - 1:
                         spans_drawn.append((a, b, y))
-                del top
             rules_y.append(y)
         body_rows = rows if rows is not None else range(len(sp.body))
         row_tops: list[float] = []
@@ -400,6 +415,12 @@ class _Printer:
                     overlay=False,
                 )
             for c, text in enumerate(row):
+                n_here = (
+                    len(_wrap(text.split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
+                    if c in sp.wrap and text
+                    else 1
+                )
+                self.boxes.append((*col_x[c], y, y + lh * n_lines, n_here if text else 0))
                 if not text:
                     continue
                 bold = sp.total and r == len(sp.body) - 1
@@ -423,6 +444,9 @@ class _Printer:
                 x_to = col_x[0][0] - st.pad / 2 if (span_left and rtl) else right_edge
                 page.draw_line((x_from, y), (x_to, y), width=0.5)
         bottom = y
+        if st.rules == "cells":
+            self._cell_fills(page, st)
+        self.boxes.clear()
         for args in self.later:
             _rtl_text(*args)
         self.later.clear()
@@ -461,6 +485,34 @@ class _Printer:
                     page.draw_line((left, yy), (right_edge, yy), width=0.4)
         return bottom
 
+    def _cell_fills(self, page: pymupdf.Page, st: _Style) -> None:
+        """The "cells" style: each cell a filled box (the header's darker), inside it one box of
+        the same colour per text line, inset by the cell padding, then a thin white rule between
+        cells; all painted beneath the text, in that order."""
+        sh = page.new_shape()
+        lh = st.size * st.pitch
+        head_bottom = max((b[3] for b in self.boxes[:1]), default=0.0)
+        rules: list[tuple[float, float, float, float]] = []
+        for x0, x1, top, bottom, n in self.boxes:
+            fill = self.fills[0] if bottom <= head_bottom + 0.01 else self.fills[1]
+            a, b = x0 - st.pad / 2, x1 + st.pad / 2
+            sh.draw_rect(pymupdf.Rect(a, top, b, bottom))
+            sh.finish(color=None, fill=fill, width=0)
+            for k in range(n):
+                sh.draw_rect(pymupdf.Rect(a + self.inset, top + k * lh, b - self.inset, top + (k + 1) * lh))
+                sh.finish(color=None, fill=fill, width=0)
+            rules.append((a, top, b, bottom))
+        for a, top, b, bottom in rules:  # white rules along every cell's sides
+            for r in (
+                pymupdf.Rect(a - 0.5, top - 0.5, b + 0.5, top + 0.5),
+                pymupdf.Rect(a - 0.5, bottom - 0.5, b + 0.5, bottom + 0.5),
+                pymupdf.Rect(a - 0.5, top, a + 0.5, bottom),
+                pymupdf.Rect(b - 0.5, top, b + 0.5, bottom),
+            ):
+                sh.draw_rect(r)
+                sh.finish(color=None, fill=(1, 1, 1), width=0)
+        sh.commit(overlay=False)
+
     def _text(
         self,
         page: pymupdf.Page,
@@ -485,6 +537,15 @@ class _Printer:
         w = _width(text, font, st.size)
         x = a if align == "l" else b - w if align == "r" else (a + b - w) / 2
         page.insert_text((x, base), text, fontname=font, fontsize=st.size)
+
+
+def _halves(text: str) -> list[str]:
+    """A header cell of two words or more as the two lines a ``head_wrap`` header prints."""
+    ws = text.split()
+    if len(ws) < 2:
+        return [text]
+    k = (len(ws) + 1) // 2
+    return [" ".join(ws[:k]), " ".join(ws[k:])]
 
 
 def _mirror(grid: Grid) -> Grid:
@@ -643,6 +704,36 @@ def _one(
         sp.wrap = {desc}
         sp.hyphenate = True
         y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "shaded_cells":
+        # a word processor's table: filled cells, a box per text line inside; two-line headers,
+        # a stub that wraps (or a description column beside it)
+        st.rules = "cells"
+        sp = _spec(rng, n_cols, min(n_rows, 10))
+        sp.header[0] = [(t, 1) for t, _s in sp.header[0][:1]] + [
+            (_label(rng, rng.randint(2, 4)), 1) for _ in range(n_cols - 1)
+        ]
+        sp.head_wrap = True
+        for r in sp.body:
+            r[0] = _label(rng, rng.randint(1, 6))
+        sp.wrap = {0}
+        pr_fills = (
+            rng.choice([(0.09, 0.21, 0.36), (0.55, 0.6, 0.65), (0.85, 0.85, 0.85)]),
+            rng.choice([(0.78, 0.85, 0.95), (0.93, 0.93, 0.93), (0.85, 0.93, 0.85)]),
+        )
+        wrap_width = rng.uniform(70, 130)
+        pr = _Printer(sp, st, x1 - x0, wrap_width=wrap_width)
+        pr.fills, pr.inset = pr_fills, rng.uniform(2.0, min(6.0, st.pad / 2 - 0.5))
+        top = y + 10
+        while len(sp.body) > 2:  # rows that would run off the page are not printed (nor truth)
+            scratch = pymupdf.open()
+            low = pr.draw(scratch.new_page(width=W, height=H), x0, top)
+            scratch.close()
+            if low <= H - margin:
+                break
+            sp.body.pop()
+        y = pr.draw(page, x0, top)
+        grid = sp.grid()
+        truths.append(TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1))
     elif cls == "row_span":
         st.rules = "ruled"
         sp = _spec(rng, n_cols, n_rows)
@@ -1059,11 +1150,11 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + (CLASSES + EXTRA).index(cls))
+    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER).index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped"):
+    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
         tables = _one(rng, cls, doc, tags)
     elif cls in TURNED:
         tables = _turned(rng, cls, doc, tags)
