@@ -512,7 +512,13 @@ def _side_by_side(
     return out
 
 
-_MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)
+#: a list item's marker: a bullet, a dash, a number or letter; also a lone geometric shape or
+#: dingbat (U+25A0-25FF, U+2700-27BF) and a Private Use Area glyph, which is what a Symbol or
+#: Wingdings bullet (U+F0B7, U+F0A7, U+F0D8 ...) extracts as from word processors' PDFs
+_MARKER_RE = re.compile(
+    r"^([•●○■□▪◦‣∙·*–—\-\u25a0-\u25ff\u2700-\u27bf\ue000-\uf8ff]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$",
+    re.IGNORECASE,
+)
 
 
 def _keep(part: _Part, s: TableSettings) -> bool:
