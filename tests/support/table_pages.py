@@ -64,7 +64,9 @@ EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 #: classes added after ``EXTRA`` (session 10), apart again so that the seeds of ``EXTRA`` keep
 #: theirs: a table whose cells are filled boxes, each text line of a cell on a box of its own in
 #: the cell's colour (a word processor's export), its header and stub wrapping over lines
-LATER = ["shaded_cells"]
+#: the runs of ``hyphenated``'s description column also hold hyphenated compounds ("heavy-duty"),
+#: broken at their own hyphen when they do not fit; running text on the page names some of them
+LATER = ["shaded_cells", "compound_hyphen"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -94,6 +96,10 @@ _SENTENCE = (
 ).split()
 # Hebrew and Arabic words (the Arabic ones without lam: MuPDF maps the lam-alef ligature's glyph
 # to a wrong character, which would test the font, not the table finder)
+_COMPOUNDS = (
+    "heavy-duty long-term short-term real-time part-time year-end cross-border low-income "
+    "well-known state-owned high-speed full-scale mid-sized non-profit third-party one-off"
+).split()
 _HEBREW = "שנה מחיר סכום אזור כמות מספר עיר חודש הכנסה הוצאה יתרה שירות מוצר ספק סוג".split()
 _ARABIC = "سنة سعر قيمة منطقة كمية رقم مدينة شهر عدد مصروف رصيد خدمة منتج مورد نوع".split()
 
@@ -282,6 +288,10 @@ def _wrap(words: list[str], width: float, font: str, size: float, hyphenate: boo
     for w in words:
         t = f"{cur} {w}".strip()
         if cur and _width(t, font, size) > width:
+            if hyphenate and "-" in w and _width(f"{cur} {w[: w.index('-') + 1]}", font, size) <= width:
+                lines.append(f"{cur} {w[: w.index('-') + 1]}")  # a compound breaks at its hyphen
+                cur = w[w.index("-") + 1 :]
+                continue
             if hyphenate and len(w) >= 7 and w.isalpha():
                 k = next(
                     (k for k in range(len(w) - 3, 2, -1) if _width(f"{cur} {w[:k]}-", font, size) <= width),
@@ -603,10 +613,12 @@ def _paragraph(
     font: str,
     size: float,
     justify: bool = False,
+    words: list[str] | None = None,
 ) -> float:
-    """Running text from ``y`` (top) over ``n_lines`` lines between x0 and x1; the bottom y."""
+    """Running text from ``y`` (top) over ``n_lines`` lines between x0 and x1 (``words``, or
+    sentences drawn from ``rng``); the bottom y."""
     lh = size * 1.3
-    words = _body_words(rng, n_lines * 20)
+    words = words or _body_words(rng, n_lines * 20)
     lines = _wrap(words, x1 - x0, font, size)[:n_lines]
     for k, line in enumerate(lines):
         base = y + lh * (k + 1) - lh * 0.25
@@ -699,6 +711,27 @@ def _one(
         desc = rng.randrange(1, n_cols)  # a lower-case text column beside the stub
         for r in sp.body:
             r[desc] = " ".join(_body_words(rng, rng.randint(4, 14)))
+        sp.header[0][desc] = ("Description", 1)
+        sp.align[desc] = "l"
+        sp.wrap = {desc}
+        sp.hyphenate = True
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "compound_hyphen":
+        # a description column among figures whose runs hold compounds, broken at their hyphen
+        # where they do not fit; a paragraph above names half of them whole (or none)
+        used = rng.sample(_COMPOUNDS, 4)
+        if rng.random() < 0.75:
+            words = _body_words(rng, 60)
+            for c in used[:2]:
+                words.insert(rng.randrange(25), c)
+            y = _paragraph(page, rng, x0, x1, y, 3, font[0], size, words=words)
+        sp = _spec(rng, n_cols, min(n_rows, 9))
+        desc = rng.randrange(1, n_cols)
+        for r in sp.body:
+            ws = _body_words(rng, rng.randint(4, 12))
+            for _ in range(rng.randint(1, 2)):
+                ws.insert(rng.randrange(len(ws) + 1), rng.choice(used))
+            r[desc] = " ".join(ws)
         sp.header[0][desc] = ("Description", 1)
         sp.align[desc] = "l"
         sp.wrap = {desc}
