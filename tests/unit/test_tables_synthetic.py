@@ -245,3 +245,17 @@ def test_a_fill_on_its_own_colour_draws_no_rules() -> None:
     assert _visible_paths([line1, cell]) == [line1, cell]  # painted first: it lies on the paper
     # a box on a box of its colour that a different fill lies between is seen against that fill
     assert _visible_paths([cell, on_white, line1]) == [cell, on_white, line1]
+
+
+@pytest.mark.parametrize("seed", [0, 3, 4])
+def test_compounds_broken_at_their_hyphen_keep_it(seed: int) -> None:
+    """Tune seeds of ``compound_hyphen``: a description column whose runs hold compounds
+    ("heavy-duty") broken at their own hyphen where they do not fit, among words hyphenated at
+    line breaks ("deli-" / "very"). Every such hyphen was dropped ("heavyduty"); now the
+    document's words decide (``paragraphs.patterns.Vocabulary``): the compound set whole in a
+    paragraph or another cell keeps its hyphen, a line-break hyphen still goes."""
+    case, tables = _tables(seed, "compound_hyphen")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
