@@ -144,6 +144,12 @@ class Vocabulary:
                 seen[w] = seen.get(w, 0) + 1
             broken_before = broken
 
+    def joined_seen(self, head: str, tail: str) -> bool:
+        """True when the word "head-" / "tail" run together occurs in the document."""
+        a = (m.group(1) if (m := _BROKEN_END_RE.search(head)) else "").lower()
+        b = (m.group(0) if (m := _FIRST_WORD_RE.match(tail)) else "").lower()
+        return bool(a and b and self.words.get(a + b))
+
     def keeps_hyphen(self, head: str, tail: str) -> bool:
         """True when "head-" / "tail" is a compound broken at its hyphen: the word run together
         occurs nowhere else in the document while the compound does, or both its parts (3 letters
@@ -162,8 +168,10 @@ def join_lines(text: str, nxt: str, vocab: Vocabulary | None = None) -> str:
     de-hyphenate, no space between CJK characters, else one space.
 
     A hyphen after a letter before a lower-case line is dropped ("exam-" / "ple"), unless the
-    break is a compound's own hyphen: a suspended compound before it ("light- and heavy-" /
-    "duty"), or ``vocab`` (the document's words) says so (``Vocabulary.keeps_hyphen``). A
+    break is a compound's own hyphen: ``vocab`` (the document's words) says so
+    (``Vocabulary.keeps_hyphen``), or a suspended compound comes before it ("light- and heavy-" /
+    "duty") and the word run together is not one the document has ("Innen- und Außenwin-" /
+    "kel" where "Außenwinkel" occurs: closed compounds, as German sets them). A
     capital after it keeps the hyphen ("Self-" / "Locking"); a soft hyphen is always dropped."""
     nxt = nxt.strip()
     if not text:
@@ -175,9 +183,13 @@ def join_lines(text: str, nxt: str, vocab: Vocabulary | None = None) -> str:
     if len(text) >= 2 and text[-1] in "-\u2010" and text[-2].isalpha():
         # de-hyphenate only when the continuation is lower case ("exam-\nple"); "Self-\nLocking"
         # keeps its hyphen, without a space
-        if not nxt[0].islower() or _SUSPENDED_RE.search(text):
+        if not nxt[0].islower():
             return text + nxt
-        return (text + nxt) if vocab is not None and vocab.keeps_hyphen(text, nxt) else (text[:-1] + nxt)
+        if vocab is not None and vocab.keeps_hyphen(text, nxt):
+            return text + nxt
+        if _SUSPENDED_RE.search(text) and not (vocab is not None and vocab.joined_seen(text, nxt)):
+            return text + nxt
+        return text[:-1] + nxt
     if is_cjk(text[-1]) and is_cjk(nxt[0]):
         return text + nxt
     return text + " " + nxt

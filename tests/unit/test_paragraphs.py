@@ -131,6 +131,10 @@ def test_a_compound_broken_at_its_hyphen_keeps_it_where_the_document_says_so() -
     # the broken pieces are not evidence of themselves: "heavy" and "duty" were not counted
     assert join_lines("a heavy-", "duty", v) == "a heavyduty"
     assert join_lines("light- and heavy-", "duty trucks") == "light- and heavy-duty trucks"
+    # a closed compound after a suspended one, the word seen whole: "Innen- und Außenwinkel"
+    de = Vocabulary()
+    de.add_lines(["Im Dreieck gibt es Innenwinkel und Außenwinkel."])
+    assert join_lines("(b) Innen- und Außenwin-", "kel", de) == "(b) Innen- und Außenwinkel"
     assert join_lines("exam-", "ple") == "example"  # no vocabulary: as before
     # in a document, across its paragraphs
     doc = body(["The time-critical part is done.", "Each part of the pipeline is time-", "critical here."])
