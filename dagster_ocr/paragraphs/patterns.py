@@ -123,14 +123,25 @@ class Vocabulary:
     No dictionary decides that; the document does. Fed every line of each page before that page's
     lines are joined (a stage reads pages in order, one at a time), it counts the words and the
     hyphenated compounds set whole within lines. The broken pieces themselves are not counted: a
-    line's last word ending in a hyphen, and the first word of the line after it.
+    line's last word ending in a hyphen, and the first word of the line after it. Lines are
+    counted when a break is first judged, not when fed: most pages never ask.
     """
 
     def __init__(self) -> None:
         self.words: dict[str, int] = {}
         self.compounds: dict[str, int] = {}
+        self._pending: list[list[str]] = []
 
     def add_lines(self, lines: list[str]) -> None:
+        """One page's lines, in order (counted on the next question)."""
+        self._pending.append(lines)
+
+    def _flush(self) -> None:
+        for lines in self._pending:
+            self._count(lines)
+        self._pending.clear()
+
+    def _count(self, lines: list[str]) -> None:
         broken_before = False
         for line in lines:
             t = line.strip()
@@ -146,6 +157,7 @@ class Vocabulary:
 
     def joined_seen(self, head: str, tail: str) -> bool:
         """True when the word "head-" / "tail" run together occurs in the document."""
+        self._flush()
         a = (m.group(1) if (m := _BROKEN_END_RE.search(head)) else "").lower()
         b = (m.group(0) if (m := _FIRST_WORD_RE.match(tail)) else "").lower()
         return bool(a and b and self.words.get(a + b))
@@ -154,6 +166,7 @@ class Vocabulary:
         """True when "head-" / "tail" is a compound broken at its hyphen: the word run together
         occurs nowhere else in the document while the compound does, or both its parts (3 letters
         or more each) do as words of their own."""
+        self._flush()
         a = (m.group(1) if (m := _BROKEN_END_RE.search(head)) else "").lower()
         b = (m.group(0) if (m := _FIRST_WORD_RE.match(tail)) else "").lower()
         if not a or not b or self.words.get(a + b):
