@@ -521,6 +521,10 @@ _MARKER_RE = re.compile(
 )
 
 
+#: a figure's caption: "Figure 2.", "FIGURE 3:", "Fig. 4"
+_FIGURE_RE = re.compile(r"^fig(?:ure|\.)?\s*\d+[a-z]?\b", re.IGNORECASE)
+
+
 def _keep(part: _Part, s: TableSettings) -> bool:
     n_rows = len(part.rows)
     if n_rows < s.min_rows or part.n_cols < s.min_cols:
@@ -537,4 +541,8 @@ def _keep(part: _Part, s: TableSettings) -> bool:
     if statistics.median(len(c.split()) for c in filled) >= s.max_median_words:
         return False
     stubs = [r[0] for r in part.rows if r[0]]
-    return not (part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs))
+    if part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs):
+        return False
+    # figures side by side under their captions ("FIGURE 2. ..." beside "FIGURE 3. ..."): the
+    # captions head the "columns" and the plots' labels fill the "rows"; a table has no such cell
+    return not any(_FIGURE_RE.match(c) for c in part.rows[0] if c)

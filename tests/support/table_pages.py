@@ -66,7 +66,10 @@ EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 #: the cell's colour (a word processor's export), its header and stub wrapping over lines
 #: the runs of ``hyphenated``'s description column also hold hyphenated compounds ("heavy-duty"),
 #: broken at their own hyphen when they do not fit; running text on the page names some of them
-LATER = ["shaded_cells", "compound_hyphen"]
+#: and a page with no table: two charts side by side under their "Figure N." captions, with
+#: tick labels (figures), axis titles, legends and source notes
+LATER_NO_TABLE = ["figure_pair"]
+LATER = ["shaded_cells", "compound_hyphen", *LATER_NO_TABLE]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1179,6 +1182,65 @@ def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[st
         raise ValueError(cls)
 
 
+def _figure_pair(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> None:
+    """Two line charts side by side, each under a "Figure N." caption over one or two lines, with
+    tick labels on both axes, an axis title, a legend and a source note under it; running text
+    above or below. No table."""
+    page, margin, font, size = _prose_page(rng, doc)
+    W = page.rect.width
+    x0, x1 = margin, W - margin
+    y = margin + 10
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 5), font[0], size)
+    gap = rng.uniform(20, 40)
+    half = (x1 - x0 - gap) / 2
+    fs = max(6.0, size - rng.choice([1.0, 2.0, 2.5]))
+    lh = fs * 1.25
+    bottoms = []
+    number = rng.randint(1, 9)
+    word = rng.choice(["FIGURE", "Figure", "Fig."])
+    for k in range(2):
+        fx = x0 + k * (half + gap)
+        caption = f"{word} {number + k}. " + _label(rng, rng.randint(4, 14)) + f" — {rng.randint(1990, 2010)}"
+        yy = y
+        for line in _wrap(caption.split(), half, font[1], fs):
+            yy += lh
+            page.insert_text((fx, yy), line, fontname=font[1], fontsize=fs)
+        top, left = yy + lh, fx + fs * 3.5
+        right, bottom = fx + half - fs * 3.5, top + rng.uniform(110, 180)
+        page.draw_rect(pymupdf.Rect(left, top, right, bottom), color=(0, 0, 0), width=0.5)
+        lo, step = rng.choice([(0.86, 0.005), (6700, 100), (0.05, 0.01), (10, 5)])
+        n_ticks = rng.randint(5, 8)
+        for t in range(n_ticks):
+            ty = bottom - (bottom - top) * t / (n_ticks - 1)
+            v = lo + step * t
+            text = f"{v:,.0f}" if step >= 1 else f"{v:.3f}"
+            page.insert_text((fx, ty + fs * 0.3), text, fontname=font[0], fontsize=fs)
+        years = list(range(rng.choice([1995, 1997, 2000]), 2012, rng.choice([2, 5])))[:6]
+        for t, yr in enumerate(years):
+            tx = left + (right - left) * t / max(1, len(years) - 1)
+            page.insert_text((tx - fs, bottom + lh), str(yr), fontname=font[0], fontsize=fs)
+        page.insert_text(((left + right) / 2 - fs, bottom + 2 * lh), "Year", fontname=font[0], fontsize=fs)
+        pts = [
+            pymupdf.Point(left + (right - left) * t / 9, top + (bottom - top) * rng.uniform(0.1, 0.9))
+            for t in range(10)
+        ]
+        page.draw_polyline(pts, color=(0.2, 0.3, 0.7), width=0.8)
+        ly = top + lh
+        for _ in range(rng.randint(1, 3)):  # legend lines inside the plot
+            page.insert_text((left + 6, ly), _label(rng, rng.randint(2, 5)), fontname=font[0], fontsize=fs)
+            ly += lh
+        yy = bottom + 3 * lh
+        note = "Source: " + _sentence(rng, rng.randint(10, 24))
+        for line in _wrap(note.split(), half, font[0], fs):
+            page.insert_text((fx, yy), line, fontname=font[0], fontsize=fs)
+            yy += lh
+        bottoms.append(yy)
+    if rng.random() < 0.6:
+        _paragraph(page, rng, x0, x1, max(bottoms) + 10, rng.randint(2, 5), font[0], size)
+    tags.append(word)
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
@@ -1187,7 +1249,9 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
+    if cls in LATER_NO_TABLE:
+        _figure_pair(rng, doc, tags)
+    elif cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
         tables = _one(rng, cls, doc, tags)
     elif cls in TURNED:
         tables = _turned(rng, cls, doc, tags)
