@@ -33,8 +33,9 @@ Java start per page).
 ``--classes`` draws other classes than the 21 (tests/support/table_pages.py ``EXTRA``: pages
 turned by /Rotate 90 or 270, content turned sideways by its own matrices, a sideways table among
 upright text, hyphenated wrapped cells; ``later``: ``LATER``, tables of filled cells with a box per
-text line inside, as word processors export them), each seed's class being the seed modulo their
-number.
+text line inside, as word processors export them, and compounds broken at their hyphen; by name,
+``figure_pair``: two charts side by side under "Figure N." captions, no table), each seed's class
+being the seed modulo their number.
 """
 
 from __future__ import annotations
@@ -267,7 +268,8 @@ def main() -> None:
         "--classes",
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
-        f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER)}",
+        f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
+        f"({', '.join(LATER_NO_TABLE)} only by name or 'all')",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -276,10 +278,11 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("camelot").setLevel(logging.ERROR)
     wanted = {w for w in args.tools.split(",") if w}
-    classes = {"extra": EXTRA, "later": LATER, "all": CLASSES + EXTRA + LATER, None: None}.get(args.classes)
+    every = CLASSES + EXTRA + LATER + LATER_NO_TABLE
+    classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(CLASSES + EXTRA + LATER)
+        unknown = set(classes) - set(every)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -66,10 +66,10 @@ EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 #: the cell's colour (a word processor's export), its header and stub wrapping over lines
 #: the runs of ``hyphenated``'s description column also hold hyphenated compounds ("heavy-duty"),
 #: broken at their own hyphen when they do not fit; running text on the page names some of them
-#: and a page with no table: two charts side by side under their "Figure N." captions, with
-#: tick labels (figures), axis titles, legends and source notes
+LATER = ["shaded_cells", "compound_hyphen"]
+#: a later page with no table: two charts side by side under their "Figure N." captions, with
+#: tick labels (figures), axis titles, legends and source notes (drawn only when named)
 LATER_NO_TABLE = ["figure_pair"]
-LATER = ["shaded_cells", "compound_hyphen", *LATER_NO_TABLE]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1245,7 +1245,7 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER).index(cls))
+    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE).index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
