@@ -32,7 +32,10 @@ Java start per page).
 
 ``--classes`` draws other classes than the 21 (tests/support/table_pages.py ``EXTRA``: pages
 turned by /Rotate 90 or 270, content turned sideways by its own matrices, a sideways table among
-upright text, hyphenated wrapped cells), each seed's class being the seed modulo their number.
+upright text, hyphenated wrapped cells; ``later``: ``LATER``, tables of filled cells with a box per
+text line inside, as word processors export them, and compounds broken at their hyphen; by name,
+``figure_pair``: two charts side by side under "Figure N." captions, no table), each seed's class
+being the seed modulo their number.
 """
 
 from __future__ import annotations
@@ -56,7 +59,18 @@ sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the generator
 
 import tables_icdar as TI  # noqa: E402
 import tables_peers as TP  # noqa: E402
-from support.table_pages import CLASSES, EXTRA, MULTI, NO_TABLE, Case, Grid, make_case, seeds  # noqa: E402
+from support.table_pages import (  # noqa: E402
+    CLASSES,
+    EXTRA,
+    LATER,
+    LATER_NO_TABLE,
+    MULTI,
+    NO_TABLE,
+    Case,
+    Grid,
+    make_case,
+    seeds,
+)
 
 from dagster_ocr.model import Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
@@ -191,8 +205,8 @@ def run_split(
                         continue
                     sc = score_pages(case, pred)
                     sc["docs"] = 1
-                    sc["no_table_pages"] = case.n_pages if case.cls in NO_TABLE else 0
-                    sc["false_pages"] = int(case.cls in NO_TABLE and sc["n_pred"] > 0)
+                    sc["no_table_pages"] = case.n_pages if case.cls in NO_TABLES else 0
+                    sc["false_pages"] = int(case.cls in NO_TABLES and sc["n_pred"] > 0)
                     tot[name].update(sc)
                     per_class[name][case.cls].update(sc)
                     if name == "dagster_ocr":
@@ -212,8 +226,8 @@ def run_split(
             "adjacency": TI._prf(t["a_tp"], t["a_pred"], t["a_gt"]),
             "cells": TI._prf(t["c_tp"], t["c_pred"], t["c_gt"]),
             "false_tables_on_table_pages": t["false"]
-            - sum(per_class[name].get(c, Counter())["false"] for c in NO_TABLE),
-            "tables_on_no_table_pages": sum(per_class[name].get(c, Counter())["n_pred"] for c in NO_TABLE),
+            - sum(per_class[name].get(c, Counter())["false"] for c in NO_TABLES),
+            "tables_on_no_table_pages": sum(per_class[name].get(c, Counter())["n_pred"] for c in NO_TABLES),
             "no_table_pages_with_a_table": f"{t['false_pages']}/{t['no_table_pages']}",
             "ms_per_page": round(1000 * seconds[name] / max(pages[name], 1), 1),
             "classes": {
@@ -239,6 +253,10 @@ def run_split(
     return out
 
 
+#: classes whose pages hold no table
+NO_TABLES = [*NO_TABLE, *LATER_NO_TABLE]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=210, help="documents per split (21 classes: 10 each)")
@@ -249,7 +267,9 @@ def main() -> None:
     ap.add_argument(
         "--classes",
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
-        f"'extra' for the later ones ({', '.join(EXTRA)}); 'all' for all {len(CLASSES) + len(EXTRA)}",
+        f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
+        f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
+        f"({', '.join(LATER_NO_TABLE)} only by name or 'all')",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -258,10 +278,11 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("camelot").setLevel(logging.ERROR)
     wanted = {w for w in args.tools.split(",") if w}
-    classes = {"extra": EXTRA, "all": CLASSES + EXTRA, None: None}.get(args.classes)
+    every = CLASSES + EXTRA + LATER + LATER_NO_TABLE
+    classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(CLASSES + EXTRA)
+        unknown = set(classes) - set(every)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -100,6 +100,7 @@ def build_paragraphs(
             flow = page_rows[-1].flow + 1 if page_rows else flow
         else:
             page_rows, flow = _reading_order(_make_rows(body, page.index, s), s, flow)
+        grouper.vocab.add_lines([ln.text for ln in page.lines])  # as the table stage counts them
         grouper.add_page(page_rows)
 
     paras = grouper.finish()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from dagster_ocr.layout import BBox, union
 from dagster_ocr.paragraphs.patterns import (
     _CAPTION_RE,
+    Vocabulary,
     _clause_match,
     _ends_clause,
     _ends_mid_phrase,
@@ -99,10 +100,10 @@ def _style_break(a: _Row, b: _Row, s: ParagraphSettings) -> bool:
 _LOOK_BACK = 8
 
 
-def _continue_with(target: _Para, r: _Row) -> None:
+def _continue_with(target: _Para, r: _Row, vocab: Vocabulary | None = None) -> None:
     """``r`` goes on ``target``'s text (a sentence resumed after a column, page, table or caption)."""
     target.rows.append(r)
-    target.text = join_lines(target.text, r.text)
+    target.text = join_lines(target.text, r.text, vocab)
     if r.page_index != target.rows[0].page_index:
         target.continued = True
 
@@ -141,6 +142,9 @@ class _Grouper:
         #: characters per font size over every row (the body size, for headings)
         self.weights: dict[tuple[bool, float], int] = defaultdict(int)
         self._sealed = 0
+        #: the document's words so far, which tell a compound's hyphen from a line-break hyphen
+        #: (fed each page's lines by the caller before ``add_page``)
+        self.vocab = Vocabulary()
 
     def finish(self) -> list[_Para]:
         self.cur = None
@@ -189,7 +193,7 @@ class _Grouper:
                 if cont:
                     target = _continuation_target(paras, r, s)
                     if target is not None:
-                        _continue_with(target, r)
+                        _continue_with(target, r, self.vocab)
                         cur = target
                         continue
                 cur = self._start(r)
@@ -254,7 +258,7 @@ class _Grouper:
                     at = next(i for i in range(len(paras) - 1, -1, -1) if paras[i] is first)
                     target = _continuation_target(paras[:at], r, s)
                     if target is not None:
-                        _continue_with(target, r)
+                        _continue_with(target, r, self.vocab)
                         cur = target
                         continue
             if brk:
@@ -262,7 +266,7 @@ class _Grouper:
                 flow_first.setdefault(r.flow, cur)
             else:
                 cur.rows.append(r)
-                cur.text = join_lines(cur.text, r.text)
+                cur.text = join_lines(cur.text, r.text, self.vocab)
         self.cur = cur
         # paragraphs out of the look-back's reach take no more rows
         self._seal(len(paras) - _LOOK_BACK)

@@ -117,9 +117,87 @@ def _ends_clause(text: str) -> bool:
     return t[-1] in _TERMINAL or bool(re.search(r"\b(and|or|und|oder|et|ou|y|o)$", t))
 
 
-def join_lines(text: str, nxt: str) -> str:
+#: a word, letters only, hyphenated compounds ("heavy-duty") as one
+_TOKEN_RE = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
+#: a line ending in a word broken at a hyphen: its last letters
+_BROKEN_END_RE = re.compile(r"([^\W\d_]+)[-\u2010]$")
+_FIRST_WORD_RE = re.compile(r"[^\W\d_]+")
+#: a suspended compound before the break: "light- and heavy-" / "duty", "pre- or post-" / "war"
+_SUSPENDED_RE = re.compile(
+    r"[^\W\d_][-\u2010],?\s+(?:and|or|nor|to|und|oder|bis|et|ou|y|o|e)\s+[^\W\d_]+[-\u2010]$"
+)
+
+
+class Vocabulary:
+    """The words of a document so far, to tell a compound broken at its hyphen ("heavy-" /
+    "duty") from a word hyphenated at a line break ("deli-" / "very").
+
+    No dictionary decides that; the document does. Fed every line of each page before that page's
+    lines are joined (a stage reads pages in order, one at a time), it counts the words and the
+    hyphenated compounds set whole within lines. The broken pieces themselves are not counted: a
+    line's last word ending in a hyphen, and the first word of the line after it. Lines are
+    counted when a break is first judged, not when fed: most pages never ask.
+    """
+
+    def __init__(self) -> None:
+        self.words: dict[str, int] = {}
+        self.compounds: dict[str, int] = {}
+        self._pending: list[list[str]] = []
+
+    def add_lines(self, lines: list[str]) -> None:
+        """One page's lines, in order (counted on the next question)."""
+        self._pending.append(lines)
+
+    def _flush(self) -> None:
+        for lines in self._pending:
+            self._count(lines)
+        self._pending.clear()
+
+    def _count(self, lines: list[str]) -> None:
+        broken_before = False
+        for line in lines:
+            t = line.strip()
+            toks = _TOKEN_RE.findall(t)
+            broken = bool(_BROKEN_END_RE.search(t))
+            for k, w in enumerate(toks):
+                if (broken and k == len(toks) - 1) or (broken_before and k == 0):
+                    continue
+                w = w.lower()
+                seen = self.compounds if ("-" in w or "\u2010" in w) else self.words
+                seen[w] = seen.get(w, 0) + 1
+            broken_before = broken
+
+    def joined_seen(self, head: str, tail: str) -> bool:
+        """True when the word "head-" / "tail" run together occurs in the document."""
+        self._flush()
+        a = (m.group(1) if (m := _BROKEN_END_RE.search(head)) else "").lower()
+        b = (m.group(0) if (m := _FIRST_WORD_RE.match(tail)) else "").lower()
+        return bool(a and b and self.words.get(a + b))
+
+    def keeps_hyphen(self, head: str, tail: str) -> bool:
+        """True when "head-" / "tail" is a compound broken at its hyphen: the word run together
+        occurs nowhere else in the document while the compound does, or both its parts (3 letters
+        or more each) do as words of their own."""
+        self._flush()
+        a = (m.group(1) if (m := _BROKEN_END_RE.search(head)) else "").lower()
+        b = (m.group(0) if (m := _FIRST_WORD_RE.match(tail)) else "").lower()
+        if not a or not b or self.words.get(a + b):
+            return False
+        if self.compounds.get(f"{a}-{b}") or self.compounds.get(f"{a}\u2010{b}"):
+            return True
+        return len(a) >= 3 and len(b) >= 3 and bool(self.words.get(a)) and bool(self.words.get(b))
+
+
+def join_lines(text: str, nxt: str, vocab: Vocabulary | None = None) -> str:
     """Append a line to text set over lines (a paragraph's rows, a table cell's wrapped lines):
-    de-hyphenate, no space between CJK characters, else one space."""
+    de-hyphenate, no space between CJK characters, else one space.
+
+    A hyphen after a letter before a lower-case line is dropped ("exam-" / "ple"), unless the
+    break is a compound's own hyphen: ``vocab`` (the document's words) says so
+    (``Vocabulary.keeps_hyphen``), or a suspended compound comes before it ("light- and heavy-" /
+    "duty") and the word run together is not one the document has ("Innen- und Außenwin-" /
+    "kel" where "Außenwinkel" occurs: closed compounds, as German sets them). A
+    capital after it keeps the hyphen ("Self-" / "Locking"); a soft hyphen is always dropped."""
     nxt = nxt.strip()
     if not text:
         return nxt
@@ -130,7 +208,13 @@ def join_lines(text: str, nxt: str) -> str:
     if len(text) >= 2 and text[-1] in "-\u2010" and text[-2].isalpha():
         # de-hyphenate only when the continuation is lower case ("exam-\nple"); "Self-\nLocking"
         # keeps its hyphen, without a space
-        return (text[:-1] + nxt) if nxt[0].islower() else (text + nxt)
+        if not nxt[0].islower():
+            return text + nxt
+        if vocab is not None and vocab.keeps_hyphen(text, nxt):
+            return text + nxt
+        if _SUSPENDED_RE.search(text) and not (vocab is not None and vocab.joined_seen(text, nxt)):
+            return text + nxt
+        return text[:-1] + nxt
     if is_cjk(text[-1]) and is_cjk(nxt[0]):
         return text + nxt
     return text + " " + nxt

@@ -14,6 +14,7 @@ import pymupdf
 from dagster_ocr.layout import outside, overlap_share, transform_box
 from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
+from dagster_ocr.paragraphs.patterns import Vocabulary
 from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
@@ -28,7 +29,7 @@ from dagster_ocr.tables.sideways import (
     _upside_down,
 )
 from dagster_ocr.tables.stream import _keep, _stream_tables
-from dagster_ocr.tables.words import _clean, _page_lines, _page_words, _text_lines, _Word
+from dagster_ocr.tables.words import _VOCAB, _clean, _page_lines, _page_words, _text_lines, _Word
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,15 @@ def extract_tables(
     with the same row labels but no such marker stay separate, and are never joined by rows either
     (a row continuation does not repeat the rows it continues).
     """
-    s = settings or TableSettings()
+    token = _VOCAB.set(Vocabulary())
+    try:
+        return _extract_tables(doc, pages, settings or TableSettings())
+    finally:
+        _VOCAB.reset(token)
+
+
+def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettings) -> list[Table]:
+    vocab = _VOCAB.get()
     groups: list[_Group] = []
     # a table continues only from the page right before, so only that page's context is kept
     # (pages may be read back from disk one at a time: see pagestore)
@@ -72,10 +81,14 @@ def extract_tables(
     turned: dict[int, tuple[float, ...]] = {}  # id of a part read turned on a mixed page: inverse frame
     for page in in_page_order(pages):
         if page.text_source != TextSource.TEXT_LAYER:
+            if vocab is not None:  # every page's words, as the paragraph stage counts them
+                vocab.add_lines([ln.text for ln in page.lines])
             continue
         i = page.index
         pg = doc[i]
         by_index[i], lines[i] = page, _page_lines(pg, page)
+        if vocab is not None:
+            vocab.add_lines([ln.text for ln in lines[i]])
         words: list[_Word] = []
         frame = None
         if s.finder in ("auto", "stream"):

@@ -80,6 +80,50 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
     return False
 
 
+#: how far (points) a nested fill may reach past the box it lies on and still lie on it
+_NEST_TOL = 0.5
+#: how many earlier paths are looked back through for the paint a fill lies on
+_NEST_LOOKBACK = 64
+
+
+def _visible_paths(cdrawings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The drawings less the filled boxes whose outline cannot be seen: a box filled in the colour
+    of the box it is painted on.
+
+    Word processors export a table cell as a filled box and, inside it, one box of the same colour
+    per paragraph or text line, inset by the cell's padding. Nothing marks where such an inner box
+    ends (same colour on same colour), but the line finder reads every box's four sides as rules:
+    each text line of a shaded cell became a grid row of its own and each padding a column, so a
+    wrapped label and a two-line header were cut line by line. A fill-only box is dropped when the
+    last earlier path its area overlaps is a fill of the same colour and opacity that contains it.
+    A box on a different colour (a white rule on a dark cell, a shaded cell on a white one) is kept.
+    """
+    out: list[dict[str, Any]] = []
+    for i, path in enumerate(cdrawings):
+        if path.get("type") == "f" and path.get("fill") is not None and len(path.get("items", ())) == 1:
+            x0, y0, x1, y1 = path["rect"]
+            if x1 - x0 > 3 and y1 - y0 > 3:  # a thin fill is a drawn rule: it is always seen
+                for prev in reversed(cdrawings[max(0, i - _NEST_LOOKBACK) : i]):
+                    a0, b0, a1, b1 = prev["rect"]
+                    t = _NEST_TOL
+                    if a0 >= x1 - t or a1 <= x0 + t or b0 >= y1 - t or b1 <= y0 + t:
+                        continue  # no area in common (boxes that touch): not what it is painted on
+                    if (
+                        prev.get("type") in ("f", "fs")
+                        and prev.get("fill") == path["fill"]
+                        and prev.get("fill_opacity") == path.get("fill_opacity")
+                        and a0 - _NEST_TOL <= x0
+                        and b0 - _NEST_TOL <= y0
+                        and x1 <= a1 + _NEST_TOL
+                        and y1 <= b1 + _NEST_TOL
+                    ):
+                        path = None  # type: ignore[assignment]
+                    break
+        if path is not None:
+            out.append(path)
+    return out
+
+
 def _ruled_grids(
     pg: pymupdf.Page,
     cdrawings: list[dict[str, Any]],
@@ -130,7 +174,7 @@ def _ruled_grids(
     tset = mt.TableSettings.resolve()
     chars = as_chars(unrotated)
     chars_token = mt._CHARS_VAR.set(chars)
-    edges_token = mt._EDGES_VAR.set(_make_edges(pg, cdrawings, tset, chars))
+    edges_token = mt._EDGES_VAR.set(_make_edges(pg, _visible_paths(cdrawings), tset, chars))
     try:
         for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
             if turn is not None:

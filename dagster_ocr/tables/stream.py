@@ -512,7 +512,17 @@ def _side_by_side(
     return out
 
 
-_MARKER_RE = re.compile(r"^([•●○■□▪◦‣∙·*–—-]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$", re.IGNORECASE)
+#: a list item's marker: a bullet, a dash, a number or letter; also a lone geometric shape or
+#: dingbat (U+25A0-25FF, U+2700-27BF) and a Private Use Area glyph, which is what a Symbol or
+#: Wingdings bullet (U+F0B7, U+F0A7, U+F0D8 ...) extracts as from word processors' PDFs
+_MARKER_RE = re.compile(
+    r"^([•●○■□▪◦‣∙·*–—\-\u25a0-\u25ff\u2700-\u27bf\ue000-\uf8ff]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|[ivx]{1,4}[.)])$",
+    re.IGNORECASE,
+)
+
+
+#: a figure's caption: "Figure 2.", "FIGURE 3:", "Fig. 4"
+_FIGURE_RE = re.compile(r"^fig(?:ure|\.)?\s*\d+[a-z]?\b", re.IGNORECASE)
 
 
 def _keep(part: _Part, s: TableSettings) -> bool:
@@ -531,4 +541,8 @@ def _keep(part: _Part, s: TableSettings) -> bool:
     if statistics.median(len(c.split()) for c in filled) >= s.max_median_words:
         return False
     stubs = [r[0] for r in part.rows if r[0]]
-    return not (part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs))
+    if part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs):
+        return False
+    # figures side by side under their captions ("FIGURE 2. ..." beside "FIGURE 3. ..."): the
+    # captions head the "columns" and the plots' labels fill the "rows"; a table has no such cell
+    return not any(_FIGURE_RE.match(c) for c in part.rows[0] if c)

@@ -9,13 +9,14 @@ import re
 import statistics
 import unicodedata
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import pymupdf
 
 from dagster_ocr.layout import BBox, bands
 from dagster_ocr.model import Line, Page
-from dagster_ocr.paragraphs.patterns import join_lines
+from dagster_ocr.paragraphs.patterns import Vocabulary, join_lines
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.textlayer import extract_words
 
@@ -160,16 +161,27 @@ def _words_text(ws: list[_Word]) -> str:
 _BREAKS = frozenset("-\u2010\u00ad")
 
 
+#: the words of the document whose tables are being read (``extract_tables`` sets it, page by
+#: page), so that a cell's lines are joined as the paragraph stage joins a paragraph's rows: a
+#: context variable rather than an argument through every finder that reads a cell's text
+_VOCAB: ContextVar[Vocabulary | None] = ContextVar("table_vocabulary", default=None)
+
+
 def _join_cell_lines(lines: Iterable[str]) -> str:
     """A cell's wrapped lines, top to bottom, as one text, joined by the paragraph stage's rule
     (``paragraphs.patterns.join_lines``): a line ending in a hyphen after a letter runs on into a
-    lower-case next line without it ("con-" / "tracts": "contracts"), a soft hyphen always; else
-    one space. Lines not broken so are joined by one space as before."""
+    lower-case next line without it ("con-" / "tracts": "contracts") unless the document says the
+    hyphen is a compound's ("heavy-" / "duty" where "heavy-duty" occurs, see
+    ``patterns.Vocabulary``), a soft hyphen always; else one space. Lines not broken so are joined
+    by one space as before."""
     out = ""
+    vocab = _VOCAB.get()
     for line in lines:
         if not (line := line.strip()):
             continue
-        out = join_lines(out, line) if out.endswith(tuple(_BREAKS)) else f"{out} {line}" if out else line
+        out = (
+            join_lines(out, line, vocab) if out.endswith(tuple(_BREAKS)) else f"{out} {line}" if out else line
+        )
     return out
 
 

@@ -61,6 +61,15 @@ TURNED = ["rotated_page", "sideways_text", "mixed_orientation"]
 #: a wrapped text column whose long words break over lines with a hyphen ("con-" / "tracts"); a
 #: right-to-left table whose stub or the column beside it wraps over lines
 EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
+#: classes added after ``EXTRA`` (session 10), apart again so that the seeds of ``EXTRA`` keep
+#: theirs: a table whose cells are filled boxes, each text line of a cell on a box of its own in
+#: the cell's colour (a word processor's export), its header and stub wrapping over lines
+#: the runs of ``hyphenated``'s description column also hold hyphenated compounds ("heavy-duty"),
+#: broken at their own hyphen when they do not fit; running text on the page names some of them
+LATER = ["shaded_cells", "compound_hyphen"]
+#: a later page with no table: two charts side by side under their "Figure N." captions, with
+#: tick labels (figures), axis titles, legends and source notes (drawn only when named)
+LATER_NO_TABLE = ["figure_pair"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -90,6 +99,10 @@ _SENTENCE = (
 ).split()
 # Hebrew and Arabic words (the Arabic ones without lam: MuPDF maps the lam-alef ligature's glyph
 # to a wrong character, which would test the font, not the table finder)
+_COMPOUNDS = (
+    "heavy-duty long-term short-term real-time part-time year-end cross-border low-income "
+    "well-known state-owned high-speed full-scale mid-sized non-profit third-party one-off"
+).split()
 _HEBREW = "שנה מחיר סכום אזור כמות מספר עיר חודש הכנסה הוצאה יתרה שירות מוצר ספק סוג".split()
 _ARABIC = "سنة سعر قيمة منطقة كمية رقم مدينة شهر عدد مصروف رصيد خدمة منتج مورد نوع".split()
 
@@ -184,6 +197,7 @@ class _Spec:
     row_span: dict[int, int] = field(default_factory=dict)  # body row -> rows its stub spans
     total: bool = False  # the last body row is a totals row
     hyphenate: bool = False  # wrapped cells break long words with a hyphen
+    head_wrap: bool = False  # header cells of two words or more print over two lines
 
     @property
     def n_cols(self) -> int:
@@ -277,6 +291,10 @@ def _wrap(words: list[str], width: float, font: str, size: float, hyphenate: boo
     for w in words:
         t = f"{cur} {w}".strip()
         if cur and _width(t, font, size) > width:
+            if hyphenate and "-" in w and _width(f"{cur} {w[: w.index('-') + 1]}", font, size) <= width:
+                lines.append(f"{cur} {w[: w.index('-') + 1]}")  # a compound breaks at its hyphen
+                cur = w[w.index("-") + 1 :]
+                continue
             if hyphenate and len(w) >= 7 and w.isalpha():
                 k = next(
                     (k for k in range(len(w) - 3, 2, -1) if _width(f"{cur} {w[:k]}-", font, size) <= width),
@@ -310,16 +328,22 @@ class _Printer:
         self.widths = widths
         self.wrap_width = wrap_width
         self.later: list[tuple] = []
+        #: (x0, x1, top, bottom, text lines) of every cell printed, for the "cells" style
+        self.boxes: list[tuple[float, float, float, float, int]] = []
+        #: the "cells" style's fill colours (header, body) and padding inside a cell
+        self.fills = ((0.09, 0.21, 0.36), (0.78, 0.85, 0.95))
+        self.inset = 5.0
 
     def _widths(self, wrap_width: float) -> list[float]:
         sp, st = self.spec, self.st
         out = []
         for c in range(sp.n_cols):
             head = [
-                t
+                h
                 for row in sp.header
                 for k, (t, span) in enumerate(_spans(row))
                 if k == c and span == 1 and t
+                for h in (_halves(t) if sp.head_wrap else [t])
             ]
             body = [r[c] for r in sp.body if r[c]]
             w = max(
@@ -360,23 +384,27 @@ class _Printer:
         if header:
             for hr, row in enumerate(sp.header):
                 top = y
-                y += lh
-                for c, (text, span) in _col_spans(row):
+                cells = _col_spans(row)
+                n_head = 2 if sp.head_wrap and any(len(t.split()) > 1 for _c, (t, _s) in cells) else 1
+                y += lh * n_head
+                for c, (text, span) in cells:
                     a = min(col_x[c][0], col_x[c + span - 1][0])
                     b = max(col_x[c][1], col_x[c + span - 1][1])
-                    self._text(
-                        page,
-                        text,
-                        a,
-                        b,
-                        y - lh / 2 + st.size * 0.25,
-                        "c" if span > 1 else sp.align[c],
-                        bold=True,
-                        rtl=rtl,
-                    )
+                    parts = [text] if n_head == 1 else _halves(text)
+                    for k, line in enumerate(parts):
+                        self._text(
+                            page,
+                            line,
+                            a,
+                            b,
+                            top + lh * (k + 0.5) + st.size * 0.25,
+                            "c" if span > 1 else sp.align[c],
+                            bold=True,
+                            rtl=rtl,
+                        )
+                    self.boxes.append((a, b, top, y, len(parts)))
                     if span > 1 and hr < len(sp.header) - 1:
                         spans_drawn.append((a, b, y))
-                del top
             rules_y.append(y)
         body_rows = rows if rows is not None else range(len(sp.body))
         row_tops: list[float] = []
@@ -400,6 +428,12 @@ class _Printer:
                     overlay=False,
                 )
             for c, text in enumerate(row):
+                n_here = (
+                    len(_wrap(text.split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
+                    if c in sp.wrap and text
+                    else 1
+                )
+                self.boxes.append((*col_x[c], y, y + lh * n_lines, n_here if text else 0))
                 if not text:
                     continue
                 bold = sp.total and r == len(sp.body) - 1
@@ -423,6 +457,9 @@ class _Printer:
                 x_to = col_x[0][0] - st.pad / 2 if (span_left and rtl) else right_edge
                 page.draw_line((x_from, y), (x_to, y), width=0.5)
         bottom = y
+        if st.rules == "cells":
+            self._cell_fills(page, st)
+        self.boxes.clear()
         for args in self.later:
             _rtl_text(*args)
         self.later.clear()
@@ -461,6 +498,34 @@ class _Printer:
                     page.draw_line((left, yy), (right_edge, yy), width=0.4)
         return bottom
 
+    def _cell_fills(self, page: pymupdf.Page, st: _Style) -> None:
+        """The "cells" style: each cell a filled box (the header's darker), inside it one box of
+        the same colour per text line, inset by the cell padding, then a thin white rule between
+        cells; all painted beneath the text, in that order."""
+        sh = page.new_shape()
+        lh = st.size * st.pitch
+        head_bottom = max((b[3] for b in self.boxes[:1]), default=0.0)
+        rules: list[tuple[float, float, float, float]] = []
+        for x0, x1, top, bottom, n in self.boxes:
+            fill = self.fills[0] if bottom <= head_bottom + 0.01 else self.fills[1]
+            a, b = x0 - st.pad / 2, x1 + st.pad / 2
+            sh.draw_rect(pymupdf.Rect(a, top, b, bottom))
+            sh.finish(color=None, fill=fill, width=0)
+            for k in range(n):
+                sh.draw_rect(pymupdf.Rect(a + self.inset, top + k * lh, b - self.inset, top + (k + 1) * lh))
+                sh.finish(color=None, fill=fill, width=0)
+            rules.append((a, top, b, bottom))
+        for a, top, b, bottom in rules:  # white rules along every cell's sides
+            for r in (
+                pymupdf.Rect(a - 0.5, top - 0.5, b + 0.5, top + 0.5),
+                pymupdf.Rect(a - 0.5, bottom - 0.5, b + 0.5, bottom + 0.5),
+                pymupdf.Rect(a - 0.5, top, a + 0.5, bottom),
+                pymupdf.Rect(b - 0.5, top, b + 0.5, bottom),
+            ):
+                sh.draw_rect(r)
+                sh.finish(color=None, fill=(1, 1, 1), width=0)
+        sh.commit(overlay=False)
+
     def _text(
         self,
         page: pymupdf.Page,
@@ -485,6 +550,15 @@ class _Printer:
         w = _width(text, font, st.size)
         x = a if align == "l" else b - w if align == "r" else (a + b - w) / 2
         page.insert_text((x, base), text, fontname=font, fontsize=st.size)
+
+
+def _halves(text: str) -> list[str]:
+    """A header cell of two words or more as the two lines a ``head_wrap`` header prints."""
+    ws = text.split()
+    if len(ws) < 2:
+        return [text]
+    k = (len(ws) + 1) // 2
+    return [" ".join(ws[:k]), " ".join(ws[k:])]
 
 
 def _mirror(grid: Grid) -> Grid:
@@ -542,10 +616,12 @@ def _paragraph(
     font: str,
     size: float,
     justify: bool = False,
+    words: list[str] | None = None,
 ) -> float:
-    """Running text from ``y`` (top) over ``n_lines`` lines between x0 and x1; the bottom y."""
+    """Running text from ``y`` (top) over ``n_lines`` lines between x0 and x1 (``words``, or
+    sentences drawn from ``rng``); the bottom y."""
     lh = size * 1.3
-    words = _body_words(rng, n_lines * 20)
+    words = words or _body_words(rng, n_lines * 20)
     lines = _wrap(words, x1 - x0, font, size)[:n_lines]
     for k, line in enumerate(lines):
         base = y + lh * (k + 1) - lh * 0.25
@@ -643,6 +719,57 @@ def _one(
         sp.wrap = {desc}
         sp.hyphenate = True
         y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "compound_hyphen":
+        # a description column among figures whose runs hold compounds, broken at their hyphen
+        # where they do not fit; a paragraph above names half of them whole (or none)
+        used = rng.sample(_COMPOUNDS, 4)
+        if rng.random() < 0.75:
+            words = _body_words(rng, 60)
+            for c in used[:2]:
+                words.insert(rng.randrange(25), c)
+            y = _paragraph(page, rng, x0, x1, y, 3, font[0], size, words=words)
+        sp = _spec(rng, n_cols, min(n_rows, 9))
+        desc = rng.randrange(1, n_cols)
+        for r in sp.body:
+            ws = _body_words(rng, rng.randint(4, 12))
+            for _ in range(rng.randint(1, 2)):
+                ws.insert(rng.randrange(len(ws) + 1), rng.choice(used))
+            r[desc] = " ".join(ws)
+        sp.header[0][desc] = ("Description", 1)
+        sp.align[desc] = "l"
+        sp.wrap = {desc}
+        sp.hyphenate = True
+        y = table(sp, st, x0, y + 10, x1 - x0)
+    elif cls == "shaded_cells":
+        # a word processor's table: filled cells, a box per text line inside; two-line headers,
+        # a stub that wraps (or a description column beside it)
+        st.rules = "cells"
+        sp = _spec(rng, n_cols, min(n_rows, 10))
+        sp.header[0] = [(t, 1) for t, _s in sp.header[0][:1]] + [
+            (_label(rng, rng.randint(2, 4)), 1) for _ in range(n_cols - 1)
+        ]
+        sp.head_wrap = True
+        for r in sp.body:
+            r[0] = _label(rng, rng.randint(1, 6))
+        sp.wrap = {0}
+        pr_fills = (
+            rng.choice([(0.09, 0.21, 0.36), (0.55, 0.6, 0.65), (0.85, 0.85, 0.85)]),
+            rng.choice([(0.78, 0.85, 0.95), (0.93, 0.93, 0.93), (0.85, 0.93, 0.85)]),
+        )
+        wrap_width = rng.uniform(70, 130)
+        pr = _Printer(sp, st, x1 - x0, wrap_width=wrap_width)
+        pr.fills, pr.inset = pr_fills, rng.uniform(2.0, min(6.0, st.pad / 2 - 0.5))
+        top = y + 10
+        while len(sp.body) > 2:  # rows that would run off the page are not printed (nor truth)
+            scratch = pymupdf.open()
+            low = pr.draw(scratch.new_page(width=W, height=H), x0, top)
+            scratch.close()
+            if low <= H - margin:
+                break
+            sp.body.pop()
+        y = pr.draw(page, x0, top)
+        grid = sp.grid()
+        truths.append(TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1))
     elif cls == "row_span":
         st.rules = "ruled"
         sp = _spec(rng, n_cols, n_rows)
@@ -1055,15 +1182,76 @@ def _no_table(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[st
         raise ValueError(cls)
 
 
+def _figure_pair(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> None:
+    """Two line charts side by side, each under a "Figure N." caption over one or two lines, with
+    tick labels on both axes, an axis title, a legend and a source note under it; running text
+    above or below. No table."""
+    page, margin, font, size = _prose_page(rng, doc)
+    W = page.rect.width
+    x0, x1 = margin, W - margin
+    y = margin + 10
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 5), font[0], size)
+    gap = rng.uniform(20, 40)
+    half = (x1 - x0 - gap) / 2
+    fs = max(6.0, size - rng.choice([1.0, 2.0, 2.5]))
+    lh = fs * 1.25
+    bottoms = []
+    number = rng.randint(1, 9)
+    word = rng.choice(["FIGURE", "Figure", "Fig."])
+    for k in range(2):
+        fx = x0 + k * (half + gap)
+        caption = f"{word} {number + k}. " + _label(rng, rng.randint(4, 14)) + f" — {rng.randint(1990, 2010)}"
+        yy = y
+        for line in _wrap(caption.split(), half, font[1], fs):
+            yy += lh
+            page.insert_text((fx, yy), line, fontname=font[1], fontsize=fs)
+        top, left = yy + lh, fx + fs * 3.5
+        right, bottom = fx + half - fs * 3.5, top + rng.uniform(110, 180)
+        page.draw_rect(pymupdf.Rect(left, top, right, bottom), color=(0, 0, 0), width=0.5)
+        lo, step = rng.choice([(0.86, 0.005), (6700, 100), (0.05, 0.01), (10, 5)])
+        n_ticks = rng.randint(5, 8)
+        for t in range(n_ticks):
+            ty = bottom - (bottom - top) * t / (n_ticks - 1)
+            v = lo + step * t
+            text = f"{v:,.0f}" if step >= 1 else f"{v:.3f}"
+            page.insert_text((fx, ty + fs * 0.3), text, fontname=font[0], fontsize=fs)
+        years = list(range(rng.choice([1995, 1997, 2000]), 2012, rng.choice([2, 5])))[:6]
+        for t, yr in enumerate(years):
+            tx = left + (right - left) * t / max(1, len(years) - 1)
+            page.insert_text((tx - fs, bottom + lh), str(yr), fontname=font[0], fontsize=fs)
+        page.insert_text(((left + right) / 2 - fs, bottom + 2 * lh), "Year", fontname=font[0], fontsize=fs)
+        pts = [
+            pymupdf.Point(left + (right - left) * t / 9, top + (bottom - top) * rng.uniform(0.1, 0.9))
+            for t in range(10)
+        ]
+        page.draw_polyline(pts, color=(0.2, 0.3, 0.7), width=0.8)
+        ly = top + lh
+        for _ in range(rng.randint(1, 3)):  # legend lines inside the plot
+            page.insert_text((left + 6, ly), _label(rng, rng.randint(2, 5)), fontname=font[0], fontsize=fs)
+            ly += lh
+        yy = bottom + 3 * lh
+        note = "Source: " + _sentence(rng, rng.randint(10, 24))
+        for line in _wrap(note.split(), half, font[0], fs):
+            page.insert_text((fx, yy), line, fontname=font[0], fontsize=fs)
+            yy += lh
+        bottoms.append(yy)
+    if rng.random() < 0.6:
+        _paragraph(page, rng, x0, x1, max(bottoms) + 10, rng.randint(2, 5), font[0], size)
+    tags.append(word)
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + (CLASSES + EXTRA).index(cls))
+    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE).index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in SINGLE or cls in ("hyphenated", "rtl_wrapped"):
+    if cls in LATER_NO_TABLE:
+        _figure_pair(rng, doc, tags)
+    elif cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
         tables = _one(rng, cls, doc, tags)
     elif cls in TURNED:
         tables = _turned(rng, cls, doc, tags)

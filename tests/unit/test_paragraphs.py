@@ -120,6 +120,31 @@ def test_hyphenation_and_cjk_joining() -> None:
     assert texts([page(cjk)]) == ["本合同适用于双方之间的全部交易并自签字之日起生效。"]
 
 
+def test_a_compound_broken_at_its_hyphen_keeps_it_where_the_document_says_so() -> None:
+    """No dictionary tells "heavy-" / "duty" from "deli-" / "very"; the document does. The hyphen
+    stays when the run-together word occurs nowhere else while the compound, or both its parts as
+    words, do; and before a suspended compound ("light- and heavy-" / "duty")."""
+    from dagster_ocr.paragraphs.patterns import Vocabulary, join_lines
+
+    v = Vocabulary()
+    v.add_lines(["real-time data from an ion", "trap and the delivery of a heavy-", "duty load"])
+    assert join_lines("in real-", "time", v) == "in real-time"  # the compound occurs whole
+    assert join_lines("an ion-", "trap", v) == "an ion-trap"  # both parts occur as words
+    assert join_lines("the deli-", "very", v) == "the delivery"  # the joined word occurs
+    assert join_lines("con-", "tracts", v) == "contracts"  # no evidence: a line-break hyphen
+    # the broken pieces are not evidence of themselves: "heavy" and "duty" were not counted
+    assert join_lines("a heavy-", "duty", v) == "a heavyduty"
+    assert join_lines("light- and heavy-", "duty trucks") == "light- and heavy-duty trucks"
+    # a closed compound after a suspended one, the word seen whole: "Innen- und Außenwinkel"
+    de = Vocabulary()
+    de.add_lines(["Im Dreieck gibt es Innenwinkel und Außenwinkel."])
+    assert join_lines("(b) Innen- und Außenwin-", "kel", de) == "(b) Innen- und Außenwinkel"
+    assert join_lines("exam-", "ple") == "example"  # no vocabulary: as before
+    # in a document, across its paragraphs
+    doc = body(["The time-critical part is done.", "Each part of the pipeline is time-", "critical here."])
+    assert texts([page(doc)])[-1].endswith("is time-critical here.")
+
+
 def test_gap_relative_to_line_height_and_indentation() -> None:
     first = body(["The first paragraph runs over two lines of text that are justified", "and end here."])
     second = body(["The second paragraph starts after a gap of one line height and", "ends here."], y0=136)

@@ -223,3 +223,21 @@ def test_framed_table_without_rules_between_figure_columns_gets_its_columns() ->
     assert tables[0].n_cols == 5
     assert grid[0] == ["", *head]
     assert grid[1:] == [list(r) for r in body]
+
+
+def test_a_list_with_word_processor_bullets_is_no_table() -> None:
+    """Word's Symbol and Wingdings bullets extract as Private Use Area glyphs (U+F0B7, U+F0A7);
+    a two-column "table" of such a marker beside each item is a bulleted list, as with "•"."""
+    from dagster_ocr.tables.cells import _Part
+    from dagster_ocr.tables.settings import TableSettings
+    from dagster_ocr.tables.stream import _keep
+
+    def part(marker: str) -> _Part:
+        items = ["Award for innovative applications", "", "Rising star awards", "Finalist", "Winner"]
+        rows: list[list[str | None]] = [[marker if t else "", t or "and the team"] for t in items]
+        return _Part(0, (0, 0, 100, 100), rows, [[None, None]] * len(rows), [0, 10, 100], 0, "stream")
+
+    s = TableSettings()
+    for marker in ("\uf0b7", "\uf0a7", "•", "➢", "◆"):
+        assert not _keep(part(marker), s)
+    assert _keep(part("A1"), s)  # codes in a stub column: a table
