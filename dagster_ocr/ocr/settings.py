@@ -85,6 +85,20 @@ class RapidOcrSettings(BaseModel):
         "narrow column gutter the detector bridged, a table's column gap) before reading them "
         "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
     )
+    int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
+        "none",
+        description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
+        "ocr/quantize.py) built once from the bundled float models, calibrated on generated pages, "
+        "and cached in int8_model_dir: 'rec' the recogniser, 'det' the detector, 'det_rec' both, "
+        "'none' the float models. A copy that cannot be built or loaded falls back to the float "
+        "model with a warning.",
+    )
+    int8_model_dir: str | None = Field(
+        None,
+        description="Folder the int8 models are cached in (built there on first use, reused after, "
+        "one file per float model and toolchain version); None is $XDG_CACHE_HOME/dagster-ocr/models "
+        "(~/.cache/dagster-ocr/models). Must be writable, or hold the files already.",
+    )
 
 
 class TransformersOcrSettings(BaseModel):
