@@ -121,7 +121,15 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def quantize_model(model_path: Path, out_path: Path, inputs: Sequence[np.ndarray]) -> None:
+def quantize_model(
+    model_path: Path,
+    out_path: Path,
+    inputs: Sequence[np.ndarray],
+    op_types: Sequence[str] | None = None,
+    method: str = "MinMax",
+    extra_options: dict | None = None,
+    exclude: Sequence[str] = (),
+) -> None:
     """Write a static int8 (QDQ, uint8 activations, int8 per-channel weights) copy of an ONNX model.
 
     The model is first raised to opset 13 (per-channel dequantization needs it; rapidocr's models
@@ -129,7 +137,13 @@ def quantize_model(model_path: Path, out_path: Path, inputs: Sequence[np.ndarray
     """
     import onnx
     from onnx import version_converter
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     if not inputs:
@@ -159,6 +173,10 @@ def quantize_model(model_path: Path, out_path: Path, inputs: Sequence[np.ndarray
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
             per_channel=True,
+            op_types_to_quantize=list(op_types) if op_types else None,
+            nodes_to_exclude=list(exclude),
+            calibrate_method=getattr(CalibrationMethod, method),
+            extra_options=extra_options or {},
         )
         qmodel = onnx.load(str(q))
         onnx.helper.set_model_props(qmodel, metadata)

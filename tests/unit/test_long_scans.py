@@ -290,12 +290,16 @@ def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
     # onnxruntime's memory arena: speed (and memory) only; keys written before it existed still hold
     assert key(engine={"kind": "rapidocr", "onnx_memory_arena": True}) == base
     assert "onnx_memory_arena" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
+    # int8 models (session 10): their cache folder never counts; the float default keeps older keys
+    assert key(engine={"kind": "rapidocr", "int8_model_dir": "/elsewhere"}) == base
+    assert "int8_models" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
     for changed in (
         {"dpi": 200},
         {"min_confidence": 0.7},
         {"detect_orientation": False},
         {"column_min_lines": 4},
         {"engine": {"kind": "rapidocr", "max_side_len": 3000}},
+        {"engine": {"kind": "rapidocr", "int8_models": "det"}},  # int8 reads (slightly) differently
     ):
         assert key(**changed) != base, changed
 
