@@ -90,8 +90,13 @@ class RapidOcrSettings(BaseModel):
         description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
         "ocr/quantize.py) built once from the bundled float models, calibrated on generated pages, "
         "and cached in int8_model_dir: 'rec' the recogniser, 'det' the detector, 'det_rec' both, "
-        "'none' the float models. A copy that cannot be built or loaded falls back to the float "
-        "model with a warning.",
+        "'none' the float models. Off by default because it reads worse: 'det_rec' measured 44% less "
+        "CPU on the tune scans (1.81x Tesseract's single thread instead of 3.2x) but tune CER 0.045 -> "
+        "0.054 (a hard letter scan 0.234 -> 0.287) and check 0.026 -> 0.038; 'det' 20% less CPU, tune "
+        "0.045 -> 0.047, check 0.026 -> 0.051 (BENCHMARKS, issue 21 session 10). The first load "
+        "builds the copies: about 1-2 CPU minutes and up to 6.5 GB of memory for 'det' (2 GB for "
+        "'rec'), once per machine and model version. A copy that cannot be built or loaded falls "
+        "back to the float model with a warning.",
     )
     int8_model_dir: str | None = Field(
         None,
