@@ -120,3 +120,30 @@ def test_rapidocr_falls_back_to_the_float_model_when_int8_cannot_be_built(tmp_pa
     assert len(warnings) == 2  # det and rec, each said once
     for part in (engine._ocr.text_det, engine._ocr.text_rec):
         assert ".int8." not in part.session.session._model_path  # the float models run
+
+
+@pytest.mark.slow  # builds the real recogniser's int8 copy once (~30-60 CPU s, ~2 GB)
+def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_path, corpus: Path, caplog):
+    import pymupdf
+    from support.text_metrics import cer
+
+    from dagster_ocr.ocr import ocr_page
+    from dagster_ocr.ocr.rapid import RapidOcrEngine
+    from dagster_ocr.ocr.settings import RapidOcrSettings
+
+    settings = RapidOcrSettings(int8_models="rec", int8_model_dir=str(tmp_path / "models"))
+    with caplog.at_level(logging.INFO, logger="dagster_ocr.ocr.rapid"):
+        first = RapidOcrEngine(settings)
+        first.load()
+        second = RapidOcrEngine(settings)
+        second.load()
+    said = [r.getMessage() for r in caplog.records if "int8 model" in r.getMessage()]
+    assert len(said) == 2 and said[0].endswith("(built)") and said[1].endswith("(cached)"), said
+    assert len(list((tmp_path / "models").glob("*.int8.onnx"))) == 1
+    rec_path = second._ocr.text_rec.session.session._model_path
+    assert ".int8." in rec_path and ".int8." not in second._ocr.text_det.session.session._model_path
+    tif = corpus / "ocr" / "tesseract" / "phototest.tif"
+    with pymupdf.open(tif) as doc:
+        result = ocr_page(second, doc[0], 0, dpi=None)
+    ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
+    assert cer(ref, result.text) < 0.02, result.text  # measured 0.000, as the float model
