@@ -79,7 +79,8 @@ def calibration_pages(n: int = 3, dpi: int = 150, seed: int = 0) -> list[np.ndar
                 if rng.random() < 0.1:
                     w = str(int(rng.integers(1, 100000)))
                 words.append(w + str(rng.choice(_TAILS)))
-            page.insert_text((50 + float(rng.integers(0, 40)), y), " ".join(words), fontname=font, fontsize=size)
+            x = 50 + float(rng.integers(0, 40))
+            page.insert_text((x, y), " ".join(words), fontname=font, fontsize=size)
             y += size * float(rng.uniform(1.3, 2.2))
         pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csRGB)
         img = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3).astype(np.int16)
