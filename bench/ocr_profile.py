@@ -61,6 +61,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "int8-det": ({"int8_models": "det"}, {}),
     "int8": ({"int8_models": "det_rec"}, {}),
     "float": ({"int8_models": "none"}, {}),
+    "int8-rec-norecheck": ({"int8_models": "rec", "int8_recheck_below": 0.0}, {}),
+    "int8-norecheck": ({"int8_models": "det_rec", "int8_recheck_below": 0.0}, {}),
 }
 
 

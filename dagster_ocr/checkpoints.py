@@ -49,6 +49,8 @@ _SPEED_ONLY = frozenset({"document_type", "workers"})
 _ENGINE_SPEED_ONLY = frozenset({"onnx_memory_arena", "int8_model_dir"})
 #: engine settings that count only away from these values (added later: the float models' keys stay)
 _ENGINE_COUNTS_UNLESS = {"int8_models": "none"}
+#: engine settings that mean something only with int8 models on
+_INT8_ONLY = frozenset({"int8_recheck_below"})
 
 _DOC_ID = re.compile(r"[0-9a-f]{64}")
 _PAGE_FILE = re.compile(r"(\d{6,})\.page")
@@ -67,6 +69,8 @@ def ocr_fingerprint(engine: Any, settings: OcrSettings) -> dict[str, Any]:
         engine_part = engine_settings.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
     else:
         engine_part = settings.engine.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
+    if engine_part.get("int8_models", "none") == "none":
+        engine_part = {k: v for k, v in engine_part.items() if k not in _INT8_ONLY}
     engine_part = {k: v for k, v in engine_part.items() if _ENGINE_COUNTS_UNLESS.get(k, object()) != v}
     shared = settings.model_dump(mode="json", exclude={"engine", *_SPEED_ONLY})
     return {

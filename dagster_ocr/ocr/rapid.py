@@ -77,7 +77,46 @@ def _calibration_inputs(ocr: Any) -> dict[str, list[np.ndarray]]:
     return {k: r.inputs for k, r in recorders.items()}
 
 
-def _use_int8(ocr: Any, which: str, cache_dir: str | None) -> list[str]:
+def _recheck_doubtful_lines(ocr: Any, wrapper: Any, float_session: Any, below: float) -> None:
+    """Make ``ocr.recognize_txt`` read again, with the float model, every line the int8 recogniser
+    read with a confidence under ``below``.
+
+    int8 reads clean print as the float model does; where they differ the int8 confidence is low
+    (a handwritten letter's lines), so only such lines pay for a second, float reading.
+    ``wrapper`` is rapidocr's session wrapper whose ``session`` is swapped for that call.
+    """
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+
+    int8_read = ocr.recognize_txt
+
+    def recognize_txt(imgs: list[np.ndarray]) -> Any:
+        res = int8_read(imgs)
+        doubtful = [i for i, score in enumerate(res.scores or []) if score < below]
+        if not doubtful or res.txts is None or len(res.txts) != len(imgs):
+            return res
+        quantized, wrapper.session = wrapper.session, float_session
+        try:
+            again = int8_read([imgs[i] for i in doubtful])
+        finally:
+            wrapper.session = quantized
+        txts, scores = list(res.txts), list(res.scores)
+        words = list(res.word_results) if len(res.word_results) == len(txts) else None
+        for j, i in enumerate(doubtful):
+            txts[i], scores[i] = again.txts[j], again.scores[j]
+            if words is not None and len(again.word_results) == len(doubtful):
+                words[i] = again.word_results[j]
+        return TextRecOutput(
+            imgs=res.imgs,
+            txts=tuple(txts),
+            scores=scores,
+            word_results=tuple(words) if words is not None else res.word_results,
+            elapse=res.elapse,
+        )
+
+    ocr.recognize_txt = recognize_txt
+
+
+def _use_int8(ocr: Any, which: str, cache_dir: str | None, recheck_below: float = 0.0) -> list[str]:
     """Swap the chosen sessions (``which``: rec, det or det_rec) for int8 copies of their models.
 
     A copy is built (``quantize.ensure_quantized``) only where the cache lacks it; the calibration
@@ -111,6 +150,8 @@ def _use_int8(ocr: Any, which: str, cache_dir: str | None) -> list[str]:
             wrapper.session = InferenceSession(
                 str(qpath), sess_options=session.get_session_options(), providers=session.get_providers()
             )
+            if name == "rec" and recheck_below > 0:
+                _recheck_doubtful_lines(ocr, wrapper, float_session=session, below=recheck_below)
         except Exception as exc:  # a missing onnx package, a read-only cache, a toolchain change
             logger.warning("rapidocr %s: int8 model unavailable, using the float model (%s)", name, exc)
             continue
@@ -188,7 +229,12 @@ class RapidOcrEngine(OcrEngineBase):
             if not self.settings.onnx_spinning:
                 _stop_spinning(ocr)
             if self.settings.int8_models != "none":
-                _use_int8(ocr, self.settings.int8_models, self.settings.int8_model_dir)
+                _use_int8(
+                    ocr,
+                    self.settings.int8_models,
+                    self.settings.int8_model_dir,
+                    self.settings.int8_recheck_below,
+                )
         except Exception as exc:
             raise EngineError(f"cannot load rapidocr: {exc}") from exc
         logger.info("rapidocr loaded (max_side_len=%d)", self.settings.max_side_len)

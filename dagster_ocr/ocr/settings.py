@@ -98,6 +98,14 @@ class RapidOcrSettings(BaseModel):
         "'rec'), once per machine and model version. A copy that cannot be built or loaded falls "
         "back to the float model with a warning.",
     )
+    int8_recheck_below: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="With an int8 recogniser, lines it reads with a confidence under this are read "
+        "again by the float model (0: never). Where int8 and float read a line differently the int8 "
+        "confidence was low (0.64-0.87 on a handwritten letter; clean print 0.92 and up).",
+    )
     int8_model_dir: str | None = Field(
         None,
         description="Folder the int8 models are cached in (built there on first use, reused after, "

@@ -293,6 +293,9 @@ def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
     # int8 models (session 10): their cache folder never counts; the float default keeps older keys
     assert key(engine={"kind": "rapidocr", "int8_model_dir": "/elsewhere"}) == base
     assert "int8_models" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
+    assert key(engine={"kind": "rapidocr", "int8_recheck_below": 0.5}) == base  # int8 off: no meaning
+    int8 = key(engine={"kind": "rapidocr", "int8_models": "rec"})
+    assert key(engine={"kind": "rapidocr", "int8_models": "rec", "int8_recheck_below": 0.5}) != int8
     for changed in (
         {"dpi": 200},
         {"min_confidence": 0.7},

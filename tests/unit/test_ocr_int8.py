@@ -147,3 +147,35 @@ def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_
         result = ocr_page(second, doc[0], 0, dpi=None)
     ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
     assert cer(ref, result.text) < 0.02, result.text  # measured 0.000, as the float model
+
+
+def test_lines_the_int8_recogniser_doubts_are_read_again_by_the_float_model():
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+
+    from dagster_ocr.ocr.rapid import _recheck_doubtful_lines
+
+    class Wrapper:
+        session = "int8"
+
+    wrapper = Wrapper()
+    seen: list[tuple[str, int]] = []
+
+    class FakeOcr:
+        def recognize_txt(self, imgs):  # reads each "image" (a name) with whichever model is in
+            seen.append((wrapper.session, len(imgs)))
+            confident = {"int8": {"clean": 0.97, "smudge": 0.7}, "float": {"clean": 0.98, "smudge": 0.85}}
+            scores = [confident[wrapper.session][img] for img in imgs]
+            txts = tuple(f"{img}-{wrapper.session}" for img in imgs)
+            return TextRecOutput(
+                imgs=list(imgs), txts=txts, scores=scores, word_results=tuple(() for _ in imgs)
+            )
+
+    ocr = FakeOcr()
+    _recheck_doubtful_lines(ocr, wrapper, float_session="float", below=0.9)
+    res = ocr.recognize_txt(["clean", "smudge", "clean", "smudge"])
+    assert res.txts == ("clean-int8", "smudge-float", "clean-int8", "smudge-float")
+    assert res.scores == [0.97, 0.85, 0.97, 0.85]
+    assert seen == [("int8", 4), ("float", 2)]  # only the two doubtful lines read twice
+    assert wrapper.session == "int8"  # the int8 model is back in place
+    seen.clear()
+    assert ocr.recognize_txt(["clean"]).txts == ("clean-int8",) and seen == [("int8", 1)]
