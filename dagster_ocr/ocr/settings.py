@@ -86,17 +86,16 @@ class RapidOcrSettings(BaseModel):
         "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
     )
     int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
-        "none",
+        "rec",
         description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
         "ocr/quantize.py) built once from the bundled float models, calibrated on generated pages, "
-        "and cached in int8_model_dir: 'rec' the recogniser, 'det' the detector, 'det_rec' both, "
-        "'none' the float models. Off by default because it reads worse: 'det_rec' measured 44% less "
-        "CPU on the tune scans (1.81x Tesseract's single thread instead of 3.2x) but tune CER 0.045 -> "
-        "0.054 (a hard letter scan 0.234 -> 0.287) and check 0.026 -> 0.038; 'det' 20% less CPU, tune "
-        "0.045 -> 0.047, check 0.026 -> 0.051 (BENCHMARKS, issue 21 session 10). The first load "
-        "builds the copies: about 1-2 CPU minutes and up to 6.5 GB of memory for 'det' (2 GB for "
-        "'rec'), once per machine and model version. A copy that cannot be built or loaded falls "
-        "back to the float model with a warning.",
+        "and cached in int8_model_dir: 'rec' the recogniser (default), 'det' the detector, 'det_rec' "
+        "both, 'none' the float models. 'rec' (with int8_recheck_below) measured 25% less CPU on the "
+        "tune scans and 39% on dense pages at tune CER 0.0445 -> 0.0459 and check unchanged (0.0256); "
+        "'det_rec' 43% less but tune 0.0482 and check 0.0385 (BENCHMARKS, issue 21 session 10). The "
+        "first load builds a copy: about 40 CPU s and 2 GB of memory for 'rec' (6.4 GB for 'det'), "
+        "once per machine and model version. A copy that cannot be built or loaded (no onnx package, "
+        "a read-only cache) falls back to the float model with a warning.",
     )
     int8_recheck_below: float = Field(
         0.9,
