@@ -2,8 +2,10 @@
 
 rapidocr's PP-OCR detector and recogniser are mostly convolutions. onnxruntime runs a statically
 quantized model (QDQ format: uint8 activations, int8 weights per output channel) with its int8
-kernels, which on a CPU with AVX-512 VNNI or AVX2 took about half the float model's time per call
-(bench/ocr_profile.py, BENCHMARKS "issue 21, session 10"). Static quantization needs the range of
+kernels, which on the CPU measured (AMD EPYC with AVX-512 VNNI) took about half the float model's
+time per call (bench/ocr_profile.py, BENCHMARKS "issue 21, session 10"); on a CPU without int8
+dot-product instructions the gain may be smaller (not measured: ``int8_models: none`` is the float
+path). Static quantization needs the range of
 every activation, measured on inputs like the real ones ("calibration"): here the float engine
 itself reads a few pages of text generated on the spot (``calibration_pages``: several fonts and
 sizes, rendered as the text stage renders a scan), and every input its detector and recogniser
