@@ -9,8 +9,9 @@ path). Static quantization needs the range of
 every activation, measured on inputs like the real ones ("calibration"): here the float engine
 itself reads a few pages of text generated on the spot (``calibration_pages``: several fonts and
 sizes, rendered as the text stage renders a scan), and every input its detector and recogniser
-receive is kept. Nothing comes from the network or the corpus, so the build works offline and
-gives the same model on every machine with the same packages.
+receive is kept. Nothing comes from the network or the corpus, so the build works offline; the
+pages are the same everywhere (seeded), the ranges measured on them may differ in the last bits
+between CPUs whose float kernels differ.
 
 The quantized file is written under a cache folder, named by a hash of the float model's bytes,
 the recipe below and the onnxruntime and onnx versions, so a changed model or toolchain builds a
