@@ -15,7 +15,7 @@ depends on what else runs; the engines run interleaved, page by page.
 For rapidocr the CER of the same recognised lines in the previous XY-cut reading order
 (``old_order_cer``) is reported too.
 
-    .venv/bin/python bench/ocr_cpu.py [--variants] [--json out.json] [--only NAME,NAME]
+    .venv/bin/python bench/ocr_cpu.py [--variants] [--int8] [--json out.json] [--only NAME,NAME]
 
 Needs the ``tesseract`` binary (``apt-get install -y tesseract-ocr tesseract-ocr-eng``); without it
 only rapidocr runs.
@@ -249,6 +249,9 @@ def score(item: Item, text: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", action="store_true", help="also time rapidocr speed settings")
+    ap.add_argument(
+        "--int8", action="store_true", help="also rapidocr float, int8 det, int8 det and rec (session 10)"
+    )
     ap.add_argument("--json", type=Path, help="write per-page results here")
     ap.add_argument("--only", help="comma-separated substrings of item names to run")
     args = ap.parse_args()
@@ -259,6 +262,10 @@ def main() -> None:
         configs["rapidocr all-cores"] = RapidOcrSettings(num_threads=0)
         configs["rapidocr all-cores spinning"] = RapidOcrSettings(num_threads=0, onnx_spinning=True)
         configs["rapidocr det-max-960"] = RapidOcrSettings(det_limit_type="max", det_limit_side_len=960)
+    if args.int8:
+        configs["rapidocr float"] = RapidOcrSettings(int8_models="none")  # the default before session 10
+        configs["rapidocr int8-det"] = RapidOcrSettings(int8_models="det")
+        configs["rapidocr int8"] = RapidOcrSettings(int8_models="det_rec")
     engines = {}
     for name, s in configs.items():
         t0 = time.perf_counter()

@@ -56,6 +56,13 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "no-orientation": ({}, {"detect_orientation": False}),
     "dpi-120": ({}, {"dpi": 120}),
     "no-crop": ({}, {"crop_to_ink": False}),  # the whole page to the engine, as before session 9
+    # int8 copies of the models (static QDQ, ocr/quantize.py), session 10
+    "int8-rec": ({"int8_models": "rec"}, {}),
+    "int8-det": ({"int8_models": "det"}, {}),
+    "int8": ({"int8_models": "det_rec"}, {}),
+    "float": ({"int8_models": "none"}, {}),
+    "int8-rec-norecheck": ({"int8_models": "rec", "int8_recheck_below": 0.0}, {}),
+    "int8-norecheck": ({"int8_models": "det_rec", "int8_recheck_below": 0.0}, {}),
 }
 
 

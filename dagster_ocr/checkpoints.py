@@ -44,8 +44,13 @@ CHECKPOINT_FORMAT = 1
 
 #: OCR settings that change how fast pages are read, never what is read: not part of the key
 _SPEED_ONLY = frozenset({"document_type", "workers"})
-#: the same for engine settings (added after the first keys were written, so older keys stay)
-_ENGINE_SPEED_ONLY = frozenset({"onnx_memory_arena"})
+#: the same for engine settings (added after the first keys were written, so older keys stay);
+#: int8_model_dir says where the int8 models are cached, not what they read
+_ENGINE_SPEED_ONLY = frozenset({"onnx_memory_arena", "int8_model_dir"})
+#: engine settings that count only away from these values (added later: the float models' keys stay)
+_ENGINE_COUNTS_UNLESS = {"int8_models": "none"}
+#: engine settings that mean something only with int8 models on
+_INT8_ONLY = frozenset({"int8_recheck_below"})
 
 _DOC_ID = re.compile(r"[0-9a-f]{64}")
 _PAGE_FILE = re.compile(r"(\d{6,})\.page")
@@ -64,6 +69,9 @@ def ocr_fingerprint(engine: Any, settings: OcrSettings) -> dict[str, Any]:
         engine_part = engine_settings.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
     else:
         engine_part = settings.engine.model_dump(mode="json", exclude=_ENGINE_SPEED_ONLY)
+    if engine_part.get("int8_models", "none") == "none":
+        engine_part = {k: v for k, v in engine_part.items() if k not in _INT8_ONLY}
+    engine_part = {k: v for k, v in engine_part.items() if _ENGINE_COUNTS_UNLESS.get(k, object()) != v}
     shared = settings.model_dump(mode="json", exclude={"engine", *_SPEED_ONLY})
     return {
         "format": CHECKPOINT_FORMAT,

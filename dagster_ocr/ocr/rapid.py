@@ -11,6 +11,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,117 @@ def _stop_spinning(ocr: Any) -> None:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         wrapper.session = InferenceSession(path, sess_options=options, providers=session.get_providers())
+
+
+class _Recorder:
+    """Stands in for a rapidocr session wrapper and keeps every input it is called with."""
+
+    def __init__(self, target: Any):
+        self.target, self.inputs = target, []
+
+    def __call__(self, x: np.ndarray) -> Any:
+        self.inputs.append(np.array(x, copy=True))
+        return self.target(x)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+
+def _calibration_inputs(ocr: Any) -> dict[str, list[np.ndarray]]:
+    """What rapidocr's detector and recogniser are fed while the float engine reads generated pages."""
+    from dagster_ocr.ocr.quantize import calibration_pages
+
+    recorders = {"det": _Recorder(ocr.text_det.session), "rec": _Recorder(ocr.text_rec.session)}
+    ocr.text_det.session, ocr.text_rec.session = recorders["det"], recorders["rec"]
+    try:
+        for page in calibration_pages():
+            ocr(np.ascontiguousarray(page[:, :, ::-1]))  # rapidocr takes BGR
+    finally:
+        ocr.text_det.session, ocr.text_rec.session = recorders["det"].target, recorders["rec"].target
+    return {k: r.inputs for k, r in recorders.items()}
+
+
+def _recheck_doubtful_lines(ocr: Any, wrapper: Any, float_session: Any, below: float) -> None:
+    """Make ``ocr.recognize_txt`` read again, with the float model, every line the int8 recogniser
+    read with a confidence under ``below``.
+
+    int8 reads clean print as the float model does; where they differ the int8 confidence is low
+    (a handwritten letter's lines), so only such lines pay for a second, float reading.
+    ``wrapper`` is rapidocr's session wrapper whose ``session`` is swapped for that call.
+    """
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+
+    int8_read = ocr.recognize_txt
+
+    def recognize_txt(imgs: list[np.ndarray]) -> Any:
+        res = int8_read(imgs)
+        doubtful = [i for i, score in enumerate(res.scores or []) if score < below]
+        if not doubtful or res.txts is None or len(res.txts) != len(imgs):
+            return res
+        quantized, wrapper.session = wrapper.session, float_session
+        try:
+            again = int8_read([imgs[i] for i in doubtful])
+        finally:
+            wrapper.session = quantized
+        txts, scores = list(res.txts), list(res.scores)
+        words = list(res.word_results) if len(res.word_results) == len(txts) else None
+        for j, i in enumerate(doubtful):
+            txts[i], scores[i] = again.txts[j], again.scores[j]
+            if words is not None and len(again.word_results) == len(doubtful):
+                words[i] = again.word_results[j]
+        return TextRecOutput(
+            imgs=res.imgs,
+            txts=tuple(txts),
+            scores=scores,
+            word_results=tuple(words) if words is not None else res.word_results,
+            elapse=res.elapse,
+        )
+
+    ocr.recognize_txt = recognize_txt
+
+
+def _use_int8(ocr: Any, which: str, cache_dir: str | None, recheck_below: float = 0.0) -> list[str]:
+    """Swap the chosen sessions (``which``: rec, det or det_rec) for int8 copies of their models.
+
+    A copy is built (``quantize.ensure_quantized``) only where the cache lacks it; the calibration
+    run happens at most once for both. A part whose copy cannot be built or loaded keeps its float
+    session, with a warning. Returns the parts now running int8.
+    """
+    from onnxruntime import InferenceSession
+
+    from dagster_ocr.ocr.quantize import default_cache_dir, ensure_quantized
+
+    folder = Path(cache_dir) if cache_dir else default_cache_dir()
+    parts = {"det": ocr.text_det, "rec": ocr.text_rec}
+    calibration: dict[str, list[np.ndarray]] = {}
+    done = []
+    for name in ("det", "rec"):
+        if name not in which.split("_"):
+            continue
+        wrapper = parts[name].session
+        session = getattr(wrapper, "session", None)
+        path = getattr(session, "_model_path", None)
+        try:
+            if not isinstance(session, InferenceSession) or not path:
+                raise TypeError("rapidocr's session is not an onnxruntime InferenceSession on a file")
+
+            def inputs(name: str = name) -> list[np.ndarray]:
+                if not calibration:
+                    calibration.update(_calibration_inputs(ocr))
+                return calibration[name]
+
+            qpath, built = ensure_quantized(Path(path), folder, inputs)
+            wrapper.session = InferenceSession(
+                str(qpath), sess_options=session.get_session_options(), providers=session.get_providers()
+            )
+            if name == "rec" and recheck_below > 0:
+                _recheck_doubtful_lines(ocr, wrapper, float_session=session, below=recheck_below)
+        except Exception as exc:  # a missing onnx package, a read-only cache, a toolchain change
+            logger.warning("rapidocr %s: int8 model unavailable, using the float model (%s)", name, exc)
+            continue
+        done.append(name)
+        logger.info("rapidocr %s: int8 model %s (%s)", name, qpath, "built" if built else "cached")
+    return done
 
 
 class RapidOcrEngine(OcrEngineBase):
@@ -116,6 +228,13 @@ class RapidOcrEngine(OcrEngineBase):
             ocr._load_rec_model()
             if not self.settings.onnx_spinning:
                 _stop_spinning(ocr)
+            if self.settings.int8_models != "none":
+                _use_int8(
+                    ocr,
+                    self.settings.int8_models,
+                    self.settings.int8_model_dir,
+                    self.settings.int8_recheck_below,
+                )
         except Exception as exc:
             raise EngineError(f"cannot load rapidocr: {exc}") from exc
         logger.info("rapidocr loaded (max_side_len=%d)", self.settings.max_side_len)

@@ -85,6 +85,32 @@ class RapidOcrSettings(BaseModel):
         "narrow column gutter the detector bridged, a table's column gap) before reading them "
         "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
     )
+    int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
+        "rec",
+        description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
+        "ocr/quantize.py) built once from the bundled float models, calibrated on generated pages, "
+        "and cached in int8_model_dir: 'rec' the recogniser (default), 'det' the detector, 'det_rec' "
+        "both, 'none' the float models. 'rec' (with int8_recheck_below) measured 25% less CPU on the "
+        "tune scans and 39% on dense pages at tune CER 0.0445 -> 0.0459 and check unchanged (0.0256); "
+        "'det_rec' 43% less but tune 0.0482 and check 0.0385 (BENCHMARKS, issue 21 session 10). The "
+        "first load builds a copy: about 40 CPU s and 2 GB of memory for 'rec' (6.4 GB for 'det'), "
+        "once per machine and model version. A copy that cannot be built or loaded (no onnx package, "
+        "a read-only cache) falls back to the float model with a warning.",
+    )
+    int8_recheck_below: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="With an int8 recogniser, lines it reads with a confidence under this are read "
+        "again by the float model (0: never). Where int8 and float read a line differently the int8 "
+        "confidence was low (0.64-0.87 on a handwritten letter; clean print 0.92 and up).",
+    )
+    int8_model_dir: str | None = Field(
+        None,
+        description="Folder the int8 models are cached in (built there on first use, reused after, "
+        "one file per float model and toolchain version); None is $XDG_CACHE_HOME/dagster-ocr/models "
+        "(~/.cache/dagster-ocr/models). Must be writable, or hold the files already.",
+    )
 
 
 class TransformersOcrSettings(BaseModel):
