@@ -86,11 +86,11 @@ class RapidOcrSettings(BaseModel):
         "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
     )
     int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
-        "rec",
+        "none",
         description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
         "ocr/quantize.py) built once from the bundled float models, calibrated on generated pages, "
-        "and cached in int8_model_dir: 'rec' the recogniser (default), 'det' the detector, 'det_rec' "
-        "both, 'none' the float models. 'rec' (with int8_recheck_below) measured 25% less CPU on the "
+        "and cached in int8_model_dir: 'rec' the recogniser, 'det' the detector, 'det_rec' both, "
+        "'none' the float models (default: they read best, and need no build on a new machine). 'rec' (with int8_recheck_below) measured 25% less CPU on the "
         "tune scans and 39% on dense pages at tune CER 0.0445 -> 0.0459 and check unchanged (0.0256); "
         "'det_rec' 43% less but tune 0.0482 and check 0.0385 (BENCHMARKS, issue 21 session 10). The "
         "first load builds a copy: about 40 CPU s and 2 GB of memory for 'rec' (6.4 GB for 'det'), "

@@ -290,17 +290,16 @@ def test_the_key_holds_exactly_what_changes_ocr_output() -> None:
     # onnxruntime's memory arena: speed (and memory) only; keys written before it existed still hold
     assert key(engine={"kind": "rapidocr", "onnx_memory_arena": True}) == base
     assert "onnx_memory_arena" not in ocr_fingerprint(engine, OcrSettings())["engine_settings"]
-    # int8 models (session 10): their cache folder never counts; with them off (the float models,
-    # the default before) neither does the recheck threshold, so float keys written before stay
+    # int8 models (session 10, opt-in): their cache folder never counts; with them off (the float
+    # models, the default) neither does the recheck threshold, so float keys written before stay
     assert key(engine={"kind": "rapidocr", "int8_model_dir": "/elsewhere"}) == base
-    float_key = key(engine={"kind": "rapidocr", "int8_models": "none"})
-    assert float_key != base  # the int8 recogniser (default) reads (slightly) differently
-    assert key(engine={"kind": "rapidocr", "int8_models": "none", "int8_recheck_below": 0.5}) == float_key
-    float_fp = ocr_fingerprint(
-        engine, OcrSettings.model_validate({"engine": {"kind": "rapidocr", "int8_models": "none"}})
-    )
+    assert key(engine={"kind": "rapidocr", "int8_models": "none"}) == base
+    assert key(engine={"kind": "rapidocr", "int8_recheck_below": 0.5}) == base
+    float_fp = ocr_fingerprint(engine, OcrSettings())
     assert not {"int8_models", "int8_recheck_below", "int8_model_dir"} & set(float_fp["engine_settings"])
-    assert key(engine={"kind": "rapidocr", "int8_recheck_below": 0.5}) != base
+    int8_key = key(engine={"kind": "rapidocr", "int8_models": "rec"})
+    assert int8_key != base  # the int8 recogniser reads (slightly) differently
+    assert key(engine={"kind": "rapidocr", "int8_models": "rec", "int8_recheck_below": 0.5}) != int8_key
     for changed in (
         {"dpi": 200},
         {"min_confidence": 0.7},
