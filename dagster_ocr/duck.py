@@ -22,7 +22,7 @@ PACKAGES = {
     "vss": "duckdb-extension-vss",
     "ducklake": "duckdb-extension-ducklake",
     "postgres_scanner": "duckdb-extension-postgres-scanner",
-    # only for a lake whose data is on an object store (s3://...): not in requirements.lock
+    # only for a lake whose data is on an object store (s3://...): in the lock and the lake-s3 extra
     "httpfs": "duckdb-extension-httpfs",
 }
 

@@ -10,13 +10,13 @@ import shutil
 
 import duckdb
 import pytest
+from support.lake import scratch_lake
 
 from assets.cli import main
 from assets.lake import lake_maintenance_job
 from dagster_ocr.export import document_markdown
 from dagster_ocr.lake import LakeWarehouse
 from resources import WarehouseResource
-from support.lake import scratch_lake
 
 
 def test_cli_on_a_lake(corpus, tmp_path, capsys):

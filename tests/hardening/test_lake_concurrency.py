@@ -22,10 +22,10 @@ from pathlib import Path
 
 import crash_writer
 import pytest
+from support.lake import scratch_lake, table_digests
 
 from dagster_ocr.lake import LakeWarehouse
 from dagster_ocr.warehouse import CONTENT_TABLES, Warehouse
-from support.lake import scratch_lake, table_digests
 
 N_DOCS = 12
 WRITER = Path(__file__).with_name("lake_writer.py")

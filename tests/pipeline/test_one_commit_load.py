@@ -8,6 +8,8 @@ their verdict). The lake half runs against the local PostgreSQL (skipped when un
 
 from __future__ import annotations
 
+from support.lake import scratch_lake, table_digests
+
 from dagster_ocr import partition_keys
 from dagster_ocr.gate import judge_document, load_and_judge
 from dagster_ocr.lake import LakeWarehouse
@@ -15,7 +17,6 @@ from dagster_ocr.pipeline import parse
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.settings import Settings
 from dagster_ocr.warehouse import CONTENT_TABLES, Warehouse
-from support.lake import scratch_lake, table_digests
 
 TABLES = ("documents", *CONTENT_TABLES, "quality_results", "document_partitions")
 KEY = "report-1a2b3c4d"
@@ -37,7 +38,13 @@ def _separately(wh, r) -> str:
 
 def _at_once(wh, r) -> str:
     counts, decision = load_and_judge(
-        wh, r.document, r.labels, r.tables, r.paragraphs, partition_key=KEY, quality_settings=QualitySettings()
+        wh,
+        r.document,
+        r.labels,
+        r.tables,
+        r.paragraphs,
+        partition_key=KEY,
+        quality_settings=QualitySettings(),
     )
     assert counts["tables"] == len(r.tables) and counts["documents"] == 1
     return str(decision.status)
