@@ -95,7 +95,9 @@ _MID_PHRASE_WORDS = frozenset(
 
 #: a line ending in dot leaders and a short page reference ("Fees . . . . 12", "Annex ...... A-3")
 #: (four dots at least: an ellipsis and a word at a line's end is running text)
-_LEADER_END_RE = re.compile(r"(?:[.·…‥․]\s*){4,}[^\s.·…‥․]{1,8}$")
+#: the dots a run of leaders is drawn with (rows.py joins a run drawn as a fragment of its own)
+LEADER_DOTS = ".·…‥․"
+_LEADER_END_RE = re.compile(rf"(?:[{LEADER_DOTS}]\s*){{4,}}[^\s{LEADER_DOTS}]{{1,8}}$")
 
 
 def ends_toc_entry(text: str) -> bool:

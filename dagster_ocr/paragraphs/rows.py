@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dagster_ocr.layout import BBox, is_rtl, union, v_overlap
 from dagster_ocr.model import Line
-from dagster_ocr.paragraphs.patterns import _BULLETS, is_cjk
+from dagster_ocr.paragraphs.patterns import _BULLETS, LEADER_DOTS, is_cjk
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
@@ -56,7 +56,7 @@ def _is_marker_glyph(text: str) -> bool:
 
 
 #: characters a run of dot leaders is drawn with (a table of contents' "Title . . . . 12")
-_LEADER_CHARS = frozenset(".·…‥․ \u00a0")
+_LEADER_CHARS = frozenset(LEADER_DOTS + " \u00a0")
 #: how far (in font sizes) a run of dot leaders reaches to the fragment beside it on its line
 LEADER_REACH = 2.5
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import random
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -213,6 +214,20 @@ class _Spec:
             out.append(cells)
         out.extend([list(r) for r in self.body])
         return out
+
+
+def _hyphenated_description(rng: random.Random, n_cols: int, n_rows: int, text: Callable[[], str]) -> _Spec:
+    """A table with a wrapped, hyphenated "Description" column beside the stub, each body cell's
+    run from ``text`` (drawn in row order, after the column is chosen)."""
+    sp = _spec(rng, n_cols, min(n_rows, 9))
+    desc = rng.randrange(1, n_cols)
+    for r in sp.body:
+        r[desc] = text()
+    sp.header[0][desc] = ("Description", 1)
+    sp.align[desc] = "l"
+    sp.wrap = {desc}
+    sp.hyphenate = True
+    return sp
 
 
 def _spec(
@@ -710,14 +725,9 @@ def _one(
         sp.wrap = {desc}
         y = table(sp, st, x0, y + 10, x1 - x0)
     elif cls == "hyphenated":
-        sp = _spec(rng, n_cols, min(n_rows, 9))
-        desc = rng.randrange(1, n_cols)  # a lower-case text column beside the stub
-        for r in sp.body:
-            r[desc] = " ".join(_body_words(rng, rng.randint(4, 14)))
-        sp.header[0][desc] = ("Description", 1)
-        sp.align[desc] = "l"
-        sp.wrap = {desc}
-        sp.hyphenate = True
+        sp = _hyphenated_description(
+            rng, n_cols, n_rows, lambda: " ".join(_body_words(rng, rng.randint(4, 14)))
+        )
         y = table(sp, st, x0, y + 10, x1 - x0)
     elif cls == "compound_hyphen":
         # a description column among figures whose runs hold compounds, broken at their hyphen
@@ -728,17 +738,14 @@ def _one(
             for c in used[:2]:
                 words.insert(rng.randrange(25), c)
             y = _paragraph(page, rng, x0, x1, y, 3, font[0], size, words=words)
-        sp = _spec(rng, n_cols, min(n_rows, 9))
-        desc = rng.randrange(1, n_cols)
-        for r in sp.body:
+
+        def run() -> str:
             ws = _body_words(rng, rng.randint(4, 12))
             for _ in range(rng.randint(1, 2)):
                 ws.insert(rng.randrange(len(ws) + 1), rng.choice(used))
-            r[desc] = " ".join(ws)
-        sp.header[0][desc] = ("Description", 1)
-        sp.align[desc] = "l"
-        sp.wrap = {desc}
-        sp.hyphenate = True
+            return " ".join(ws)
+
+        sp = _hyphenated_description(rng, n_cols, n_rows, run)
         y = table(sp, st, x0, y + 10, x1 - x0)
     elif cls == "shaded_cells":
         # a word processor's table: filled cells, a box per text line inside; two-line headers,

@@ -24,6 +24,15 @@ def _tables(seed: int, cls: str | None = None) -> tuple[object, list]:
     return case, extract_tables(doc, TI.pages_of(doc), TableSettings())
 
 
+def _assert_one_table_as_generated(seed: int, cls: str) -> None:
+    """The page's one table, cell for cell as the generator drew it (Unicode-normalised)."""
+    case, tables = _tables(seed, cls)
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
+
+
 def _adjacency_f1(seed: int, cls: str | None = None) -> float:
     case, tables = _tables(seed, cls)
     truth = [(p, g) for t in case.tables for p, g in t.grids.items()]
@@ -208,11 +217,7 @@ def test_right_to_left_cells_wrapped_over_lines(seed: int) -> None:
     the script's words, passed for a row gap; and a short last line starting right of the line
     above was read as the same line, scrambling the cell's word order. Columns stay in display
     order (as tabula-java's right-to-left expectation), each cell's text in reading order."""
-    case, tables = _tables(seed, "rtl_wrapped")
-    (table,) = tables
-    assert [[_norm(x) for x in r] for r in table.grid()] == [
-        [_norm(x) for x in r] for r in case.tables[0].merged
-    ]
+    _assert_one_table_as_generated(seed, "rtl_wrapped")
 
 
 @pytest.mark.parametrize("seed", [0, 3, 8])
@@ -222,11 +227,7 @@ def test_cells_filled_with_a_box_per_text_line(seed: int) -> None:
     line finder read each inner box's sides as rules: a two-line header and every wrapped stub
     came out a row per line, each padding a column of its own. A fill on the same colour cannot
     be seen, and its sides are no rules now (``grid._visible_paths``)."""
-    case, tables = _tables(seed, "shaded_cells")
-    (table,) = tables
-    assert [[_norm(x) for x in r] for r in table.grid()] == [
-        [_norm(x) for x in r] for r in case.tables[0].merged
-    ]
+    _assert_one_table_as_generated(seed, "shaded_cells")
 
 
 def test_a_fill_on_its_own_colour_draws_no_rules() -> None:
@@ -254,11 +255,7 @@ def test_compounds_broken_at_their_hyphen_keep_it(seed: int) -> None:
     line breaks ("deli-" / "very"). Every such hyphen was dropped ("heavyduty"); now the
     document's words decide (``paragraphs.patterns.Vocabulary``): the compound set whole in a
     paragraph or another cell keeps its hyphen, a line-break hyphen still goes."""
-    case, tables = _tables(seed, "compound_hyphen")
-    (table,) = tables
-    assert [[_norm(x) for x in r] for r in table.grid()] == [
-        [_norm(x) for x in r] for r in case.tables[0].merged
-    ]
+    _assert_one_table_as_generated(seed, "compound_hyphen")
 
 
 @pytest.mark.parametrize("seed", [0, 4, 8])
