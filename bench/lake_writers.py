@@ -11,13 +11,16 @@ Modes, alternated round by round on the same documents:
 - ``file1``: one process writing a DuckDB file, which is what the ``duckdb_writer`` pool of one
   allows however many runs are queued;
 - ``lake1`` / ``lake2``: one / two processes writing one DuckLake (its own PostgreSQL database per
-  round), the documents split between them;
+  round), taking the documents from one queue (each the next one nobody has taken, as Dagster's run
+  queue hands out partitions);
 - a ``-3c`` suffix (``lake2-3c``): the writer steps as they were before session 10, the load, the
   partition key and the gate's verdict each its own commit (now ``gate.load_and_judge``: one).
 
 Each writer imports, attaches and warms up (one throwaway document into a scratch file) before a
-start signal; the wall time runs from the signal to the last writer's end. Tune and check documents
-are measured as separate sets.
+start signal; the wall time runs from the signal to the end of the last writer's last document
+(not its process's exit). The machine's CPU seconds in that window (/proc/stat: the catalog's
+PostgreSQL too, and anything else running) are reported beside the writers' own. Tune and check
+documents are measured as separate sets.
 
     .venv/bin/python bench/lake_writers.py [--docs 10] [--rounds 3] [--json OUT]
 """
@@ -98,6 +101,15 @@ def _writer_step(wh: Any, item: tuple, settings: Any, commits: int = 1) -> None:
             kb.load_document(wh, doc_id, settings.kb, embed=False)
 
 
+def _claim(claims: Path, i: int) -> bool:
+    """Take document ``i`` off the shared queue: True for the one writer whose claim file is new."""
+    try:
+        os.close(os.open(claims / str(i), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 def child(target: str, data: str, pickle_path: str, indexes: list[int], go: str, commits: int) -> None:
     C.quiet_logs()
     from dagster_ocr.lake import open_warehouse
@@ -115,11 +127,28 @@ def child(target: str, data: str, pickle_path: str, indexes: list[int], go: str,
         time.sleep(0.005)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    for i in indexes:
-        _writer_step(wh, items[i], settings, commits)
+    done = 0
+    for i in indexes:  # every writer walks the same queue and takes what no one has taken yet
+        if _claim(Path(go + ".claims"), i):
+            _writer_step(wh, items[i], settings, commits)
+            done += 1
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    print(json.dumps({"wall": time.perf_counter() - t0, "cpu": cpu, "retries": getattr(wh, "retries", 0)}))
+    end = time.monotonic()  # system-wide on Linux: the parent compares it with the start signal's
+    wall = time.perf_counter() - t0
+    print(
+        json.dumps({"wall": wall, "end": end, "cpu": cpu, "docs": done, "retries": getattr(wh, "retries", 0)})
+    )
+
+
+def _busy_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat; 0 where there is none)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0.0
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def _fresh_target(mode: str, workdir: Path) -> tuple[str, str, Any]:
@@ -155,23 +184,36 @@ def one_round(mode: str, pickle_path: Path, n_docs: int, workdir: Path) -> dict[
     spec, data, cleanup = _fresh_target(base, workdir)
     n_writers = int(base[4:]) if base.startswith("lake") else 1
     go = workdir / f"go-{uuid.uuid4().hex[:8]}"
-    shares = [list(range(n_docs))[w::n_writers] for w in range(n_writers)]
+    Path(f"{go}.claims").mkdir()
+    # one queue, as Dagster's run queue hands the next partition to whichever run slot frees: a
+    # fixed share per writer would time the unluckiest share (4 documents of 1-12 pages each)
+    queue = list(map(str, range(n_docs)))
     procs = [
         subprocess.Popen(
             [sys.executable, __file__, "--child", spec, data, str(pickle_path), str(go), str(commits)]
-            + list(map(str, share)),
+            + queue[w:]
+            + queue[:w],  # each warms up on a different document (its first)
             stdout=subprocess.PIPE,
             text=True,
         )
-        for share in shares
+        for w in range(n_writers)
     ]
     try:
         for p in procs:
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        busy0 = _busy_s()
         go.touch()
-        t0 = time.perf_counter()
-        results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
-        wall = time.perf_counter() - t0
+        t0 = time.monotonic()
+        results = []
+        for p in procs:
+            assert p.stdout is not None
+            results.append(json.loads(p.stdout.readline()))  # printed as the writer's loop ends
+        busy = _busy_s() - busy0
+        # from the signal to the last writer's end, not to its exit: a process's teardown (DuckDB,
+        # GX) is no writer step and would add the same ~0.5 s to every mode, however many writers
+        wall = max(r["end"] for r in results) - t0
+        for p in procs:
+            p.communicate()
         assert all(p.returncode == 0 for p in procs)
     finally:
         for p in procs:
@@ -184,6 +226,12 @@ def one_round(mode: str, pickle_path: Path, n_docs: int, workdir: Path) -> dict[
         "docs_per_hour": round(n_docs * 3600 / wall),
         "cpu_s_per_doc": round(sum(r["cpu"] for r in results) / n_docs, 4),
         "retries": sum(r["retries"] for r in results),
+        "writer_walls_s": [round(r["wall"], 3) for r in results],
+        "writer_docs": [r["docs"] for r in results],
+        # every process's CPU in the window, the catalog's PostgreSQL backends included (and any
+        # other load: compare it with the load average)
+        "machine_cpu_s_per_doc": round(busy / n_docs, 4),
+        "machine_cores_busy": round(busy / wall, 2),
     }
 
 
@@ -221,23 +269,28 @@ def main() -> None:
                     print(f"round {r} {split} {res}", file=sys.stderr)
     load_after = os.getloadavg()
     summary: dict[str, Any] = {"load_before": load_before, "load_after": load_after, "sets": {}}
-    print(f"| set | mode | docs/h (median of {args.rounds}) | CPU s/doc | conflicts retried |")
-    print("|---|---|---|---|---|")
+    print(
+        f"| set | mode | docs/h (median of {args.rounds}) | writers' CPU s/doc | machine CPU s/doc "
+        "| cores busy | conflicts retried |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for split, by_mode in runs.items():
         med = {m: C.median(x["docs_per_hour"] for x in by_mode[m]) for m in modes}
         summary["sets"][split] = {"median_docs_per_hour": med, "runs": by_mode}
         for m in modes:
             cpu = C.median(x["cpu_s_per_doc"] for x in by_mode[m])
+            machine = C.median(x["machine_cpu_s_per_doc"] for x in by_mode[m])
+            cores = C.median(x["machine_cores_busy"] for x in by_mode[m])
             retries = sum(x["retries"] for x in by_mode[m])
-            print(f"| {split} | {m} | {med[m]:.0f} | {cpu:.3f} | {retries} |")
+            print(f"| {split} | {m} | {med[m]:.0f} | {cpu:.3f} | {machine:.3f} | {cores:.2f} | {retries} |")
         for m in modes:
             one = m.split("-")[0]
             base = med.get(m.replace(one, "lake1"))
             if base and m.startswith("lake") and one != "lake1":
-                print(f"| {split} | {m} / {m.replace(one, 'lake1')} | {med[m] / base:.2f}x | | |")
+                print(f"| {split} | {m} / {m.replace(one, 'lake1')} | {med[m] / base:.2f}x | | | | |")
         base = med.get("lake1")
         if base and "file1" in med:
-            print(f"| {split} | lake1 / file1 | {base / med['file1']:.2f}x | | |")
+            print(f"| {split} | lake1 / file1 | {base / med['file1']:.2f}x | | | | |")
     print(f"\nload average before {load_before}, after {load_after}")
     if args.json:
         C.dump(summary, args.json)

@@ -122,10 +122,20 @@ _ROOTS: dict[tuple[Any, ...], duckdb.DuckDBPyConnection] = {}
 _ROOTS_LOCK = threading.Lock()
 
 
+#: DuckDB threads of a writer's attachment. A writer's unit of work is a document: dozens of small
+#: statements, each too small to split, whose parallel operators spend more on handing work between
+#: threads than they save, and more again when other writers hold the other cores. Writers scale by
+#: processes instead. Two writer processes on 2 cores, one thread against DuckDB's default (all
+#: cores): writer CPU per document +6% over one writer against +40%, documents per hour 1.39-1.51x
+#: one writer against 1.17-1.41x; one writer alone no slower (bench/lake_writers.py, BENCHMARKS.md,
+#: issue 23, session 11). Readers (analysts' scans) keep every core.
+WRITE_THREADS = 1
+
+
 def _attach(
     spec: str, data_path: str | None, read_only: bool, version: int | None
 ) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+    con = duckdb.connect(config={} if read_only else {"threads": WRITE_THREADS})
     try:
         duck.load(con, "ducklake", "postgres_scanner")
         if data_path and "://" in data_path:

@@ -8,11 +8,12 @@ their verdict). The lake half runs against the local PostgreSQL (skipped when un
 
 from __future__ import annotations
 
+import duckdb
 from support.lake import scratch_lake, table_digests
 
 from dagster_ocr import partition_keys
 from dagster_ocr.gate import judge_document, load_and_judge
-from dagster_ocr.lake import LakeWarehouse
+from dagster_ocr.lake import WRITE_THREADS, LakeWarehouse
 from dagster_ocr.pipeline import parse
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.settings import Settings
@@ -82,3 +83,11 @@ def test_on_a_lake_the_load_and_its_verdict_are_one_snapshot(corpus, tmp_path):
         verdict = lake.query("SELECT status FROM documents WHERE doc_id = ?", [doc_id]).status.tolist()
         assert verdict == ["parsed"]
         assert partition_keys.recorded_key(lake, doc_id) == KEY
+        # a writer's attachment runs one DuckDB thread (lake.WRITE_THREADS: writers scale by
+        # processes); a reader's keeps DuckDB's default of every core
+        with lake.connect() as con:
+            assert con.execute("SELECT current_setting('threads')").fetchone()[0] == WRITE_THREADS
+        reader = LakeWarehouse(spec, read_only=True)
+        with reader.connect(read_only=True) as con:
+            threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+        assert threads == duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
