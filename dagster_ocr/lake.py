@@ -122,6 +122,16 @@ _ROOTS: dict[tuple[Any, ...], duckdb.DuckDBPyConnection] = {}
 _ROOTS_LOCK = threading.Lock()
 
 
+#: DuckLake's first wait before it retries a commit that lost the race for the next snapshot id
+#: (``ducklake_retry_wait_ms``; it grows by ``ducklake_retry_backoff``, 1.5, up to 10 tries). A
+#: transaction first tries the id after the snapshot it began on, so a commit collides whenever
+#: another writer committed while it worked: two writers on 2 cores collided on about half their
+#: commits (27-41 of 64; PostgreSQL's log, ``ducklake_snapshot_pkey``). The loser only has to read the new
+#: snapshot and send its commit again, and every collision means another commit got through, so
+#: waiting buys nothing; DuckLake's default 100 ms left the loser's core idle each time. Past 10
+#: tries ``write`` retries the whole transaction with its own jittered backoff.
+RETRY_WAIT_MS = 2
+
 #: DuckDB threads of a writer's attachment. A writer's unit of work is a document: dozens of small
 #: statements, each too small to split, whose parallel operators spend more on handing work between
 #: threads than they save, and more again when other writers hold the other cores. Writers scale by
@@ -157,6 +167,7 @@ def _attach(
         if read_only:
             con.execute(attach)
         else:
+            con.execute(f"SET GLOBAL ducklake_retry_wait_ms = {int(RETRY_WAIT_MS)}")
             # the first attach of an empty database creates DuckLake's catalog tables: two writers
             # doing it at once collide in PostgreSQL (measured: "duplicate key value violates
             # unique constraint pg_type_typname_nsp_index"), so writers attach one at a time

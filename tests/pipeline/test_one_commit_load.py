@@ -13,7 +13,7 @@ from support.lake import scratch_lake, table_digests
 
 from dagster_ocr import partition_keys
 from dagster_ocr.gate import judge_document, load_and_judge
-from dagster_ocr.lake import WRITE_THREADS, LakeWarehouse
+from dagster_ocr.lake import RETRY_WAIT_MS, WRITE_THREADS, LakeWarehouse
 from dagster_ocr.pipeline import parse
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.settings import Settings
@@ -85,8 +85,11 @@ def test_on_a_lake_the_load_and_its_verdict_are_one_snapshot(corpus, tmp_path):
         assert partition_keys.recorded_key(lake, doc_id) == KEY
         # a writer's attachment runs one DuckDB thread (lake.WRITE_THREADS: writers scale by
         # processes); a reader's keeps DuckDB's default of every core
+        # and retries a commit that lost the race for the next snapshot id at once (RETRY_WAIT_MS)
         with lake.connect() as con:
             assert con.execute("SELECT current_setting('threads')").fetchone()[0] == WRITE_THREADS
+            wait = con.execute("SELECT current_setting('ducklake_retry_wait_ms')").fetchone()[0]
+            assert wait == RETRY_WAIT_MS
         reader = LakeWarehouse(spec, read_only=True)
         with reader.connect(read_only=True) as con:
             threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
