@@ -29,6 +29,7 @@ REVIEWED = {
     ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_expire_snapshots(\'{CATALOG}\', older_than => ?)"'),
     ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_list_files(\'{CATALOG}\', \'{_sql_str(table)}\')"'),
     ('dagster_ocr/lake.py', 'f"SELECT id FROM ducklake_current_snapshot(\'{CATALOG}\')"'),
+    ('dagster_ocr/lake.py', 'f"SET GLOBAL ducklake_retry_wait_ms = {int(RETRY_WAIT_MS)}"'),  # an int constant
     ('dagster_ocr/lake.py', 'f"SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots(\'{CATALOG}\') "\n                "ORDER BY snapshot_id DESC LIMIT ?"'),
     ('dagster_ocr/lake.py', 'f"USE {CATALOG}"'),
     ("dagster_ocr/warehouse.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
