@@ -8,8 +8,10 @@ boxes set their labels in rows; the words alone cannot tell them from a table, t
   cell's diagonal slash is one segment, an arrowhead two that turn back;
 - an *axis*: a level or upright line with four or more short ticks square to it, evenly spaced
   (a table has no ticks);
-- a *flow chart*: two or more arrows (a thin filled shaft with a slanted head, or a slanted
-  head's pair of strokes) each touching one of three or more drawn boxes.
+- *bars*: three or more filled boxes of one width on one baseline, of unlike heights (a row of
+  shaded cells shares its height);
+- a *flow chart*: two or more arrows (a thin filled shaft with a slanted head, or a small filled
+  head at a stroke's end) each touching one of three or more drawn boxes.
 
 Each piece of evidence is grown by the drawn paths it overlaps (the plot's frame, its axes) and
 then by a margin of a few text heights, where a chart sets its tick labels and axis titles. A
@@ -31,6 +33,8 @@ _AXIS_TICKS = 4
 #: a tick is at most this long (points), a rule at least _AXIS_LENGTH
 _TICK_MAX = 8.0
 _AXIS_LENGTH = 60.0
+#: the widest gap (points) between a flow chart's steps and arrows that still joins them
+_FLOW_GAP = 40.0
 
 
 def _key(p: tuple[float, float]) -> tuple[int, int]:
@@ -134,39 +138,44 @@ def _axes(level: list[BBox], upright: list[BBox]) -> list[BBox]:
     """Boxes of the axes: a long line with evenly spaced short ticks square to it."""
     out: list[BBox] = []
     for axis, ticks, along in ((level, upright, 0), (upright, level, 1)):
-        short = [t for t in ticks if (t[3] - t[1] if along == 0 else t[2] - t[0]) <= _TICK_MAX]
-        if len(short) < _AXIS_TICKS:
+        # ticks by the coordinate where they meet a line (both ends), a point's slack either way
+        ends: dict[int, list[float]] = {}
+        for t in ticks:
+            if (t[3] - t[1] if along == 0 else t[2] - t[0]) > _TICK_MAX:
+                continue
+            pos, e0, e1 = (t[0], t[1], t[3]) if along == 0 else (t[1], t[0], t[2])
+            for e in {round(e0), round(e1)}:
+                ends.setdefault(e, []).append(pos)
+        if sum(len(v) for v in ends.values()) < _AXIS_TICKS:
             continue
         for a in axis:
-            length = a[2] - a[0] if along == 0 else a[3] - a[1]
-            if length < _AXIS_LENGTH:
+            lo, hi, at = (a[0], a[2], a[1]) if along == 0 else (a[1], a[3], a[0])
+            if hi - lo < _AXIS_LENGTH:
                 continue
-            pos: list[float] = []
-            for t in short:
-                if along == 0:  # a level axis at y = a[1]; upright ticks touching it
-                    if a[0] - 1 <= t[0] <= a[2] + 1 and (abs(t[1] - a[1]) <= 1 or abs(t[3] - a[1]) <= 1):
-                        pos.append(t[0])
-                elif a[1] - 1 <= t[1] <= a[3] + 1 and (abs(t[0] - a[0]) <= 1 or abs(t[2] - a[0]) <= 1):
-                    pos.append(t[1])
-            pos = sorted({round(p, 1) for p in pos})
+            near = {p for k in (round(at) - 1, round(at), round(at) + 1) for p in ends.get(k, ())}
+            pos = sorted({round(p, 1) for p in near if lo - 1 <= p <= hi + 1})
             if _even(pos):
                 out.append(a)
     return out
 
 
 def _arrows(cdrawings: list[dict[str, Any]]) -> list[BBox]:
-    """Boxes of arrows: a filled path, thin and long, with slanted edges (its head)."""
+    """Boxes of arrows: a filled path with slanted edges (a head) that is thin and long (the
+    shaft drawn with it) or small (a triangle at a stroke's end)."""
     out: list[BBox] = []
     for path in cdrawings:
         if "f" not in (path.get("type") or ""):
             continue
         x0, y0, x1, y1 = path["rect"]
         w, h = x1 - x0, y1 - y0
-        if not (min(w, h) <= 6.0 and max(w, h) >= 8.0):
+        items = path.get("items", ())
+        thin = min(w, h) <= 6.0 and max(w, h) >= 8.0
+        head = 2.0 <= max(w, h) <= 12.0 and len(items) <= 4
+        if not (thin or head):
             continue
         slanted = sum(
             1
-            for it in path.get("items", ())
+            for it in items
             if it[0] == "l" and abs(it[1][0] - it[2][0]) >= 0.3 and abs(it[1][1] - it[2][1]) >= 0.3
         )
         if slanted >= 2:
@@ -174,13 +183,28 @@ def _arrows(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     return out
 
 
+def _closed(path: dict[str, Any]) -> bool:
+    items = path["items"]
+    if path.get("closePath"):
+        return True
+    a, b = items[0][1], items[-1][-1]
+    return abs(a[0] - b[0]) < 0.5 and abs(a[1] - b[1]) < 0.5
+
+
 def _boxes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
-    """Stroked boxes of a text's size or more (a flow chart's steps)."""
+    """Stroked boxes of a text's size or more (a flow chart's steps): a drawn rectangle, or a
+    closed stroked path of four sides or more (a rounded box: sides and corner arcs)."""
     out: list[BBox] = []
     for path in cdrawings:
         if "s" not in (path.get("type") or ""):
             continue
-        for item in path.get("items", ()):
+        items = path.get("items", ())
+        if len(items) >= 4 and all(it[0] in ("l", "c") for it in items) and _closed(path):
+            box = tuple(path["rect"])
+            if box[2] - box[0] >= 15 and box[3] - box[1] >= 8:
+                out.append(box)
+            continue
+        for item in items:
             if item[0] == "re":
                 b = item[1]
                 box = (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
@@ -189,21 +213,72 @@ def _boxes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     return out
 
 
+def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
+    """Boxes of bar charts: three or more filled boxes of one width standing on one baseline,
+    of unlike heights (a row of shaded cells shares its height)."""
+    rects: list[BBox] = []
+    for path in cdrawings:
+        if "f" not in (path.get("type") or ""):
+            continue
+        for item in path.get("items", ()):
+            if item[0] == "re":
+                b = item[1]
+                box = (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
+                if box[2] - box[0] >= 2.0 and box[3] - box[1] >= 1.0:
+                    rects.append(box)
+    if len(rects) < 3:
+        return []
+    by_base: dict[int, list[BBox]] = {}
+    for r in rects:
+        by_base.setdefault(round(r[3]), []).append(r)
+    out: list[BBox] = []
+    for group in by_base.values():
+        if len(group) < 3:
+            continue
+        widths = sorted(r[2] - r[0] for r in group)
+        wmed = widths[len(widths) // 2]
+        same = [r for r in group if abs((r[2] - r[0]) - wmed) <= 0.1 * wmed + 0.5]
+        heights = {round(r[3] - r[1]) for r in same}
+        if len(same) < 3 or len(heights) < 3 or max(heights) < 1.5 * max(min(heights), 1):
+            continue
+        out.append(
+            (
+                min(r[0] for r in same),
+                min(r[1] for r in same),
+                max(r[2] for r in same),
+                max(r[3] for r in same),
+            )
+        )
+    return out
+
+
 def _touch(a: BBox, b: BBox, pad: float = 3.0) -> bool:
     return a[0] - pad <= b[2] and b[0] - pad <= a[2] and a[1] - pad <= b[3] and b[1] - pad <= a[3]
 
 
+def _inside(a: BBox, b: BBox, pad: float = 1.0) -> bool:
+    """``a`` within ``b``, give or take ``pad``."""
+    return a[0] >= b[0] - pad and a[1] >= b[1] - pad and a[2] <= b[2] + pad and a[3] <= b[3] + pad
+
+
 def _flow_charts(cdrawings: list[dict[str, Any]]) -> list[BBox]:
-    """Boxes of flow charts: arrows and the boxes they touch, when 2+ arrows touch 3+ boxes."""
+    """Boxes of flow charts: steps (drawn boxes holding no arrow: a frame round the chart is not a
+    step) and the arrows touching them, joined across the gaps arrows bridge; a group with two
+    arrows or more touching its steps, and three steps or more, is a flow chart."""
     arrows = _arrows(cdrawings)
     if len(arrows) < 2:
         return []
-    boxes = _boxes(cdrawings)
+    boxes = [b for b in _boxes(cdrawings) if not any(_inside(a, b, 0.0) for a in arrows)]
     touching = [a for a in arrows if any(_touch(a, b) for b in boxes)]
-    linked = [b for b in boxes if any(_touch(a, b) for a in touching)]
-    if len(touching) < 2 or len(linked) < 3:
+    if len(touching) < 2 or len(boxes) < 3:
         return []
-    return _merge([*touching, *linked], pad=3.0)
+    out = []
+    for group in _merge([*touching, *boxes], pad=_FLOW_GAP):
+        n_arrows = sum(_inside(a, group) for a in touching)
+        n_boxes = sum(_inside(b, group) for b in boxes)
+        if n_arrows >= 2 and n_boxes >= 3:
+            out.append(group)
+    return out
 
 
 def _merge(boxes: list[BBox], pad: float) -> list[BBox]:
@@ -233,7 +308,7 @@ def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> list[B
     """The page's chart and diagram regions (unrotated page space, as the drawings are), each
     grown by the margin where a chart sets its labels (``text_height`` the page's usual word
     height). Empty for a page whose drawings hold no series, tick-marked axis or flow chart."""
-    seeds = _series(cdrawings)
+    seeds = _series(cdrawings) + _bars(cdrawings)
     level, upright = _segments(cdrawings)
     seeds += _axes(level, upright)
     regions = _flow_charts(cdrawings)
@@ -254,5 +329,5 @@ def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> list[B
 
 
 def series_boxes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
-    """The data series alone (see ``_series``): a ruled grid holding one is a chart's panels."""
-    return _series(cdrawings)
+    """The data marks alone (``_series``, ``_bars``): a ruled grid holding one is a chart's panels."""
+    return _series(cdrawings) + _bars(cdrawings)
