@@ -96,33 +96,44 @@ def _series(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     return out
 
 
-def _segments(cdrawings: list[dict[str, Any]]) -> tuple[list[BBox], list[BBox]]:
-    """Level and upright stroked segments (thin boxes count too): (level, upright) as boxes."""
-    level: list[BBox] = []
-    upright: list[BBox] = []
+def _segments(cdrawings: list[dict[str, Any]]) -> tuple[list[BBox], list[BBox], list[BBox], list[BBox]]:
+    """Level and upright segments (lines, thin boxes, a box's sides) that may be an axis (long)
+    or a tick (short), as boxes: (long level, long upright, short level, short upright)."""
+    long_l: list[BBox] = []
+    long_u: list[BBox] = []
+    tick_l: list[BBox] = []
+    tick_u: list[BBox] = []
     for path in cdrawings:
         for item in path.get("items", ()):
-            if item[0] == "l":
+            kind = item[0]
+            if kind == "l":
                 (ax, ay), (bx, by) = item[1], item[2]
-                box = (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
-            elif item[0] == "re":
-                box = tuple(item[1])
-                box = (min(box[0], box[2]), min(box[1], box[3]), max(box[0], box[2]), max(box[1], box[3]))
-                w, h = box[2] - box[0], box[3] - box[1]
-                if w > 1.5 and h > 1.5:
-                    # a box: its four sides
-                    x0, y0, x1, y1 = box
-                    level += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
-                    upright += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
+                x0, x1 = (ax, bx) if ax <= bx else (bx, ax)
+                y0, y1 = (ay, by) if ay <= by else (by, ay)
+            elif kind == "re":
+                r = item[1]
+                x0, x1 = (r[0], r[2]) if r[0] <= r[2] else (r[2], r[0])
+                y0, y1 = (r[1], r[3]) if r[1] <= r[3] else (r[3], r[1])
+                if x1 - x0 > 1.5 and y1 - y0 > 1.5:  # a box: its four sides
+                    if x1 - x0 >= _AXIS_LENGTH:
+                        long_l += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
+                    if y1 - y0 >= _AXIS_LENGTH:
+                        long_u += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
                     continue
             else:
                 continue
-            w, h = box[2] - box[0], box[3] - box[1]
+            w, h = x1 - x0, y1 - y0
             if h <= 1.5 and w > 0.5:
-                level.append(box)
+                if w >= _AXIS_LENGTH:
+                    long_l.append((x0, y0, x1, y1))
+                elif w <= _TICK_MAX:
+                    tick_l.append((x0, y0, x1, y1))
             elif w <= 1.5 and h > 0.5:
-                upright.append(box)
-    return level, upright
+                if h >= _AXIS_LENGTH:
+                    long_u.append((x0, y0, x1, y1))
+                elif h <= _TICK_MAX:
+                    tick_u.append((x0, y0, x1, y1))
+    return long_l, long_u, tick_l, tick_u
 
 
 def _even(xs: list[float]) -> bool:
@@ -134,25 +145,24 @@ def _even(xs: list[float]) -> bool:
     return mean > 2.0 and all(abs(s - mean) <= 0.12 * mean + 0.5 for s in steps)
 
 
-def _axes(level: list[BBox], upright: list[BBox]) -> list[BBox]:
+def _axes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     """Boxes of the axes: a long line with evenly spaced short ticks square to it."""
+    long_l, long_u, tick_l, tick_u = _segments(cdrawings)
     out: list[BBox] = []
-    for axis, ticks, along in ((level, upright, 0), (upright, level, 1)):
+    for axis, ticks, along in ((long_l, tick_u, 0), (long_u, tick_l, 1)):
+        if len(ticks) < _AXIS_TICKS or not axis:
+            continue
         # ticks by the coordinate where they meet a line (both ends), a point's slack either way
         ends: dict[int, list[float]] = {}
         for t in ticks:
-            if (t[3] - t[1] if along == 0 else t[2] - t[0]) > _TICK_MAX:
-                continue
             pos, e0, e1 = (t[0], t[1], t[3]) if along == 0 else (t[1], t[0], t[2])
             for e in {round(e0), round(e1)}:
                 ends.setdefault(e, []).append(pos)
-        if sum(len(v) for v in ends.values()) < _AXIS_TICKS:
-            continue
         for a in axis:
             lo, hi, at = (a[0], a[2], a[1]) if along == 0 else (a[1], a[3], a[0])
-            if hi - lo < _AXIS_LENGTH:
-                continue
             near = {p for k in (round(at) - 1, round(at), round(at) + 1) for p in ends.get(k, ())}
+            if len(near) < _AXIS_TICKS:
+                continue
             pos = sorted({round(p, 1) for p in near if lo - 1 <= p <= hi + 1})
             if _even(pos):
                 out.append(a)
@@ -304,13 +314,14 @@ def _area(b: BBox) -> float:
     return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
 
 
-def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> list[BBox]:
-    """The page's chart and diagram regions (unrotated page space, as the drawings are), each
-    grown by the margin where a chart sets its labels (``text_height`` the page's usual word
-    height). Empty for a page whose drawings hold no series, tick-marked axis or flow chart."""
-    seeds = _series(cdrawings) + _bars(cdrawings)
-    level, upright = _segments(cdrawings)
-    seeds += _axes(level, upright)
+def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> tuple[list[BBox], list[BBox]]:
+    """The page's chart and diagram regions and its data marks (series, bars), in unrotated page
+    space as the drawings are. Each region is grown by the margin where a chart sets its labels
+    (``text_height`` the page's usual word height); a ruled grid holding a mark is a chart's
+    panels. Both empty for a page whose drawings hold no series, bars, tick-marked axis or flow
+    chart."""
+    marks = _series(cdrawings) + _bars(cdrawings)
+    seeds = marks + _axes(cdrawings)
     regions = _flow_charts(cdrawings)
     if seeds:
         core = _merge(seeds, pad=2.0)
@@ -325,9 +336,4 @@ def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> list[B
             grown.append(box)
         h = max(text_height, 4.0)
         regions += [(b[0] - 5 * h, b[1] - 1 * h, b[2] + 5 * h, b[3] + 3 * h) for b in _merge(grown, pad=2.0)]
-    return regions
-
-
-def series_boxes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
-    """The data marks alone (``_series``, ``_bars``): a ruled grid holding one is a chart's panels."""
-    return _series(cdrawings) + _bars(cdrawings)
+    return regions, marks

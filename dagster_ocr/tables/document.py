@@ -16,7 +16,7 @@ from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.paragraphs.patterns import Vocabulary
 from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
-from dagster_ocr.tables.charts import chart_regions, series_boxes
+from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
@@ -328,7 +328,7 @@ def _charts(
         return [], []
     heights = sorted(w.y1 - w.y0 for w in words)
     h = heights[len(heights) // 2]
-    regions, series = chart_regions(cdrawings, h), series_boxes(cdrawings)
+    regions, series = chart_regions(cdrawings, h)
     for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
         if turn is not None:  # drawings are in unrotated page space
             regions = [transform_box(b, turn) for b in regions]

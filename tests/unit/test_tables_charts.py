@@ -38,7 +38,7 @@ def test_a_generated_chart_is_no_table_and_keeps_its_words(cls: str, seed: int, 
     table's cells; inside a chart region they build none, and reach the paragraphs."""
     case = make_case(seed, cls)
     doc = pymupdf.open("pdf", case.pdf)
-    assert chart_regions(doc[0].get_cdrawings(), 8.0)
+    assert chart_regions(doc[0].get_cdrawings(), 8.0)[0]
     assert case.tables == [] and _tables(doc) == []
     path = tmp_path / "chart.pdf"
     path.write_bytes(case.pdf)
@@ -56,7 +56,7 @@ def test_a_ruled_table_is_no_chart_and_still_a_table(seed: int) -> None:
     """A grid of level and upright rules enclosing cells holds no series, ticks, bars or arrows."""
     case = make_case(seed, "ruled")
     doc = pymupdf.open("pdf", case.pdf)
-    assert chart_regions(doc[0].get_cdrawings(), 8.0) == []
+    assert chart_regions(doc[0].get_cdrawings(), 8.0) == ([], [])
     (table,) = _tables(doc)
     assert len(table.grid()) == len(case.tables[0].merged)
 
@@ -91,7 +91,7 @@ def test_a_ruled_table_beside_a_chart_stays_whole() -> None:
     for x in x_edges:
         page.draw_line((x, y0), (x, y0 + len(rows) * pitch))
     doc = pymupdf.open("pdf", doc.tobytes())
-    (region,) = chart_regions(doc[0].get_cdrawings(), 8.0)
+    (region,), _ = chart_regions(doc[0].get_cdrawings(), 8.0)
     assert region[3] < y0  # the chart's region stops above the table
     (table,) = _tables(doc)
     assert table.grid() == rows
