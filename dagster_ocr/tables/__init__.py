@@ -8,8 +8,7 @@ text lines (stacked header lines and wrapped cells joined). Charts and diagrams,
 page's drawings (``charts``), are no place to look: their tick labels, legends and step labels
 stay body text, and a ruled grid holding a data series is a chart's panels, no table. Cell text
 always comes from word boxes (``Table.extract()`` drops inter-word spaces). Other finders remain
-selectable for comparison
-(see ``TableSettings.finder`` and bench/tables_icdar.py).
+selectable for comparison (see ``TableSettings.finder`` and bench/tables_icdar.py).
 Merging is evidence-based: the last table on page N is joined with the first table on page N+1
 only when nothing but page furniture or a few short lines separates them, the column layouts
 agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
