@@ -97,16 +97,25 @@ def _series(cdrawings: list[dict[str, Any]]) -> list[BBox]:
 
 
 def _segments(cdrawings: list[dict[str, Any]]) -> tuple[list[BBox], list[BBox], list[BBox], list[BBox]]:
-    """Level and upright segments (lines, thin boxes, a box's sides) that may be an axis (long)
-    or a tick (short), as boxes: (long level, long upright, short level, short upright)."""
+    """Level and upright segments (stroked lines, thin boxes, a box's sides) that may be an axis
+    (long) or a tick (short), as boxes: (long level, long upright, short level, short upright).
+    The edges of a filled area are left out: a chart drawn as filled outlines (a line exported as
+    the shape it covers) has thousands, short ones among them, beside its axes."""
     long_l: list[BBox] = []
     long_u: list[BBox] = []
     tick_l: list[BBox] = []
     tick_u: list[BBox] = []
+    starts_l: set[tuple[int, int]] = set()  # where short level and upright pieces start and end
+    ends_l: set[tuple[int, int]] = set()
+    starts_u: set[tuple[int, int]] = set()
+    ends_u: set[tuple[int, int]] = set()
     for path in cdrawings:
+        stroked = "s" in (path.get("type") or "")
         for item in path.get("items", ()):
             kind = item[0]
             if kind == "l":
+                if not stroked:  # an edge of a filled area (a line drawn as its outline), no rule
+                    continue
                 (ax, ay), (bx, by) = item[1], item[2]
                 x0, x1 = (ax, bx) if ax <= bx else (bx, ax)
                 y0, y1 = (ay, by) if ay <= by else (by, ay)
@@ -128,11 +137,29 @@ def _segments(cdrawings: list[dict[str, Any]]) -> tuple[list[BBox], list[BBox], 
                     long_l.append((x0, y0, x1, y1))
                 elif w <= _TICK_MAX:
                     tick_l.append((x0, y0, x1, y1))
+                    starts_l.add((round(x0), round(y0)))
+                    ends_l.add((round(x1), round(y0)))
             elif w <= 1.5 and h > 0.5:
                 if h >= _AXIS_LENGTH:
                     long_u.append((x0, y0, x1, y1))
                 elif h <= _TICK_MAX:
                     tick_u.append((x0, y0, x1, y1))
+                    starts_u.add((round(x0), round(y0)))
+                    ends_u.add((round(x0), round(y1)))
+    # a short piece of rule that another short piece goes on from, end to start (a table's
+    # border drawn cell by cell, one row high, across a rule), is no tick: a tick stands alone
+    # (a gridline going on from it across the axis is long; a tick drawn twice, major over minor,
+    # shares its start)
+    tick_l = [
+        t
+        for t in tick_l
+        if (round(t[0]), round(t[1])) not in ends_l and (round(t[2]), round(t[1])) not in starts_l
+    ]
+    tick_u = [
+        t
+        for t in tick_u
+        if (round(t[0]), round(t[1])) not in ends_u and (round(t[0]), round(t[3])) not in starts_u
+    ]
     return long_l, long_u, tick_l, tick_u
 
 
@@ -315,11 +342,12 @@ def _area(b: BBox) -> float:
 
 
 def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> tuple[list[BBox], list[BBox]]:
-    """The page's chart and diagram regions and its data marks (series, bars), in unrotated page
-    space as the drawings are. Each region is grown by the margin where a chart sets its labels
-    (``text_height`` the page's usual word height); a ruled grid holding a mark is a chart's
-    panels. Both empty for a page whose drawings hold no series, bars, tick-marked axis or flow
-    chart."""
+    """The page's chart and diagram regions, and its chart parts (data series, bars and plot
+    areas: the frame and axes round them), in unrotated page space as the drawings are. Each
+    region is grown by the margin where a chart sets its labels (``text_height`` the page's usual
+    word height); a ruled grid holding a series or bars, or lying in a plot area (a legend's
+    box), is part of a chart. Both empty for a page whose drawings hold no series, bars,
+    tick-marked axis or flow chart."""
     marks = _series(cdrawings) + _bars(cdrawings)
     seeds = marks + _axes(cdrawings)
     regions = _flow_charts(cdrawings)
@@ -334,6 +362,8 @@ def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> tuple[
                 if _touch(r, c, 1.0) and _area(r) <= 4.0 * max(_area(c), 400.0):
                     box = (min(box[0], r[0]), min(box[1], r[1]), max(box[2], r[2]), max(box[3], r[3]))
             grown.append(box)
+        plots = _merge(grown, pad=2.0)
         h = max(text_height, 4.0)
-        regions += [(b[0] - 5 * h, b[1] - 1 * h, b[2] + 5 * h, b[3] + 3 * h) for b in _merge(grown, pad=2.0)]
+        regions += [(b[0] - 5 * h, b[1] - 1 * h, b[2] + 5 * h, b[3] + 3 * h) for b in plots]
+        marks += plots
     return regions, marks

@@ -301,8 +301,10 @@ def _stream_parts(
                 for part in _without_cut_rows(found, all_words) if found is not None else ():
                     if not _keep(part, s):
                         continue
-                    if any(centre_inside(b, [part.bbox], pad=0.0) for b in series):
-                        continue  # a grid holding a data series: a chart's panels, not a table
+                    if any(centre_inside(b, [part.bbox], pad=0.0) for b in series) or centre_inside(
+                        part.bbox, series, pad=0.0
+                    ):
+                        continue  # a grid holding a data series, or in a plot: a chart's, no table
                     (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's
@@ -323,7 +325,8 @@ def _stream_parts(
 def _charts(
     pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[_Word], frame: tuple[float, ...] | None
 ) -> tuple[list[BBox], list[BBox]]:
-    """The page's chart regions and data series (``charts``), in the words' coordinates."""
+    """The page's chart regions and chart parts (series, bars, plot areas: ``charts``), in the
+    words' coordinates."""
     if not words or not cdrawings:
         return [], []
     heights = sorted(w.y1 - w.y0 for w in words)

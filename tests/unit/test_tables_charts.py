@@ -114,3 +114,20 @@ def test_what_is_no_data_series_or_bars() -> None:
         page.draw_rect(pymupdf.Rect(60 + 30 * k, 700 - h, 80 + 30 * k, 700), color=None, fill=(0.2, 0.4, 0.8))
     dr = pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings()
     assert len(_series(dr)) == 1 and len(_bars(dr)) == 1
+
+
+def test_a_grid_drawn_cell_by_cell_has_no_ticks() -> None:
+    """A word processor draws a table's borders cell by cell: short upright pieces, one row high
+    and evenly spaced (columns of one width), standing on every rule. Each goes on from the piece
+    in the row above or below: no tick marks, no axis, no chart."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    x_edges = [60.0 + 50 * k for k in range(8)]
+    for r in range(9):
+        y = 100 + 7 * r
+        page.draw_line((x_edges[0], y), (x_edges[-1], y), width=0.5)  # each rule whole
+        if r < 8:
+            for x in x_edges:
+                page.draw_line((x, y), (x, y + 7), width=0.5)
+    dr = pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings()
+    assert chart_regions(dr, 6.0) == ([], [])
