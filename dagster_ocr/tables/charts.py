@@ -252,7 +252,9 @@ def _boxes(cdrawings: list[dict[str, Any]]) -> list[BBox]:
 
 def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     """Boxes of bar charts: three or more filled boxes of one width standing on one baseline,
-    of unlike heights (a row of shaded cells shares its height)."""
+    of unlike heights (a row of shaded cells shares its height), the tallest at least twice as
+    tall as wide, none holding another filled box or overlapping another bar (a word processor's
+    shaded cell holds a box per text line)."""
     rects: list[BBox] = []
     for path in cdrawings:
         if "f" not in (path.get("type") or ""):
@@ -278,6 +280,17 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
         heights = {round(r[3] - r[1]) for r in same}
         if len(same) < 3 or len(heights) < 3 or max(heights) < 1.5 * max(min(heights), 1):
             continue
+        if max(heights) < 2.0 * wmed:
+            continue  # no bar stands twice as tall as it is wide: shaded cells and text lines' boxes
+        # a bar holds no other filled box and overlaps no other bar (a shaded cell holds its lines')
+        same = [
+            r
+            for r in same
+            if not any(o is not r and _inside(o, r, 0.0) for o in rects)
+            and not any(o is not r and _overlap(o, r) for o in same)
+        ]
+        if len({round(r[3] - r[1]) for r in same}) < 3:
+            continue
         out.append(
             (
                 min(r[0] for r in same),
@@ -287,6 +300,11 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
             )
         )
     return out
+
+
+def _overlap(a: BBox, b: BBox) -> bool:
+    """``a`` and ``b`` share more than an edge."""
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
 
 
 def _touch(a: BBox, b: BBox, pad: float = 3.0) -> bool:
