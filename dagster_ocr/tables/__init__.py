@@ -4,9 +4,11 @@ The default finder ('auto') reads ruled tables with PyMuPDF's line finder (``use
 run only on pages that draw a grid) and finds every other table by text alignment, the way
 camelot's stream mode and Nurminen's tabula algorithm do: words are cut into chunks at wide gaps,
 runs of multi-chunk lines form table areas, column gutters are x ranges no word covers, rows are
-text lines (stacked header lines and wrapped cells joined). Cell text always comes from word boxes
-(``Table.extract()`` drops inter-word spaces). Other finders remain selectable for comparison
-(see ``TableSettings.finder`` and bench/tables_icdar.py).
+text lines (stacked header lines and wrapped cells joined). Charts and diagrams, found in the
+page's drawings (``charts``), are no place to look: their tick labels, legends and step labels
+stay body text, and a ruled grid holding a data series is a chart's panels, no table. Cell text
+always comes from word boxes (``Table.extract()`` drops inter-word spaces). Other finders remain
+selectable for comparison (see ``TableSettings.finder`` and bench/tables_icdar.py).
 Merging is evidence-based: the last table on page N is joined with the first table on page N+1
 only when nothing but page furniture or a few short lines separates them, the column layouts
 agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
@@ -21,6 +23,8 @@ Modules, each importing only those above it:
 - ``words``: the page's words and text lines as the finders read them; text normalisation.
 - ``grid``: ruled tables, a port of PyMuPDF's edge and cell code fed word boxes, run only on the
   PyMuPDF release it was ported from (``grid.PORTED_FROM``; any other uses ``find_tables``).
+- ``charts``: chart and diagram regions from the drawing (data series, bars, tick-marked axes,
+  flow charts' boxes and arrows), where the text finder builds no table.
 - ``cells``: ``_Part`` (one table on one page) read from a PyMuPDF grid; spans and suspicious cells.
 - ``stream``: the text-alignment finder, and the test that keeps a found table (``_keep``).
 - ``prose``: running text a finder took for a table (numbered transcript lines, gapped

@@ -11,11 +11,12 @@ from typing import Any
 
 import pymupdf
 
-from dagster_ocr.layout import outside, overlap_share, transform_box
+from dagster_ocr.layout import centre_inside, outside, overlap_share, transform_box
 from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.paragraphs.patterns import Vocabulary
 from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
+from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
@@ -283,8 +284,10 @@ def _stream_parts(
     """
     ruled: list[_Part] = []
     boxed: list[_Part] = []  # text in drawn boxes: no table, and no place to look for one
+    charts: list[BBox] = []  # charts and diagrams: their words build no text-aligned table
     if s.finder == "auto":
         cdrawings = pg.get_cdrawings()
+        charts, series = _charts(pg, cdrawings, all_words, frame)
         if _has_grid(cdrawings):
             try:
                 grids = _ruled_grids(pg, cdrawings, all_words, frame)
@@ -296,17 +299,44 @@ def _stream_parts(
             for tab in grids:
                 found = _to_part(tab, "lines", page_index, all_words, s)
                 for part in _without_cut_rows(found, all_words) if found is not None else ():
-                    if _keep(part, s):
-                        (boxed if _boxed_text(part) else ruled).append(part)
+                    if not _keep(part, s):
+                        continue
+                    if any(centre_inside(b, [part.bbox], pad=0.0) for b in series) or centre_inside(
+                        part.bbox, series, pad=0.0
+                    ):
+                        continue  # a grid holding a data series, or in a plot: a chart's, no table
+                    (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
-    # words the ruled tables (or text boxes) already hold are not looked at again
+    # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's
     regions = [p.bbox for p in (*ruled, *boxed)]
-    words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
+    words = [
+        w
+        for w in all_words
+        if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)
+        and outside((w.x0, w.y0, w.x1, w.y1), charts, pad=0.0)
+    ]
     parts = list(ruled)
     for part in _stream_tables(_text_lines(words, s.chunk_gap), page_index, s):
         if not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled):
             parts.append(part)
     return parts
+
+
+def _charts(
+    pg: pymupdf.Page, cdrawings: list[dict[str, Any]], words: list[_Word], frame: tuple[float, ...] | None
+) -> tuple[list[BBox], list[BBox]]:
+    """The page's chart regions and chart parts (series, bars, plot areas: ``charts``), in the
+    words' coordinates."""
+    if not words or not cdrawings:
+        return [], []
+    heights = sorted(w.y1 - w.y0 for w in words)
+    h = heights[len(heights) // 2]
+    regions, series = chart_regions(cdrawings, h)
+    for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
+        if turn is not None:  # drawings are in unrotated page space
+            regions = [transform_box(b, turn) for b in regions]
+            series = [transform_box(b, turn) for b in series]
+    return regions, series
 
 
 def _without_envelopes(parts: list[_Part]) -> list[_Part]:

@@ -70,7 +70,11 @@ EXTRA = [*TURNED, "hyphenated", "rtl_wrapped"]
 LATER = ["shaded_cells", "compound_hyphen"]
 #: a later page with no table: two charts side by side under their "Figure N." captions, with
 #: tick labels (figures), axis titles, legends and source notes (drawn only when named)
-LATER_NO_TABLE = ["figure_pair"]
+#: (session 11, appended so every earlier class keeps its seeds' documents) a bar chart: bars on a
+#: baseline, tick-marked axes or none, figures along the value axis, value labels over the bars,
+#: category labels under them, a legend of swatches beside short labels; a flow chart: boxed steps
+#: in rows joined by arrows (a stroke with a filled head), labels over one or two lines
+LATER_NO_TABLE = ["figure_pair", "bar_chart", "flow_chart"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1248,6 +1252,180 @@ def _figure_pair(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> 
     tags.append(word)
 
 
+def _chart_page(rng: random.Random, doc: pymupdf.Document) -> tuple[pymupdf.Page, float, tuple, float, float]:
+    """A prose page with running text above (most pages) and a "Figure N." caption: (page,
+    margin, font, size, the y under the caption)."""
+    page, margin, font, size = _prose_page(rng, doc)
+    x0, x1 = margin, page.rect.width - margin
+    y = margin + 10
+    if rng.random() < 0.7:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 6), font[0], size) + size
+    word = rng.choice(["Figure", "FIGURE", "Fig.", "Chart", "Exhibit"])
+    caption = f"{word} {rng.randint(1, 12)}. " + _label(rng, rng.randint(3, 9))
+    for line in _wrap(caption.split(), x1 - x0, font[1], size):
+        y += size * 1.3
+        page.insert_text((x0, y), line, fontname=font[1], fontsize=size)
+    return page, margin, font, size, y + size
+
+
+def _arrow(page: pymupdf.Page, a: tuple[float, float], b: tuple[float, float], head: float) -> None:
+    """A stroke from a to b ending in a filled triangular head at b."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    n = max((dx * dx + dy * dy) ** 0.5, 1e-6)
+    ux, uy = dx / n, dy / n
+    base = (b[0] - ux * head, b[1] - uy * head)
+    page.draw_line(pymupdf.Point(*a), pymupdf.Point(*base), color=(0, 0, 0), width=0.7)
+    left = pymupdf.Point(base[0] - uy * head * 0.45, base[1] + ux * head * 0.45)
+    right = pymupdf.Point(base[0] + uy * head * 0.45, base[1] - ux * head * 0.45)
+    page.draw_polyline([left, pymupdf.Point(*b), right, left], color=None, fill=(0, 0, 0), closePath=True)
+
+
+def _bar_chart(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> None:
+    """A bar chart under its caption: bars (one or two series) on a baseline, a value axis with
+    evenly spaced figures (ticks on most pages, gridlines or a frame on some), value labels over
+    the bars, category labels under them, a legend of swatches; a source note and running text
+    under it. No table."""
+    page, margin, font, size, y = _chart_page(rng, doc)
+    W = page.rect.width
+    x0, x1 = margin, W - margin
+    fs = max(6.0, size - rng.choice([0.0, 1.0, 2.0]))
+    left = x0 + fs * rng.uniform(4, 6)
+    right = x1 - rng.uniform(0, 0.35) * (x1 - x0)
+    top, bottom = y + fs * 2, y + fs * 2 + rng.uniform(110, 220)
+    n_ticks = rng.randint(4, 8)
+    step = rng.choice([5, 10, 20, 25, 50, 100, 1000, 0.05])
+    ticks = rng.random() < 0.75
+    style = rng.choice(["axes", "grid", "frame"])
+    tags += [style, "ticks" if ticks else "no_ticks"]
+    for t in range(n_ticks):
+        ty = bottom - (bottom - top) * t / (n_ticks - 1)
+        v = step * t
+        text = f"{v:,.0f}" if step >= 1 else f"{v:.2f}"
+        page.insert_text(
+            (left - fs * 0.6 - _width(text, font[0], fs), ty + fs * 0.3), text, fontname=font[0], fontsize=fs
+        )
+        if ticks:
+            page.draw_line(pymupdf.Point(left - 3, ty), pymupdf.Point(left, ty), color=(0, 0, 0), width=0.5)
+        if style == "grid" and t > 0:
+            page.draw_line(
+                pymupdf.Point(left, ty), pymupdf.Point(right, ty), color=(0.8, 0.8, 0.8), width=0.4
+            )
+    if style == "frame":
+        page.draw_rect(pymupdf.Rect(left, top, right, bottom), color=(0, 0, 0), width=0.5)
+    else:
+        page.draw_line(pymupdf.Point(left, top), pymupdf.Point(left, bottom), color=(0, 0, 0), width=0.6)
+        page.draw_line(pymupdf.Point(left, bottom), pymupdf.Point(right, bottom), color=(0, 0, 0), width=0.6)
+    n_cat = rng.randint(3, 9)
+    n_ser = rng.choice([1, 1, 2])
+    slot = (right - left) / n_cat
+    bw = slot * rng.uniform(0.4, 0.7) / n_ser
+    colours = [(0.9, 0.5, 0.1), (0.2, 0.4, 0.7)]
+    cats = rng.choice(
+        [
+            [str(2000 + k) for k in range(n_cat)],
+            [_label(rng) for _ in range(n_cat)],
+            [f"{10 * k}-{10 * k + 9}" for k in range(n_cat)],
+        ]
+    )
+    for k in range(n_cat):
+        cx = left + slot * (k + 0.5)
+        for j in range(n_ser):
+            frac = rng.uniform(0.05, 0.95)
+            bx = cx - bw * n_ser / 2 + j * bw
+            page.draw_rect(
+                pymupdf.Rect(bx, bottom - (bottom - top) * frac, bx + bw, bottom),
+                color=None,
+                fill=colours[j],
+                width=0,
+            )
+            if rng.random() < 0.5 or n_ser == 1:
+                v = step * (n_ticks - 1) * frac
+                text = f"{v:,.0f}" if step >= 1 else f"{v:.2f}"
+                page.insert_text(
+                    (bx + bw / 2 - _width(text, font[0], fs * 0.9) / 2, bottom - (bottom - top) * frac - 2),
+                    text,
+                    fontname=font[0],
+                    fontsize=fs * 0.9,
+                )
+        text = cats[k]
+        page.insert_text(
+            (cx - _width(text, font[0], fs) / 2, bottom + fs * 1.3), text, fontname=font[0], fontsize=fs
+        )
+    ly = top + fs
+    for j in range(n_ser if n_ser > 1 or rng.random() < 0.5 else 0):  # the legend, right of the plot
+        lx = right + fs
+        page.draw_rect(
+            pymupdf.Rect(lx, ly - fs * 0.7, lx + fs * 0.7, ly), color=None, fill=colours[j], width=0
+        )
+        page.insert_text((lx + fs * 1.2, ly), _label(rng, rng.randint(1, 3)), fontname=font[0], fontsize=fs)
+        ly += fs * 1.4
+    yy = bottom + fs * 3.2
+    if rng.random() < 0.6:
+        page.insert_text(
+            ((left + right) / 2 - fs * 2, bottom + fs * 2.5), _label(rng, 2), fontname=font[0], fontsize=fs
+        )
+        yy += fs
+    note = "Source: " + _sentence(rng, rng.randint(8, 20))
+    for line in _wrap(note.split(), x1 - x0, font[0], fs):
+        yy += fs * 1.25
+        page.insert_text((x0, yy), line, fontname=font[0], fontsize=fs)
+    if rng.random() < 0.6:
+        _paragraph(page, rng, x0, x1, yy + 10, rng.randint(2, 6), font[0], size)
+
+
+def _flow_chart(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> None:
+    """A flow chart under its caption: two or three rows of boxed steps (one or two label lines
+    each), an arrow from each step to the next along the row and down between rows, some side
+    labels by the arrows; running text under it. No table."""
+    page, margin, font, size, y = _chart_page(rng, doc)
+    W = page.rect.width
+    x0, x1 = margin, W - margin
+    fs = max(6.5, size - rng.choice([0.0, 1.0]))
+    n_rows, n_cols = rng.randint(2, 3), rng.randint(3, 4)
+    gap = rng.uniform(18, 36)
+    bw = (x1 - x0 - gap * (n_cols - 1)) / n_cols
+    bh = fs * rng.choice([2.2, 3.4])
+    vgap = rng.uniform(22, 40)
+    rounded = rng.random() < 0.4
+    tags.append("rounded" if rounded else "square")
+    boxes = []
+    for r in range(n_rows):
+        for c in range(n_cols):
+            bx = x0 + c * (bw + gap)
+            by = y + fs + r * (bh + vgap)
+            rect = pymupdf.Rect(bx, by, bx + bw, by + bh)
+            page.draw_rect(rect, color=(0, 0, 0), width=0.7, radius=0.15 if rounded else None)
+            lines = _wrap(_label(rng, rng.randint(1, 5)).split(), bw - 6, font[0], fs)[:2]
+            ty = by + (bh - len(lines) * fs * 1.2) / 2 + fs
+            for line in lines:
+                page.insert_text(
+                    (bx + (bw - _width(line, font[0], fs)) / 2, ty), line, fontname=font[0], fontsize=fs
+                )
+                ty += fs * 1.2
+            boxes.append(rect)
+    for r in range(n_rows):
+        for c in range(n_cols - 1):
+            a, b = boxes[r * n_cols + c], boxes[r * n_cols + c + 1]
+            my = (a.y0 + a.y1) / 2
+            _arrow(page, (a.x1, my), (b.x0, my), rng.uniform(4, 6))
+        if r + 1 < n_rows:
+            c = rng.randrange(n_cols)
+            a, b = boxes[r * n_cols + c], boxes[(r + 1) * n_cols + c]
+            mx = (a.x0 + a.x1) / 2
+            _arrow(page, (mx, a.y1), (mx, b.y0), rng.uniform(4, 6))
+            if rng.random() < 0.5:
+                page.insert_text(
+                    (mx + 4, (a.y1 + b.y0) / 2 + fs * 0.3),
+                    _label(rng, 2).lower(),
+                    fontname=font[0],
+                    fontsize=fs * 0.85,
+                )
+    yy = y + fs + n_rows * (bh + vgap)
+    page.insert_text((x0, yy), "Source: " + _sentence(rng, rng.randint(5, 10)), fontname=font[0], fontsize=fs)
+    if rng.random() < 0.7:
+        _paragraph(page, rng, x0, x1, yy + 12, rng.randint(2, 6), font[0], size)
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
@@ -1256,7 +1434,11 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
-    if cls in LATER_NO_TABLE:
+    if cls == "bar_chart":
+        _bar_chart(rng, doc, tags)
+    elif cls == "flow_chart":
+        _flow_chart(rng, doc, tags)
+    elif cls in LATER_NO_TABLE:
         _figure_pair(rng, doc, tags)
     elif cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
         tables = _one(rng, cls, doc, tags)
