@@ -79,6 +79,33 @@ class RapidOcrSettings(BaseModel):
     det_limit_type: Literal["min", "max"] = Field(
         "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
     )
+    det_text_height: float = Field(
+        8.0,
+        ge=0.0,
+        description="Shrink the detector's input (never enlarge it past det_limit_*) so that the page's "
+        "letters, measured on its ink before detection (base.ink_text_height: the median height of the "
+        "ink's connected pieces, about the x-height of print), are this many pixels high; 0 keeps "
+        "rapidocr's own size. The detector's CPU is per pixel and it finds print lines whose letters "
+        "are 6-8 px high as well as at full size, so large print is detected smaller; boxes come back "
+        "in the page's pixels and the lines are still read from the full-size image. See "
+        "det_min_scale and det_full_scale_below.",
+    )
+    det_min_scale: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="The smallest share of rapidocr's own detector input side that det_text_height may "
+        "shrink a page to.",
+    )
+    det_full_scale_below: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="A page detected at a reduced size (det_text_height) whose lines read with a mean "
+        "confidence (weighted by characters) under this is detected and read again at rapidocr's own "
+        "size, and that reading is kept (0: never). Print read at a reduced size scored 0.97 and up; "
+        "handwriting, whose reading shifts with every change of its line boxes, 0.82-0.85.",
+    )
     split_at_gutters: bool = Field(
         True,
         description="Cut detected lines that cross a white band running down the page's ink (a "
