@@ -112,3 +112,25 @@ def test_a_page_read_with_low_confidence_is_detected_again_at_full_size(big_prin
     again, sizes = _read(RapidOcrSettings(det_full_scale_below=1.0), big_print)
     assert again == full
     assert len(sizes) == 2 and sizes[0] < sizes[1] == full_sizes[0]
+
+
+def test_the_channel_mean_is_numpys_bit_for_bit_and_only_where_asked():
+    from dagster_ocr.ocr.base import channel_mean
+
+    image = np.random.default_rng(3).integers(0, 256, (61, 47, 3)).astype(np.uint8)
+    assert np.array_equal(channel_mean(image), image.mean(axis=2))
+    part = channel_mean(image, (10.4, 5.6, 30.2, 40.0))
+    assert np.array_equal(part[5:40, 10:31], image.mean(axis=2)[5:40, 10:31])
+    assert not part[:5].any() and not part[:, 31:].any() and not part[40:].any()
+    assert not channel_mean(image, (100, 100, 120, 120)).any()  # outside the image: nothing
+
+
+def test_the_lines_region_holds_every_box_and_polygon():
+    from dagster_ocr.ocr.base import OcrLine, _lines_region
+
+    lines = [
+        OcrLine("a", (10, 20, 50, 30), 0.9, quad=(8, 19, 50, 20, 51, 31, 9, 30)),
+        OcrLine("b", (100, 200, 150, 210), 0.9),
+    ]
+    assert _lines_region(lines) == (6, 17, 152, 212)
+    assert _lines_region([]) is None
