@@ -318,7 +318,10 @@ class RapidOcrEngine(OcrEngineBase):
 
         rapidocr's result drops the 0/180 classifier output, yet it is the cheapest orientation
         signal there is (the classifier runs anyway). The steps are the ones ``__call__`` runs in
-        rapidocr 3.10; without the classifier the flags are None (unknown).
+        rapidocr 3.10; without the classifier the flags are None (unknown). The detector sees the
+        image at ``_det_scale``; a page that then reads doubtfully (``det_full_scale_below``) is
+        run again at rapidocr's own size. A page fed upside down or sideways reads doubtfully too,
+        so it pays that second pass before ``recognize_upright`` tries its turns.
         """
         ocr = self._ocr
         ori = ocr.load_img(bgr)
