@@ -358,7 +358,8 @@ class RapidOcrEngine(OcrEngineBase):
         if height is None:
             return 1.0
         own = _own_det_ratio(img.shape[:2], s.det_limit_side_len, s.det_limit_type)
-        return min(1.0, max(s.det_min_scale, s.det_text_height / (height * own)))
+        scale = s.det_text_height / (height * own)
+        return 1.0 if scale > s.det_max_scale else max(s.det_min_scale, scale)
 
     def _steps(self, img: np.ndarray, record: dict[str, Any]) -> tuple[Any, Any, Any, list[np.ndarray]]:
         """``RapidOCR.run_ocr_steps`` (detect, classify, recognise) with one step between detection

@@ -84,13 +84,10 @@ class RapidOcrSettings(BaseModel):
         ge=0.0,
         description="Shrink the detector's input (never enlarge it past det_limit_*) so that the page's "
         "letters, measured on its ink before detection (base.ink_text_height: the median height of the "
-        "ink's connected pieces, about the x-height of print), are this many pixels high; 0 keeps "
-        "rapidocr's own size. The detector's CPU is per pixel and it finds print lines whose letters "
-        "are 6-8 px high as well as at full size, so large print is detected smaller; boxes come back "
-        "in the page's pixels and the lines are still read from the full-size image. 8 measured 16% "
-        "less CPU on the tune scans (3.08 -> 2.60 s a page, detection 1.79 -> 1.29) and 26% on dense "
-        "generated pages at tune CER 0.0445 -> 0.0444, check unchanged (0.0256); 6 read worse (tune "
-        "0.0448, generated 0.0004), 10 saved little (3.03 s). See det_min_scale and det_full_scale_below.",
+        "ink's connected pieces, about the x-height of print), are this many pixels high, where "
+        "det_min_scale and det_max_scale allow; 0 keeps rapidocr's own size. The detector's CPU is per "
+        "pixel and it finds lines of large print as well at half size; boxes come back in the page's "
+        "pixels and the lines are still read from the full-size image (BENCHMARKS, issue 21 session 11).",
     )
     det_min_scale: float = Field(
         0.5,
@@ -98,6 +95,16 @@ class RapidOcrSettings(BaseModel):
         le=1.0,
         description="The smallest share of rapidocr's own detector input side that det_text_height may "
         "shrink a page to.",
+    )
+    det_max_scale: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="A page is detected smaller only where its letters allow a share of this or less "
+        "(at 8 px and 0.5: letters of 16 px and more at rapidocr's size, large print). 1.0 shrinks "
+        "every page whose letters are over det_text_height: 16% less CPU on the tune scans at equal "
+        "CER, but on small born-digital print at 150 dpi, lines a few pixels apart merged (us-012, a "
+        "table, CER 0.187 -> 0.355 at a share of 0.8; 2305.03393v1-pg9 0.024 -> 0.049).",
     )
     det_full_scale_below: float = Field(
         0.9,
