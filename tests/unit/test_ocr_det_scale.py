@@ -134,3 +134,24 @@ def test_the_lines_region_holds_every_box_and_polygon():
     ]
     assert _lines_region(lines) == (6, 17, 152, 212)
     assert _lines_region([]) is None
+
+
+@pytest.mark.parametrize(
+    ("letters", "max_scale", "expected"),
+    [
+        (12, 0.5, 1.0),  # small print: left at rapidocr's size
+        (20, 0.5, 0.5),  # large print: 8/20 = 0.4, floored at det_min_scale
+        (12, 1.0, 8 / 12),  # any page whose letters allow it
+        (6, 1.0, 1.0),  # letters under the target: never enlarged
+    ],
+)
+def test_the_detector_scale_follows_the_letters_within_its_bounds(letters, max_scale, expected):
+    engine = RapidOcrEngine(RapidOcrSettings(det_max_scale=max_scale))
+
+    class Loaded:
+        use_det = True
+
+    engine._ocr = Loaded()
+    image = _letters(letters, size=(800, 800))  # at least 736 a side: rapidocr's own factor is 1
+    assert engine._det_scale(image) == pytest.approx(expected)
+    assert RapidOcrEngine(RapidOcrSettings(det_text_height=0.0))._det_scale(image) == 1.0
