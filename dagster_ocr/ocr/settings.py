@@ -113,9 +113,9 @@ class RapidOcrSettings(BaseModel):
         description="A page detected at a reduced size (det_text_height) whose lines read with a mean "
         "confidence (weighted by characters) under this is detected and read again at rapidocr's own "
         "size, and that reading is kept (0: never). Print read at a reduced size scored 0.97 and up; "
-        "handwriting, whose reading shifts with every change of its line boxes, 0.82-0.85. Off, the "
-        "handwritten tune letter reads 0.234 -> 0.268 (tune CER +0.0057); on, that page costs about "
-        "2 CPU s more than at full size alone (both passes).",
+        "handwriting, whose reading shifts with every change of its line boxes, 0.82-0.85. With "
+        "det_max_scale 1.0 and this off, the handwritten tune letter read 0.234 -> 0.268 (tune CER "
+        "+0.0057); on, that page cost about 2 CPU s more than at full size alone (both passes).",
     )
     split_at_gutters: bool = Field(
         True,
