@@ -15,7 +15,7 @@ depends on what else runs; the engines run interleaved, page by page.
 For rapidocr the CER of the same recognised lines in the previous XY-cut reading order
 (``old_order_cer``) is reported too.
 
-    .venv/bin/python bench/ocr_cpu.py [--variants] [--int8] [--json out.json] [--only NAME,NAME]
+    .venv/bin/python bench/ocr_cpu.py [--variants] [--int8] [--det-full] [--json out.json] [--only NAME,NAME]
 
 Needs the ``tesseract`` binary (``apt-get install -y tesseract-ocr tesseract-ocr-eng``); without it
 only rapidocr runs.
@@ -252,6 +252,11 @@ def main() -> None:
     ap.add_argument(
         "--int8", action="store_true", help="also rapidocr float, int8 det, int8 det and rec (session 10)"
     )
+    ap.add_argument(
+        "--det-full",
+        action="store_true",
+        help="also rapidocr with its detector at its own size (det_text_height 0, before session 11)",
+    )
     ap.add_argument("--json", type=Path, help="write per-page results here")
     ap.add_argument("--only", help="comma-separated substrings of item names to run")
     args = ap.parse_args()
@@ -266,6 +271,8 @@ def main() -> None:
         configs["rapidocr float"] = RapidOcrSettings(int8_models="none")  # the default before session 10
         configs["rapidocr int8-det"] = RapidOcrSettings(int8_models="det")
         configs["rapidocr int8"] = RapidOcrSettings(int8_models="det_rec")
+    if args.det_full:
+        configs["rapidocr det-full"] = RapidOcrSettings(det_text_height=0.0)
     engines = {}
     for name, s in configs.items():
         t0 = time.perf_counter()

@@ -63,6 +63,13 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "float": ({"int8_models": "none"}, {}),
     "int8-rec-norecheck": ({"int8_models": "rec", "int8_recheck_below": 0.0}, {}),
     "int8-norecheck": ({"int8_models": "det_rec", "int8_recheck_below": 0.0}, {}),
+    # the detector at rapidocr's own size, as before session 11 (det_text_height off)
+    "det-full": ({"det_text_height": 0.0}, {}),
+    # every page whose letters allow it (the first default of session 11)
+    "det-any-scale": ({"det_max_scale": 1.0}, {}),
+    "det-text-6": ({"det_text_height": 6.0, "det_max_scale": 1.0}, {}),
+    "det-text-10": ({"det_text_height": 10.0, "det_max_scale": 1.0}, {}),
+    "det-no-recheck": ({"det_full_scale_below": 0.0, "det_max_scale": 1.0}, {}),
 }
 
 

@@ -658,6 +658,41 @@ def split_at_ink_bands(
 # ------------------------------------------------------------------------------------ conversion
 
 
+def channel_mean(image: np.ndarray, region: BBox | None = None) -> np.ndarray:
+    """``image.mean(axis=2)`` (HxWx3 uint8 -> HxW float64), the same values bit for bit, in about
+    half its CPU: the channels are summed as uint16, then divided once. With ``region`` (x0, y0,
+    x1, y1 pixels) only that part is computed and the rest is 0: the page's lines need the gray
+    under their boxes only, and a 3600x4800 scan's whole-page mean cost 0.4 CPU s."""
+    h, w = image.shape[:2]
+    x0, y0, x1, y1 = (0, 0, w, h) if region is None else region
+    x0, y0 = max(0, int(math.floor(x0))), max(0, int(math.floor(y0)))
+    x1, y1 = min(w, int(math.ceil(x1))), min(h, int(math.ceil(y1)))
+    if (x0, y0, x1, y1) == (0, 0, w, h):
+        part = image
+    else:
+        part = image[y0:y1, x0:x1] if x1 > x0 and y1 > y0 else image[:0, :0]
+    total = part[..., 0].astype(np.uint16)
+    total += part[..., 1]
+    total += part[..., 2]
+    if part is image:
+        return total / 3.0
+    gray = np.zeros((h, w), np.float64)
+    gray[y0:y1, x0:x1] = total / 3.0
+    return gray
+
+
+def _lines_region(lines: Sequence[OcrLine], pad: float = 2.0) -> BBox | None:
+    """The box around every line's box and polygon, ``pad`` pixels wider (None for no lines)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for ln in lines:
+        xs += [ln.bbox[0], ln.bbox[2], *(ln.quad[0::2] if ln.quad else ())]
+        ys += [ln.bbox[1], ln.bbox[3], *(ln.quad[1::2] if ln.quad else ())]
+    if not xs:
+        return None
+    return (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
+
+
 def _ink_height(gray: np.ndarray, bbox: BBox) -> float | None:
     """Vertical extent in pixels of the ink inside ``bbox`` (ascender top to descender bottom)."""
     x0, y0, x1, y1 = (int(round(v)) for v in bbox)
@@ -699,7 +734,7 @@ def ocr_lines_to_model(
     when ``image`` (the RGB image the engine saw) is given, else from the box height.
     ``settings`` tune the reading order (``column_*`` fields; defaults when None).
     """
-    gray = image.mean(axis=2) if image is not None else None
+    gray = channel_mean(image, _lines_region(lines)) if image is not None and lines else None
     if gray is not None:  # gutters are looked for between the lines' ink, not their padded boxes
         lines = [_with_ink(ln, gray) for ln in lines]
     out: list[Line] = []
@@ -842,7 +877,10 @@ def ink_crop(image: np.ndarray, margin: int, min_side: int = 0) -> tuple[int, in
         return None
     pixels = image[: hb * b, : wb * b]
     pixels = pixels.reshape(hb, b, wb, b, -1) if pixels.ndim == 3 else pixels.reshape(hb, b, wb, b, 1)
-    darkest = pixels.min(axis=(1, 3, 4)).astype(np.int16)
+    # the darkest pixel of each block, as ``pixels.min(axis=(1, 3, 4))`` gives it in 2.5x the CPU
+    darkest = np.minimum.reduce([pixels[:, i, :, :, :] for i in range(b)])
+    darkest = np.minimum.reduce([darkest[:, :, j, :] for j in range(b)])
+    darkest = np.minimum.reduce([darkest[..., c] for c in range(darkest.shape[-1])]).astype(np.int16)
     ink = darkest < float(np.percentile(darkest, 90)) - _INK_CONTRAST
     padded = np.pad(ink, 1)
     neighbours = np.zeros_like(ink)
@@ -872,6 +910,37 @@ def ink_crop(image: np.ndarray, margin: int, min_side: int = 0) -> tuple[int, in
     if (x1 - x0) * (y1 - y0) > _CROP_MAX_SHARE * w * h:
         return None
     return x0, y0, x1, y1
+
+
+#: :func:`ink_text_height` ignores ink components shorter than this (dust, dots, commas' tails)
+_MIN_GLYPH_PX = 3
+#: ... and those wider than this many times their height (rules, underlines)
+_RULE_ASPECT = 15.0
+
+
+def ink_text_height(image: np.ndarray) -> float | None:
+    """The median height in pixels of the ink's connected pieces in ``image`` (HxW gray or HxWx3):
+    letters of print, so about the x-height; words or stroke runs of handwriting. None when fewer
+    than 8 pieces are found (a blank or nearly blank page).
+
+    Ink is what :func:`ink_crop` calls ink (60 gray levels under the paper's 90th-percentile
+    gray, each pixel as dark as its darkest channel). Pieces under ``_MIN_GLYPH_PX`` high, over a
+    fifth of the image high (pictures, borders) or ``_RULE_ASPECT`` times wider than high (rules)
+    are left out. About 40 ms on a 1400x2000 page (OpenCV's connected components).
+    """
+    import cv2
+
+    gray = np.minimum(np.minimum(image[..., 0], image[..., 1]), image[..., 2]) if image.ndim == 3 else image
+    if gray.size == 0:
+        return None
+    paper = float(np.percentile(gray[::4, ::4], 90))
+    ink = (gray < paper - _INK_CONTRAST).astype(np.uint8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    w, h = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]
+    keep = (h >= _MIN_GLYPH_PX) & (h <= 0.2 * gray.shape[0]) & (w <= _RULE_ASPECT * h)
+    if int(keep.sum()) < 8:
+        return None
+    return float(np.median(h[keep]))
 
 
 def _shift(line: OcrLine, dx: float, dy: float) -> OcrLine:

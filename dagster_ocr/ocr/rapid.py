@@ -7,17 +7,19 @@ offline host, which is why the configuration below only touches runtime knobs, n
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, split_at_ink_bands
+from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, channel_mean, ink_text_height, split_at_ink_bands
 from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)
@@ -160,6 +162,44 @@ def _use_int8(ocr: Any, which: str, cache_dir: str | None, recheck_below: float 
     return done
 
 
+def _own_det_ratio(shape: tuple[int, int], side: int, limit_type: str) -> float:
+    """The factor rapidocr's detector resizes an image of ``shape`` (h, w) by (``DetPreProcess``
+    before its rounding to multiples of 32)."""
+    if limit_type == "max":
+        return side / max(shape) if max(shape) > side else 1.0
+    return side / min(shape) if min(shape) < side else 1.0
+
+
+@contextlib.contextmanager
+def _detector_scaled(detector: Any, shape: tuple[int, int], scale: float) -> Iterator[None]:
+    """Make rapidocr's ``detector`` resize an image of ``shape`` (h, w) by ``scale`` times its own
+    factor while the block runs, through the two attributes its preprocessing is built from."""
+    if scale >= 1.0:
+        yield
+        return
+    kept = detector.limit_type, detector.limit_side_len
+    ratio = _own_det_ratio(shape, kept[1], kept[0]) * scale
+    if ratio >= 1.0:  # a small image still enlarged, less than rapidocr would
+        detector.limit_type, detector.limit_side_len = "min", math.ceil(min(shape) * ratio)
+    else:
+        detector.limit_type, detector.limit_side_len = "max", max(32, round(max(shape) * ratio))
+    try:
+        yield
+    finally:
+        detector.limit_type, detector.limit_side_len = kept
+
+
+def _mean_confidence(rec: Any) -> float:
+    """Mean confidence of a rapidocr recognition result, weighted by each line's characters; 0.0
+    when it read nothing."""
+    txts, scores = rec.txts or (), rec.scores or ()
+    weights = [len(t.strip()) for t in txts]
+    total = sum(weights)
+    if not total or len(scores) != len(txts):
+        return 0.0
+    return sum(w * float(c) for w, c in zip(weights, scores, strict=True)) / total
+
+
 class RapidOcrEngine(OcrEngineBase):
     """``OcrEngine`` backed by rapidocr. The model loads on the first ``recognize`` and is reused.
 
@@ -278,12 +318,22 @@ class RapidOcrEngine(OcrEngineBase):
 
         rapidocr's result drops the 0/180 classifier output, yet it is the cheapest orientation
         signal there is (the classifier runs anyway). The steps are the ones ``__call__`` runs in
-        rapidocr 3.10; without the classifier the flags are None (unknown).
+        rapidocr 3.10; without the classifier the flags are None (unknown). The detector sees the
+        image at ``_det_scale``; a page that then reads doubtfully (``det_full_scale_below``) is
+        run again at rapidocr's own size. A page fed upside down or sideways reads doubtfully too,
+        so it pays that second pass before ``recognize_upright`` tries its turns.
         """
         ocr = self._ocr
         ori = ocr.load_img(bgr)
         img, record = ocr.preprocess_img(ori)
-        det, cls, rec, crops = self._steps(img, record)
+        scale = self._det_scale(img)
+        with _detector_scaled(ocr.text_det, img.shape[:2], scale):
+            det, cls, rec, crops = self._steps(img, record)
+        below = self.settings.det_full_scale_below
+        if scale < 1.0 and below > 0 and _mean_confidence(rec) < below:
+            logger.debug("read at detector scale %.2f with low confidence: detecting at full size", scale)
+            img, record = ocr.preprocess_img(ori)  # detection wrote its padding into the record
+            det, cls, rec, crops = self._steps(img, record)
         raw_txts = rec.txts
         cls_res = getattr(cls, "cls_res", None)
         flips: list[bool] | None = None
@@ -297,6 +347,19 @@ class RapidOcrEngine(OcrEngineBase):
             ]
         result = ocr.build_final_output(ori, det, cls, rec, crops, record)
         return result, flips
+
+    def _det_scale(self, img: np.ndarray) -> float:
+        """The share of rapidocr's own detector input side to detect ``img`` at (setting
+        ``det_text_height``): 1.0 unless the page's letters would be larger than wanted there."""
+        s = self.settings
+        if not s.det_text_height or not self._ocr.use_det:
+            return 1.0
+        height = ink_text_height(img)
+        if height is None:
+            return 1.0
+        own = _own_det_ratio(img.shape[:2], s.det_limit_side_len, s.det_limit_type)
+        scale = s.det_text_height / (height * own)
+        return 1.0 if scale > s.det_max_scale else max(s.det_min_scale, scale)
 
     def _steps(self, img: np.ndarray, record: dict[str, Any]) -> tuple[Any, Any, Any, list[np.ndarray]]:
         """``RapidOCR.run_ocr_steps`` (detect, classify, recognise) with one step between detection
@@ -319,7 +382,7 @@ class RapidOcrEngine(OcrEngineBase):
         # detection saw ``img`` itself unless rapidocr padded a very wide or short one; boxes are
         # then in the padded image's pixels, which are not at hand, so such an image is not cut
         if not record.get("padding_1", {}).get("top") and not record.get("padding_1", {}).get("left"):
-            cut = split_at_ink_bands(det.boxes, img.mean(axis=2))
+            cut = split_at_ink_bands(det.boxes, channel_mean(img))
             if len(cut) != len(det.boxes):
                 boxes = [np.reshape(np.asarray(q, dtype=det.boxes.dtype), (4, 2)) for _, q in cut]
                 counts = np.bincount([i for i, _ in cut], minlength=len(det.boxes))

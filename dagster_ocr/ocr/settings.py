@@ -79,6 +79,44 @@ class RapidOcrSettings(BaseModel):
     det_limit_type: Literal["min", "max"] = Field(
         "min", description="How det_limit_side_len applies: 'min' (rapidocr's default) or 'max'."
     )
+    det_text_height: float = Field(
+        8.0,
+        ge=0.0,
+        description="Shrink the detector's input (never enlarge it past det_limit_*) so that the page's "
+        "letters, measured on its ink before detection (base.ink_text_height: the median height of the "
+        "ink's connected pieces, about the x-height of print), are this many pixels high, where "
+        "det_min_scale and det_max_scale allow; 0 keeps rapidocr's own size. The detector's CPU is per "
+        "pixel and it finds lines of large print as well at half size; boxes come back in the page's "
+        "pixels and the lines are still read from the full-size image (BENCHMARKS, issue 21 session 11).",
+    )
+    det_min_scale: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="The smallest share of rapidocr's own detector input side that det_text_height may "
+        "shrink a page to.",
+    )
+    det_max_scale: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="A page is detected smaller only where its letters allow a share of this or less "
+        "(at 8 px and 0.5: letters of 16 px and more at rapidocr's size, large print). 1.0 shrinks "
+        "every page whose letters are over det_text_height: 16% less CPU on the tune scans at equal "
+        "CER, but on small born-digital print at 150 dpi, lines a few pixels apart merged (us-012, a "
+        "table, CER 0.187 -> 0.355 at a share of 0.8; 2305.03393v1-pg9 0.024 -> 0.049).",
+    )
+    det_full_scale_below: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="A page detected at a reduced size (det_text_height) whose lines read with a mean "
+        "confidence (weighted by characters) under this is detected and read again at rapidocr's own "
+        "size, and that reading is kept (0: never). Print read at a reduced size scored 0.97 and up; "
+        "handwriting, whose reading shifts with every change of its line boxes, 0.82-0.85. With "
+        "det_max_scale 1.0 and this off, the handwritten tune letter read 0.234 -> 0.268 (tune CER "
+        "+0.0057); on, that page cost about 2 CPU s more than at full size alone (both passes).",
+    )
     split_at_gutters: bool = Field(
         True,
         description="Cut detected lines that cross a white band running down the page's ink (a "
