@@ -11,7 +11,8 @@ Also ``EXTRA`` pages (issue 21, narrow gutters): two- and three-column pages wit
 in Helvetica and Times at 9-11 pt, level and turned +-1.5 degrees, and single-column, table and
 form pages, in a "tune" set, a "held" set measured only at the end, and the lead's "dev" pages.
 
-    .venv/bin/python bench/ocr_columns.py [--only generated|extra|corpus] [--before] [--json OUT]
+    .venv/bin/python bench/ocr_columns.py [--only generated|extra|corpus] [--before] [--engine K=V,..]
+        [--json OUT]
 
 ``--before`` measures the reading order as it was before the narrow-gutter fix (session 9): the
 engine's ``split_at_gutters`` off and no ink measured, so gutters are looked for between the
@@ -222,9 +223,15 @@ def main() -> None:
     ap.add_argument("--only", choices=["generated", "extra", "corpus"])
     ap.add_argument("--before", action="store_true", help="no line cutting, gutters between the boxes")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--engine",
+        default="",
+        help="engine settings, KEY=VALUE[,KEY=VALUE] (e.g. runtime=onnxruntime, openvino_bf16=det_rec)",
+    )
     args = ap.parse_args()
     C.quiet_logs()
-    engine = RapidOcrEngine(RapidOcrSettings(split_at_gutters=not args.before))
+    overrides = dict(kv.split("=", 1) for kv in args.engine.split(",") if kv)
+    engine = RapidOcrEngine(RapidOcrSettings(split_at_gutters=not args.before, **overrides))
     engine.load()
     rows: list[dict[str, Any]] = []
     # (name, split, skew, page builder) of every generated page asked for

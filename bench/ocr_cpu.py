@@ -15,7 +15,8 @@ depends on what else runs; the engines run interleaved, page by page.
 For rapidocr the CER of the same recognised lines in the previous XY-cut reading order
 (``old_order_cer``) is reported too.
 
-    .venv/bin/python bench/ocr_cpu.py [--variants] [--int8] [--det-full] [--json out.json] [--only NAME,NAME]
+    .venv/bin/python bench/ocr_cpu.py [--variants] [--int8] [--det-full] [--runtimes] [--json out.json]
+        [--only NAME,NAME]
 
 Needs the ``tesseract`` binary (``apt-get install -y tesseract-ocr tesseract-ocr-eng``); without it
 only rapidocr runs.
@@ -257,6 +258,11 @@ def main() -> None:
         action="store_true",
         help="also rapidocr with its detector at its own size (det_text_height 0, before session 11)",
     )
+    ap.add_argument(
+        "--runtimes",
+        action="store_true",
+        help="also rapidocr on onnxruntime (the runtime before session 12) and on OpenVINO in f32 throughout",
+    )
     ap.add_argument("--json", type=Path, help="write per-page results here")
     ap.add_argument("--only", help="comma-separated substrings of item names to run")
     args = ap.parse_args()
@@ -273,6 +279,9 @@ def main() -> None:
         configs["rapidocr int8"] = RapidOcrSettings(int8_models="det_rec")
     if args.det_full:
         configs["rapidocr det-full"] = RapidOcrSettings(det_text_height=0.0)
+    if args.runtimes:
+        configs["rapidocr onnxruntime"] = RapidOcrSettings(runtime="onnxruntime")
+        configs["rapidocr openvino f32"] = RapidOcrSettings(openvino_bf16="none")
     engines = {}
     for name, s in configs.items():
         t0 = time.perf_counter()

@@ -70,6 +70,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "det-text-6": ({"det_text_height": 6.0, "det_max_scale": 1.0}, {}),
     "det-text-10": ({"det_text_height": 10.0, "det_max_scale": 1.0}, {}),
     "det-no-recheck": ({"det_full_scale_below": 0.0, "det_max_scale": 1.0}, {}),
+    # the runtime (session 12): onnxruntime (the default before), OpenVINO in f32 / bf16 throughout
+    "ort": ({"runtime": "onnxruntime"}, {}),
+    "ov-f32": ({"openvino_bf16": "none"}, {}),
+    "ov-bf16-det-rec": ({"openvino_bf16": "det_rec"}, {}),
 }
 
 

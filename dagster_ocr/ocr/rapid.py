@@ -24,6 +24,10 @@ from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)
 
+#: recognition batches on OpenVINO are padded to a multiple of this many pixels wide, so that
+#: their shapes repeat (``openvino_runtime.OpenVinoSession``)
+REC_WIDTH_STEP = 64
+
 #: rapidocr's own logger: it has a coloured stream handler and does not propagate
 _RAPIDOCR_LOGGER = "RapidOCR"
 
@@ -49,6 +53,18 @@ def _stop_spinning(ocr: Any) -> None:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         wrapper.session = InferenceSession(path, sess_options=options, providers=session.get_providers())
+
+
+def model_in_use(part: Any) -> tuple[str, str | None]:
+    """What a rapidocr model part (``ocr.text_det``, ``text_cls``, ``text_rec``) runs: the runtime
+    ('openvino', 'onnxruntime' or the wrapper's type name) and the model file."""
+    from dagster_ocr.ocr.openvino_runtime import OpenVinoSession
+
+    wrapper = getattr(part, "session", None)
+    if isinstance(wrapper, OpenVinoSession):
+        return "openvino", wrapper.model_path
+    path = getattr(getattr(wrapper, "session", None), "_model_path", None)
+    return ("onnxruntime", path) if path else (type(wrapper).__name__, None)
 
 
 class _Recorder:
@@ -268,17 +284,41 @@ class RapidOcrEngine(OcrEngineBase):
             ocr._load_rec_model()
             if not self.settings.onnx_spinning:
                 _stop_spinning(ocr)
+            int8 = []
             if self.settings.int8_models != "none":
-                _use_int8(
+                int8 = _use_int8(
                     ocr,
                     self.settings.int8_models,
                     self.settings.int8_model_dir,
                     self.settings.int8_recheck_below,
                 )
+            if self.settings.runtime == "openvino":
+                self._use_openvino(ocr, keep=int8)
         except Exception as exc:
             raise EngineError(f"cannot load rapidocr: {exc}") from exc
         logger.info("rapidocr loaded (max_side_len=%d)", self.settings.max_side_len)
         return ocr
+
+    def _use_openvino(self, ocr: Any, keep: list[str]) -> None:
+        """Run the float models (those not in ``keep``) on OpenVINO; without the package, warn
+        once and stay on onnxruntime."""
+        from dagster_ocr.ocr.openvino_runtime import openvino_available, use_openvino
+
+        if not openvino_available():
+            logger.warning("rapidocr: runtime 'openvino', but openvino is not installed: using onnxruntime")
+            return
+        parts = {"det": ocr.text_det, "cls": ocr.text_cls, "rec": ocr.text_rec}
+        parts = {k: v for k, v in parts.items() if k not in keep and getattr(v, "session", None) is not None}
+        bf16 = frozenset(self.settings.openvino_bf16.split("_")) - {"none"}
+        done = use_openvino(
+            parts,
+            threads=self.settings.num_threads,
+            bf16=bf16,
+            # only a bf16 recogniser: in f32 the padding would cost a reading identical to onnxruntime's
+            width_steps={"rec": REC_WIDTH_STEP} if "rec" in bf16 else {},
+        )
+        in_bf16 = ", ".join(sorted(bf16)) or "none"
+        logger.info("rapidocr: %s on OpenVINO (bf16: %s)", ", ".join(done) or "no model", in_bf16)
 
     def recognize(self, image: np.ndarray) -> list[OcrLine]:
         """Recognise text lines in an HxWx3 uint8 RGB image; boxes are axis-aligned pixels."""

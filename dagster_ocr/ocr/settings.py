@@ -36,6 +36,24 @@ class RapidOcrSettings(BaseModel):
         "loaded machine; pages of several documents run in parallel processes use the cores better "
         "than threads inside one page. Raise it for the lowest latency of a single page on an idle box.",
     )
+    runtime: Literal["openvino", "onnxruntime"] = Field(
+        "openvino",
+        description="What runs rapidocr's ONNX models: 'openvino' (OpenVINO's CPU plugin, default) or "
+        "'onnxruntime' (rapidocr's own). The same model files and, in f32, the same outputs (within "
+        "2e-5); OpenVINO ran the detector at about a third of onnxruntime's CPU at one thread "
+        "(BENCHMARKS, issue 21 session 12). A model OpenVINO cannot load stays on onnxruntime, with "
+        "a warning; models chosen by int8_models always run on onnxruntime.",
+    )
+    openvino_bf16: Literal["none", "rec", "det", "det_rec"] = Field(
+        "rec",
+        description="With runtime 'openvino': the models computed in bf16 instead of f32 ('rec' the "
+        "recogniser, the default; 'det' the detector; 'det_rec' both; 'none' f32 throughout). On CPUs "
+        "with bf16 instructions (AVX512-BF16, AMX) a bf16 recogniser costs about half the CPU; where "
+        "the CPU lacks them OpenVINO computes in f32 anyway. The recogniser read every corpus and "
+        "generated page as in f32 but for single characters (BENCHMARKS, issue 21 session 12); a bf16 "
+        "detector merged the lines of small born-digital print (us-012 at 150 dpi, CER 0.19 -> 0.36), "
+        "so it is not the default.",
+    )
     onnx_spinning: bool = Field(
         False,
         description="Let onnxruntime's idle worker threads busy-wait for work (its default): a little "

@@ -198,7 +198,9 @@ def test_recognize_rejects_non_rgb(engine):
         engine.recognize(np.zeros((10, 10), dtype=np.uint8))
 
 
-def test_onnxruntime_threads_do_not_spin(engine):
+def test_onnxruntime_threads_do_not_spin():
+    engine = RapidOcrEngine(RapidOcrSettings(runtime="onnxruntime"))
+    engine.load()
     sessions = [
         part.session.session for part in (engine._ocr.text_det, engine._ocr.text_cls, engine._ocr.text_rec)
     ]

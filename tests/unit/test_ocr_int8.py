@@ -108,7 +108,7 @@ def test_calibration_pages_are_deterministic_text_pages():
 
 
 def test_rapidocr_falls_back_to_the_float_model_when_int8_cannot_be_built(tmp_path, caplog):
-    from dagster_ocr.ocr.rapid import RapidOcrEngine
+    from dagster_ocr.ocr.rapid import RapidOcrEngine, model_in_use
     from dagster_ocr.ocr.settings import RapidOcrSettings
 
     not_a_folder = tmp_path / "file"
@@ -119,7 +119,7 @@ def test_rapidocr_falls_back_to_the_float_model_when_int8_cannot_be_built(tmp_pa
     warnings = [r.getMessage() for r in caplog.records if "int8 model unavailable" in r.getMessage()]
     assert len(warnings) == 2  # det and rec, each said once
     for part in (engine._ocr.text_det, engine._ocr.text_rec):
-        assert ".int8." not in part.session.session._model_path  # the float models run
+        assert ".int8." not in model_in_use(part)[1]  # the float models run
 
 
 @pytest.mark.slow  # builds the real recogniser's int8 copy once (~30-60 CPU s, ~2 GB)
@@ -128,7 +128,7 @@ def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_
     from support.text_metrics import cer
 
     from dagster_ocr.ocr import ocr_page
-    from dagster_ocr.ocr.rapid import RapidOcrEngine
+    from dagster_ocr.ocr.rapid import RapidOcrEngine, model_in_use
     from dagster_ocr.ocr.settings import RapidOcrSettings
 
     settings = RapidOcrSettings(int8_models="rec", int8_model_dir=str(tmp_path / "models"))
@@ -140,8 +140,9 @@ def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_
     said = [r.getMessage() for r in caplog.records if "int8 model" in r.getMessage()]
     assert len(said) == 2 and said[0].endswith("(built)") and said[1].endswith("(cached)"), said
     assert len(list((tmp_path / "models").glob("*.int8.onnx"))) == 1
-    rec_path = second._ocr.text_rec.session.session._model_path
-    assert ".int8." in rec_path and ".int8." not in second._ocr.text_det.session.session._model_path
+    runtime, rec_path = model_in_use(second._ocr.text_rec)
+    assert ".int8." in rec_path and ".int8." not in model_in_use(second._ocr.text_det)[1]
+    assert runtime == "onnxruntime"  # int8 copies run on onnxruntime whatever the runtime setting
     tif = corpus / "ocr" / "tesseract" / "phototest.tif"
     with pymupdf.open(tif) as doc:
         result = ocr_page(second, doc[0], 0, dpi=None)
