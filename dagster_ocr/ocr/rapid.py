@@ -282,24 +282,24 @@ class RapidOcrEngine(OcrEngineBase):
             ocr._load_det_model()
             ocr._load_cls_model()
             ocr._load_rec_model()
+            if self.settings.runtime == "openvino":
+                # int8 copies are onnxruntime models: those parts stay there
+                self._use_openvino(ocr, keep=set(self.settings.int8_models.split("_")))
             if not self.settings.onnx_spinning:
-                _stop_spinning(ocr)
-            int8 = []
+                _stop_spinning(ocr)  # the parts left on onnxruntime
             if self.settings.int8_models != "none":
-                int8 = _use_int8(
+                _use_int8(
                     ocr,
                     self.settings.int8_models,
                     self.settings.int8_model_dir,
                     self.settings.int8_recheck_below,
                 )
-            if self.settings.runtime == "openvino":
-                self._use_openvino(ocr, keep=int8)
         except Exception as exc:
             raise EngineError(f"cannot load rapidocr: {exc}") from exc
         logger.info("rapidocr loaded (max_side_len=%d)", self.settings.max_side_len)
         return ocr
 
-    def _use_openvino(self, ocr: Any, keep: list[str]) -> None:
+    def _use_openvino(self, ocr: Any, keep: set[str]) -> None:
         """Run the float models (those not in ``keep``) on OpenVINO; without the package, warn
         once and stay on onnxruntime."""
         from dagster_ocr.ocr.openvino_runtime import openvino_available, use_openvino

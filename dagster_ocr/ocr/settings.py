@@ -41,8 +41,9 @@ class RapidOcrSettings(BaseModel):
         description="What runs rapidocr's ONNX models: 'openvino' (OpenVINO's CPU plugin, default) or "
         "'onnxruntime' (rapidocr's own). The same model files and, in f32, the same outputs (within "
         "2e-5); OpenVINO ran the detector at about a third of onnxruntime's CPU at one thread "
-        "(BENCHMARKS, issue 21 session 12). A model OpenVINO cannot load stays on onnxruntime, with "
-        "a warning; models chosen by int8_models always run on onnxruntime.",
+        "(BENCHMARKS, issue 21 session 12), but holds about 1.1 GB more memory per engine (1.8 "
+        "against 0.7 GB after three dense pages). A model OpenVINO cannot load stays on onnxruntime, "
+        "with a warning; models chosen by int8_models always run on onnxruntime.",
     )
     openvino_bf16: Literal["none", "rec", "det", "det_rec"] = Field(
         "rec",
@@ -56,13 +57,15 @@ class RapidOcrSettings(BaseModel):
     )
     onnx_spinning: bool = Field(
         False,
-        description="Let onnxruntime's idle worker threads busy-wait for work (its default): a little "
+        description="Models on onnxruntime (runtime 'onnxruntime', int8 copies): let its idle worker "
+        "threads busy-wait for work (its default): a little "
         "lower latency on an otherwise idle machine, but CPU time burnt that other work on a shared "
         "machine needs.",
     )
     onnx_memory_arena: bool = Field(
         False,
-        description="Let onnxruntime keep its CPU memory arena (rapidocr turns it off): tensors are "
+        description="Models on onnxruntime (runtime 'onnxruntime', int8 copies): let it keep its CPU "
+        "memory arena (rapidocr turns it off): tensors are "
         "reused from page to page instead of mapped and zeroed anew, which measured 6-13% less CPU a "
         "dense 200-dpi page (kernel time 0.9-1.9 -> 0.1-0.4 s) but about 1 GB more resident memory "
         "per engine (682 -> 1,713 MiB after three pages, then flat). Same text. Worth it where memory "

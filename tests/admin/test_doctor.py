@@ -118,6 +118,25 @@ def test_rapidocr_bundled_models(tmp_path):
     assert f.status == "error" and "cls/rec" in f.message and "--force-reinstall" in f.fix
 
 
+def test_the_ocr_runtime_says_what_runs_the_models_and_in_what_precision(monkeypatch):
+    from dagster_ocr.ocr import openvino_runtime
+    from dagster_ocr.settings import Settings
+
+    def settings(**engine) -> Settings:
+        return Settings.model_validate({"ocr": {"engine": {"kind": "rapidocr", **engine}}})
+
+    [f] = doctor.check_ocr_runtime(settings(), bf16_native=lambda: True)
+    assert f.status == "ok" and "rec in bf16" in f.message
+    [f] = doctor.check_ocr_runtime(settings(), bf16_native=lambda: False)
+    assert f.status == "ok" and "no bf16 instructions" in f.message and "f32" in f.message
+    [f] = doctor.check_ocr_runtime(settings(runtime="onnxruntime"))
+    assert f.status == "ok" and "onnxruntime" in f.message
+    assert doctor.check_ocr_runtime(Settings.model_validate({"ocr": {"engine": {"kind": "none"}}})) == []
+    monkeypatch.setattr(openvino_runtime, "openvino_available", lambda: False)
+    [f] = doctor.check_ocr_runtime(settings())
+    assert f.status == "warn" and "falls back to onnxruntime" in f.message and "requirements.lock" in f.fix
+
+
 def test_gpu_absent_is_reported_not_failed():
     [f] = doctor.check_gpu(probe=lambda: (False, "CUDA not available"))
     assert f.status == "ok" and "CPU" in f.message
