@@ -269,11 +269,11 @@ def document_labels(doc: ExtractedDocument, settings: Settings | None = None) ->
 
 
 def document_tables(doc: ExtractedDocument, settings: Settings | None = None) -> list[Table]:
-    """Tables per page, merged across page breaks (found on text-layer pages only: an image-only
-    document is not opened at all)."""
-    if not doc.ok or doc.text_layer_pages == 0:
-        return []
+    """Tables per page, merged across page breaks (on text-layer pages, and ruled tables on OCR'd
+    ones: ``tables.scanned``; a document with neither is not opened at all)."""
     settings = settings or Settings()
+    if not doc.ok or (doc.text_layer_pages == 0 and not settings.tables.ocr_pages):
+        return []
     with reopen_document(doc.source) as pdf:
         return extract_tables(pdf, doc.pages, settings.tables)
 

@@ -21,6 +21,7 @@ from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _sam
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
+from dagster_ocr.tables.scanned import ocr_page_as_pdf
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import (
     _reading_frame,
@@ -50,8 +51,9 @@ def extract_tables(
 ) -> list[Table]:
     """Find the tables of a document and join those that continue across pages.
 
-    Pages whose ``text_source`` is not the text layer are skipped (OCR'd pages have no glyphs for
-    PyMuPDF's finders). Tables are numbered "t0", "t1", ... in document order; every cell keeps the
+    An OCR'd page is searched for ruled tables only, rebuilt from its image's rules and its OCR
+    lines (``tables.scanned``, setting ``ocr_pages``); other pages without a text layer are
+    skipped. Tables are numbered "t0", "t1", ... in document order; every cell keeps the
     physical page it came from.
 
     Two kinds of continuation are joined, each only between the last table of page N and the first
@@ -81,14 +83,18 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     back: dict[int, tuple[float, ...]] = {}  # pages read turned (text printed sideways): inverse frames
     turned: dict[int, tuple[float, ...]] = {}  # id of a part read turned on a mixed page: inverse frame
     for page in in_page_order(pages):
+        i = page.index
+        pg = doc[i]
         if page.text_source != TextSource.TEXT_LAYER:
             if vocab is not None:  # every page's words, as the paragraph stage counts them
                 vocab.add_lines([ln.text for ln in page.lines])
-            continue
-        i = page.index
-        pg = doc[i]
+            scan = _ocr_page(pg, page, s)
+            if scan is None:
+                continue
+            # the OCR'd page rebuilt with its image's rules, and its OCR'd words (tables/scanned.py)
+            pg, page = scan[0][0], scan[1]
         by_index[i], lines[i] = page, _page_lines(pg, page)
-        if vocab is not None:
+        if vocab is not None and page.text_source == TextSource.TEXT_LAYER:
             vocab.add_lines([ln.text for ln in lines[i]])
         words: list[_Word] = []
         frame = None
@@ -104,7 +110,9 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
             w, h = (page.height, page.width) if quarter else (page.width, page.height)
             by_index[i] = dataclasses.replace(page, width=w, height=h, lines=lines[i])
         per_page[i] = _page_parts(pg, page, lines[i], s, words, frame)
-        if frame is None and words and (mixed := _sideways_share(pg, page, words)) is not None:
+        if page.text_source != TextSource.TEXT_LAYER:
+            per_page[i] = [p for p in per_page[i] if p.strategy == "lines"]  # ruled tables only
+        elif frame is None and words and (mixed := _sideways_share(pg, page, words)) is not None:
             # upright text and a sideways table on one page: the sideways words read in their frame
             turn, tall, upright = mixed
             inverse = tuple(~pymupdf.Matrix(turn))
@@ -217,6 +225,17 @@ def _join(
     g.kind = "rows"
     logger.debug("table on page %d continues on page %d", prev.page_index, part.page_index)
     return True
+
+
+def _ocr_page(pg: pymupdf.Page, page: Page, s: TableSettings) -> tuple[pymupdf.Document, Page] | None:
+    """An OCR'd page as a PDF page the finders can read, where it may hold a ruled table."""
+    if page.text_source != TextSource.OCR or s.finder != "auto" or not s.ocr_pages:
+        return None
+    try:
+        return ocr_page_as_pdf(pg, page)
+    except Exception:  # an image OpenCV or MuPDF chokes on must not sink the document's tables
+        logger.warning("page %d: no ruled-table search on the OCR'd page", page.index, exc_info=True)
+        return None
 
 
 def _page_parts(

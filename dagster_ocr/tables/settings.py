@@ -103,6 +103,12 @@ class TableSettings(BaseModel):
         0.15, description="Drop tables whose share of non-empty cells is below this (text-finder noise)."
     )
     merge: bool = Field(True, description="Join tables that continue on the next page.")
+    ocr_pages: bool = Field(
+        True,
+        description="Look for ruled tables on OCR'd pages too (finder 'auto'): the rules are found in "
+        "the page's image and the cells filled from the OCR lines (tables/scanned.py). Text-aligned "
+        "tables are looked for on text-layer pages only.",
+    )
     caption_max_gap: float = Field(
         40.0, description="Max vertical distance (pt) between a 'Table ...' caption line and the table top."
     )

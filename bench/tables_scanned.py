@@ -1,0 +1,104 @@
+"""Ruled tables on scanned pages (``tables.scanned``): generated table pages and pages without a
+table, printed to images as a scanner would (an image-only PDF at ``--dpi``), through OCR and the
+table stage; scored as ``bench/tables_synthetic.py`` scores text-layer pages (cell-content F1 of
+the tables found against the generated truth, and tables found on pages that hold none).
+
+    PYTHONPATH=. .venv/bin/python bench/tables_scanned.py [--split tune|held_out] [--per-class 4]
+        [--classes a,b] [--dpi 150] [--json OUT]
+
+Split: the generator's seed ranges (tune / held_out, see tests/support/table_pages.py); tune on
+"tune" only. OCR is rapidocr with its defaults, so a run costs about 1-3 CPU s a page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(1, str(ROOT / "tests"))
+
+import _common as C  # noqa: E402
+import tables_synthetic as TS  # noqa: E402
+from support.table_pages import LATER_NO_TABLE, make_case, seeds  # noqa: E402
+
+from dagster_ocr.model import SourceDocument  # noqa: E402
+from dagster_ocr.ocr import get_engine  # noqa: E402
+from dagster_ocr.pipeline import parse  # noqa: E402
+from dagster_ocr.settings import Settings  # noqa: E402
+
+#: ruled table classes, and pages holding no table (prose in two columns, drawn figures)
+DEFAULT_CLASSES = ["ruled", "row_span", "stacked_header", "two_column_text", *LATER_NO_TABLE]
+
+
+def scanned(pdf: bytes, dpi: int) -> bytes:
+    """The document printed to images and put back together as an image-only PDF."""
+    src = pymupdf.open("pdf", pdf)
+    out = pymupdf.open()
+    for page in src:
+        pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+        new = out.new_page(width=page.rect.width, height=page.rect.height)
+        new.insert_image(new.rect, pixmap=pix)
+    return out.tobytes()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", default="tune", choices=["tune", "held_out"])
+    ap.add_argument("--per-class", type=int, default=4)
+    ap.add_argument("--classes", default=",".join(DEFAULT_CLASSES))
+    ap.add_argument("--dpi", type=int, default=150)
+    ap.add_argument("--off", action="store_true", help="tables.ocr_pages off (the stage before)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    C.quiet_logs()
+    settings = Settings.model_validate({"tables": {"ocr_pages": not args.off}})
+    engine = get_engine(settings.ocr)
+    start = seeds(args.split, 1)[0]
+    per_class: dict[str, Counter[str]] = {}
+    for cls in args.classes.split(","):
+        totals: Counter[str] = Counter()
+        for k in range(args.per_class):
+            case = make_case(start + k, cls)
+            data = scanned(case.pdf, args.dpi)
+            tmp = Path(f"/tmp/tables_scanned_{cls}_{k}.pdf")
+            tmp.write_bytes(data)
+            source = SourceDocument(
+                doc_id=hashlib.sha256(data).hexdigest(),
+                file_name=tmp.name,
+                source_path=str(tmp),
+                stored_path=str(tmp),
+                size_bytes=len(data),
+                kind="pdf",
+            )
+            parsed = parse(source, settings, engine)
+            pred = [(t.cells[0].page_index, TS._table_grid(t)) for t in parsed.tables if t.cells]
+            sc = TS.score_pages(case, pred)
+            sc["pages"] = case.n_pages
+            sc["no_table_pages"] = case.n_pages if not case.tables else 0
+            sc["false_pages"] = int(not case.tables and sc["n_pred"] > 0)
+            totals.update(sc)
+            tmp.unlink()
+            print(f"{cls} seed {case.seed}: {dict(sc)}", file=sys.stderr, flush=True)
+        per_class[cls] = totals
+    head = f"class ({args.split}, {args.dpi} dpi) | pages | tables found | cell F1 | no-table pages given one"
+    print(f"\n| {head} |")
+    print("|---|---|---|---|---|")
+    for cls, t in per_class.items():
+        f1 = TS._f1(t["c_tp"], t["c_pred"], t["c_gt"]) if t["c_gt"] else float("nan")
+        false = f"{t['false_pages']}/{t['no_table_pages']}" if t["no_table_pages"] else "-"
+        print(f"| {cls} | {t['pages']} | {t['n_pred']} | {f1:.3f} | {false} |")
+    if args.json:
+        args.json.write_text(json.dumps({c: dict(t) for c, t in per_class.items()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Ruled tables on OCR'd pages (``tables.scanned``): rules from the image, cells from the OCR lines."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+import pytest
+
+from dagster_ocr.model import Line, Page, SourceDocument, TextSource
+from dagster_ocr.pipeline import parse
+from dagster_ocr.settings import Settings
+from dagster_ocr.tables import extract_tables
+from dagster_ocr.tables.scanned import image_rules, ocr_page_as_pdf
+
+SCANNED_TABLE = "tables/unstructured/table-multi-row-column-cells/table-multi-row-column-cells.pdf"
+
+
+def _grid_image(rows: int = 3, cols: int = 3, cell: int = 60, letters: bool = True) -> np.ndarray:
+    img = np.full((40 + rows * cell, 40 + cols * cell), 255, np.uint8)
+    for r in range(rows + 1):
+        img[20 + r * cell, 20 : 21 + cols * cell] = 0
+    for c in range(cols + 1):
+        img[20 : 21 + rows * cell, 20 + c * cell] = 0
+    if letters:  # letter strokes in the cells: short, never rules
+        for r in range(rows):
+            for c in range(cols):
+                y, x = 35 + r * cell, 30 + c * cell
+                img[y : y + 12, x : x + 2] = 0
+                img[y + 10 : y + 12, x : x + 9] = 0
+    return img
+
+
+def test_the_rules_of_a_scanned_grid_are_found_and_letters_are_not():
+    rules = image_rules(_grid_image(), scale=1.0)
+    flat = [r for r in rules if r[1] == r[3]]
+    upright = [r for r in rules if r[0] == r[2]]
+    assert len(flat) == 4 and len(upright) == 4, rules
+    assert all(r[2] - r[0] >= 180 for r in flat) and all(r[3] - r[1] >= 180 for r in upright)
+    assert image_rules(np.full((100, 100), 255, np.uint8), 1.0) == []
+
+
+def _image_page(image: np.ndarray) -> tuple[pymupdf.Document, pymupdf.Page]:
+    doc = pymupdf.open()
+    page = doc.new_page(width=image.shape[1], height=image.shape[0])
+    pix = pymupdf.Pixmap(pymupdf.csGRAY, image.shape[1], image.shape[0], image.tobytes(), False)
+    page.insert_image(page.rect, pixmap=pix)
+    return doc, page
+
+
+def _ocr_page(lines: list[tuple[str, tuple[float, float, float, float]]], w: float, h: float) -> Page:
+    return Page(
+        index=0,
+        width=w,
+        height=h,
+        lines=[Line(text=t, bbox=b, block=-1) for t, b in lines],
+        text_source=TextSource.OCR,
+        engine="rapidocr",
+    )
+
+
+def test_an_ocr_page_with_a_grid_becomes_a_table_cell_by_cell():
+    image = _grid_image(rows=2, cols=2, cell=80, letters=False)
+    doc, pg = _image_page(image)
+    h, w = image.shape
+    lines = [
+        ("Item", (30, 40, 70, 52)),
+        ("Price", (110, 40, 160, 52)),
+        ("Tea", (30, 120, 60, 132)),
+        ("€ 4.50", (110, 120, 160, 132)),
+    ]
+    page = _ocr_page(lines, w, h)
+    [table] = extract_tables(doc, [page])
+    cells = {(c.row, c.col): c.text for c in table.cells}
+    assert cells == {(0, 0): "Item", (0, 1): "Price", (1, 0): "Tea", (1, 1): "€ 4.50"}
+    # without rules, or with the setting off, an OCR'd page holds no table
+    blank_doc, blank_pg = _image_page(np.full((h, w), 255, np.uint8))
+    assert ocr_page_as_pdf(blank_pg, page) is None
+    from dagster_ocr.tables import TableSettings
+
+    assert extract_tables(doc, [page], TableSettings(ocr_pages=False)) == []
+
+
+def test_a_page_read_turned_is_left_alone():
+    doc, pg = _image_page(_grid_image(rows=2, cols=2, cell=80, letters=False))
+    turned = [("Item", (30, 40, 42, 90)), ("Price", (110, 40, 122, 90)), ("Tea", (30, 120, 42, 150))]
+    assert ocr_page_as_pdf(pg, _ocr_page(turned, 200, 200)) is None
+
+
+def test_ocr_words_lie_over_their_line_in_proportion():
+    from dagster_ocr.tables.scanned import ocr_words
+
+    page = _ocr_page([("ab  cdef", (0, 10, 80, 20)), ("§ 12", (0, 30, 40, 40))], 100, 100)
+    assert list(ocr_words(page)) == [
+        (0.0, 10, 20.0, 20, "ab"),
+        (40.0, 10, 80.0, 20, "cdef"),
+        (0.0, 30, 10.0, 40, "§"),
+        (20.0, 30, 40.0, 40, "12"),
+    ]
+
+
+@pytest.mark.slow  # OCRs one 1377x648 page (about 1-2 CPU s)
+def test_a_scanned_ruled_table_is_read_as_its_expected_csv(corpus: Path):
+    pdf = corpus / SCANNED_TABLE
+    data = pdf.read_bytes()
+    source = SourceDocument(
+        doc_id=hashlib.sha256(data).hexdigest(),
+        file_name=pdf.name,
+        source_path=str(pdf),
+        stored_path=str(pdf),
+        size_bytes=len(data),
+        kind="pdf",
+    )
+    from dagster_ocr.ocr import get_engine
+
+    settings = Settings()
+    parsed = parse(source, settings, get_engine(settings.ocr))
+    [table] = parsed.tables
+    got = [["" for _ in range(table.n_cols)] for _ in range(table.n_rows)]
+    for c in table.cells:
+        got[c.row][c.col] = c.text
+    expected_csv = pdf.parent / "expected" / "table-multi-row-column-cells-actual.csv"
+    want = [row[: table.n_cols] for row in csv.reader(expected_csv.open(encoding="utf-8"))]
+    norm = [[" ".join(x.replace("/ ", "/").split()) for x in row] for row in got]
+    assert norm == [[" ".join(x.split()) for x in row] for row in want]
+    # every OCR'd word is the table's: none is left over as a paragraph, none is lost
+    assert [p.text for p in parsed.paragraphs.paragraphs] == []
