@@ -275,6 +275,8 @@ class ExtractedDocument:
     #: pages whose text came from the text layer: the table stage opens the file only when some did
     #: (None: not counted, as in outputs of earlier versions)
     text_layer_pages: int | None = None
+    #: pages read by OCR: the table stage looks for ruled tables on them (None: not counted)
+    ocr_pages: int | None = None
     #: MuPDF had to repair the file to open it (a damaged file: its empty pages may be lost ones)
     repaired: bool = False
     #: page index -> "image" | "graphics" | "blank" for every page without text (see integrity.py)

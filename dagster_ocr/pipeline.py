@@ -151,7 +151,7 @@ def extract_document(
         with pdf, kind:
             title = clean_text((pdf.metadata or {}).get("title") or "")
             pdf_labels = pdf_page_labels(pdf)
-            text_layer = 0
+            text_layer = ocr_read = 0
             census = ContentCensus(pdf)  # damage and empty pages, for the pages_complete check
             if factory is not None and saved is not None and _worth_workers(pdf, saved, settings):
                 stored = saved.pages()
@@ -165,6 +165,7 @@ def extract_document(
             for page in iter_pages(pdf, settings.text, reader, budget):
                 pages.append(page)
                 text_layer += page.text_source == TextSource.TEXT_LAYER
+                ocr_read += page.text_source == TextSource.OCR
                 census.observe(page)
                 state.blank_pages += page.route_reason.startswith(BLANK_PAGE)
                 state.done = len(pages)
@@ -205,6 +206,7 @@ def extract_document(
         n_pages=n,
         pdf_page_labels=pdf_labels,
         text_layer_pages=text_layer,
+        ocr_pages=ocr_read,
         repaired=integrity.repaired,
         page_content=integrity.page_content,
         damaged_pages=integrity.damaged_pages,
@@ -272,7 +274,8 @@ def document_tables(doc: ExtractedDocument, settings: Settings | None = None) ->
     """Tables per page, merged across page breaks (on text-layer pages, and ruled tables on OCR'd
     ones: ``tables.scanned``; a document with neither is not opened at all)."""
     settings = settings or Settings()
-    if not doc.ok or (doc.text_layer_pages == 0 and not settings.tables.ocr_pages):
+    ocr_pages = getattr(doc, "ocr_pages", None)  # outputs of earlier versions lack the count
+    if not doc.ok or (doc.text_layer_pages == 0 and not (settings.tables.ocr_pages and ocr_pages != 0)):
         return []
     with reopen_document(doc.source) as pdf:
         return extract_tables(pdf, doc.pages, settings.tables)
