@@ -13,9 +13,10 @@ Split: the generator's seed ranges (tune / held_out, see tests/support/table_pag
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -30,7 +31,7 @@ import _common as C  # noqa: E402
 import tables_synthetic as TS  # noqa: E402
 from support.table_pages import LATER_NO_TABLE, make_case, seeds  # noqa: E402
 
-from dagster_ocr.model import SourceDocument  # noqa: E402
+from dagster_ocr.ingest import DocumentStore  # noqa: E402
 from dagster_ocr.ocr import get_engine  # noqa: E402
 from dagster_ocr.pipeline import parse  # noqa: E402
 from dagster_ocr.settings import Settings  # noqa: E402
@@ -63,22 +64,17 @@ def main() -> None:
     settings = Settings.model_validate({"tables": {"ocr_pages": not args.off}})
     engine = get_engine(settings.ocr)
     start = seeds(args.split, 1)[0]
+    work = Path(tempfile.mkdtemp(prefix="tables_scanned_"))
+    store = DocumentStore(work / "store")
     per_class: dict[str, Counter[str]] = {}
     for cls in args.classes.split(","):
         totals: Counter[str] = Counter()
         for k in range(args.per_class):
             case = make_case(start + k, cls)
             data = scanned(case.pdf, args.dpi)
-            tmp = Path(f"/tmp/tables_scanned_{cls}_{k}.pdf")
+            tmp = work / f"{cls}_{k}.pdf"
             tmp.write_bytes(data)
-            source = SourceDocument(
-                doc_id=hashlib.sha256(data).hexdigest(),
-                file_name=tmp.name,
-                source_path=str(tmp),
-                stored_path=str(tmp),
-                size_bytes=len(data),
-                kind="pdf",
-            )
+            source, _ = store.register(tmp)
             parsed = parse(source, settings, engine)
             pred = [(t.cells[0].page_index, TS._table_grid(t)) for t in parsed.tables if t.cells]
             sc = TS.score_pages(case, pred)
@@ -86,7 +82,6 @@ def main() -> None:
             sc["no_table_pages"] = case.n_pages if not case.tables else 0
             sc["false_pages"] = int(not case.tables and sc["n_pred"] > 0)
             totals.update(sc)
-            tmp.unlink()
             print(f"{cls} seed {case.seed}: {dict(sc)}", file=sys.stderr, flush=True)
         per_class[cls] = totals
     head = f"class ({args.split}, {args.dpi} dpi) | pages | tables found | cell F1 | no-table pages given one"
@@ -96,6 +91,7 @@ def main() -> None:
         f1 = TS._f1(t["c_tp"], t["c_pred"], t["c_gt"]) if t["c_gt"] else float("nan")
         false = f"{t['false_pages']}/{t['no_table_pages']}" if t["no_table_pages"] else "-"
         print(f"| {cls} | {t['pages']} | {t['n_pred']} | {f1:.3f} | {false} |")
+    shutil.rmtree(work, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps({c: dict(t) for c, t in per_class.items()}, indent=1))
 

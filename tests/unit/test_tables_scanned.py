@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 from pathlib import Path
 
 import numpy as np
 import pymupdf
 import pytest
 
-from dagster_ocr.model import Line, Page, SourceDocument, TextSource
+from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.model import Line, Page, TextSource
 from dagster_ocr.pipeline import parse
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
@@ -103,17 +103,9 @@ def test_ocr_words_lie_over_their_line_in_proportion():
 
 
 @pytest.mark.slow  # OCRs one 1377x648 page (about 1-2 CPU s)
-def test_a_scanned_ruled_table_is_read_as_its_expected_csv(corpus: Path):
+def test_a_scanned_ruled_table_is_read_as_its_expected_csv(corpus: Path, tmp_path: Path):
     pdf = corpus / SCANNED_TABLE
-    data = pdf.read_bytes()
-    source = SourceDocument(
-        doc_id=hashlib.sha256(data).hexdigest(),
-        file_name=pdf.name,
-        source_path=str(pdf),
-        stored_path=str(pdf),
-        size_bytes=len(data),
-        kind="pdf",
-    )
+    source, _ = DocumentStore(tmp_path).register(pdf)
     from dagster_ocr.ocr import get_engine
 
     settings = Settings()
