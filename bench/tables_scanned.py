@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -29,7 +30,7 @@ sys.path.insert(1, str(ROOT / "tests"))
 
 import _common as C  # noqa: E402
 import tables_synthetic as TS  # noqa: E402
-from support.table_pages import LATER_NO_TABLE, make_case, seeds  # noqa: E402
+from support.table_pages import LATER_NO_TABLE, Case, make_case, seeds  # noqa: E402
 
 from dagster_ocr.ingest import DocumentStore  # noqa: E402
 from dagster_ocr.ocr import get_engine  # noqa: E402
@@ -37,7 +38,59 @@ from dagster_ocr.pipeline import parse  # noqa: E402
 from dagster_ocr.settings import Settings  # noqa: E402
 
 #: ruled table classes, and pages holding no table (prose in two columns, drawn figures)
-DEFAULT_CLASSES = ["ruled", "row_span", "stacked_header", "two_column_text", *LATER_NO_TABLE]
+DEFAULT_CLASSES = ["ruled", "row_span", "stacked_header", "two_column_text", *LATER_NO_TABLE, "box_diagram"]
+
+_WORDS = (
+    "system use attitude intention beliefs norms control perceived ease usefulness behaviour "
+    "motivation features capabilities evaluation external variables training support quality"
+).split()
+
+
+def box_diagram(seed: int) -> Case:
+    """A page of prose around a diagram of labelled boxes in rows and columns, neighbours joined by
+    straight lines (some ending in an arrowhead), under a "Figure N:" caption: no table. Drawn here
+    (bench-local) so the generator's own classes keep their seeds."""
+    rng = random.Random(seed * 7907 + 11)
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    prose = " ".join(rng.choice(_WORDS) for _ in range(90)).capitalize() + "."
+    page.insert_textbox(pymupdf.Rect(72, 60, 540, 230), prose, fontsize=11, fontname="tiro")
+    rows, cols = rng.choice([(1, 3), (2, 2), (2, 3), (3, 2), (3, 3)])
+    w, h = rng.uniform(95, 130), rng.uniform(38, 56)
+    gx, gy = rng.uniform(35, 70), rng.uniform(30, 60)
+    x0 = 306 - (cols * w + (cols - 1) * gx) / 2
+    y0 = 240.0
+    width = rng.choice([0.6, 0.8, 1.0, 1.2])
+    for r in range(rows):
+        for c in range(cols):
+            if rows * cols > 3 and rng.random() < 0.2:
+                continue  # a gap in the layout
+            box = pymupdf.Rect(
+                x0 + c * (w + gx), y0 + r * (h + gy), x0 + c * (w + gx) + w, y0 + r * (h + gy) + h
+            )
+            page.draw_rect(box, width=width)
+            label = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 3))).title()
+            page.insert_textbox(box + (3, 4, -3, -2), label, fontsize=rng.choice([8, 9]), align=1)
+            if c + 1 < cols:  # to the right-hand neighbour, at mid height
+                a, b = pymupdf.Point(box.x1, box.y0 + h / 2), pymupdf.Point(box.x1 + gx, box.y0 + h / 2)
+                page.draw_line(a, b, width=width)
+                if rng.random() < 0.5:
+                    page.draw_polyline(
+                        [b + (-6, -3), b, b + (-6, 3)], width=width, closePath=True, fill=(0, 0, 0)
+                    )
+            if r + 1 < rows and rng.random() < 0.5:  # down to the box below
+                a, b = pymupdf.Point(box.x0 + w / 2, box.y1), pymupdf.Point(box.x0 + w / 2, box.y1 + gy)
+                page.draw_line(a, b, width=width)
+    bottom = y0 + rows * (h + gy)
+    page.insert_text(
+        (150, bottom + 10),
+        f"Figure {rng.randint(1, 12)}: {' '.join(rng.choice(_WORDS) for _ in range(6))}",
+        fontsize=10,
+        fontname="tiro",
+    )
+    page.insert_textbox(pymupdf.Rect(72, bottom + 30, 540, 740), prose, fontsize=11, fontname="tiro")
+    data = doc.tobytes(no_new_id=True)
+    return Case(seed=seed, cls="box_diagram", pdf=data, n_pages=1)
 
 
 def scanned(pdf: bytes, dpi: int) -> bytes:
@@ -70,7 +123,7 @@ def main() -> None:
     for cls in args.classes.split(","):
         totals: Counter[str] = Counter()
         for k in range(args.per_class):
-            case = make_case(start + k, cls)
+            case = box_diagram(start + k) if cls == "box_diagram" else make_case(start + k, cls)
             data = scanned(case.pdf, args.dpi)
             tmp = work / f"{cls}_{k}.pdf"
             tmp.write_bytes(data)

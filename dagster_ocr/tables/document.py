@@ -21,7 +21,7 @@ from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _sam
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat
-from dagster_ocr.tables.scanned import ocr_page_as_pdf
+from dagster_ocr.tables.scanned import has_an_empty_column, ocr_page_as_pdf
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import (
     _reading_frame,
@@ -110,8 +110,10 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
             w, h = (page.height, page.width) if quarter else (page.width, page.height)
             by_index[i] = dataclasses.replace(page, width=w, height=h, lines=lines[i])
         per_page[i] = _page_parts(pg, page, lines[i], s, words, frame)
-        if page.text_source != TextSource.TEXT_LAYER:
-            per_page[i] = [p for p in per_page[i] if p.strategy == "lines"]  # ruled tables only
+        if page.text_source != TextSource.TEXT_LAYER:  # ruled tables only, no diagram's boxes
+            per_page[i] = [
+                p for p in per_page[i] if p.strategy == "lines" and not has_an_empty_column(p.rows)
+            ]
         elif frame is None and words and (mixed := _sideways_share(pg, page, words)) is not None:
             # upright text and a sideways table on one page: the sideways words read in their frame
             turn, tall, upright = mixed

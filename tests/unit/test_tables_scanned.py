@@ -84,6 +84,24 @@ def test_an_ocr_page_with_a_grid_becomes_a_table_cell_by_cell():
     assert extract_tables(doc, [page], TableSettings(ocr_pages=False)) == []
 
 
+def test_a_grid_with_an_empty_column_is_a_diagrams_boxes_not_a_table():
+    from dagster_ocr.tables.scanned import has_an_empty_column
+
+    assert has_an_empty_column([["Attitude", "", "Intention"], ["", "", ""]])
+    assert not has_an_empty_column([["Name", "Remarks"], ["Tea", ""], ["Milk", ""]])  # a header
+    assert not has_an_empty_column([["Results", None], ["Accuracy", "Time"]])  # a spanning header
+    assert has_an_empty_column([["Attitude", "", "Use"], ["", None, ""]])  # a gap, merged into a span
+    # two boxes joined by a line, labels inside: the rules make a 1x3 grid, its middle column empty
+    image = np.full((160, 420), 255, np.uint8)
+    for x0 in (20, 260):
+        image[40, x0 : x0 + 141] = image[120, x0 : x0 + 141] = 0
+        image[40:121, x0] = image[40:121, x0 + 140] = 0
+    image[80, 160:260] = 0
+    doc, _ = _image_page(image)
+    page = _ocr_page([("Attitude", (40, 70, 120, 90)), ("Intention", (280, 70, 370, 90))], 420, 160)
+    assert extract_tables(doc, [page]) == []
+
+
 def test_a_page_read_turned_is_left_alone():
     doc, pg = _image_page(_grid_image(rows=2, cols=2, cell=80, letters=False))
     turned = [("Item", (30, 40, 42, 90)), ("Price", (110, 40, 122, 90)), ("Tea", (30, 120, 42, 150))]
