@@ -84,11 +84,12 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     turned: dict[int, tuple[float, ...]] = {}  # id of a part read turned on a mixed page: inverse frame
     for page in in_page_order(pages):
         i = page.index
-        pg = doc[i]
-        if page.text_source != TextSource.TEXT_LAYER:
+        if page.text_source == TextSource.TEXT_LAYER:
+            pg = doc[i]
+        else:
             if vocab is not None:  # every page's words, as the paragraph stage counts them
                 vocab.add_lines([ln.text for ln in page.lines])
-            scan = _ocr_page(pg, page, s)
+            scan = _ocr_page(doc, page, s)
             if scan is None:
                 continue
             # the OCR'd page rebuilt with its image's rules, and its OCR'd words (tables/scanned.py)
@@ -229,12 +230,13 @@ def _join(
     return True
 
 
-def _ocr_page(pg: pymupdf.Page, page: Page, s: TableSettings) -> tuple[pymupdf.Document, Page] | None:
-    """An OCR'd page as a PDF page the finders can read, where it may hold a ruled table."""
+def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> tuple[pymupdf.Document, Page] | None:
+    """An OCR'd page as a PDF page the finders can read, where it may hold a ruled table (the
+    source page is loaded only then: a blank or unread page costs nothing here)."""
     if page.text_source != TextSource.OCR or s.finder != "auto" or not s.ocr_pages:
         return None
     try:
-        return ocr_page_as_pdf(pg, page)
+        return ocr_page_as_pdf(doc[page.index], page)
     except Exception:  # an image OpenCV or MuPDF chokes on must not sink the document's tables
         logger.warning("page %d: no ruled-table search on the OCR'd page", page.index, exc_info=True)
         return None

@@ -14,14 +14,11 @@ detector drew, not glyphs) is not trusted to tell a table from columns of prose.
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 import numpy as np
 import pymupdf
 
 from dagster_ocr.model import Page, Words
-
-logger = logging.getLogger(__name__)
 
 #: resolution the page's image is looked at for rules, that of a common scan: at 100 dpi a hairline
 #: greyed by the resampling into two light pixels was lost, and a table's outer rules with it
