@@ -209,11 +209,9 @@ def resolve_dtype(dtype: str, device: str = "cpu") -> str:
         return dtype
     if device.startswith("cuda"):
         return "bfloat16"
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "float32"
-    return "bfloat16" if ("avx512_bf16" in flags or "amx_bf16" in flags) else "float32"
+    from dagster_ocr.cpu import has_native_bf16
+
+    return "bfloat16" if has_native_bf16() else "float32"
 
 
 def get_embedder(device: str = "cpu", max_tokens: int = 256, dtype: str = "auto") -> Embedder | None:

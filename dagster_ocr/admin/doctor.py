@@ -177,6 +177,22 @@ def check_ocr_runtime(
     ]
 
 
+def check_cpu_numerics(settings: Settings | None = None) -> list[Finding]:
+    """What this CPU lets the int8 and bf16 numerics use (``dagster_ocr.cpu``), as the engines act."""
+    from dagster_ocr.cpu import has_int8_dot, has_native_bf16
+    from dagster_ocr.ocr.quantize import weight_range
+    from dagster_ocr.ocr.settings import RapidOcrSettings
+
+    engine = (settings or Settings()).ocr.engine
+    int8 = engine.int8_models if isinstance(engine, RapidOcrSettings) else "none"
+    dot = "int8 dot-product instructions (VNNI/AMX)" if has_int8_dot() else "no int8 dot-product instructions"
+    weights = (
+        "8-bit weights" if weight_range() == "full" else "7-bit weights (reduce_range: no saturation on AVX2)"
+    )
+    bf16 = "native bf16" if has_native_bf16() else "no native bf16 (bf16 settings compute in f32)"
+    return [Finding("cpu numerics", "ok", f"{dot}: int8 models ({int8}) built with {weights}; {bf16}")]
+
+
 def configured_model_paths(
     settings: Settings | None = None, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
@@ -513,6 +529,7 @@ def run_checks(
     """Every core check. ``model_paths`` defaults to the ones ``settings`` and the environment
     configure."""
     found = [*check_packages(lock), *check_rapidocr_models(), *check_ocr_runtime(settings)]
+    found += check_cpu_numerics(settings)
     paths = configured_model_paths(settings, environ) if model_paths is None else dict(model_paths)
     found += check_model_paths(paths)
     found += check_gpu(require_gpu)

@@ -2,10 +2,9 @@
 
 rapidocr's PP-OCR detector and recogniser are mostly convolutions. onnxruntime runs a statically
 quantized model (QDQ format: uint8 activations, int8 weights per output channel) with its int8
-kernels, which on the CPU measured (AMD EPYC with AVX-512 VNNI) took about half the float model's
-time per call (bench/ocr_profile.py, BENCHMARKS "issue 21, session 10"); on a CPU without int8
-dot-product instructions the gain may be smaller (not measured: ``int8_models: none`` is the float
-path). Static quantization needs the range of
+kernels, which on the CPU measured (a Xeon with AVX-512 VNNI) took about half the float model's
+time per call (bench/ocr_profile.py); on a CPU without int8 dot-product instructions the weights
+are quantized to 7 bits so those kernels cannot saturate (:func:`weight_range`). Static quantization needs the range of
 every activation, measured on inputs like the real ones ("calibration"): here the float engine
 itself reads a few pages of text generated on the spot (``calibration_pages``: several fonts and
 sizes, rendered as the text stage renders a scan), and every input its detector and recogniser
@@ -36,6 +35,23 @@ logger = logging.getLogger(__name__)
 
 #: bumped whenever the way a model is quantized changes, so old cache entries are not reused
 RECIPE = "qdq-u8s8-perchannel-minmax-op13-v1"
+
+
+def weight_range() -> str:
+    """How wide the int8 weights may be on this CPU: ``full`` (8 bits) or ``reduced`` (7 bits).
+
+    onnxruntime's u8s8 convolution and matmul kernels on a CPU without int8 dot-product
+    instructions (AVX2 only: AMD EPYC Milan and older, pre-Cascade-Lake Xeons) multiply pairs with
+    ``vpmaddubsw``, whose 16-bit sums of two uint8 x int8 products saturate: a model quantized with
+    full-range weights read 2.55 away from the float model where VNNI machines read it within
+    0.74 (tests/unit/test_ocr_int8.py, a tiny two-convolution model). Weights quantized to 7 bits
+    (``reduce_range``) cannot saturate there (0.27 on the same model and CPU); with VNNI or AMX the
+    full 8 bits are exact and keep one more bit of precision. The choice is part of the cache key,
+    so a cache folder shared between machines keeps one copy per kind of CPU.
+    """
+    from dagster_ocr.cpu import has_int8_dot
+
+    return "full" if has_int8_dot() else "reduced"
 
 #: words the calibration pages are written with: common English prose, digits and punctuation
 _WORDS = (
@@ -94,13 +110,14 @@ def calibration_pages(n: int = 3, dpi: int = 150, seed: int = 0) -> list[np.ndar
 
 
 def cache_key(model_path: Path) -> str:
-    """Hash of the float model's bytes, the recipe and the quantization toolchain's versions."""
+    """Hash of the float model's bytes, the recipe (with this CPU's weight range) and the
+    quantization toolchain's versions."""
     import onnx
     import onnxruntime
 
     h = hashlib.sha256()
     h.update(Path(model_path).read_bytes())
-    h.update(f"|{RECIPE}|ort={onnxruntime.__version__}|onnx={onnx.__version__}".encode())
+    h.update(f"|{RECIPE}|weights={weight_range()}|ort={onnxruntime.__version__}|onnx={onnx.__version__}".encode())
     return h.hexdigest()[:16]
 
 
@@ -133,11 +150,13 @@ def quantize_model(
     method: str = "MinMax",
     extra_options: dict | None = None,
     exclude: Sequence[str] = (),
+    reduce_range: bool | None = None,
 ) -> None:
     """Write a static int8 (QDQ, uint8 activations, int8 per-channel weights) copy of an ONNX model.
 
     The model is first raised to opset 13 (per-channel dequantization needs it; rapidocr's models
     are opset 11) and its metadata (the recogniser's character list) is carried over.
+    ``reduce_range`` (7-bit weights) defaults to what this CPU needs (:func:`weight_range`).
     """
     import onnx
     from onnx import version_converter
@@ -177,6 +196,7 @@ def quantize_model(
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
             per_channel=True,
+            reduce_range=weight_range() == "reduced" if reduce_range is None else reduce_range,
             op_types_to_quantize=list(op_types) if op_types else None,
             nodes_to_exclude=list(exclude),
             calibrate_method=getattr(CalibrationMethod, method),

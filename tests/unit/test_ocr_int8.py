@@ -180,3 +180,31 @@ def test_lines_the_int8_recogniser_doubts_are_read_again_by_the_float_model():
     assert wrapper.session == "int8"  # the int8 model is back in place
     seen.clear()
     assert ocr.recognize_txt(["clean"]).txts == ("clean-int8",) and seen == [("int8", 1)]
+
+
+def test_the_weight_range_follows_the_cpu(monkeypatch, tmp_path):
+    from dagster_ocr import cpu
+
+    model = tmp_path / "tiny.onnx"
+    _tiny_conv_model(model)
+    keys = {}
+    for flags, want in ((frozenset({"avx2"}), "reduced"), (frozenset({"avx2", "avx512_vnni"}), "full")):
+        monkeypatch.setattr(cpu, "cpu_flags", lambda flags=flags: flags)
+        assert quantize.weight_range() == want
+        keys[want] = cached_path(model, tmp_path)
+    assert keys["full"] != keys["reduced"]  # one cache entry per kind of CPU
+
+
+@pytest.mark.parametrize("reduce_range", [True, False])
+def test_the_range_this_cpu_uses_is_accurate_and_reduced_is_accurate_everywhere(tmp_path, reduce_range):
+    from dagster_ocr.cpu import has_int8_dot
+
+    if not reduce_range and not has_int8_dot():
+        pytest.skip("full-range int8 weights saturate on a CPU without VNNI: that is why they are not used")
+    model = tmp_path / "tiny.onnx"
+    _tiny_conv_model(model)
+    out = tmp_path / "q.onnx"
+    quantize.quantize_model(model, out, _inputs(), reduce_range=reduce_range)
+    x = _inputs(1)[0]
+    want, got = _run(model, x), _run(out, x)
+    assert np.abs(got - want).max() < 0.05 * np.abs(want).max()
