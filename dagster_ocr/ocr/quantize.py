@@ -4,13 +4,13 @@ rapidocr's PP-OCR detector and recogniser are mostly convolutions. onnxruntime r
 quantized model (QDQ format: uint8 activations, int8 weights per output channel) with its int8
 kernels, which on the CPU measured (a Xeon with AVX-512 VNNI) took about half the float model's
 time per call (bench/ocr_profile.py); on a CPU without int8 dot-product instructions the weights
-are quantized to 7 bits so those kernels cannot saturate (:func:`weight_range`). Static quantization needs the range of
-every activation, measured on inputs like the real ones ("calibration"): here the float engine
-itself reads a few pages of text generated on the spot (``calibration_pages``: several fonts and
-sizes, rendered as the text stage renders a scan), and every input its detector and recogniser
-receive is kept. Nothing comes from the network or the corpus, so the build works offline; the
-pages are the same everywhere (seeded), the ranges measured on them may differ in the last bits
-between CPUs whose float kernels differ.
+are quantized to 7 bits so those kernels cannot saturate (:func:`weight_range`). Static
+quantization needs the range of every activation, measured on inputs like the real ones
+("calibration"): here the float engine itself reads a few pages of text generated on the spot
+(``calibration_pages``: several fonts and sizes, rendered as the text stage renders a scan), and
+every input its detector and recogniser receive is kept. Nothing comes from the network or the
+corpus, so the build works offline; the pages are the same everywhere (seeded), the ranges
+measured on them may differ in the last bits between CPUs whose float kernels differ.
 
 The quantized file is written under a cache folder, named by a hash of the float model's bytes,
 the recipe below and the onnxruntime and onnx versions, so a changed model or toolchain builds a

@@ -159,15 +159,27 @@ def test_embedding_throughput_on_this_machine(warehouse):
 def test_auto_dtype_is_bfloat16_only_where_it_is_native(monkeypatch, tmp_path):
     assert embeddings.resolve_dtype("float32", "cuda") == "float32"  # an explicit choice wins
     assert embeddings.resolve_dtype("auto", "cuda:0") == "bfloat16"
-    cpuinfo = tmp_path / "cpuinfo"
-    real_path = embeddings.Path
-    monkeypatch.setattr(
-        embeddings, "Path", lambda p: real_path(cpuinfo) if p == "/proc/cpuinfo" else real_path(p)
-    )
-    cpuinfo.write_text("flags : fpu sse2 avx2 avx512f\n")
+    from dagster_ocr import cpu
+
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"fpu", "sse2", "avx2", "avx512f"}))
     assert embeddings.resolve_dtype("auto", "cpu") == "float32"
-    cpuinfo.write_text("flags : fpu sse2 avx2 avx512f avx512_bf16\n")
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: frozenset({"avx2", "avx512f", "avx512_bf16"}))
     assert embeddings.resolve_dtype("auto", "cpu") == "bfloat16"
+
+
+def test_cpu_flags_are_read_from_the_flags_line(monkeypatch, tmp_path):
+    from dagster_ocr import cpu
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor : 0\nflags\t\t: fpu sse2 avx2 avx512_vnni\nbugs : x\n")
+    real_path = cpu.Path
+    monkeypatch.setattr(cpu, "Path", lambda p: real_path(cpuinfo) if p == "/proc/cpuinfo" else real_path(p))
+    cpu.cpu_flags.cache_clear()
+    try:
+        assert cpu.cpu_flags() == frozenset({"fpu", "sse2", "avx2", "avx512_vnni"})
+        assert cpu.has_int8_dot() and not cpu.has_native_bf16()
+    finally:
+        cpu.cpu_flags.cache_clear()
 
 
 @needs_model
