@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from assets.stopping import GracefulStop, ResumeLedger, exit_now, names, nothing, run_on_thread
 from dagster_ocr import progress
 from dagster_ocr.ingest import DocumentStore, register_inbox
 from dagster_ocr.lake import LakeError, is_lake_spec, open_warehouse
@@ -62,6 +63,58 @@ class _PagePostfix:
         self.bar.set_postfix_str(f"{p.file_name[:30]} {p.short()}")
 
 
+class RunStopped(Exception):
+    """``run_inbox`` was stopped by a signal (see ``assets.stopping``): what it did and did not do."""
+
+    def __init__(self, report: _RunReport, summary: pd.DataFrame):
+        super().__init__(f"stopped by {report.stop.name}")
+        self.report = report
+        self.summary = summary
+        self.exit_code = report.stop.exit_code
+
+
+class _RunReport:
+    """What a run has done so far, in the words of its last lines (graceful or hard stop alike)."""
+
+    def __init__(self, stop: GracefulStop, todo: list, skipped: list, started: float):
+        self.stop = stop
+        self.todo = todo  # the documents this run was to parse, in order
+        self.skipped = skipped  # finished by the stopped run this one resumes
+        self.done: list = []
+        self.in_flight = None
+        self.abandoned = None
+        self.started = started
+
+    def lines(self) -> list[str]:
+        finished = {rec.doc_id for rec in self.done}
+        left = [
+            rec
+            for rec in self.todo
+            if rec.doc_id not in finished and rec is not self.abandoned and rec is not self.in_flight
+        ]
+        abandoned = self.abandoned or self.in_flight
+        out = [
+            f"stopped by {self.stop.name} after {time.perf_counter() - self.started:.1f}s: "
+            f"{len(self.done)} document(s) done in this run"
+            + (f" ({len(self.skipped)} more by the run it resumed)" if self.skipped else "")
+            + f", {int(abandoned is not None)} abandoned, {len(left)} not started"
+        ]
+        if self.done:
+            out.append(f"  done: {names(self.done)}")
+        if abandoned is not None:
+            during = " during its warehouse load" if self.stop.loading else ""
+            out.append(
+                f"  abandoned{during}: {abandoned.file_name} (a resume re-does it; its OCR'd pages are kept)"
+            )
+        if left:
+            out.append(f"  not started: {names(left)}")
+        out.append("run the same command again to resume: it re-does only the documents not done")
+        return out
+
+    def print_hard(self, code: int) -> None:
+        print("\n".join(self.lines()), flush=True)
+
+
 def run_inbox(
     inbox: Path,
     warehouse: str | Path,
@@ -72,9 +125,15 @@ def run_inbox(
     show_progress: bool = True,
     verbose: bool = False,
     lake_data: str | None = None,
+    stop: GracefulStop | None = None,
 ) -> pd.DataFrame:
     """Parse every document in ``inbox`` into ``warehouse`` (a DuckDB file, or a lake spec with its
-    data under ``lake_data``); returns the per-document summary."""
+    data under ``lake_data``); returns the per-document summary.
+
+    With ``stop`` (the CLI's signal handling) each document's run executes on a worker thread and
+    a SIGTERM or Ctrl-C ends the run early: :class:`RunStopped` says what was done. A run that was
+    stopped (or killed) is resumed by the same call: the documents it finished are skipped.
+    """
     import dagster as dg
     from tqdm import tqdm
 
@@ -82,36 +141,92 @@ def run_inbox(
     from assets.partitions import document_tags, documents_partitions
     from dagster_ocr.partition_keys import partition_key
 
+    started = time.perf_counter()
     data_dir = data_dir or default_data_dir(warehouse, lake_data)
     defs = build_definitions(
         data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine, lake_data_path=lake_data
     )
     job = defs.resolve_job_def("ingest_document")
+    if stop is not None:
+        job = job.with_hooks({stop.hook()})
     scan = register_inbox(inbox, DocumentStore(data_dir / "store"))
-    found = scan.documents
+    found = [rec for rec, _ in scan.documents]
     wh = open_warehouse(warehouse, lake_data)
     wh.ensure_schema()
     wh.record_files(scan.files, "cli")  # every file, duplicates included
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    keys = {rec.doc_id: partition_key(rec.file_name, rec.doc_id) for rec, _ in found}
+    keys = {rec.doc_id: partition_key(rec.file_name, rec.doc_id) for rec in found}
     instance.add_dynamic_partitions(documents_partitions.name, list(keys.values()))
-    bar = tqdm(found, unit="doc", disable=not show_progress, file=sys.stderr)
-    with progress.listen(_PagePostfix(bar)):
-        for rec, _ in bar:
+
+    key = ResumeLedger.command_key(
+        Path(inbox).resolve(),
+        warehouse,
+        lake_data,
+        settings_file,
+        overrides_json,
+        ocr_engine,
+        settings_file=settings_file,
+    )
+    ledger = ResumeLedger(data_dir, key)
+    # skipped only where the warehouse holds the document still (not deleted since)
+    loaded = set()
+    if ledger.done:
+        sql = "SELECT doc_id FROM documents WHERE doc_id IN (SELECT unnest(?))"
+        loaded = set(wh.query(sql, [ledger.done]).doc_id)
+    skipped = [rec for rec in found if rec.doc_id in loaded]
+    todo = [rec for rec in found if rec not in skipped]
+    if skipped:
+        print(
+            f"resuming a stopped run: {len(skipped)} document(s) it finished are skipped, {len(todo)} to do",
+            file=sys.stderr,
+        )
+    ledger.start()
+    report = _RunReport(stop or GracefulStop(), todo, skipped, started)
+    if stop is not None:
+        stop.on_hard_exit = report.print_hard
+    bar = tqdm(todo, unit="doc", disable=not show_progress, file=sys.stderr)
+    with progress.listen(_PagePostfix(bar)), progress.listen(stop.listener) if stop else nothing():
+        for rec in bar:
+            if stop is not None and stop.requested:
+                break
             bar.set_postfix_str(rec.file_name[:40])
-            job.execute_in_process(
-                partition_key=keys[rec.doc_id],
-                instance=instance,
-                raise_on_error=False,
-                run_config=None if verbose else QUIET_RUN_CONFIG,
-                tags=document_tags(rec.doc_id, rec.file_name),
-            )
-    ids = [rec.doc_id for rec, _ in found]
-    if ids and not wh.is_lake and wh.snapshot_record().pending_writes:
-        wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
+
+            def work(rec=rec):
+                return job.execute_in_process(
+                    partition_key=keys[rec.doc_id],
+                    instance=instance,
+                    raise_on_error=False,
+                    run_config=None if verbose else QUIET_RUN_CONFIG,
+                    tags=document_tags(rec.doc_id, rec.file_name),
+                )
+
+            if stop is None:
+                work()
+            else:
+                report.in_flight = rec
+                stop.start_document()
+                _, ended = run_on_thread(work, stop, name=f"run {rec.file_name[:40]}")
+                if not ended:  # the grace period is over and the document holds on: exit now
+                    bar.close()
+                    stop.hard_exit(stop.exit_code)
+                report.in_flight = None
+                if stop.abandoned:
+                    report.abandoned = rec
+                    break
+            report.done.append(rec)
+            ledger.mark_done(rec.doc_id)
+    bar.close()
+    ids = [rec.doc_id for rec in (*skipped, *report.done)]
+    stopped = stop is not None and stop.requested and len(report.done) < len(todo)
+    if not stopped:
+        ledger.finish()
+        if ids and not wh.is_lake and wh.snapshot_record().pending_writes:
+            wh.catch_up_snapshot()  # the writes the throttle skipped: the run is over
+    # (a stopped run leaves the snapshot's catch-up to the run that resumes it)
     summary = wh.document_summary()
-    if ids:
-        summary = summary[summary.file_name.isin(wh.file_names(ids))]
+    summary = summary[summary.file_name.isin(wh.file_names(ids))] if ids else summary.iloc[0:0]
+    if stopped:
+        raise RunStopped(report, summary)
     return summary
 
 
@@ -122,17 +237,25 @@ def _print_frame(frame: pd.DataFrame) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    summary = run_inbox(
-        Path(args.inbox),
-        args.warehouse,
-        Path(args.data_dir) if args.data_dir else None,
-        args.settings,
-        args.set or "{}",
-        args.ocr,
-        not args.no_progress,
-        args.verbose,
-        lake_data=args.lake_data,
-    )
+    with GracefulStop() as stop:
+        try:
+            summary = run_inbox(
+                Path(args.inbox),
+                args.warehouse,
+                Path(args.data_dir) if args.data_dir else None,
+                args.settings,
+                args.set or "{}",
+                args.ocr,
+                not args.no_progress,
+                args.verbose,
+                lake_data=args.lake_data,
+                stop=stop,
+            )
+        except RunStopped as stopped:
+            _print_frame(stopped.summary)
+            print("\n" + "\n".join(stopped.report.lines()))
+            # no interpreter shutdown: it would wait for the threads the abandoned document left
+            exit_now(stopped.exit_code)
     _print_frame(summary)
     counts = summary.status.value_counts().to_dict() if len(summary) else {}
     print(
@@ -140,6 +263,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         + f"; warehouse {args.warehouse}"
     )
+    if stop.requested:  # a signal after the last document had started, and it finished
+        return stop.exit_code
     return 0
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -168,9 +169,22 @@ def ocr_in_workers(
             exc,
             totals.tasks_left,
         )
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            # told to stop (an interrupt, a stop of the run): the page ranges in flight are
+            # abandoned, not waited for (minutes of OCR); the pages they finished are checkpointed
+            # (each written atomically), so a re-run takes them from there
+            _terminate(pool)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return totals
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers now (``ProcessPoolExecutor.terminate_workers`` from Python 3.14)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _input_error(code: str, message: str) -> BadInputError:
@@ -199,6 +213,9 @@ def _document(source: SourceDocument, settings: Settings) -> pymupdf.Document:
 
 def _start_worker(factory: Callable[[], OcrEngine], cpu_spent: Any) -> None:
     global _ENGINE, _CPU_SPENT
+    # a terminal's Ctrl-C reaches the whole process group: the parent decides what stops (and
+    # terminates the workers); a KeyboardInterrupt here would come back as a failed page range
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _ENGINE = factory()
     _CPU_SPENT = cpu_spent
 
