@@ -8,7 +8,10 @@ document:
    (``PageLabel.line_index``) and running headers/footers (text that, with digits normalised,
    recurs in the top or bottom zone of many pages; a body-shaped line attached to the body
    block does not count as a recurrence) are marked on the ``Page`` objects and left
-   out. Lines inside a table region are left out too: the table stage owns them (unless the
+   out. Furniture never takes a page's body: a page whose every line would be furniture keeps
+   them as body text (bare page numbers aside), and a document where running heads and page
+   numbers would take most of its text (``furniture_max_share``: a form, a form letter, a short
+   contract whose pages share their lines) has no furniture at all. Lines inside a table region are left out too: the table stage owns them (unless the
    "table" is a narrow grid of sentence-length cells: columns of prose, kept as paragraphs).
 2. **Rows.** Fragments of one visual line (the text layer often splits "5.1" from its title, or a
    bullet from its item) are merged into rows. A leading fragment made only of a lone bullet,

@@ -13,6 +13,7 @@ from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.paragraphs.columns import _reading_order
 from dagster_ocr.paragraphs.furniture import (
     _attach_drop_caps,
+    _keep_page_body,
     _looks_like_prose,
     _page_furniture,
     _repeated_furniture,
@@ -52,6 +53,15 @@ def build_paragraphs(
     result = ParagraphResult()
     number_lines = {lab.page_index: lab.line_index for lab in labels if lab.line_index is not None}
     repeated = _repeated_furniture(in_page_order(pages), number_lines, s)
+    # furniture never takes a document's body: where it would take most of the text, what
+    # repeats is the body itself, and the document has no furniture
+    no_furniture = repeated.takes_the_body(s)
+    if no_furniture:
+        log.info(
+            "furniture would take %d of %d characters: every line is kept as body text",
+            repeated.furniture_chars,
+            repeated.chars,
+        )
     tables_by_page: dict[int, _TableText] = defaultdict(_TableText)
     for t in tables:
         if _looks_like_prose(t, s):
@@ -75,7 +85,7 @@ def build_paragraphs(
     for page in in_page_order(pages):
         n_pages += 1
         number_line = number_lines.get(page.index)
-        marks = _page_furniture(page, repeated, number_line, s)
+        marks = {} if no_furniture else _page_furniture(page, repeated.keys, number_line, s)
         held = tables_by_page.get(page.index)
         # a line in a table region the table holds is the table's; the words it does not hold
         # (a note or a sentence the region swallowed) stay body text: a table never costs text
@@ -84,6 +94,7 @@ def build_paragraphs(
         # a table row near the page edge is the table's, not a running header or a page number
         # (nor is a header year the label stage took for the page's number: the cell holds it)
         marks = {i: kind for i, kind in marks.items() if i not in claimed}
+        marks = _keep_page_body(page, marks, set(rest))
         if marks:
             result.furniture[page.index] = marks
         body = [

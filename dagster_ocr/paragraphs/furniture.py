@@ -22,6 +22,11 @@ _WS = re.compile(r"\s+")
 _TIGHT = 1.5
 
 
+def _chars(text: str) -> int:
+    """The characters of ``text`` as conservation counts them: every one but whitespace."""
+    return sum(1 for c in text if not c.isspace())
+
+
 def _norm_furniture(text: str) -> str:
     return _WS.sub(" ", _DIGITS.sub("#", text)).strip().lower()
 
@@ -68,13 +73,32 @@ def _body_shaped(line: Line, measure: float, settings: ParagraphSettings) -> boo
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Repeated:
+    """What repetition makes furniture in a document, and what share of its text that would be."""
+
+    #: (zone, normalised text) of the running headers and footers
+    keys: frozenset[tuple[str, str]]
+    #: characters (non-whitespace) of the document's lines
+    chars: int
+    #: ... of them in the running headers and footers and the label stage's page-number lines
+    furniture_chars: int
+
+    def takes_the_body(self, settings: ParagraphSettings) -> bool:
+        """Would furniture take all or most of the document's text? Then what repeats is the body
+        (a form, a form letter, a short contract whose pages share their lines), not furniture."""
+        return self.chars > 0 and self.furniture_chars > settings.furniture_max_share * self.chars
+
+
 def _repeated_furniture(
     pages: Iterable[Page], number_lines: dict[int, int], settings: ParagraphSettings
-) -> set[tuple[str, str]]:
-    """(zone, normalised text) of the header and footer lines repeated on enough pages.
+) -> _Repeated:
+    """(zone, normalised text) of the header and footer lines repeated on enough pages, and the
+    share of the document's characters they and the page-number lines hold.
 
     ``number_lines``: page index → the line the label stage read the page number from (never a
-    running head). One pass over the pages, keeping only the margin lines' normalised texts.
+    running head). One pass over the pages, keeping only the margin lines' normalised texts and
+    character counts.
 
     Repetition alone is weak evidence in a short document (a form's or a template's body lines
     recur at the same place on each of three pages): an occurrence that is body-shaped (several
@@ -82,7 +106,8 @@ def _repeated_furniture(
     ``_attached_to_body``) does not count towards the pages a running head needs.
     """
     zone_pages: dict[tuple[str, str], set[int]] = defaultdict(set)
-    n_pages = 0
+    zone_chars: dict[tuple[str, str], int] = defaultdict(int)
+    n_pages = chars = number_chars = 0
     for page in pages:
         n_pages += 1
         top, bottom = _zones(page, settings)
@@ -92,6 +117,10 @@ def _repeated_furniture(
         for i, line in enumerate(page.lines):
             if not line.text.strip():
                 continue
+            n = _chars(line.text)
+            chars += n
+            if i == claimed:
+                number_chars += n
             if line.bbox[1] <= top:
                 kind = "header"
             elif line.bbox[3] >= bottom:
@@ -107,10 +136,15 @@ def _repeated_furniture(
             _attached_to_body([ln for _, ln in zone], body, settings) if any(shaped) else [False] * len(zone)
         )
         for (kind, line), sh, at in zip(zone, shaped, attached, strict=True):
+            key = (kind, _norm_furniture(line.text))
+            # every occurrence counts towards the share furniture would take; only those not
+            # shaped like and attached to the body count towards the pages a running head needs
+            zone_chars[key] += _chars(line.text)
             if not (sh and at):
-                zone_pages[(kind, _norm_furniture(line.text))].add(page.index)
+                zone_pages[key].add(page.index)
     need = max(settings.repeat_min_pages, settings.repeat_min_share * n_pages)
-    return {key for key, seen in zone_pages.items() if len(seen) >= need}
+    keys = frozenset(key for key, seen in zone_pages.items() if len(seen) >= need)
+    return _Repeated(keys, chars, number_chars + sum(zone_chars[k] for k in keys))
 
 
 def _text_beyond(page: Page, index: int, zone: str, repeated: set[tuple[str, str]]) -> bool:
@@ -199,7 +233,7 @@ def _edge_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
 
 
 def _page_furniture(
-    page: Page, repeated: set[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
+    page: Page, repeated: frozenset[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
 ) -> dict[int, str]:
     """Line index → "page_number", "header" or "footer" for the page's furniture lines."""
     marks: dict[int, str] = {}
@@ -233,6 +267,18 @@ def _page_furniture(
         if zone and any(v_overlap(line.bbox, n) > 0.5 * (line.bbox[3] - line.bbox[1]) for n in numbers):
             marks[i] = zone
     return marks
+
+
+def _keep_page_body(page: Page, marks: dict[int, str], held: set[int]) -> dict[int, str]:
+    """``marks`` less what the page needs to keep body text: furniture never takes a page's body.
+
+    A page whose every text line would be furniture (``held``: lines a table holds, which are
+    the page's content) is not a page of furniture: it is a page whose body repeats (a form, a
+    form letter) or sits in the margin bands (a slip, a short last page). Its lines stay body
+    text, but for bare page numbers ("7", "- iv -"), which are no body text on any page."""
+    if not marks or any(i not in marks and (i in held or ln.text.strip()) for i, ln in enumerate(page.lines)):
+        return marks
+    return {i: kind for i, kind in marks.items() if _PAGE_NUMBER_RE.fullmatch(page.lines[i].text.strip())}
 
 
 def _looks_like_prose(table: Table, settings: ParagraphSettings) -> bool:

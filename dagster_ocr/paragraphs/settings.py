@@ -42,6 +42,16 @@ class ParagraphSettings(BaseModel):
     repeat_min_share: float = Field(
         0.4, description="... and on at least this share of the document's pages."
     )
+    furniture_max_share: float = Field(
+        2 / 3,
+        ge=0,
+        le=1,
+        description="Where running headers/footers and page-number lines would take more than this "
+        "share (most) of a document's characters, they are its body (a form, a form letter, a short "
+        "contract whose pages share their lines): the document keeps every line as body text. A "
+        "page whose every line would be furniture keeps them as body in any document (bare page "
+        "numbers aside).",
+    )
     body_attach_gap: float = Field(
         1.0,
         description="A margin line this many line heights or less from the body block (through "
