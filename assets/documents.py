@@ -25,6 +25,7 @@ from assets.partitions import (
     tag_run,
 )
 from assets.schema_metadata import schema_metadata
+from assets.stopping import stop_not_retry
 from dagster_ocr import kb, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, load_and_judge
@@ -87,6 +88,7 @@ class _TextProgressLog:
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Text per page: the PDF text layer where it is sound, OCR where it is not.",
 )
+@stop_not_retry  # an interrupt ends the run: not retried
 def document_text(
     context: dg.AssetExecutionContext,
     store: DocumentStoreResource,
@@ -259,6 +261,7 @@ def paragraphs(
     "quality gate (one check per expectation suite; a failed ERROR expectation quarantines the "
     "document: it stays out of the knowledge base, and the `quarantine` asset lists it with why).",
 )
+@stop_not_retry  # an interrupt ends the run: not retried
 def duckdb_tables(
     context: dg.AssetExecutionContext,
     document_text: ExtractedDocument,
@@ -365,6 +368,7 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     description="Searchable chunks with citations to printed pages, for documents that passed the gate. "
     "A quarantined or unreadable document is left out (no materialization; an observation says why).",
 )
+@stop_not_retry  # an interrupt ends the run: not retried
 def knowledge_base(
     context: dg.AssetExecutionContext,
     store: DocumentStoreResource,

@@ -209,21 +209,39 @@ def run_on_thread(work: Callable[[], Any], stop: GracefulStop, name: str) -> tup
 
 def stop_not_retry(fn: F) -> F:
     """For a stage with a ``RetryPolicy``: an interrupt (the run terminated from the UI, its pod
-    sent SIGTERM) fails the step for good instead of retrying it 10 s later, so the run ends."""
+    sent SIGTERM) fails the step for good instead of retrying it 10 s later, so the run ends.
+    Keeps ``fn``'s signature (Dagster reads its parameters) and its being a generator or not."""
+    import inspect
+
     import dagster as dg
 
+    def stopped(exc: BaseException) -> dg.Failure:
+        return dg.Failure(
+            description=f"interrupted ({type(exc).__name__}): the run was told to stop; not retried "
+            "(a re-run resumes from the OCR checkpoints)",
+            allow_retries=False,
+        )
+
+    interrupts = (dg.DagsterExecutionInterruptedError, KeyboardInterrupt)
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return (yield from fn(*args, **kwargs))
+            except interrupts as exc:
+                raise stopped(exc) from exc
+
+        return generator  # type: ignore[return-value]
+
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def function(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (dg.DagsterExecutionInterruptedError, KeyboardInterrupt) as exc:
-            raise dg.Failure(
-                description="interrupted: the run was told to stop (not retried; a re-run resumes "
-                "from the OCR checkpoints)",
-                allow_retries=False,
-            ) from exc
+        except interrupts as exc:
+            raise stopped(exc) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return function  # type: ignore[return-value]
 
 
 class ResumeLedger:
@@ -277,6 +295,7 @@ class ResumeLedger:
 
 @contextlib.contextmanager
 def nothing() -> Iterator[None]:
+    """A context manager that does nothing (a listener not registered)."""
     yield
 
 
