@@ -8,7 +8,7 @@ and time travel (``AT (VERSION => n)``, or ``LakeWarehouse(..., version=n)``) fo
 
 The same SQL runs in both modes: every connection ``USE``s the attached lake, so the warehouse's
 unqualified statements (``DELETE FROM pages WHERE doc_id = ?``) name its tables. What differs is
-how one write is made safe against another process, measured in FACTS.md and the tests:
+how one write is made safe against another process, measured in docs/stack-facts.md and the tests:
 
 - DuckLake detects a conflict only when two transactions delete from the same data (file or inlined
   rows); two writers of a document nobody wrote before delete nothing and would both insert it.

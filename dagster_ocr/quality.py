@@ -2,7 +2,7 @@
 
 Expectations run on the rows the warehouse holds for one document (what analysts will read), read
 back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pandas data source
-(GX's SQL data source fails on DuckDB, see FACTS.md). There is one suite per stage:
+(GX's SQL data source fails on DuckDB, see docs/stack-facts.md). There is one suite per stage:
 
 * ``document_parsed``: the file could be read and yields text;
 * ``pages_complete``: one row per physical page, each with a page label; no page emptied by damage

@@ -3,7 +3,7 @@
 Every write replaces one document's rows inside one transaction (delete, then insert), so a
 re-run never duplicates rows and a crash mid-write leaves the previous version whole. Connections
 are short-lived: DuckDB lets one process hold a file for writing, and a long-held connection
-would lock analysts and other runs out (see FACTS.md).
+would lock analysts and other runs out (see docs/stack-facts.md, DuckDB).
 """
 
 from __future__ import annotations

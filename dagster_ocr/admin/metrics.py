@@ -3,8 +3,8 @@ endpoint on 127.0.0.1, and a push to a Pushgateway.
 
 Everything is a gauge recomputed from the DuckDB file on each scrape: the warehouse is the record,
 so a restarted exporter reports the same numbers and nothing needs to survive in memory. DuckDB
-lets one process hold a file while it writes (FACTS.md), so a scrape during a write cannot open
-it: the endpoint then serves the last good figures with ``dagster_ocr_warehouse_up 0`` and their
+lets one process hold a file while it writes (docs/stack-facts.md), so a scrape during a write
+cannot open it: the endpoint then serves the last good figures with ``dagster_ocr_warehouse_up 0`` and their
 age, instead of an error that would leave gaps in every graph.
 """
 

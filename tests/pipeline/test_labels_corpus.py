@@ -62,7 +62,8 @@ def test_every_file_matches_exactly(expected, parsed):
 def test_hex_prefix_is_decoded_where_pymupdf_is_not(parsed):
     doc, _ = parsed["bad-PageLabels.pdf"]
     raw = doc[0].get_label()
-    assert raw == "<FEFF0058>3"  # PyMuPDF 2.0's own reading; if this changes, FACTS.md needs a note
+    # PyMuPDF 2.0's own reading; if this changes, docs/stack-facts.md needs a note
+    assert raw == "<FEFF0058>3"
     assert decode_hex_prefix(raw) == "X3"
     assert pdf_page_labels(doc) == ["X3"]
 
