@@ -68,18 +68,22 @@ def markdown_header(header_rows: Sequence[Sequence[str]], n_cols: int) -> list[s
     return [markdown_row(names), "|" + "---|" * max(1, n_cols)]
 
 
-def table_markdown(grid: Sequence[Sequence[str | None]], header_rows: int) -> list[str]:
+def table_markdown(
+    grid: Sequence[Sequence[str | None]], header_rows: int, column_headers: Sequence[str] = ()
+) -> list[str]:
     """A table as Markdown lines: the header row, the ``|---|`` separator, then one line per body row.
 
     ``grid`` is the table's rows (a spanning cell's text at its first row and column, covered
     cells empty); whitespace inside a cell is collapsed to one space, so every row is one line
     and a consumer can split the text back into rows. The first ``header_rows`` rows fold into the
-    header (see :func:`markdown_header`); every other row is a body row, in order.
+    header (see :func:`markdown_header`), under ``column_headers`` (the headings printed above the
+    grid, see ``tables.statement``) where there are any; every other row is a body row, in order.
     """
     n_cols = max((len(r) for r in grid), default=0)
     rows = [[_WS.sub(" ", c or "").strip() for c in r] + [""] * (n_cols - len(r)) for r in grid]
     header_n = min(max(header_rows, 0), len(rows))
-    return markdown_header(rows[:header_n], n_cols) + [markdown_row(r) for r in rows[header_n:]]
+    above = [[_WS.sub(" ", c or "").strip() for c in column_headers]] if any(column_headers) else []
+    return markdown_header(above + rows[:header_n], n_cols) + [markdown_row(r) for r in rows[header_n:]]
 
 
 def table_text(grid: Sequence[Sequence[str | None]]) -> str:

@@ -192,6 +192,14 @@ class Table:
     #: how the table was found, e.g. "lines" or "text"
     strategy: str = ""
     caption: str = ""
+    #: what the page prints around it for a reader (tables.statement): the statement's title,
+    #: its units ("In millions"), one heading per column recovered from the lines above the grid
+    #: ("Years ended September 28, 2024"; empty when none), and the label printed right above a
+    #: table that continues another's columns ("Investing activities:")
+    title: str = ""
+    units: str = ""
+    column_headers: list[str] = field(default_factory=list)
+    row_group: str = ""
     #: how the parts were joined: "" (single page), "rows" or "columns"
     merge_kind: str = ""
     #: (page_index, bbox) of every part, so other stages can tell table text from body text
@@ -283,6 +291,8 @@ class ExtractedDocument:
     page_content: dict[int, str] = field(default_factory=dict)
     #: page index -> why its content stream is broken (a missing object, undecodable data)
     damaged_pages: dict[int, str] = field(default_factory=dict)
+    #: page index -> "damaged" | "no ink" | "left blank notice" for every empty page (integrity.py)
+    blank_reasons: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -47,13 +47,16 @@ def _pages_of(table: Table, labels: dict[int, str]) -> str:
 def table_preview(table: Table, labels: dict[int, str]) -> list[str]:
     """One table's heading line and its first ``TABLE_ROWS`` body rows as Markdown."""
     merged = f", merged across {len(table.pages)} pages" if len(table.pages) > 1 else ""
-    caption = f" — {_short(table.caption, 80)}" if table.caption else ""
+    named = table.caption or table.title
+    caption = f" — {_short(named, 80)}" if named else ""
+    caption += f" ({_short(table.units, 40)})" if table.units else ""
     head = (
         f"**{table.table_id}** ({_pages_of(table, labels)}, {table.n_rows} × {table.n_cols}{merged}){caption}"
     )
     grid = [[_short(c, CELL_CHARS) for c in row[:TABLE_COLS]] for row in table.grid()]
     shown = grid[: table.header_rows + TABLE_ROWS]
-    lines = [head, "", *table_markdown(shown, table.header_rows)]
+    heads = [_short(h, CELL_CHARS) for h in table.column_headers[:TABLE_COLS]]
+    lines = [head, "", *table_markdown(shown, table.header_rows, heads)]
     hidden_rows = len(grid) - len(shown)
     hidden_cols = table.n_cols - TABLE_COLS
     more = [f"{hidden_rows} more rows"] * (hidden_rows > 0) + [f"{hidden_cols} more columns"] * (

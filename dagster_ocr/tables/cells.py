@@ -37,6 +37,8 @@ class _Part:
     strategy: str
     caption: str = ""
     caption_lines: list[int] = field(default_factory=list)
+    #: title, units and column headings printed around it (tables.statement.TableContext)
+    context: Any = None
 
     @property
     def n_cols(self) -> int:

@@ -30,6 +30,7 @@ from dagster_ocr.tables.sideways import (
     _turn_lines,
     _upside_down,
 )
+from dagster_ocr.tables.statement import find_context, fold_symbol_columns
 from dagster_ocr.tables.stream import _keep, _stream_tables
 from dagster_ocr.tables.words import _VOCAB, _clean, _page_lines, _page_words, _text_lines, _Word
 
@@ -158,7 +159,8 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     out = []
     for g, t in zip(groups, tables, strict=True):
         own = {p.page_index: turned[id(p)] for p in g.parts if id(p) in turned}
-        out.append(_table_to_display(t, own or back) if own or back else t)
+        t = _table_to_display(t, own or back) if own or back else t
+        out.append(fold_symbol_columns(t) if s.fold_sign_columns else t)
     return out
 
 
@@ -267,8 +269,12 @@ def _page_parts(
             if part is not None and _keep(part, s):
                 parts.append(part)
     parts.sort(key=lambda p: (p.bbox[1], p.bbox[0]))
+    previous = None
     for part in parts:
         _find_caption(part, lines, s)
+        if words:  # the headings are read from words (the auto and stream finders have them)
+            part.context = find_context(part, lines, words, previous)
+        previous = part
     return parts
 
 

@@ -55,8 +55,16 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
     so it is skipped there. Reads ``get_cdrawings()`` (plain tuples): ``get_drawings()`` is the same
     call plus a Python pass making Point and Rect objects of every item, which doubled the cost of
     this test on the many pages that turn out to have no grid.
+
+    A thin filled box counts as a rule only where it differs from what lies beside it: statements
+    printed with banded rows (every other row shaded) paint each row as a run of abutting cells,
+    and the narrow cells between a ``$`` and its figure are thin boxes of the row's own colour; read
+    as rules, the grid cut from them lost every unshaded row's label. A white rule between shaded
+    cells (a word processor's table) still counts: its neighbours are of another colour.
     """
     vert = horiz = 0
+    filled: list[tuple[float, float, float, float, Any]] = []  # every filled box: the neighbours
+    thin: list[tuple[float, float, float, float, Any, bool]] = []  # thin filled boxes, judged last
     for path in cdrawings:
         stroked = path.get("type") in ("s", "fs")
         for item in path.get("items", ()):
@@ -68,16 +76,89 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
                     horiz += 1
             elif item[0] == "re":
                 x0, y0, x1, y1 = item[1]
-                w, h = abs(x1 - x0), abs(y1 - y0)
-                if w < 3 and h > 5:
-                    vert += 1
-                elif h < 3 and w > 5:
-                    horiz += 1
+                x0, x1, y0, y1 = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
+                w, h = x1 - x0, y1 - y0
+                if not stroked:
+                    filled.append((x0, y0, x1, y1, path.get("fill")))
+                if (w < 3 and h > 5) or (h < 3 and w > 5):
+                    if stroked:
+                        vert, horiz = vert + (w < 3), horiz + (w >= 3)
+                    else:
+                        thin.append((x0, y0, x1, y1, path.get("fill"), w < 3))
                 elif w > 5 and h > 5 and stroked:  # a filled box is shading, not a rule
                     vert, horiz = vert + 2, horiz + 2
             if vert >= 2 and horiz >= 2:
                 return True
+    if not thin:
+        return False
+    beside = _SameFillNeighbours(filled)
+    for x0, y0, x1, y1, fill, vertical in thin:
+        if beside.found(x0, y0, x1, y1, fill, vertical):
+            continue  # a cell of a shaded band, not a rule
+        vert, horiz = vert + vertical, horiz + (not vertical)
+        if vert >= 2 and horiz >= 2:
+            return True
     return False
+
+
+class _SameFillNeighbours:
+    """Filled boxes indexed by their edges, to ask whether a box abuts one of its own colour."""
+
+    def __init__(self, boxes: list[tuple[float, float, float, float, Any]]):
+        self._by_right: dict[int, list[tuple[float, float, float, float, Any]]] = {}
+        self._by_left: dict[int, list[tuple[float, float, float, float, Any]]] = {}
+        self._by_bottom: dict[int, list[tuple[float, float, float, float, Any]]] = {}
+        self._by_top: dict[int, list[tuple[float, float, float, float, Any]]] = {}
+        for b in boxes:
+            self._by_right.setdefault(round(b[2]), []).append(b)
+            self._by_left.setdefault(round(b[0]), []).append(b)
+            self._by_bottom.setdefault(round(b[3]), []).append(b)
+            self._by_top.setdefault(round(b[1]), []).append(b)
+
+    @staticmethod
+    def _near(index: dict[int, list[Any]], x: float) -> list[Any]:
+        k = round(x)
+        return index.get(k - 1, []) + index.get(k, []) + index.get(k + 1, [])
+
+    def found(self, x0: float, y0: float, x1: float, y1: float, fill: Any, vertical: bool) -> bool:
+        """Whether this thin light box abuts a cell of its own ``fill`` along its long side (within
+        0.6 pt): then it is part of a shaded band."""
+        if vertical:  # neighbours left and right, overlapping most of its height
+            sides = [(b, b[2], x0) for b in self._near(self._by_right, x0)]
+            sides += [(b, b[0], x1) for b in self._near(self._by_left, x1)]
+            span = lambda b: min(b[3], y1) - max(b[1], y0)  # noqa: E731
+            length = y1 - y0
+        else:
+            sides = [(b, b[3], y0) for b in self._near(self._by_bottom, y0)]
+            sides += [(b, b[1], y1) for b in self._near(self._by_top, y1)]
+            span = lambda b: min(b[2], x1) - max(b[0], x0)  # noqa: E731
+            length = x1 - x0
+        return _light(fill) and any(
+            abs(edge - at) <= 0.6
+            and span(b) >= 0.5 * length
+            and min(b[2] - b[0], b[3] - b[1]) >= 5.0  # a cell, not another rule
+            and _same_colour(b[4], fill)
+            for b, edge, at in sides
+        )
+
+
+def _light(fill: Any) -> bool:
+    """Shading is light (luminance >= 0.5): a dark box abutting dark boxes is drawn rules."""
+    if not fill:
+        return False
+    if len(fill) == 3:
+        return 0.2126 * fill[0] + 0.7152 * fill[1] + 0.0722 * fill[2] >= 0.5
+    if len(fill) == 1:
+        return fill[0] >= 0.5
+    if len(fill) == 4:
+        return 1.0 - min(1.0, max(fill[:3]) + fill[3]) >= 0.5
+    return False
+
+
+def _same_colour(a: Any, b: Any) -> bool:
+    if not a or not b or len(a) != len(b):
+        return False
+    return all(abs(p - q) <= 0.02 for p, q in zip(a, b, strict=True))
 
 
 #: how far (points) a nested fill may reach past the box it lies on and still lie on it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dagster_ocr.layout import outside
 from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.cells import _cell_shape, _Part
@@ -125,6 +127,19 @@ def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
 
 
+def _context_fields(part: _Part) -> dict[str, Any]:
+    """The ``Table`` fields a part's page context (``tables.statement``) fills."""
+    ctx = part.context
+    if ctx is None:
+        return {}
+    return {
+        "title": ctx.title,
+        "units": ctx.units,
+        "column_headers": list(ctx.column_headers) if any(ctx.column_headers) else [],
+        "row_group": ctx.row_group,
+    }
+
+
 def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSettings) -> Table:
     """One table from parts joined by rows (``drop`` = repeated header rows skipped per part)."""
     first = parts[0]
@@ -168,6 +183,7 @@ def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSett
         pages=sorted({p.page_index for p in parts}),
         strategy=first.strategy,
         caption=first.caption,
+        **_context_fields(first),
         merge_kind="rows" if len(parts) > 1 else "",
         regions=[(p.page_index, p.bbox) for p in parts],
     )

@@ -103,6 +103,12 @@ class TableSettings(BaseModel):
         0.15, description="Drop tables whose share of non-empty cells is below this (text-finder noise)."
     )
     merge: bool = Field(True, description="Join tables that continue on the next page.")
+    fold_sign_columns: bool = Field(
+        True,
+        description="Fold columns that hold only '$', '%' or ')' signs, and empty spacer columns, into "
+        "the figure they belong to, so a cell reads '$ 391,035' as printed and a row has one cell "
+        "per period (tables/statement.py).",
+    )
     ocr_pages: bool = Field(
         True,
         description="Look for ruled tables on OCR'd pages too (finder 'auto'): the rules are found in "

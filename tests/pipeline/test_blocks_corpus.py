@@ -81,7 +81,7 @@ def test_every_paragraph_and_table_is_in_the_sequence_once_in_reading_order(load
     for row in blocks[blocks.kind == "table"].itertuples():
         t = by_id[row.source_id]
         assert row.page_index == t.first_page_index
-        assert row.text == "\n".join(table_markdown(t.grid(), t.header_rows))
+        assert row.text == "\n".join(table_markdown(t.grid(), t.header_rows, t.column_headers))
         after = blocks.iloc[row.reading_order + 1 :]
         nxt = after[after.kind != "table"].head(1)
         same_page = [
@@ -185,7 +185,8 @@ def test_json_export_round_trips(loaded, rel):
             grid = [[""] * d["num_cols"] for _ in range(d["num_rows"])]
             for c in d["table_cells"]:
                 grid[c["start_row_offset_idx"]][c["start_col_offset_idx"]] = c["text"]
-            assert "\n".join(table_markdown(grid, d["header_rows"])) == item["text"]
+            heads = item["column_headers"]  # the headings printed above the grid
+            assert "\n".join(table_markdown(grid, d["header_rows"], heads)) == item["text"]
             assert {p["page_index"] for p in item["prov"]} == {c["page_index"] for c in d["table_cells"]}
     # sections: a tree whose items are the body items, each item in one place
     refs = [r for s in data["sections"] for r in s["items"]] + data["front_items"]

@@ -1,0 +1,424 @@
+"""What a reader quotes with a table's figures: its title, its units and the column headings.
+
+A financial statement prints its periods ("Years ended", "September 28, 2024") and its units
+("(In millions)") above the grid, and its title ("CONSOLIDATED STATEMENTS OF CASH FLOWS") above
+those, often in lines the table finder leaves outside the table because they do not align with
+its rows. Without them a figure reads "| Purchases of property | (9,447) | (10,959) |": no year, no
+unit, no statement. This module finds them by geometry, on the page the table starts on:
+
+* **column headings** (:func:`find_context`): the bands of words right above the table whose every
+  word lies over the figure columns (right of the row labels), nearest first, stopping at the first
+  band that reaches into the label column (a title, a paragraph, a row label of another table) or
+  after a gap wider than two line heights. A band of one phrase heads every figure column ("Years
+  ended", "Three months ended"); a band of several puts each phrase over the figure columns its
+  extent covers, or the nearest one; stacked bands join per column, top first ("September 28,"
+  over "2024" gives "September 28, 2024").
+* **units**: a line saying "in millions / thousands / billions" (or "($000)", "(€m)") in the
+  heading bands or just above them.
+* **title**: the nearest line above those that reads as a title: short, not a sentence (no final
+  full stop), not a figure; or the sentence ending with ":" that introduces the table ("The
+  following table shows ... (in millions):").
+* a table with no heading of its own right below another on the same page, whose figure columns
+  sit where that one's do, is that statement's next section (the finder cuts a statement at its
+  section rows: "Investing activities:"): it takes the other's headings, title and units, and the
+  label line between them as its ``row_group``.
+
+:func:`fold_symbol_columns` then folds the columns that hold only ``$``/``%``/``)`` signs, and the
+empty spacer columns, into the figure they belong to, so a cell reads "$ 391,035" or "(1,577)"
+as printed and a row has one cell per period.
+
+Everything here is page geometry and the shape of numbers; no rule names a statement, a phrase
+or a layout of one document.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster_ocr.model import Cell, Line, Table
+from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.words import _bands, _is_num, _Word
+
+#: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
+_UNITS_RE = re.compile(
+    r"\bin\s+(?:(?:u\.?s\.?|[A-Z]{3})\s+)?(?:dollars\s+|euros?\s+)?(?:thousands|millions?|billions?|mn|bn)\b"
+    r"|\((?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\)"
+    r"|\bin\s+(?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\b",
+    re.IGNORECASE,
+)
+_YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
+#: the signs a column of their own may hold, and which neighbour each belongs to
+_LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
+_TRAILING = frozenset({"%", ")", ")%", "%)", "pts", "bps", "x"})
+#: a heading band this far (in line heights) above the band below it no longer heads the table
+_HEADING_GAP = 2.6
+#: how far above the table (points) headings, units and title are looked for
+_WINDOW = 110.0
+
+
+@dataclass
+class TableContext:
+    """What the page prints around a table for a reader: see the module docstring."""
+
+    title: str = ""
+    units: str = ""
+    #: one heading per column of the part (the stub column's is usually ""), or empty
+    column_headers: list[str] = field(default_factory=list)
+    #: the label line printed right above a table that continues another's columns
+    row_group: str = ""
+    #: the figure columns' right edges (figures are set flush right: a later part whose columns
+    #: end where these do continues this one's columns)
+    rights: list[float] = field(default_factory=list)
+
+
+def is_units(text: str) -> bool:
+    """Whether ``text`` states the units of figures ("(in millions, except per share data)")."""
+    return bool(_UNITS_RE.search(text))
+
+
+def units_of(text: str) -> str:
+    """The units ``text`` states: the parenthesis holding them ("in millions, except per share
+    data"), else the words themselves ("in millions"); "" when it states none."""
+    m = _UNITS_RE.search(text)
+    if m is None:
+        return ""
+    start, end = text.rfind("(", 0, m.start() + 1), text.find(")", m.end() - 1)
+    if start >= 0 and end >= 0 and ")" not in text[start : m.start()]:
+        return " ".join(text[start + 1 : end].split())
+    return m.group(0)
+
+
+def _figure_columns(part: _Part) -> dict[int, tuple[float, float]]:
+    """The columns (after the first) most of whose filled cells are figures: col -> (x0, x1) of
+    the cells' extent, a column of ``$`` signs just before one included (its heading is centred
+    over sign and figure)."""
+    out: dict[int, tuple[float, float]] = {}
+    sign_x0: float | None = None
+    for c in range(1, part.n_cols):
+        texts, boxes = [], []
+        for r, row in enumerate(part.rows):
+            t = row[c] if c < len(row) else None
+            if t and t.strip():
+                texts.append(t.strip())
+                bb = (
+                    part.row_bboxes[r][c]
+                    if r < len(part.row_bboxes) and c < len(part.row_bboxes[r])
+                    else None
+                )
+                if bb is not None:
+                    boxes.append(bb)
+        x0 = min(b[0] for b in boxes) if boxes else part.col_edges[c]
+        x1 = max(b[2] for b in boxes) if boxes else part.col_edges[c + 1]
+        if texts and all(t in _LEADING for t in texts):
+            sign_x0 = x0
+            continue
+        nums = sum(_is_num(t) or t in ("—", "–", "-") for t in texts)
+        if texts and nums >= 0.6 * len(texts):
+            out[c] = (min(x0, sign_x0) if sign_x0 is not None else x0, x1)
+        sign_x0 = None
+    return out
+
+
+def _header_is_data(part: _Part, figures: Sequence[int]) -> bool:
+    """Whether the part's detected header rows hold figures other than years: a data row the
+    finder promoted ("| Products | $ | 294,866 |" as the header of an income statement)."""
+    for row in part.rows[: part.header_rows]:
+        for c in figures:
+            t = (row[c] or "").strip() if c < len(row) else ""
+            if t and _is_num(t) and not _YEAR_RE.match(t.replace(" ", "")):
+                return True
+    return False
+
+
+def _chunks(band: list[_Word], gap: float) -> list[list[_Word]]:
+    """A band's words in phrases, cut where the gap between words is wider than ``gap``."""
+    band = sorted(band, key=lambda w: w.x0)
+    out = [[band[0]]]
+    for w in band[1:]:
+        if w.x0 - out[-1][-1].x1 > gap:
+            out.append([w])
+        else:
+            out[-1].append(w)
+    return out
+
+
+def find_context(
+    part: _Part, lines: Sequence[Line], words: Sequence[_Word], previous: _Part | None
+) -> TableContext:
+    """The context of ``part`` on its page (``lines``, ``words``); ``previous`` is the part right
+    above it on the same page, whose context (``part_context``) it may continue."""
+    ctx = TableContext()
+    figures = _figure_columns(part)
+    if not figures:
+        return ctx
+    ctx.rights = [x1 for _, x1 in figures.values()]
+    if part.header_rows and _header_is_data(part, list(figures)):
+        part.header_rows = 0
+    left = min(x0 for x0, _ in figures.values()) - 8.0
+    x_end = max(x1 for _, x1 in figures.values()) + 30.0
+    top = part.bbox[1]
+    floor = previous.bbox[3] if previous is not None else float("-inf")
+    above = [
+        w for w in words if w.y1 <= top + 1.0 and w.y0 >= max(floor, top - _WINDOW) - 0.5 and w.x0 < x_end
+    ]
+    heading_bands: list[list[_Word]] = []
+    edge = top
+    stop_at = top - _WINDOW
+    skipped = 0
+    for band in sorted(_bands(above), key=lambda b: -max(w.y1 for w in b)):
+        height = statistics.median(w.y1 - w.y0 for w in band)
+        y1 = max(w.y1 for w in band)
+        if edge - y1 > _HEADING_GAP * height:
+            stop_at = y1
+            break
+        if min(w.x0 for w in band) < left:
+            # Between the grid and its headings a statement may print a section label ("Net
+            # sales:") or a row the finder left out (a balance whose label wraps): look past up
+            # to three such bands, until a heading is found; anything else ends the search.
+            label_only = max(w.x1 for w in band) < left
+            figures_only = all(_is_num(w.text) or w.text in _LEADING for w in band if w.x0 >= left)
+            if not heading_bands and skipped < 3 and (label_only or figures_only):
+                skipped += 1
+                edge = min(w.y0 for w in band)
+                continue
+            stop_at = y1
+            break
+        heading_bands.append(band)
+        edge = min(w.y0 for w in band)
+    if heading_bands:
+        ctx.column_headers = _assign(heading_bands, figures, part.n_cols)
+        stop_at = edge
+    texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
+    ctx.units = next((units_of(t) for t in texts if is_units(t)), "")
+    ctx.title, units = _title(part, lines, stop_at + 0.5, floor)
+    ctx.units = ctx.units or units
+    if not heading_bands and previous is not None:
+        prev = getattr(previous, "context", None)
+        if prev is not None and prev.column_headers and _aligned(ctx.rights, prev.rights):
+            ctx.column_headers = _remap(prev, previous, part)
+            ctx.title, ctx.units = prev.title, ctx.units or prev.units
+            ctx.row_group = _label_between(lines, previous.bbox[3], top, left)
+    return ctx
+
+
+def _assign(bands: list[list[_Word]], figures: dict[int, tuple[float, float]], n_cols: int) -> list[str]:
+    """Each heading band's phrases placed over figure columns, joined per column top first."""
+    centres = {c: (x0 + x1) / 2 for c, (x0, x1) in figures.items()}
+    xs = sorted(centres.values())
+    pitch = statistics.median(b - a for a, b in itertools.pairwise(xs)) if len(xs) > 1 else 40.0
+    parts: dict[int, list[str]] = {c: [] for c in range(n_cols)}
+    for band in reversed(bands):  # top first
+        height = statistics.median(w.y1 - w.y0 for w in band)
+        phrases = _chunks(band, 0.8 * height)  # a word space is about 0.3 of it
+        for words in phrases:
+            x0, x1 = words[0].x0, words[-1].x1
+            text = " ".join(w.text for w in words)
+            if len(phrases) == 1 and len(centres) > 1:
+                cols = list(centres)
+            else:
+                cols = [c for c, m in centres.items() if x0 - pitch / 2 <= m <= x1 + pitch / 2]
+                if len(cols) > 1 and x1 - x0 < pitch * 0.9:  # a narrow phrase heads one column
+                    cols = [min(cols, key=lambda c: abs(centres[c] - (x0 + x1) / 2))]
+                cols = cols or [min(centres, key=lambda c: abs(centres[c] - (x0 + x1) / 2))]
+            for c in cols:
+                parts[c].append(text)
+    return [" ".join(parts[c]) for c in range(n_cols)]
+
+
+def _aligned(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Same number of figure columns, the last ending where the other's does (within 8 pt), the
+    others within 16 (a parenthesised negative or a sign column moves a column's edge a little)."""
+    if len(a) != len(b) or not a:
+        return False
+    a, b = sorted(a), sorted(b)
+    return abs(a[-1] - b[-1]) <= 8.0 and all(abs(x - y) <= 16.0 for x, y in zip(a, b, strict=True))
+
+
+def _remap(prev: TableContext, previous: _Part, part: _Part) -> list[str]:
+    """The previous part's headings on this part's columns (figure columns matched by position)."""
+    prev_cols = sorted(_figure_columns(previous))
+    cols = sorted(_figure_columns(part))
+    out = [""] * part.n_cols
+    for pc, c in zip(prev_cols, cols, strict=False):
+        if pc < len(prev.column_headers):
+            out[c] = prev.column_headers[pc]
+    return out
+
+
+def _label_between(lines: Sequence[Line], y_from: float, y_to: float, left: float) -> str:
+    """The label line(s) printed between two parts of one statement, in the label column."""
+    found = [ln for ln in lines if ln.bbox[1] >= y_from - 1 and ln.bbox[3] <= y_to + 1 and ln.bbox[0] < left]
+    return " ".join(ln.text.strip() for ln in sorted(found, key=lambda ln: ln.bbox[1]))[:200]
+
+
+def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tuple[str, str]:
+    """(title, units) from the lines above ``below`` (nearest first) down to ``floor``."""
+    if part.caption:
+        return part.caption, ""
+    units = ""
+    cands = sorted(
+        (ln for ln in lines if ln.bbox[3] <= below and ln.bbox[1] >= max(floor, below - _WINDOW) - 0.5),
+        key=lambda ln: -ln.bbox[3],
+    )
+    for ln in cands[:4]:
+        text = " ".join(ln.text.split())
+        if not text:
+            continue
+        if is_units(text) and len(text) <= 160:
+            units = units or units_of(text)
+            if text.startswith("("):
+                continue
+        if text.endswith(":") and len(text) > 20:  # the sentence that introduces the table
+            block = [x for x in cands if x.block == ln.block and x.block >= 0] or [ln]
+            joined = " ".join(" ".join(x.text.split()) for x in sorted(block, key=lambda x: x.bbox[1]))
+            return joined[-300:], units or units_of(joined)
+        if text.endswith(".") or len(text) > 100 or _is_num(text):
+            break
+        if ln.bold or text.isupper() or ln.size > _body_size(part, lines):
+            return text, units
+    return "", units
+
+
+def _body_size(part: _Part, lines: Sequence[Line]) -> float:
+    sizes = [ln.size for ln in lines if ln.bbox[1] >= part.bbox[1] and ln.bbox[3] <= part.bbox[3]]
+    return statistics.median(sizes) if sizes else 0.0
+
+
+# ------------------------------------------------------------------------------- symbol columns
+
+
+def _fold_target(texts: list[str]) -> str | None:
+    """'right' for a column of only leading signs ($, €, '('), 'left' for trailing ones (%, ')'),
+    'drop' for an empty spacer column, None for a column with content of its own."""
+    filled = [t for t in texts if t]
+    if not filled:
+        return "drop"
+    if all(t in _LEADING for t in filled):
+        return "right"
+    if all(t in _TRAILING for t in filled):
+        return "left"
+    return None
+
+
+def _union(boxes: list[Any]) -> Any:
+    real = [b for b in boxes if b is not None]
+    if not real:
+        return None
+    return (
+        min(b[0] for b in real),
+        min(b[1] for b in real),
+        max(b[2] for b in real),
+        max(b[3] for b in real),
+    )
+
+
+def fold_symbol_columns(table: Table) -> Table:
+    """``table`` with its sign-only and empty columns folded into their figures (in place).
+
+    A lone currency sign a stream finder glued to the end of the figure before it ("78,509 $")
+    goes back to the start of the figure it precedes. Tables with a body cell spanning columns are
+    left as they are (which column a span would move with is not clear); a heading spanning
+    columns keeps spanning those that stay. The column headings move with their columns; a folded
+    column's heading joins its target's.
+    """
+    if table.n_cols < 2 or any(c.col_span > 1 and c.row >= table.header_rows for c in table.cells):
+        return table
+    by_pos = {(c.row, c.col): c for c in table.cells}
+
+    def text(r: int, c: int) -> str:
+        cell = by_pos.get((r, c))
+        return " ".join(cell.text.split()) if cell is not None else ""
+
+    # a sign glued to the end of the cell before its figure
+    for r in range(table.n_rows):
+        for c in range(table.n_cols - 1):
+            cell = by_pos.get((r, c))
+            words = cell.text.split() if cell is not None else []
+            if len(words) > 1 and words[-1] in _LEADING and (nxt := by_pos.get((r, c + 1))) is not None:
+                if nxt.text.strip() and _is_num(nxt.text):
+                    cell.text = " ".join(words[:-1])
+                    nxt.text = f"{words[-1]} {nxt.text.strip()}"
+    # what a column holds below its header rows decides; a heading over a sign column (a period
+    # printed flush left over its "$") joins the heading of the figure it folds into
+    kinds = {
+        c: _fold_target([text(r, c) for r in range(table.header_rows, table.n_rows)]) if c else None
+        for c in range(table.n_cols)
+    }
+    for c, kind in kinds.items():  # a column with a heading and nothing under it is a column
+        heading = [text(r, c) for r in range(table.header_rows)]
+        heading.append(table.column_headers[c] if c < len(table.column_headers) else "")
+        if kind == "drop" and any(heading):
+            kinds[c] = None
+    own = [c for c in range(table.n_cols) if kinds[c] is None]
+    fate: dict[int, tuple[str, int | None]] = {}
+    for c, kind in kinds.items():
+        if kind == "right" and (later := [k for k in own if k > c]):
+            fate[c] = ("right", later[0])
+        elif kind == "left" and (earlier := [k for k in own if k < c]):
+            fate[c] = ("left", earlier[-1])
+        elif kind is not None:
+            fate[c] = ("drop", None)
+    if not fate:
+        return table
+
+    def final(c: int) -> int:
+        return fate[c][1] if c in fate and fate[c][1] is not None else c
+
+    keep = [c for c in range(table.n_cols) if c not in fate]
+    if not keep:
+        return table
+    new_index = {c: i for i, c in enumerate(keep)}
+    merged: dict[tuple[int, int], Cell] = {}
+    signs: dict[tuple[int, int], tuple[list[str], list[str]]] = {}
+    heading_parts: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    boxes: dict[tuple[int, int], list[Any]] = {}  # where the folded text was printed
+    for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
+        c = cell.col
+        if c in fate:
+            kind, _ = fate[c]
+            t = " ".join(cell.text.split())
+            if not t or final(c) in fate:
+                continue
+            boxes.setdefault((cell.row, new_index[final(c)]), []).append(cell.bbox)
+            if cell.row < table.header_rows:
+                heading_parts.setdefault((cell.row, new_index[final(c)]), []).append((c, t))
+                continue
+            lead, trail = signs.setdefault((cell.row, new_index[final(c)]), ([], []))
+            (lead if kind == "right" else trail).append(t)
+            continue
+        if cell.col_span > 1:  # a heading over several columns spans those of them that stay
+            cell.col_span = max(1, sum(1 for k in range(c, c + cell.col_span) if k in new_index))
+        cell.col = new_index[c]
+        merged[(cell.row, cell.col)] = cell
+    for (r, c), pieces in heading_parts.items():
+        cell = merged.get((r, c))
+        if cell is None:
+            cell = merged[(r, c)] = Cell(
+                row=r, col=c, text="", page_index=table.first_page_index, is_header=True
+            )
+        own = (keep[c], " ".join(cell.text.split()))
+        cell.text = " ".join(t for _, t in sorted([*pieces, own]) if t)
+    for (r, c), (lead, trail) in signs.items():
+        cell = merged.get((r, c))
+        if cell is None:  # a sign beside no figure still keeps the text printed there
+            cell = merged[(r, c)] = Cell(row=r, col=c, text="", page_index=table.first_page_index)
+        cell.text = " ".join(p for p in (" ".join(lead), cell.text.strip()) if p) + "".join(trail)
+    for key, folded in boxes.items():
+        cell = merged.get(key)
+        if cell is not None:  # the cell covers what was folded into it (text accounting reads boxes)
+            cell.bbox = _union([cell.bbox, *folded])
+    if table.column_headers:
+        heads = [""] * len(keep)
+        for c, h in enumerate(table.column_headers):
+            target = final(c)
+            if target in new_index and h and not heads[new_index[target]]:
+                heads[new_index[target]] = h
+        table.column_headers = heads
+    table.cells = list(merged.values())
+    table.n_cols = len(keep)
+    return table

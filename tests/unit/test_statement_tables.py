@@ -1,0 +1,200 @@
+"""Financial statements as a reader quotes them: title, units and periods over each figure column,
+``$`` signs folded into their figures, banded shading no grid (tables/statement.py, tables/grid.py).
+
+The pages are generated: a statement title, a units line, the periods printed above the grid (one
+heading over every column, or stacked per column), section label rows, ``$`` signs in columns of
+their own, parenthesised negatives, and optionally every other row shaded with pale fills (the
+narrow cells between a sign and its figure included), over a seeded spread of periods, fonts and
+column counts. No page is taken from a document the other benches read.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pymupdf
+import pytest
+
+from dagster_ocr.blocks import table_markdown
+from dagster_ocr.docinfo import describe
+from dagster_ocr.model import SourceDocument
+from dagster_ocr.pipeline import document_tables, extract_document
+from dagster_ocr.tables.statement import units_of
+
+MONTHS = ["March 31,", "June 30,", "September 28,", "December 31,"]
+LABELS = [
+    "Net sales",
+    "Cost of sales",
+    "Research and development",
+    "Selling, general and administrative",
+    "Interest income",
+    "Other income, net",
+    "Provision for income taxes",
+    "Depreciation and amortization",
+    "Purchases of property and equipment",
+    "Proceeds from sale of investments",
+    "Repayments of long-term debt",
+    "Dividends paid",
+]
+
+
+def _figure(rng: random.Random) -> str:
+    v = rng.randint(10, 99_999)
+    text = f"{v:,}"
+    return f"({text})" if rng.random() < 0.3 else text
+
+
+def statement_pdf(path, seed: int, shaded: bool, stacked: bool, n_periods: int) -> dict:
+    """One statement page; returns what a reader should get back."""
+    rng = random.Random(seed)
+    font, bold = rng.choice([("helv", "hebo"), ("tiro", "tibo")])
+    size = rng.choice([7.5, 8.0, 8.5, 9.0])
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    title = rng.choice(["CONSOLIDATED STATEMENTS OF OPERATIONS", "Consolidated Statements of Cash Flows"])
+    units = rng.choice(["(In millions)", "(in thousands, except per share data)", "(in millions)"])
+    page.insert_text((230, 50), "Example Holdings Inc.", fontname=bold, fontsize=size + 1)
+    page.insert_text((200, 64), title, fontname=bold, fontsize=size + 1)
+    page.insert_text((250, 76), units, fontname=font, fontsize=size)
+    years = [str(2024 - k) for k in range(n_periods)]
+    month = rng.choice(MONTHS)
+    pitch = 70.0
+    right = 560.0
+    col_right = [right - pitch * (n_periods - 1 - k) for k in range(n_periods)]
+    y = 96.0
+    span_x = col_right[0] - 40
+    page.insert_text(
+        (span_x + 20, y), "Years ended" if stacked else f"Year Ended {month}", fontname=bold, fontsize=size
+    )
+    y += size + 4
+    for k, year in enumerate(years):
+        x = col_right[k] - 48
+        if stacked:
+            page.insert_text((x, y), month, fontname=bold, fontsize=size)
+        page.insert_text((x + 14, y + (size + 1 if stacked else 0)), year, fontname=bold, fontsize=size)
+    y += (2 * size + 10) if stacked else size + 10
+    rows = []
+    labels = rng.sample(LABELS, 8)
+    for r, label in enumerate(labels):
+        if r == 4:  # a section label row between the figures
+            page.insert_text((40, y), "Investing activities:", fontname=font, fontsize=size)
+            y += size + 6
+        figures = [_figure(rng) for _ in years]
+        if shaded and r % 2 == 0:
+            edges = [30.0, col_right[0] - 62]
+            for c in col_right:
+                edges += [c - 52, c - 48, c + 1, c + 5]
+            for x0, x1 in zip(edges, edges[1:], strict=False):
+                page.draw_rect(pymupdf.Rect(x0, y - size, x1, y + 3), color=None, fill=(0.8, 0.93, 1.0))
+        page.insert_text((46, y), label, fontname=font, fontsize=size)
+        for k, fig in enumerate(figures):
+            w = pymupdf.get_text_length(fig, fontname=font, fontsize=size)
+            if r == 0:
+                page.insert_text((col_right[k] - 52, y), "$", fontname=font, fontsize=size)
+            page.insert_text((col_right[k] - w, y), fig, fontname=font, fontsize=size)
+        rows.append((label, figures))
+        y += size + 6
+    doc.save(path)
+    return {"title": title, "units": units.strip("()"), "years": years, "rows": rows}
+
+
+def _tables(path):
+    src = SourceDocument(
+        doc_id="0" * 64,
+        file_name=path.name,
+        source_path=str(path),
+        stored_path=str(path),
+        size_bytes=path.stat().st_size,
+        kind="pdf",
+    )
+    return document_tables(extract_document(src))
+
+
+CASES = [
+    (seed, shaded, stacked, n)
+    for seed in range(4)
+    for shaded in (False, True)
+    for stacked in (True, False)
+    for n in (2, 3)
+]
+
+
+@pytest.mark.parametrize(("seed", "shaded", "stacked", "n_periods"), CASES)
+def test_a_statement_reads_with_its_title_units_periods_and_figures(
+    tmp_path, seed, shaded, stacked, n_periods
+):
+    path = tmp_path / "statement.pdf"
+    want = statement_pdf(path, seed, shaded, stacked, n_periods)
+    tables = _tables(path)
+    assert tables, "no table found"
+    first = tables[0]
+    assert first.title == want["title"]
+    assert first.units == want["units"]
+    assert first.n_cols == 1 + n_periods  # the $ columns folded into their figures
+    md = table_markdown(first.grid(), first.header_rows, first.column_headers)
+    heads = [h.strip() for h in md[0].strip("|").split("|")][1:]
+    assert [h.split()[-1] for h in heads] == want["years"], md[0]  # each period over its figures
+    assert all(("Year" in h) for h in heads), md[0]  # the heading over all of them joins each
+    grid = [row for t in tables for row in t.grid()]
+    by_label = {row[0]: row[1:] for row in grid if row and row[0]}
+    for label, figures in want["rows"]:
+        assert label in by_label, f"{label!r} lost: {sorted(by_label)}"
+        got = [c.removeprefix("$ ") for c in by_label[label]]
+        assert got == figures
+    dollar_row = by_label[want["rows"][0][0]]
+    assert all(c.startswith("$ ") for c in dollar_row)
+    # the part below the section label continues the statement: same headings, title, its group
+    for t in tables[1:]:
+        if t.column_headers:
+            assert t.title == want["title"] and t.row_group.startswith("Investing activities")
+    assert md[2].startswith(f"| {want['rows'][0][0]} |")
+
+
+def test_units_are_the_words_or_the_parenthesis_that_state_them():
+    assert units_of("(In millions)") == "In millions"
+    assert units_of("The following table shows net sales (in millions):") == "in millions"
+    assert units_of("(in thousands, except per share data)") == "in thousands, except per share data"
+    assert units_of("Amounts in EUR million") == "in EUR million"
+    assert units_of("Net sales grew in every quarter") == ""
+
+
+def _page(*lines: tuple[str, float]) -> list[tuple[str, float]]:
+    return list(lines)
+
+
+def test_an_sec_cover_says_issuer_form_and_period():
+    cover = _page(
+        ("UNITED STATES", 10),
+        ("SECURITIES AND EXCHANGE COMMISSION", 10),
+        ("FORM 10-Q", 14),
+        ("For the quarterly period ended June 29, 2024", 9),
+        ("Example Widgets Corporation", 12),
+        ("(Exact name of Registrant as specified in its charter)", 7),
+    )
+    info = describe([cover], {"title": "10-Q Q3 2024 06.29.2024-2024-08-02"})
+    assert (info.issuer, info.doc_type, info.period_end, info.fiscal_year) == (
+        "Example Widgets Corporation",
+        "10-Q",
+        "2024-06-29",
+        2024,
+    )
+    assert info.title == "Example Widgets Corporation Form 10-Q"  # the metadata title is a job name
+    assert info.language == "" or info.language == "en"
+    assert "Example Widgets Corporation 10-Q fiscal year 2024" == info.context()
+
+
+def test_a_contract_a_tender_and_an_untitled_page():
+    contract = _page(("MASTER SERVICES AGREEMENT", 16), ("between Acme GmbH and the Customer", 10))
+    assert describe([contract]).doc_type == "contract"
+    assert describe([contract]).title == "MASTER SERVICES AGREEMENT"
+    tender = _page(("Invitation to Tender", 16), ("Road maintenance, lot 3", 10))
+    assert describe([tender]).doc_type == "tender"
+    # a report body that mentions an agreement is not a contract
+    body = _page(
+        ("Annual statistics", 16), *[("the agreement of the parties was noted in the minutes", 9)] * 20
+    )
+    assert describe([body]).doc_type == ""
+    empty = describe([])
+    assert (empty.title, empty.issuer, empty.doc_type, empty.fiscal_year) == ("", "", "", None)
+    german = " ".join(["der Vertrag und die Leistung ist nicht mit von den des zu"] * 5)
+    assert describe([_page((german, 9))]).language == "de"
