@@ -24,6 +24,7 @@ import re
 from pathlib import PurePath
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dagster_ocr import partition_keys
@@ -107,8 +108,8 @@ def resolve_document(wh: Warehouse, ref: str) -> str:
 
 
 _DOCUMENT_SQL = {
-    "document": "SELECT doc_id, file_name, kind, status, error, n_pages, title FROM documents "
-    "WHERE doc_id = ?",
+    "document": "SELECT doc_id, file_name, kind, status, error, n_pages, title, issuer, doc_type, "
+    "period_end, fiscal_year, language FROM documents WHERE doc_id = ?",
     "pages": "SELECT page_index, page_label, width, height, text_source FROM pages WHERE doc_id = ? "
     "ORDER BY page_index",
     "sections": "SELECT section_id, parent_id, level, title, number, page_index, page_label, ordinal "
@@ -116,8 +117,8 @@ _DOCUMENT_SQL = {
     "blocks": "SELECT reading_order, kind, source_id, section_id, heading_level, page_index, page_label, "
     "last_page_index, text, x0, y0, x1, y1 FROM document_blocks WHERE doc_id = ? ORDER BY reading_order",
     "paragraphs": "SELECT paragraph_id, kind FROM paragraphs WHERE doc_id = ?",
-    "tables": "SELECT table_id, n_rows, n_cols, header_rows, caption, pages, merge_kind "
-    "FROM tables WHERE doc_id = ?",
+    "tables": "SELECT table_id, n_rows, n_cols, header_rows, caption, title, units, column_headers, "
+    "row_group, pages, merge_kind FROM tables WHERE doc_id = ?",
     "cells": "SELECT table_id, row_idx, col_idx, row_span, col_span, text, is_header, page_index, "
     "x0, y0, x1, y1 FROM table_cells WHERE doc_id = ? ORDER BY table_id, row_idx, col_idx",
 }
@@ -256,6 +257,12 @@ def document_json(wh: Warehouse, doc_id: str) -> dict[str, Any]:
         "status": str(doc["status"]),
         "error": _str(doc["error"]),
         "title": _str(doc["title"]) or None,
+        # what the document is (dagster_ocr.docinfo): None where its first pages do not say
+        "issuer": _str(doc["issuer"]) or None,
+        "doc_type": _str(doc["doc_type"]) or None,
+        "period_end": _str(doc["period_end"]) or None,
+        "fiscal_year": int(doc["fiscal_year"]) if pd.notna(doc["fiscal_year"]) else None,
+        "language": _str(doc["language"]) or None,
         "pages": [
             {
                 "page_no": int(p.page_index) + 1,
@@ -313,6 +320,13 @@ def _table_item(
             "table_cells": table_cells,
         },
         "caption": _str(table.caption) if table is not None else None,
+        # what the page prints around it (tables.statement): title, units, headings over columns
+        "title": _str(table.title) if table is not None else None,
+        "units": _str(table.units) if table is not None else None,
+        "column_headers": [str(h) for h in table.column_headers]
+        if table is not None and isinstance(table.column_headers, list | tuple | np.ndarray)
+        else [],
+        "row_group": _str(table.row_group) if table is not None else None,
         "merge_kind": _str(table.merge_kind) if table is not None else None,
     }
     # a table merged across pages: one provenance entry per later page, boxed around its cells there

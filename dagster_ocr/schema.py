@@ -154,6 +154,32 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE quality_results ADD COLUMN IF NOT EXISTS threshold_number DOUBLE",
         ),
     ),
+    Migration(
+        9,
+        "tables.title/units/column_headers/row_group: what the page prints around a table for a reader "
+        "(statement title, units, the periods over each column); documents.issuer/doc_type/period_end/"
+        "fiscal_year/language: what the document is, read from its first pages (dagster_ocr.docinfo; "
+        "documents.title now comes from there too: the metadata title where it is words, else the cover); "
+        "kb_chunks.context: what a chunk is indexed with besides its text (issuer, type, year, section)",
+        (
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS title VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS units VARCHAR",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS column_headers VARCHAR[]",
+            "ALTER TABLE tables ADD COLUMN IF NOT EXISTS row_group VARCHAR",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS issuer VARCHAR",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS doc_type VARCHAR",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS period_end VARCHAR",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS fiscal_year INTEGER",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS language VARCHAR",
+            "ALTER TABLE kb_chunks ADD COLUMN IF NOT EXISTS context VARCHAR",
+        ),
+    ),
+    Migration(
+        10,
+        "pages.blank_reason: why an empty page is empty (damaged: its objects were lost; no ink; left "
+        "blank notice), NULL on a page with content: a scan's blank backs are not damage (issue 40)",
+        ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS blank_reason VARCHAR",),
+    ),
 )
 
 #: the version this code writes and expects

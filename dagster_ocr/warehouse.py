@@ -28,6 +28,7 @@ import pandas as pd
 from dagster_ocr import __version__
 from dagster_ocr.blocks import TablePlacement, block_sequence, place_tables, table_markdown, table_text
 from dagster_ocr.conservation import TextAccountant
+from dagster_ocr.docinfo import describe
 from dagster_ocr.ingest import FileSighting
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, Paragraph, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
@@ -98,6 +99,8 @@ def _utf8(value: Any) -> Any:
 
 #: rows per DataFrame handed to DuckDB
 _INSERT_BATCH = 20_000
+#: the first pages a document's title, issuer, type and period are read from (docinfo)
+_INFO_PAGES = 3
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -731,10 +734,14 @@ def iter_document_rows(
     # what each page holds and whether its content stream is broken (absent in older outputs)
     page_content = getattr(doc, "page_content", None) or {}
     damaged = getattr(doc, "damaged_pages", None) or {}
+    blank_reasons = getattr(doc, "blank_reasons", None) or {}  # why an empty page is empty
     # where every character of each page went (paragraph, heading, cell, furniture, lost)
     accountant = TextAccountant(paragraphs, tables)
+    first_pages: list[list[tuple[str, float]]] = []  # what the document is (docinfo) is read from these
     for page in doc.pages:
         accountant.page(page)
+        if len(first_pages) < _INFO_PAGES:
+            first_pages.append([(ln.text, ln.size if ln.spans else 0.0) for ln in page.lines])
         n_ocr += str(page.text_source) == "ocr"
         if page.decode_stats:
             decode_stats.append(
@@ -765,6 +772,7 @@ def iter_document_rows(
                 "text": page.text,
                 "content": page_content.get(page.index, "text"),
                 "content_damage": damaged.get(page.index),
+                "blank_reason": blank_reasons.get(page.index),
             }
         )
         # furniture is decided in one place: the paragraph stage (which takes the label stage's
@@ -859,11 +867,15 @@ def iter_document_rows(
                 "merge_kind": t.merge_kind,
                 "strategy": t.strategy,
                 "caption": t.caption,
+                "title": t.title or None,
+                "units": t.units or None,
+                "column_headers": list(t.column_headers) or None,
+                "row_group": t.row_group or None,
                 "x0": t.bbox[0],
                 "y0": t.bbox[1],
                 "x1": t.bbox[2],
                 "y1": t.bbox[3],
-                "markdown": "\n".join(table_markdown(t.grid(), t.header_rows)),
+                "markdown": "\n".join(table_markdown(t.grid(), t.header_rows, t.column_headers)),
                 "read_as_text": t.table_id in read_as_text,
                 "section_id": placed.section_id if placed else None,
                 "precedes_reading_order": table_order.get(t.table_id),
@@ -910,7 +922,7 @@ def iter_document_rows(
                 "n_pages": doc.n_pages,
                 "status": str(doc.status),
                 "error": doc.error or None,
-                "title": doc.title,
+                **describe(first_pages, {"title": doc.title}).as_row(),
                 "n_paragraphs": len(paras),
                 "n_tables": len(table_rows),
                 "n_ocr_pages": n_ocr,
