@@ -320,10 +320,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from dagster_ocr.kb import format_hits, search
+    from dagster_ocr.kb import DocumentFilter, SearchError, format_hits, search
 
-    # a lake is read at one pinned snapshot; only the local search file is written
-    print(format_hits(search(_warehouse(args, read_only=True), args.query, args.limit, mode=args.mode)))
+    where = DocumentFilter(
+        doc_type=args.type, issuer=args.issuer, fiscal_year=args.year, file_name=args.document
+    )
+    try:
+        # a lake is read at one pinned snapshot; only the local search file is written
+        hits = search(_warehouse(args, read_only=True), args.query, args.limit, mode=args.mode, where=where)
+    except SearchError as exc:
+        print(f"dagster-ocr search: {exc}", file=sys.stderr)
+        return 2
+    print(format_hits(hits))
     return 0
 
 
@@ -493,6 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         help="bm25: words; vector: meaning (all-MiniLM-L6-v2 embeddings); hybrid: both, rank-fused. "
         "vector and hybrid fall back to bm25 when no embeddings are available",
     )
+    search.add_argument("--document", help="only documents whose file name contains this")
+    search.add_argument("--type", help="only documents of this type (10-K, 10-Q, contract, tender, ...)")
+    search.add_argument("--issuer", help="only documents of this issuer (a part of its name: 'tesla')")
+    search.add_argument("--year", type=int, help="only documents of this fiscal year")
     search.set_defaults(func=cmd_search)
 
     export = sub.add_parser(

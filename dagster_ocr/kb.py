@@ -12,6 +12,7 @@ finds the nearest vectors through a vss HNSW index, both in the search file besi
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
@@ -68,6 +69,12 @@ class KbSettings(BaseModel):
         "native bf16 instructions where one timed batch shows it faster than float32 (1.8-2x on one "
         "such machine, 0.76x on another); float32 elsewhere. Vectors agree to a cosine of 0.9999.",
     )
+    embed_runtime: Literal["auto", "openvino", "torch"] = Field(
+        "auto",
+        description="What runs the embedding model on the CPU in float32: auto = OpenVINO where it is "
+        "installed (the same vectors to a cosine of 0.9999998 at 1.5x less CPU), torch otherwise; "
+        "bfloat16 and GPUs always run on torch.",
+    )
     search_mode: Literal["bm25", "vector", "hybrid"] = Field(
         "bm25",
         description="Default search: bm25 (words), vector (meaning, cosine similarity) or hybrid "
@@ -94,6 +101,7 @@ def build_chunks(
     row_pages: pd.DataFrame,
     page_labels: dict[int, str],
     settings: KbSettings | None = None,
+    document_context: str = "",
 ) -> list[dict[str, Any]]:
     """Chunks for one document, from its ``document_blocks`` sequence (in ``reading_order``).
 
@@ -103,12 +111,19 @@ def build_chunks(
     and becomes chunks of its own, its header repeated over each block of ``table_rows_per_chunk``
     rows. ``tables`` gives a table's ``header_rows`` and ``caption`` (prefixed to its chunks for
     context); ``row_pages`` (table_id, row_idx, page_index) the page each row came from, so a chunk
-    of a table merged across pages cites the pages its own rows are on.
+    of a table merged across pages cites the pages its own rows are on. A table's chunks start with
+    what a reader quotes with its figures: its title (or caption), the label of its row group and
+    its units, then the header row (the column headings printed above the grid where the tables
+    stage found them, ``tables.column_headers``), so each block of rows carries its periods.
+
+    Every chunk's ``context`` is what it is indexed with besides its text (the stored text stays
+    as printed): ``document_context`` (issuer, type and year: :meth:`docinfo.DocumentInfo.context`)
+    and the section path.
     """
     s = settings or KbSettings()
     titles = dict(zip(sections["section_id"], sections["title"], strict=False)) if len(sections) else {}
     parents = dict(zip(sections["section_id"], sections["parent_id"], strict=False)) if len(sections) else {}
-    captions = dict(zip(tables["table_id"], tables["caption"], strict=False)) if len(tables) else {}
+    about = {str(r.table_id): _table_heading(r) for r in tables.itertuples()} if len(tables) else {}
     header_rows = dict(zip(tables["table_id"], tables["header_rows"], strict=False)) if len(tables) else {}
     pages_of_rows: dict[str, dict[int, int]] = {}
     for r in row_pages.itertuples() if len(row_pages) else []:
@@ -127,6 +142,7 @@ def build_chunks(
         return " › ".join(reversed(names)) or None
 
     label = lambda i: page_labels.get(int(i), str(int(i) + 1))  # noqa: E731
+    cited_as = f"{file_name} ({document_context})" if document_context else file_name
     chunks: list[dict[str, Any]] = []
 
     def emit(
@@ -139,6 +155,7 @@ def build_chunks(
         paragraph_ids: list[str] | None = None,
     ) -> None:
         title = titles.get(section_id) if section_id else None
+        path = section_path(section_id)
         chunks.append(
             {
                 "chunk_id": f"c{len(chunks)}",
@@ -151,8 +168,9 @@ def build_chunks(
                 "last_page_index": last,
                 "last_page_label": label(last),
                 "text": text,
-                "citation": _citation(file_name, label(first), label(last), section_path(section_id)),
+                "citation": _citation(cited_as, label(first), label(last), path),
                 "paragraph_ids": paragraph_ids or [],
+                "context": " › ".join(p for p in (document_context, path) if p) or None,
             }
         )
 
@@ -176,8 +194,8 @@ def build_chunks(
         header, rows = lines[:2], lines[2:]
         first_row = int(header_rows.get(table_id) or 0)
         row_page = pages_of_rows.get(table_id, {})
-        caption = captions.get(table_id)
-        prefix = [str(caption)] if isinstance(caption, str) and caption else []
+        heading = about.get(table_id, "")
+        prefix = [heading] if heading else []
         first_page, last_page = int(block.page_index), int(block.last_page_index)
         for start in range(0, max(len(rows), 1), s.table_rows_per_chunk):
             part = rows[start : start + s.table_rows_per_chunk]
@@ -204,6 +222,20 @@ def build_chunks(
     return chunks
 
 
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _table_heading(row: Any) -> str:
+    """The line a table's chunks start with: "CONSOLIDATED STATEMENTS OF CASH FLOWS — Investing
+    activities: (In millions)" (caption or title, row group, units; empty when it has none)."""
+    name = _text(row.caption) or _text(getattr(row, "title", None))
+    group = _text(getattr(row, "row_group", None))
+    units = _text(getattr(row, "units", None))
+    line = " — ".join(p for p in (name, group) if p)
+    return f"{line} ({units})".strip() if units else line
+
+
 def _section(block: Any) -> str | None:
     section_id = block.section_id
     return section_id if isinstance(section_id, str) else None
@@ -212,16 +244,29 @@ def _section(block: Any) -> str | None:
 #: what build_chunks reads of a document, and only that (a long document's page texts, boxes and
 #: paragraph flags are tens of MB it does not need)
 _CHUNK_SOURCES = {
-    "documents": "SELECT file_name FROM documents WHERE doc_id = ?",
+    "documents": "SELECT file_name, title, issuer, doc_type, fiscal_year FROM documents WHERE doc_id = ?",
     "pages": "SELECT page_index, page_label FROM pages WHERE doc_id = ?",
     "blocks": "SELECT reading_order, kind, source_id, section_id, page_index, last_page_index, text "
     "FROM document_blocks WHERE doc_id = ? AND kind IN ('heading', 'paragraph', 'table') "
     "ORDER BY reading_order",
     "sections": "SELECT section_id, parent_id, title FROM sections WHERE doc_id = ?",
-    "tables": "SELECT table_id, header_rows, caption FROM tables WHERE doc_id = ?",
+    "tables": "SELECT table_id, header_rows, caption, title, units, row_group FROM tables WHERE doc_id = ?",
     "row_pages": "SELECT table_id, row_idx, min(page_index) AS page_index FROM table_cells "
     "WHERE doc_id = ? GROUP BY table_id, row_idx",
 }
+
+
+def document_context(doc: Any) -> str:
+    """What a chunk of this ``documents`` row is indexed with: "Apple Inc. 10-K fiscal year 2024"."""
+    from dagster_ocr.docinfo import DocumentInfo
+
+    year = doc.get("fiscal_year")
+    return DocumentInfo(
+        title=_text(doc.get("title")),
+        issuer=_text(doc.get("issuer")),
+        doc_type=_text(doc.get("doc_type")),
+        fiscal_year=int(year) if year is not None and not pd.isna(year) else None,
+    ).context()
 
 
 def load_document(
@@ -235,14 +280,16 @@ def load_document(
     """
     frames = warehouse.read(_CHUNK_SOURCES, [doc_id])
     pages = frames["pages"]
+    doc = frames["documents"].iloc[0]
     chunks = build_chunks(
-        frames["documents"]["file_name"].iat[0],
+        doc["file_name"],
         frames["blocks"],
         frames["sections"],
         frames["tables"],
         frames["row_pages"],
         dict(zip(pages["page_index"], pages["page_label"], strict=False)),
         settings,
+        document_context(doc),
     )
     del frames, pages  # the rows the chunks came from, before the write needs its own memory
     warehouse.write_kb(doc_id, chunks)
@@ -271,7 +318,8 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
         warehouse.write(_delete_embeddings(doc_id), lock=doc_id)
         return {"embedded": 0, "reused": 0, "seconds": 0.0, "skipped": "embeddings are off in the settings"}
     chunks = warehouse.query(
-        "SELECT chunk_id, section_title, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id", [doc_id]
+        "SELECT chunk_id, section_title, context, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id",
+        [doc_id],
     )
     old = warehouse.query(
         "SELECT text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
@@ -280,12 +328,14 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
     known = {
         h: np.asarray(v, dtype=np.float32) for h, v in zip(old["text_md5"], old["embedding"], strict=False)
     }
+    # text_md5 is md5(kb_chunks.text), what search joins vectors on; the context (document and
+    # section) is fixed for a chunk's text within a document
     hashes = [embeddings.text_md5(t) for t in chunks["text"]]
     todo = [i for i, h in enumerate(hashes) if h not in known]
     figures: dict[str, Any] = {"embedded": 0, "reused": len(chunks) - len(todo), "seconds": 0.0}
     started = time.perf_counter()
     if todo:
-        embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype)
+        embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype, s.embed_runtime)
         if embedder is None:
             # keep BM25 working: the chunks are loaded, the document just has no vectors
             figures["skipped"] = embeddings.unavailable_reason() or "the embedding model failed to load"
@@ -342,10 +392,12 @@ def _delete_embeddings(doc_id: str) -> Any:
 
 
 def _embed_input(chunks: pd.DataFrame, row: int) -> str:
-    # the section title is part of what a chunk is about, as for BM25
+    # what the chunk is about besides its words, as for BM25: its document and section path
+    context = chunks["context"].iat[row]
     title = chunks["section_title"].iat[row]
+    head = context if isinstance(context, str) and context else title if isinstance(title, str) else ""
     text = str(chunks["text"].iat[row])
-    return f"{title}\n{text}" if isinstance(title, str) and title else text
+    return f"{head}\n{text}" if head else text
 
 
 # ------------------------------------------------------------------------------------------ search
@@ -396,7 +448,7 @@ def _vector_ranked(
     if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
         log.warning("no chunk embeddings in %s: searching with BM25 instead", index.warehouse.path)
         return None
-    embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype)
+    embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype, s.embed_runtime)
     if embedder is None:
         return None
     return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids)
@@ -417,6 +469,76 @@ def _fuse(rankings: list[list[tuple[dict[str, Any], float]]], k: int) -> list[tu
     return sorted(((c, v) for c, v in fused.values()), key=lambda cv: -cv[1])
 
 
+class SearchError(ValueError):
+    """A search that cannot be run as asked (no words, a filter no document matches): its message
+    says why, for the CLI and the UI to show instead of a traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFilter:
+    """Which documents a search looks in; every field given must match (case-insensitive
+    substring for text, exact for the year)."""
+
+    doc_type: str | None = None  # "10-K", "contract", ...
+    issuer: str | None = None  # "Apple", "tesla, inc."
+    fiscal_year: int | None = None
+    file_name: str | None = None
+
+    def given(self) -> bool:
+        return any(
+            v not in (None, "") for v in (self.doc_type, self.issuer, self.fiscal_year, self.file_name)
+        )
+
+    def describe(self) -> str:
+        fields = (("doc_type", self.doc_type), ("issuer", self.issuer), ("fiscal_year", self.fiscal_year))
+        return ", ".join(
+            f"{k}={v!r}" for k, v in (*fields, ("file_name", self.file_name)) if v not in (None, "")
+        )
+
+
+_DOCUMENTS = "SELECT doc_id, file_name, issuer, doc_type, fiscal_year FROM documents WHERE status = 'parsed'"
+#: words of a company name that say nothing about which company it is
+_LEGAL_WORDS = frozenset(
+    "inc incorporated corp corporation company co ltd limited llc plc ag se gmbh sa nv bv spa ab holdings "
+    "holding group the and of".split()
+)
+
+
+def _documents(wh: Warehouse) -> pd.DataFrame:
+    try:
+        return wh.query(_DOCUMENTS)
+    except Exception:  # a warehouse from before schema 9 (no issuer columns): names only
+        frame = wh.query("SELECT doc_id, file_name FROM documents WHERE status = 'parsed'")
+        return frame.assign(issuer=None, doc_type=None, fiscal_year=None)
+
+
+def _filtered(docs: pd.DataFrame, f: DocumentFilter) -> pd.DataFrame:
+    keep = pd.Series(True, index=docs.index)
+    for column, value in (("doc_type", f.doc_type), ("issuer", f.issuer), ("file_name", f.file_name)):
+        if value:
+            keep &= docs[column].fillna("").str.casefold().str.contains(str(value).casefold(), regex=False)
+    if f.fiscal_year is not None:
+        keep &= docs["fiscal_year"] == int(f.fiscal_year)
+    return docs[keep]
+
+
+def named_documents(query: str, docs: pd.DataFrame) -> list[str]:
+    """The documents a question names: those whose issuer's distinctive words all appear in it
+    ("What was Tesla's capital expenditure in 2023?" names Tesla, Inc.), narrowed to those of the
+    fiscal year it names when some are. Empty when it names none."""
+    words = set(tokenize(query))
+    named = []
+    for row in docs.itertuples():
+        name = [
+            w for w in tokenize(row.issuer if isinstance(row.issuer, str) else "") if w not in _LEGAL_WORDS
+        ]
+        if name and all(w in words for w in name):
+            named.append(row)
+    years = {int(w) for w in words if w.isdigit() and len(w) == 4}
+    of_year = [r for r in named if not pd.isna(r.fiscal_year) and int(r.fiscal_year) in years]
+    return [str(r.doc_id) for r in (of_year or named)]
+
+
 def search(
     warehouse: Warehouse | str | Path,
     query: str,
@@ -424,6 +546,8 @@ def search(
     settings: KbSettings | None = None,
     doc_ids: list[str] | None = None,
     mode: Literal["bm25", "vector", "hybrid"] | None = None,
+    where: DocumentFilter | None = None,
+    prefer_named: bool = True,
 ) -> list[SearchHit]:
     """The chunks that best match ``query``, best first, each with its citation.
 
@@ -433,7 +557,12 @@ def search(
     is not installed or no chunk has been embedded; each hit's ``mode`` says which ranking it came from.
 
     Only documents whose status is ``parsed`` are searched (quarantined ones never reach
-    ``kb_chunks``, and this guards a stale row). ``doc_ids`` narrows the search to some documents.
+    ``kb_chunks``, and this guards a stale row). ``doc_ids`` narrows the search to some documents,
+    ``where`` to those of a type, issuer, fiscal year or file name (:class:`DocumentFilter`). With
+    ``prefer_named``, a question that names the issuer of one or more of the documents searched
+    (and a fiscal year) gets their chunks first (:func:`named_documents`).
+
+    Raises :class:`SearchError` for a question without words and a filter no document matches.
     """
     s = settings or KbSettings()
     mode = mode or s.search_mode
@@ -444,9 +573,44 @@ def search(
 
         wh = open_warehouse(warehouse)
     terms = tokenize(query)
-    if not query.strip() or not wh.exists():
+    if not terms:
+        raise SearchError(f"the question {query!r} has no words to search for")
+    if not wh.exists():
         return []
     n = limit or s.search_limit
+    if (where is not None and where.given()) or prefer_named:
+        docs = _documents(wh)
+        if doc_ids is not None:
+            docs = docs[docs["doc_id"].isin(doc_ids)]
+        if where is not None and where.given():
+            docs = _filtered(docs, where)
+            if not len(docs):
+                raise SearchError(f"no parsed document matches {where.describe()}")
+            doc_ids = docs["doc_id"].astype(str).tolist()
+        named = named_documents(query, docs) if prefer_named and docs["doc_id"].nunique() > 1 else []
+        if named:
+            # a question that names a company (and a year) is answered from that document first;
+            # the rest of the list comes from everywhere else it was allowed to look
+            first = _search(wh, query, terms, n, s, named, mode)
+            seen = {(h.doc_id, h.chunk_id) for h in first}
+            rest = [
+                h
+                for h in _search(wh, query, terms, n, s, doc_ids, mode)
+                if (h.doc_id, h.chunk_id) not in seen
+            ]
+            return [dataclasses.replace(h, rank=i) for i, h in enumerate((first + rest)[:n], start=1)]
+    return _search(wh, query, terms, n, s, doc_ids, mode)
+
+
+def _search(
+    wh: Warehouse,
+    query: str,
+    terms: list[str],
+    n: int,
+    s: KbSettings,
+    doc_ids: list[str] | None,
+    mode: str,
+) -> list[SearchHit]:
     ranked: list[tuple[dict[str, Any], float]] | None = None
     used = "bm25"
     index = SearchIndex(wh, s.fts_stemmer)

@@ -113,7 +113,7 @@ STEMMERS = (
 )
 
 #: bump when the file's layout changes: an older file is rebuilt from scratch
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -144,7 +144,7 @@ WHERE d.status = 'parsed'
 
 _DOC_CHUNKS = """
 SELECT k.doc_id, d.file_name, k.chunk_id, k.source_kind, k.source_id, k.section_title, k.page_index,
-       k.page_label, k.last_page_label, k.citation, k.text
+       k.page_label, k.last_page_label, k.citation, k.text, k.context
 FROM kb_chunks k JOIN documents d USING (doc_id)
 WHERE k.doc_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY k.doc_id, k.chunk_id
@@ -441,11 +441,13 @@ class SearchIndex:
             rows = frames["chunks"]
             rows.insert(0, "rid", range(next_rid, next_rid + len(rows)))
             next_rid += len(rows)
-            # the section title is part of what a chunk is about ("Fees and Payment" finds clause 4.x)
+            # what a chunk is about besides its words: its document (issuer, type, year: "Tesla
+            # 2023" finds Tesla's 10-K) and its section path ("Fees and Payment" finds clause 4.x)
             rows["body"] = [
-                " ".join(tokenize(f"{t if isinstance(t, str) else ''} {x}"))
-                for t, x in zip(rows["section_title"], rows["text"], strict=True)
+                " ".join(tokenize(f"{c if isinstance(c, str) else (t if isinstance(t, str) else '')} {x}"))
+                for t, c, x in zip(rows["section_title"], rows["context"], rows["text"], strict=True)
             ]
+            rows = rows.drop(columns=["context"])
             _append(con, "chunks", rows)
             n_chunks += len(rows)
             vectors = source.query(_DOC_VECTORS, [embeddings.MODEL_NAME, docs])

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dagster_ocr.blocks import table_markdown
-from dagster_ocr.kb import KbSettings, build_chunks, format_hits, search, tokenize
+from dagster_ocr.kb import KbSettings, SearchError, build_chunks, format_hits, search, tokenize
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -135,7 +135,9 @@ def test_bm25_score_matches_the_formula(warehouse):
 
 def test_search_skips_documents_not_parsed_and_sees_new_loads(warehouse):
     assert all(h.doc_id == "good" for h in search(warehouse, "quarantined payment terms", limit=10))
-    assert search(warehouse, "") == []
+    for empty in ("", "  ", "?!"):
+        with pytest.raises(SearchError, match="no words"):
+            search(warehouse, empty)
     assert search(warehouse, "zebra") == []
     warehouse.write_kb(
         "good",
