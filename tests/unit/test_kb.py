@@ -8,7 +8,15 @@ import pandas as pd
 import pytest
 
 from dagster_ocr.blocks import table_markdown
-from dagster_ocr.kb import KbSettings, SearchError, build_chunks, format_hits, search, tokenize
+from dagster_ocr.kb import (
+    DocumentFilter,
+    KbSettings,
+    SearchError,
+    build_chunks,
+    format_hits,
+    search,
+    tokenize,
+)
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -214,3 +222,67 @@ def test_chunks_follow_the_reading_order_sequence_a_table_between_paragraphs():
     ]
     assert chunks[1]["citation"] == "a.pdf, p. 3, 2. Services › 2.1 Scope"
     assert [c["chunk_id"] for c in chunks] == ["c0", "c1", "c2"]
+
+
+@pytest.fixture()
+def two_filers(tmp_path) -> Warehouse:
+    """Two parsed 10-Ks that print the same row, each chunk indexed with its document's context."""
+    wh = Warehouse(tmp_path / "kb2.duckdb")
+    wh.ensure_schema()
+    docs = {
+        "apple": ("Apple Inc.", 2024, "(9,447)"),
+        "tesla": ("Tesla, Inc.", 2023, "(8,898)"),
+    }
+    with wh.transaction() as con:
+        for doc_id, (issuer, year, _) in docs.items():
+            con.execute(
+                "INSERT INTO documents (doc_id, file_name, status, issuer, doc_type, fiscal_year) "
+                "VALUES (?, ?, 'parsed', ?, '10-K', ?)",
+                [doc_id, f"{doc_id}-10k.pdf", issuer, year],
+            )
+    for doc_id, (issuer, year, figure) in docs.items():
+        rows = [
+            ("c0", "Purchases of property and equipment | " + figure),
+            ("c1", "Purchases of property and equipment were lower than planned this year"),
+            ("c2", "Risk factors: supply of components and purchases of property"),
+        ]
+        wh.write_kb(
+            doc_id,
+            [
+                {"chunk_id": cid, "source_kind": "table", "source_id": cid, "page_index": 3}
+                | {"page_label": "4", "last_page_label": "4", "text": text}
+                | {"citation": f"{doc_id}-10k.pdf, p. 4", "context": f"{issuer} 10-K fiscal year {year}"}
+                for cid, text in rows
+            ],
+        )
+    return wh
+
+
+def test_a_question_naming_a_company_is_answered_from_its_document_first(two_filers):
+    for name, doc_id in (("Tesla", "tesla"), ("Apple", "apple")):
+        hits = search(two_filers, f"{name} purchases of property and equipment", limit=4)
+        assert [h.doc_id for h in hits[:3]] == [doc_id] * 3
+        assert hits[3].doc_id != doc_id  # the rest of the list still comes from everywhere
+        assert [h.rank for h in hits] == [1, 2, 3, 4]
+    # the context is indexed: the company's name alone finds its chunks, though no text says it
+    assert {h.doc_id for h in search(two_filers, "tesla", prefer_named=False)} == {"tesla"}
+
+
+def test_filters_narrow_the_search_and_say_when_nothing_matches(two_filers):
+    hits = search(two_filers, "purchases of property", where=DocumentFilter(fiscal_year=2024), limit=10)
+    assert hits and {h.doc_id for h in hits} == {"apple"}
+    hits = search(two_filers, "purchases", where=DocumentFilter(issuer="tesla", doc_type="10-k"), limit=10)
+    assert {h.doc_id for h in hits} == {"tesla"}
+    with pytest.raises(SearchError, match="no parsed document matches issuer='Nokia'"):
+        search(two_filers, "purchases", where=DocumentFilter(issuer="Nokia"))
+
+
+def test_the_cli_answers_a_bad_question_without_a_traceback(two_filers, capsys):
+    from assets.cli import main
+
+    assert main(["search", "?!", "--warehouse", str(two_filers.path)]) == 2
+    assert "has no words" in capsys.readouterr().err
+    assert main(["search", "purchases", "--warehouse", str(two_filers.path), "--issuer", "nokia"]) == 2
+    assert "no parsed document matches" in capsys.readouterr().err
+    assert main(["search", "purchases", "--warehouse", str(two_filers.path), "--year", "2023"]) == 0
+    assert "tesla-10k.pdf" in capsys.readouterr().out
