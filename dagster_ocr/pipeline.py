@@ -210,6 +210,7 @@ def extract_document(
         repaired=integrity.repaired,
         page_content=integrity.page_content,
         damaged_pages=integrity.damaged_pages,
+        blank_reasons=integrity.blank_reasons,
     )
 
 

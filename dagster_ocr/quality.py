@@ -6,7 +6,10 @@ back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pa
 
 * ``document_parsed``: the file could be read and yields text;
 * ``pages_complete``: one row per physical page, each with a page label; no page emptied by damage
-  (a file MuPDF repaired, a broken content stream) and not too many blank ones;
+  (its page object or content stream lost, in the text stage's evidence: ``pages.blank_reason``
+  'damaged', ``pages.content_damage``) and some pages of text. Blank pages that are present and
+  sound (``blank_reason`` 'no ink' or 'left blank notice': a duplex scan's backs) are emptiness,
+  judged only by the share of text pages left, never as damage however many there are;
 * ``paragraphs_valid``: non-empty text, unique ids, few validation flags, boxes inside the page;
 * ``tables_valid``: rectangular grids, no empty (merged) table, header text where a header was detected;
 * ``ocr_confident``: OCR'd text is confident enough to be trusted;
@@ -45,8 +48,8 @@ SUITES: tuple[str, ...] = (
 
 SUITE_DESCRIPTIONS: dict[str, str] = {
     "document_parsed": "The file could be opened and yields text.",
-    "pages_complete": "One row per physical page, each with a page label and content: none emptied by "
-    "damage, few blank.",
+    "pages_complete": "One row per physical page, each with a page label: none emptied by damage, and "
+    "some pages of text (blank pages that are present and sound are not damage).",
     "paragraphs_valid": "Paragraphs non-empty, ids unique, few garbled, boxes on their page.",
     "tables_valid": "Tables are rectangular and non-empty, with header text where a header was detected.",
     "ocr_confident": "Mean OCR confidence over the document's OCR'd lines is above threshold.",
@@ -78,16 +81,18 @@ class QualitySettings(BaseModel):
         1,
         description="A parsed document must yield at least this many characters of paragraph or table text.",
     )
-    max_blank_page_share: float = Field(
-        0.5,
+    min_text_page_share: float = Field(
+        0.0,
         ge=0,
-        le=1,
-        description="Largest share of a document's pages that may be blank (no text, no image, nothing "
-        "drawn) while other pages have text, in a file MuPDF did not have to repair: a book's "
-        "deliberately blank versos pass; a document mostly blank but for one page of text is "
-        "quarantined (blank_page_share). In a repaired file any page without text or image fails "
-        "pages_have_content instead (severity_overrides {'pages_have_content': 'WARN'} loads such "
-        "files with a warning).",
+        lt=1,
+        description="A document must keep more than this share of its pages as text pages (text that "
+        "is not a 'this page intentionally left blank' notice) (text_page_share). 0: any text page "
+        "will do, so a duplex scan whose backs are blank, 60% of its pages or more, loads; a "
+        "document of blank pages only is held back. Blank pages are never taken for damage by "
+        "their number: a page counts as damaged only on evidence (its page object, content stream "
+        "or what the stream draws lost in a repaired file: pages_have_content, "
+        "content_streams_intact; severity_overrides {'pages_have_content': 'WARN', "
+        "'content_streams_intact': 'WARN'} loads such files with a warning).",
     )
     max_furniture_char_share: float = Field(
         0.35,
@@ -250,9 +255,10 @@ def _specs() -> list[_Spec]:
             "pages_have_content",
             "pages",
             "ERROR",
-            "No page is left without text or image by damage, in a document whose other pages have "
-            "text: a page of a file MuPDF had to repair that holds no text and no image, or a page "
-            "without text whose content stream is broken.",
+            "No page is left without text by damage, in a document whose other pages have text: a "
+            "page without text whose page object or content stream was lost, or whose images or "
+            "fonts a repaired file no longer holds (pages.blank_reason 'damaged'). A blank page "
+            "that is present and sound is empty, not damaged.",
             lambda s: gxe.ExpectColumnValuesToBeInSet(column="content_ok", value_set=[True]),
             lambda s: "0 pages emptied by damage",
             "page_index",
@@ -262,21 +268,25 @@ def _specs() -> list[_Spec]:
             "content_streams_intact",
             "pages",
             "ERROR",
-            "No page's content stream is broken (it names a missing object, or its data does not "
-            "decompress): such a page lost some or all of what it showed.",
+            "No page's content stream is broken (its page object or a content object is missing, "
+            "its data does not decompress, or in a repaired file what it draws is gone): such a "
+            "page lost some or all of what it showed.",
             lambda s: gxe.ExpectColumnValuesToBeInSet(column="stream_ok", value_set=[True]),
             lambda s: "0 broken content streams",
             "page_index",
         ),
         _Spec(
             "pages_complete",
-            "blank_page_share",
+            "text_page_share",
             "pages",
             "ERROR",
-            "Share of the document's pages with no content at all (no text, image or drawing) while "
-            "other pages have text.",
-            lambda s: gxe.ExpectColumnMeanToBeBetween(column="blank", max_value=s.max_blank_page_share),
-            lambda s: f"<= {s.max_blank_page_share}",
+            "Share of the document's pages that are text pages (text other than a 'this page "
+            "intentionally left blank' notice); blank, image-only and drawing pages count against "
+            "it, damage does not enter it (see pages_have_content).",
+            lambda s: gxe.ExpectColumnMeanToBeBetween(
+                column="text_page", min_value=s.min_text_page_share, strict_min=True
+            ),
+            lambda s: f"> {s.min_text_page_share}",
         ),
         _Spec(
             "paragraphs_valid",
@@ -537,29 +547,44 @@ def _flag(value: Any) -> bool:
 
 
 def _page_content_columns(pages: pd.DataFrame, repaired: bool) -> dict[str, pd.Series]:
-    """``content_ok``, ``stream_ok`` and ``blank`` per page (see the pages_complete expectations).
+    """``content_ok``, ``stream_ok`` and ``text_page`` per page (see the pages_complete expectations).
 
-    A page's emptiness only counts against a document that has text on other pages (one with no
-    text at all fails document_parsed.text_extracted instead). Rows of an older warehouse without
-    the content columns judge nothing (every page ok).
+    Damage is judged from the text stage's evidence: ``blank_reason`` 'damaged' (a page without
+    text whose objects were lost) or a page without text whose ``content_damage`` is recorded. A
+    page's loss only counts against a document that has text on other pages (one with no text at
+    all fails document_parsed.text_extracted instead, and is not judged by text_page_share
+    either: one with only left-blank notices is). Rows written before ``blank_reason`` existed
+    (an empty page without a reason) are judged as they were then: in a repaired file a page with
+    no text and no image is taken as emptied by damage. Rows of an older warehouse without the
+    content columns judge nothing (every page ok, every page text).
     """
     n = len(pages)
     if not n or "content" not in pages.columns:
         return {
             "content_ok": pd.Series([True] * n, dtype=bool),
             "stream_ok": pd.Series([True] * n, dtype=bool),
-            "blank": pd.Series([0.0] * n, dtype="float64"),
+            "text_page": pd.Series([1.0] * n, dtype="float64"),
         }
     content = pages["content"].fillna("text").astype(str).reset_index(drop=True)
     damage = pages["content_damage"].reset_index(drop=True) if "content_damage" in pages.columns else None
     broken = damage.notna() if damage is not None else pd.Series([False] * n)
+    if "blank_reason" in pages.columns:
+        reason = pages["blank_reason"].reset_index(drop=True)
+    else:
+        reason = pd.Series([None] * n, dtype=object)
     with_text = bool((content == "text").any())
-    textless = content.isin(["graphics", "blank"])  # no text and no image
-    emptied = with_text & ((textless & repaired) | ((content != "text") & broken))
+    # an empty page without a reason was written before reasons were (see the docstring)
+    legacy_rows = bool(((content == "blank") & reason.isna()).any())
+    damaged = (reason == "damaged") | ((content != "text") & broken)
+    if legacy_rows and repaired:
+        damaged |= content.isin(["graphics", "blank"])
     return {
-        "content_ok": ~emptied,
+        "content_ok": ~(with_text & damaged),
         "stream_ok": ~broken.astype(bool),
-        "blank": ((content == "blank") & with_text).astype("float64"),
+        # a document with no text at all is judged by document_parsed.text_extracted alone
+        "text_page": ((content == "text") & (reason != "left blank notice")).astype("float64")
+        if with_text
+        else pd.Series([1.0] * n, dtype="float64"),
     }
 
 

@@ -455,6 +455,31 @@ def route_page(
 #: the start of ``Page.route_reason`` on a page found blank (and not OCR'd)
 BLANK_PAGE = "blank page"
 
+#: "This page intentionally left blank" and its variants ("Page left blank intentionally",
+#: "Deliberately blank"), matched on lower-cased words (OCR's "intentionaly" too)
+_LEFT_BLANK = re.compile(
+    r"\b(?:(?:intention|deliberate|purpose)\w*(?: left)? blank"
+    r"|blank (?:intention|deliberate|on purpose)\w*"
+    r"|(?:page|side|sheet)(?: is| has been| was)? left blank)\b"
+)
+#: "Blank page", "This page is blank": a notice only as the page's whole text (page number aside);
+#: a title page "Blank pages in scanned archives" is text
+_BLANK_ALONE = re.compile(r"(?:this )?(?:page|side|sheet) (?:is )?blank|blank (?:page|side|sheet)")
+#: a left-blank page may carry a page number and a running header, not more words than this
+_LEFT_BLANK_MAX_WORDS = 16
+
+
+def left_blank_notice(lines: Sequence[Line]) -> bool:
+    """True when a page's only text is a "this page intentionally left blank" notice (give or take
+    a page number and a running header): the page is empty by design, not a text page."""
+    words = re.findall(r"[^\W_]+", " ".join(line.text for line in lines).lower())
+    if not 0 < len(words) <= _LEFT_BLANK_MAX_WORDS:
+        return False
+    text = " ".join(words)
+    if _LEFT_BLANK.search(text):
+        return True
+    return bool(_BLANK_ALONE.fullmatch(" ".join(w for w in words if not w.isdigit())))
+
 
 def ink_share(page: pymupdf.Page, dpi: int, contrast: int) -> float:
     """Share of a grayscale thumbnail's pixels that are ink: they differ from the page's background
