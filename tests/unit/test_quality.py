@@ -25,7 +25,7 @@ EXPECTATIONS = [
     "page_labels_present",
     "pages_have_content",
     "content_streams_intact",
-    "blank_page_share",
+    "text_page_share",
     "paragraphs_non_empty",
     "paragraph_ids_unique",
     "flagged_paragraph_share",
@@ -158,8 +158,21 @@ def _low_ocr(f):
 
 
 def _emptied_by_repair(f):
+    # rows written before pages.blank_reason: in a repaired file an empty page is taken as lost
     f.document["repaired"] = True
     f.pages["content"] = ["text", "blank"]
+
+
+def _page_object_lost(f):
+    f.document["repaired"] = True
+    f.pages["content"] = ["text", "blank"]
+    f.pages["content_damage"] = [None, "its page object 17 is missing"]
+    f.pages["blank_reason"] = [None, "damaged"]
+
+
+def _only_left_blank_notices(f):
+    f.pages["content"] = ["text", "text"]
+    f.pages["blank_reason"] = ["left blank notice", "left blank notice"]
 
 
 def _broken_stream(f):
@@ -202,6 +215,8 @@ def _no_text(f):
         (_blank_header, "table_headers_present", False),
         (_low_ocr, "ocr_mean_confidence", True),
         (_emptied_by_repair, "pages_have_content", True),
+        (_page_object_lost, "pages_have_content", True),
+        (_only_left_blank_notices, "text_page_share", True),
         (_broken_stream, "content_streams_intact", True),
         (_body_taken_for_headers, "furniture_char_share", False),
         (_lost_text, "lost_char_share", False),
@@ -220,18 +235,28 @@ def test_each_defect_fails_its_expectation(defect, expectation, blocks):
         assert expectation in describe_failures(results)
 
 
-def test_blank_pages_count_only_beside_text_and_up_to_a_share():
+def test_sound_blank_pages_are_emptiness_judged_by_the_text_pages_left():
     frames = _frames()
-    frames.pages["content"] = ["text", "blank"]  # a sound file: one blank verso of two pages
+    # a duplex scan: one text page, one blank back (sound, no ink), a "left blank" notice: 1 of 3
+    frames.pages = pd.concat([frames.pages, frames.pages.iloc[[1]].assign(page_index=2)], ignore_index=True)
+    frames.document["n_pages"] = 3
+    frames.pages["content"] = ["text", "blank", "text"]
+    frames.pages["blank_reason"] = [None, "no ink", "left blank notice"]
     results = {r.expectation: r for r in evaluate_document(frames)}
-    assert results["blank_page_share"].success and results["blank_page_share"].observed_value == "0.5"
-    assert results["pages_have_content"].success  # not repaired: blank is not damage
-    assert "blank_page_share" in _failed(frames, QualitySettings(max_blank_page_share=0.4))
-    # no text anywhere: document_parsed says so; pages_complete does not say it twice
-    frames.pages["content"] = ["blank", "blank"]
+    assert results["text_page_share"].success and results["text_page_share"].observed_value == "0.3333"
+    assert results["pages_have_content"].success  # not damage, however many
+    # in a repaired file too: a blank page whose objects are all there is empty, not lost
     frames.document["repaired"] = True
+    assert not _failed(frames) & {"pages_have_content", "content_streams_intact", "text_page_share"}
+    # a stricter share is a setting (more than half of the pages must be text)
+    assert "text_page_share" in _failed(frames, QualitySettings(min_text_page_share=0.5))
+    # only blank pages: held back as no text (document_parsed says so; pages_complete does not
+    # say it twice, and blank pages without text elsewhere are not damage either)
+    frames.pages["content"] = ["blank", "blank", "blank"]
+    frames.pages["blank_reason"] = ["no ink", "no ink", "no ink"]
+    _no_text(frames)
     failed = _failed(frames)
-    assert not failed & {"pages_have_content", "blank_page_share"}
+    assert "text_extracted" in failed and not failed & {"pages_have_content", "text_page_share"}
 
 
 def test_conservation_reports_its_shares_with_the_counts():

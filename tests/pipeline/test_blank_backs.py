@@ -1,0 +1,135 @@
+"""A scan with blank backs is not a damaged file (issue 40).
+
+Image-only scans made from real text pages (the corpus's docling multi_page.pdf rendered to
+grayscale images at 72 dpi, so OCR is cheap), with blank backs as a duplex scanner leaves them:
+empty pages, scans of white or grainy paper, and scans of "this page intentionally left blank".
+Each goes through the text stage with rapidocr, the warehouse and the gate (default settings).
+The cut and repaired files that must still be held back are in test_damaged_input.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.scans import paper, render_text
+
+from dagster_ocr.gate import judge_document
+from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.model import DocStatus
+from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.pipeline import parse
+from dagster_ocr.quality import QualitySettings
+from dagster_ocr.warehouse import Warehouse
+
+DPI = 72
+#: blank paper is scanned at 100 dpi: at 72 the grain's specks touch on the blank check's 30-dpi
+#: thumbnail and read as ink (the page is then OCR'd, finds nothing, and is an image page)
+PAPER_DPI = 100
+NOTICE = "This page intentionally left blank"
+
+
+@pytest.fixture(scope="module")
+def engine() -> RapidOcrEngine:
+    return RapidOcrEngine()
+
+
+@pytest.fixture(scope="module")
+def text_pages(corpus: Path) -> list[bytes]:
+    """Three real text pages, rendered: what a scanner makes of a printed report."""
+    with pymupdf.open(corpus / "docling/multi_page/multi_page.pdf") as doc:
+        return [doc[i].get_pixmap(dpi=DPI, colorspace=pymupdf.csGRAY).tobytes("png") for i in range(3)]
+
+
+def _scan(path: Path, items: list[bytes | str | None]) -> Path:
+    """Image-only pages: PNG bytes (a rendered text page), None (an empty page), "white" or
+    "noisy" (a scan of blank paper), "notice" (a scan of the left-blank notice)."""
+    doc = pymupdf.open()
+    for i, item in enumerate(items):
+        page = doc.new_page(width=595, height=842)
+        if item is None:
+            continue
+        if isinstance(item, bytes):
+            stream = item
+        elif item == "white":
+            stream = paper(PAPER_DPI).tobytes("png")
+        elif item == "noisy":
+            stream = paper(PAPER_DPI, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
+        else:
+            stream = render_text("\n" * 25 + " " * 30 + NOTICE, DPI, size=14).tobytes("png")
+        page.insert_image(page.rect, stream=stream)
+    doc.save(path)
+    return path
+
+
+def _load(tmp_path: Path, pdf: Path, engine: RapidOcrEngine):
+    store = DocumentStore(tmp_path / "store")
+    wh = Warehouse(tmp_path / "w.duckdb")
+    src, _ = store.register(pdf)
+    out = parse(src, engine=engine)
+    wh.write_document(out.document, out.labels, out.tables, out.paragraphs)
+    decision = judge_document(wh, src.doc_id, out.document.status, out.document.error, QualitySettings())
+    pages = wh.query(
+        "SELECT page_index, text_source, content, blank_reason FROM pages WHERE doc_id = ? ORDER BY 1",
+        [src.doc_id],
+    )
+    return out, decision, pages
+
+
+def _result(decision, name: str):
+    return next(r for r in decision.results if r.expectation == name)
+
+
+def test_a_duplex_scan_60_percent_blank_parses(tmp_path, engine, text_pages):
+    # 4 text pages, 6 blank backs (empty, white and grainy paper): 60% blank, 40% empty pages
+    # (the share rule this replaces held back anything above 50% of pages with nothing drawn)
+    t = text_pages
+    items = [t[0], None, t[1], None, t[2], "white", t[0], None, "noisy", None]
+    out, decision, pages = _load(tmp_path, _scan(tmp_path / "duplex.pdf", items), engine)
+    doc = out.document
+    assert not doc.repaired and doc.damaged_pages == {}
+    assert doc.blank_reasons == {i: "no ink" for i in (1, 3, 5, 7, 8, 9)}
+    assert decision.status == DocStatus.PARSED, decision.error
+    assert _result(decision, "text_page_share").observed_value == "0.4"
+    # the blank backs were not OCR'd, and the pages table says why each is empty
+    blank = pages[pages.blank_reason.notna()]
+    assert blank.page_index.tolist() == [1, 3, 5, 7, 8, 9]
+    assert set(blank.text_source) == {"none"} and set(blank.blank_reason) == {"no ink"}
+    assert pages[pages.blank_reason.isna()].text_source.tolist() == ["ocr"] * 4
+
+
+def test_a_duplex_scan_with_left_blank_notices_parses(tmp_path, engine, text_pages):
+    # 2 text pages of 5: the notices are OCR'd (they are ink) and recorded as empty by design
+    t = text_pages
+    items = [t[0], "notice", t[1], "notice", None]
+    out, decision, pages = _load(tmp_path, _scan(tmp_path / "notices.pdf", items), engine)
+    assert out.document.blank_reasons == {1: "left blank notice", 3: "left blank notice", 4: "no ink"}
+    assert decision.status == DocStatus.PARSED, decision.error
+    assert _result(decision, "text_page_share").observed_value == "0.4"
+    notices = pages[pages.blank_reason == "left blank notice"]
+    assert notices.text_source.tolist() == ["ocr", "ocr"] and set(notices.content) == {"text"}
+
+
+def test_a_scan_with_every_other_page_blank_parses(tmp_path, engine, text_pages):
+    t = text_pages
+    items = [t[0], None, t[1], "noisy", t[2], None]
+    out, decision, _ = _load(tmp_path, _scan(tmp_path / "alternate.pdf", items), engine)
+    assert out.document.blank_reasons == {1: "no ink", 3: "no ink", 5: "no ink"}
+    assert decision.status == DocStatus.PARSED, decision.error
+    assert _result(decision, "text_page_share").observed_value == "0.5"
+
+
+def test_a_document_of_blank_pages_only_is_held_back_as_no_text(tmp_path, engine):
+    out, decision, pages = _load(tmp_path, _scan(tmp_path / "blank.pdf", [None, "white", "noisy"]), engine)
+    assert out.document.blank_reasons == {0: "no ink", 1: "no ink", 2: "no ink"}
+    assert decision.status == DocStatus.QUARANTINED
+    assert decision.error == "document_parsed.text_extracted: observed 0 (expected >= 1 chars)"
+    assert pages.blank_reason.tolist() == ["no ink"] * 3
+
+
+def test_a_document_of_left_blank_notices_only_is_held_back(tmp_path, engine):
+    out, decision, _ = _load(tmp_path, _scan(tmp_path / "notices.pdf", ["notice", "notice"]), engine)
+    assert out.document.blank_reasons == {0: "left blank notice", 1: "left blank notice"}
+    assert decision.status == DocStatus.QUARANTINED
+    assert "pages_complete.text_page_share: observed 0.0 (expected > 0.0)" in decision.error
