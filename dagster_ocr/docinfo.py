@@ -64,7 +64,6 @@ _PERIOD = re.compile(
     r"\s+ended\s+(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d\d)",
     re.I,
 )
-_YEAR = re.compile(r"\b(?:19[5-9]\d|20\d\d)\b")
 _STOPWORDS = {
     "en": "the of and to in is that for with as by this are be on which from".split(),
     "de": "der die und das ist nicht mit von den des zu sich auf für eine".split(),
@@ -144,7 +143,9 @@ def _title(metadata_title: str, first_page: Sequence[tuple[str, float]], doc_typ
     if doc_type in {f for f, _ in _FORMS} and issuer:
         return f"{issuer} Form {doc_type}"
     sized = [(t, s) for t, s in first_page if len(_WORD.findall(t)) >= 1 and len(t) <= 150]
-    if sized:
+    sizes = sorted(s for _, s in first_page if s > 0)
+    body = sizes[(len(sizes) - 1) // 2] if sizes else 0.0
+    if sized and max(s for _, s in sized) > body + 0.5:  # a title is printed larger than the body
         biggest = max(s for _, s in sized)
         top = " ".join([" ".join(t.split()) for t, s in sized if s >= biggest - 0.1][:3])
         if len(_WORD.findall(top)) >= 2 and sum(len(w) for w in _WORD.findall(top)) >= 6:
@@ -175,12 +176,8 @@ def describe(
     period_end = ""
     if m := _PERIOD.search(text):
         period_end = _iso(*m.groups())
+    # a year is a fiscal year only where a period is stated: a report's body names many years
     fiscal_year = int(period_end[:4]) if period_end else None
-    if fiscal_year is None:
-        years = Counter(int(y) for y in _YEAR.findall(head))
-        if years:
-            year, count = years.most_common(1)[0]
-            fiscal_year = year if count >= 2 else None
     return DocumentInfo(
         title=_title(meta.get("title", ""), first_pages[0] if first_pages else [], doc_type, issuer),
         issuer=issuer,
