@@ -46,6 +46,11 @@ GPU_ASSET = dg.AssetKey("document_text")
 #: how many events of each kind one tick reads at most (bounds a tick's cost on a large instance)
 EVENT_LIMIT = 1000
 
+#: the dynamic partitions of documents (assets.partitions.documents_partitions)
+DOCUMENTS_PARTITIONS = "documents"
+#: how many of the first document partitions are asked for their first run (the earliest wins)
+LANDED_PROBE = 5
+
 _PARTITION_TAG = "dagster/partition"
 _FILE_TAG = "dagster-ocr/file_name"
 
@@ -166,6 +171,36 @@ def last_update(instance: dg.DagsterInstance, key: dg.AssetKey) -> float | None:
     return at
 
 
+def documents_landed_at(instance: dg.DagsterInstance) -> float | None:
+    """When the first document landed: None while none has (no document partition exists).
+
+    The first run of the first document partition says when (sensor, schedule, backfill or the
+    launchpad alike); a partition with no run yet landed just now. Before then "never updated" and
+    "never observed" describe an empty instance, not a stalled one, so nothing alerts on them.
+    """
+    keys = instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)[:LANDED_PROBE]
+    if not keys:
+        return None
+    starts = [
+        rec.create_timestamp.timestamp()
+        for key in keys
+        for rec in instance.get_run_records(
+            dg.RunsFilter(tags={_PARTITION_TAG: key}), limit=1, ascending=True
+        )
+    ]
+    return min(starts) if starts else time.time()
+
+
+def watched_updates(
+    last_updates: Mapping[str, float | None], landed_at: float | None, now: float, max_age_s: float
+) -> dict[str, float | None]:
+    """The last updates the staleness rule judges: an asset never updated counts only once the
+    first document landed longer than ``max_age_s`` ago (so a fresh instance, or the first
+    document's run in flight, says nothing); an asset updated once is always judged."""
+    old_enough = landed_at is not None and now - landed_at > max_age_s
+    return {k: at for k, at in last_updates.items() if at is not None or old_enough}
+
+
 def build_health_sensor(
     settings: AlertSettings | None = None, minimum_interval_seconds: int = 300
 ) -> dg.SensorDefinition:
@@ -178,11 +213,14 @@ def build_health_sensor(
         default_status=dg.DefaultSensorStatus.RUNNING,
         owners=OWNERS,
         description="Alert on document failure/quarantine rates, runs over budget, GPU memory held high "
-        "and stale assets (thresholds: dagster_ocr.admin.rules.AlertSettings).",
+        "and stale assets (thresholds: dagster_ocr.admin.rules.AlertSettings). Quiet on an empty "
+        "instance: an asset never updated is stale only once the first document landed longer ago "
+        "than max_age_s.",
     )
     def ops_health_sensor(context: dg.SensorEvaluationContext, notifier: NotifierResource) -> dg.SkipReason:
         now = time.time()
         outcomes, runs, gpu, last_updates = recent_history(context.instance, now, s)
+        last_updates = watched_updates(last_updates, documents_landed_at(context.instance), now, s.max_age_s)
         firing = evaluate_rules(outcomes, runs, gpu, now, s, last_updates)
         to_send, resolved, cursor = deduplicate(firing, context.cursor, now, s.repeat_after_s)
         sink = notifier.notifier(context.log)
@@ -208,19 +246,43 @@ def build_freshness(max_age: dt.timedelta = dt.timedelta(hours=26)) -> list:
         checks = dg.build_last_update_freshness_checks(
             assets=list(WATCHED_ASSETS), lower_bound_delta=max_age, severity=dg.AssetCheckSeverity.WARN
         )
-        sensor = dg.build_sensor_for_freshness_checks(
-            freshness_checks=checks,
-            name="freshness_checks_sensor",
-            minimum_interval_seconds=600,
-            default_status=dg.DefaultSensorStatus.RUNNING,
+        evaluate = dg.build_sensor_for_freshness_checks(
+            freshness_checks=checks, name="freshness_checks_sensor", minimum_interval_seconds=600
         )
-    # the factory takes no owners: record them as metadata (shown on the sensor's page)
-    return [*checks, sensor.with_attributes(metadata={"owners": ", ".join(OWNERS)})]
+
+    @dg.sensor(
+        name="freshness_checks_sensor",
+        minimum_interval_seconds=600,
+        asset_selection=dg.AssetSelection.checks(*checks),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        # the factory's sensor takes no owners: record them as metadata (shown on the sensor's page)
+        metadata={"owners": ", ".join(OWNERS)},
+        description="Evaluate the freshness checks of "
+        f"{', '.join(k.to_user_string() for k in WATCHED_ASSETS)} "
+        f"(fail when not updated for {max_age.total_seconds() / 3600:.0f} h). Quiet on an empty instance: "
+        "it starts evaluating once the watched assets were first updated, or the first document landed "
+        "longer ago than that.",
+    )
+    def freshness_checks_sensor(context: dg.SensorEvaluationContext):
+        # Dagster's own sensor evaluates a check never run at once: on an empty instance that is
+        # a run whose checks fail "never observed". Hand over once there is something to judge.
+        instance = context.instance
+        updated = all(last_update(instance, key) is not None for key in WATCHED_ASSETS)
+        landed_at = documents_landed_at(instance)
+        if not updated and (landed_at is None or time.time() - landed_at <= max_age.total_seconds()):
+            return dg.SkipReason(
+                "no document has landed yet"
+                if landed_at is None
+                else "the first documents are still on their way"
+            )
+        return evaluate(context)
+
+    return [*checks, freshness_checks_sensor]
 
 
 def with_freshness_policies(
-    assets: Sequence[dg.AssetsDefinition], max_age: dt.timedelta = dt.timedelta(hours=26)
-) -> list[dg.AssetsDefinition]:
+    assets: Sequence[dg.AssetsDefinition | dg.AssetSpec], max_age: dt.timedelta = dt.timedelta(hours=26)
+) -> list[dg.AssetsDefinition | dg.AssetSpec]:
     """``assets`` with a time-window ``FreshnessPolicy`` on the watched ones (the 1.13 freshness API).
 
     Warn after ``max_age`` minus two hours, fail after ``max_age``. The UI shows the state once the
@@ -233,7 +295,12 @@ def with_freshness_policies(
     def attach(spec: dg.AssetSpec) -> dg.AssetSpec:
         return dg.apply_freshness_policy(spec, policy) if spec.key in WATCHED_ASSETS else spec
 
-    return [a.map_asset_specs(attach) if set(a.keys) & set(WATCHED_ASSETS) else a for a in assets]
+    return [
+        a.map_asset_specs(attach)
+        if isinstance(a, dg.AssetsDefinition) and set(a.keys) & set(WATCHED_ASSETS)
+        else a
+        for a in assets
+    ]
 
 
 def build_alert_definitions(settings: AlertSettings | None = None) -> list:

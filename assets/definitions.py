@@ -31,11 +31,12 @@ import dagster as dg
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
 from assets.documents import document_assets
-from assets.lake import lake_compaction_schedule, lake_maintenance_job
+from assets.lake import build_lake_compaction_schedule, lake_maintenance_job
 from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion, reload_job
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
+from dagster_ocr.lake import is_lake_spec
 from resources import (
     DocumentStoreResource,
     GpuOcrResource,
@@ -64,6 +65,7 @@ def build_definitions(
     (``ducklake:postgres:...``, its data under ``lake_data_path``).
     """
     data = Path(data_dir)
+    warehouse = str(warehouse_path or data / "warehouse.duckdb")
     return dg.Definitions(
         assets=[*with_freshness_policies(document_assets), quarantine],
         asset_checks=alert_asset_checks,
@@ -76,7 +78,7 @@ def build_definitions(
             ocr_page_ranges,
         ],
         sensors=[inbox_sensor, snapshot_sensor, quarantine_sensor, ocr_ranges_then_ingest, *alert_sensors],
-        schedules=[nightly_ingestion, lake_compaction_schedule],
+        schedules=[nightly_ingestion, build_lake_compaction_schedule(lake=is_lake_spec(warehouse))],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
         executor=dg.in_process_executor,
@@ -84,9 +86,7 @@ def build_definitions(
             "store": DocumentStoreResource(
                 inbox_dir=str(inbox_dir or data / "inbox"), store_dir=str(data / "store")
             ),
-            "warehouse": WarehouseResource(
-                path=str(warehouse_path or data / "warehouse.duckdb"), lake_data_path=lake_data_path
-            ),
+            "warehouse": WarehouseResource(path=warehouse, lake_data_path=lake_data_path),
             "settings": SettingsResource(settings_file=settings_file, overrides_json=overrides_json),
             "ocr": ocr or OcrResource(engine=ocr_engine),
             "notifier": NotifierResource(),

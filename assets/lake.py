@@ -5,7 +5,7 @@ the catalog), so after a backfill a table is thousands of files of a few rows, a
 opens them all. ``compact_lake`` flushes inlined rows, merges adjacent files
 (``ducklake_merge_adjacent_files``) and, past ``expire_after_hours``, expires old snapshots and
 deletes the files only they used (time travel reaches back that far, no further). In the file mode
-the op has nothing to do and says so; the schedule skips.
+the op has nothing to do and says so; the schedule is off by default there, and skips if turned on.
 """
 
 # no `from __future__ import annotations`: Dagster checks the context annotation as an object
@@ -41,14 +41,31 @@ def lake_maintenance_job():
     compact_lake()
 
 
-@dg.schedule(
-    job=lake_maintenance_job,
-    cron_schedule="23 * * * *",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    owners=OWNERS,
-    description="Hourly: merge the lake's small files (skipped when the warehouse is a DuckDB file).",
-)
-def lake_compaction_schedule(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource):
-    if not warehouse.is_lake:
-        return dg.SkipReason("the warehouse is a DuckDB file: nothing to compact")
-    return dg.RunRequest(run_key=None)
+def build_lake_compaction_schedule(lake: bool) -> dg.ScheduleDefinition:
+    """The hourly compaction schedule: on by default where the warehouse is a lake, off (and saying
+    when to turn it on) where it is a DuckDB file, the laptop's default, which has nothing to compact."""
+
+    @dg.schedule(
+        name="lake_compaction_schedule",  # a deployment keeps its on/off state under this name
+        job=lake_maintenance_job,
+        cron_schedule="23 * * * *",
+        default_status=dg.DefaultScheduleStatus.RUNNING if lake else dg.DefaultScheduleStatus.STOPPED,
+        owners=OWNERS,
+        description="Hourly: merge the lake's small files and expire old snapshots. "
+        + (
+            "On by default: the warehouse is a lake."
+            if lake
+            else "Off by default: the warehouse is a DuckDB file, which has nothing to compact. Turn it "
+            "on here once DAGSTER_OCR_WAREHOUSE names a lake (ducklake:postgres:...); it skips on a file."
+        ),
+    )
+    def lake_compaction_schedule(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource):
+        if not warehouse.is_lake:
+            return dg.SkipReason("the warehouse is a DuckDB file: nothing to compact")
+        return dg.RunRequest(run_key=None)
+
+    return lake_compaction_schedule
+
+
+#: the file mode's schedule (off by default); definitions build the one that fits the warehouse
+lake_compaction_schedule = build_lake_compaction_schedule(lake=False)

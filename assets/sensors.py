@@ -162,7 +162,10 @@ def _known(instance: dg.DagsterInstance) -> KnownDocuments:
     default_status=dg.DefaultSensorStatus.STOPPED,
     owners=OWNERS,
     description="Find new files in the inbox every 30 s: add one partition per document, named "
-    "<file stem>-<12 hex digits of its sha256>, and request its ingest_document run.",
+    "<file stem>-<12 hex digits of its sha256>, and request its ingest_document run. Off by default "
+    "(a laptop ingests with `make demo` / `dagster-ocr run`): turn it on here (Automation > inbox_sensor "
+    "> toggle) to ingest what lands in DAGSTER_OCR_INBOX continuously, with the daemon running "
+    "(`dagster dev` starts one).",
 )
 def inbox_sensor(
     context: dg.SensorEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
@@ -197,7 +200,9 @@ def inbox_sensor(
     default_status=dg.DefaultScheduleStatus.STOPPED,
     owners=OWNERS,
     description="Nightly full sweep of the inbox (02:00 UTC, no cursor): catches files an incremental "
-    "scan misses (copied in with an old modification time) and records every file in `files`.",
+    "scan misses (copied in with an old modification time) and records every file in `files`. Off by "
+    "default: turn it on here (Automation > nightly_ingestion > toggle) on a deployment whose daemon "
+    "runs through the night, alongside inbox_sensor or instead of it (files landing in batches).",
 )
 def nightly_ingestion(
     context: dg.ScheduleEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource

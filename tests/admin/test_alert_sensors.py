@@ -122,9 +122,35 @@ def test_health_sensor_alerts_on_gpu_memory_held_high(instance, webhook):
     assert [b["key"] for b in webhook] == ["gpu_memory:cuda:0"]
 
 
-def test_health_sensor_reports_assets_never_updated(instance, webhook):
-    _tick(instance)
+@dg.asset(partitions_def=dg.DynamicPartitionsDefinition(name="documents"))
+def a_document_step_that_never_reaches_the_warehouse() -> None:
+    """A document's run (its first stage) that never gets to duckdb_tables or knowledge_base."""
+
+
+def test_health_sensor_is_quiet_on_a_fresh_instance(instance, webhook):
+    """Before any document landed, "never updated" is no news: no alert, no notification."""
+    result, _ = _tick(instance)
+    assert webhook == []
+    assert "healthy" in result.skip_message and "0 notification(s) sent" in result.skip_message
+
+
+def test_health_sensor_reports_assets_never_updated_once_a_document_landed_long_enough_ago(instance, webhook):
+    instance.add_dynamic_partitions("documents", ["report-0123456789ab"])
+    # the document's run, just started: it has max_age_s to reach the watched assets
+    dg.materialize(
+        [a_document_step_that_never_reaches_the_warehouse],
+        instance=instance,
+        partition_key="report-0123456789ab",
+    )
+    sensor = build_health_sensor(AlertSettings(max_age_s=3600), minimum_interval_seconds=30)
+    sensor(dg.build_sensor_context(instance=instance, resources={"notifier": _notifier()}))
+    assert webhook == []
+    # the same history judged with a limit shorter than the time since the document landed
+    time.sleep(0.2)
+    sensor = build_health_sensor(AlertSettings(max_age_s=0.1), minimum_interval_seconds=30)
+    sensor(dg.build_sensor_context(instance=instance, resources={"notifier": _notifier()}))
     assert {b["key"] for b in webhook} == {"stale:knowledge_base", "stale:duckdb_tables"}
+    assert all("never updated" in b["title"] for b in webhook)
 
 
 @dg.asset
