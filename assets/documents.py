@@ -1,8 +1,9 @@
 """The per-document assets, one per stage, so any stage can be re-run or backfilled on its own.
 
-document_text → page_labels → tables → paragraphs → duckdb_tables (+ blocking quality gate)
-→ knowledge_base. Each asset calls one core function and attaches metadata; nothing clever here
-(the gate's rules live in dagster_ocr.gate).
+source_documents (ingestion, external) → document_text → page_labels → tables → paragraphs →
+duckdb_tables (+ the quality checks) → quality_gate (the verdict) → knowledge_base. Each asset
+calls one core function and attaches metadata; nothing clever here (the gate's rules live in
+dagster_ocr.gate).
 """
 
 import time
@@ -78,9 +79,30 @@ class _TextProgressLog:
             self.context.log.info(f"text: {progress.summary()}")
 
 
+#: the inbox's documents as registered (the ingestion the sensor and the nightly sweep do): an
+#: external asset, not built by a run, so the graph starts where a document does
+SOURCE_DOCUMENTS = "source_documents"
+#: the gate's verdict on each document (parsed / quarantined / failed), what knowledge_base and the
+#: reviewers' quarantine list read; a second output of the duckdb_tables step (one commit)
+QUALITY_GATE = "quality_gate"
+
+source_documents = dg.AssetSpec(
+    SOURCE_DOCUMENTS,
+    partitions_def=documents_partitions,
+    group_name="documents",
+    kinds={"pdf", "file"},
+    owners=OWNERS,
+    description="Ingestion: the documents found in the inbox, one partition per distinct content, kept "
+    "in the store under their sha256 (duplicates are one document; every file is in `files`). Registered "
+    "by inbox_sensor and nightly_ingestion (each records a materialization with the file name, size and "
+    "doc_id) or by `dagster-ocr run`; not built by a run, so it has no Materialize button.",
+)
+
+
 @dg.asset(
     partitions_def=documents_partitions,
     group_name="documents",
+    deps=[source_documents],  # ingestion: the kept copy the stage reads (store.get)
     kinds={"pymupdf", "ocr"},
     owners=OWNERS,
     pool=OCR_POOL,
@@ -233,15 +255,39 @@ def paragraphs(
     return result
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="warehouse",
-    kinds={"duckdb"},
-    owners=OWNERS,
+@dg.multi_asset(
+    name="duckdb_tables",  # the step key stays the warehouse stage's (assets/stopping.py, run retries)
+    specs=[
+        dg.AssetSpec(
+            "duckdb_tables",
+            partitions_def=documents_partitions,
+            group_name="warehouse",
+            kinds={"duckdb"},
+            owners=OWNERS,
+            deps=["document_text", "page_labels", "tables", "paragraphs"],
+            metadata=schema_metadata(DUCKDB_TABLES),
+            description="The document's rows in the DuckDB warehouse, replaced atomically, then judged by "
+            "the quality gate (one check per expectation suite; a failed ERROR expectation quarantines "
+            "the document: it stays out of the knowledge base, and the `quarantine` asset lists it with "
+            "why).",
+        ),
+        dg.AssetSpec(
+            QUALITY_GATE,
+            partitions_def=documents_partitions,
+            group_name="warehouse",
+            kinds={"duckdb"},
+            owners=OWNERS,
+            deps=["duckdb_tables"],
+            description="The quality gate's verdict on the document: parsed (let into the knowledge "
+            "base), quarantined or failed (held back, with why), from the expectation suites checked on "
+            "duckdb_tables. Decided in the same step and commit as the load; every partition is "
+            "materialized, whatever the verdict, with `status` and `held_back_because`.",
+        ),
+    ],
+    can_subset=True,
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,  # a DuckDB file lock held by another process passes
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
-    metadata=schema_metadata(DUCKDB_TABLES),
     check_specs=[
         # not ``blocking``: a quarantined document is an outcome, not an incident (a red run, an
         # alert). knowledge_base reads the gate's verdict from the warehouse and loads only parsed
@@ -257,9 +303,6 @@ def paragraphs(
         )
         for suite in QUALITY_CHECKS
     ],
-    description="The document's rows in the DuckDB warehouse, replaced atomically, then judged by the "
-    "quality gate (one check per expectation suite; a failed ERROR expectation quarantines the "
-    "document: it stays out of the knowledge base, and the `quarantine` asset lists it with why).",
 )
 @stop_not_retry  # an interrupt ends the run: not retried
 def duckdb_tables(
@@ -296,22 +339,39 @@ def duckdb_tables(
     summary = preview.document_summary(
         document_text, page_labels, tables, paragraphs, str(decision.status), decision.error
     )
-    yield dg.MaterializeResult(
-        metadata={"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)}
-        | ({"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {})
-        | {"summary": dg.MetadataValue.md(summary)}
-        # the page previews live on the stage that drew the boxes; a link from here (a path on the
-        # webserver that shows this page, as the UI's own links are), not a second copy
-        | {"page_previews": dg.MetadataValue.url(_partition_path("paragraphs", context.partition_key))}
-        | {f"rows_{table}": n for table, n in counts.items()}
-        | {"dagster/row_count": sum(counts.values())}
-        | {"rows_sql": dg.MetadataValue.md(_rows_sql(doc_id))}
-        | {"quality_failures": decision.error or ""}
-        | gate_figures(decision.results)
-        | _approval_metadata(decision.approval)
-        | meter.figures(),
-        check_results=[check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites],
+    selected = context.selected_asset_keys
+    checks = [check_result(doc_id, source.file_name, decision, suite) for suite in decision.suites]
+    selected_checks = {k.name for k in context.selected_asset_check_keys}
+    verdict = {"file_name": source.file_name, "doc_id": doc_id, "status": str(decision.status)} | (
+        {"held_back_because": decision.error or ""} if decision.status != DocStatus.PARSED else {}
     )
+    if dg.AssetKey("duckdb_tables") in selected:  # first: the gate depends on it
+        yield dg.MaterializeResult(
+            asset_key="duckdb_tables",
+            metadata=verdict
+            | {"summary": dg.MetadataValue.md(summary)}
+            # the page previews live on the stage that drew the boxes; a link from here (a path on the
+            # webserver that shows this page, as the UI's own links are), not a second copy
+            | {"page_previews": dg.MetadataValue.url(_partition_path("paragraphs", context.partition_key))}
+            | {f"rows_{table}": n for table, n in counts.items()}
+            | {"dagster/row_count": sum(counts.values())}
+            | {"rows_sql": dg.MetadataValue.md(_rows_sql(doc_id))}
+            | {"quality_failures": decision.error or ""}
+            | gate_figures(decision.results)
+            | _approval_metadata(decision.approval)
+            | meter.figures(),
+            check_results=[c for c in checks if c.check_name in selected_checks],
+        )
+    if dg.AssetKey(QUALITY_GATE) in selected:
+        yield dg.MaterializeResult(
+            asset_key=QUALITY_GATE,
+            metadata=verdict
+            | {
+                "suites_failed": ", ".join(c.check_name for c in checks if not c.passed) or "none",
+                "quality_failures": decision.error or "",
+            }
+            | _approval_metadata(decision.approval),
+        )
 
 
 def _partition_path(asset: str, partition_key: str) -> str:
@@ -348,7 +408,7 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
     pool=DUCKDB_WRITER_POOL,
     retry_policy=TRANSIENT_RETRY_POLICY,
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
-    deps=[duckdb_tables],
+    deps=[QUALITY_GATE],  # the gate's verdict decides what is let in
     metadata=schema_metadata(KB_TABLES),
     check_specs=[
         # the verdict where the missing partition is: a held-back document's knowledge_base partition
@@ -453,4 +513,12 @@ def knowledge_base(
     )
 
 
-document_assets = [document_text, page_labels, tables, paragraphs, duckdb_tables, knowledge_base]
+document_assets = [
+    source_documents,
+    document_text,
+    page_labels,
+    tables,
+    paragraphs,
+    duckdb_tables,
+    knowledge_base,
+]

@@ -51,8 +51,10 @@ def held_back_markdown(frame) -> str:
     owners=OWNERS,
     pool=DUCKDB_WRITER_POOL,  # reads the DuckDB file: one process at a time
     metadata=schema_metadata(["quarantine"]),
-    # no deps on duckdb_tables: an asset-graph backfill of documents would then add an
-    # unpartitioned run of this list to every backfill; quarantine_sensor refreshes it instead
+    # hangs off the gate: the list is every document's verdict (all of quality_gate's partitions).
+    # The document jobs and their backfills select the documents and warehouse groups only, so a
+    # backfill does not add a run of this list; quarantine_sensor refreshes it after loads
+    deps=[dg.AssetDep("quality_gate", partition_mapping=dg.AllPartitionMapping())],
     description="Documents held back from the knowledge base (quarantined by the quality gate, or "
     "unreadable), with why: the warehouse's `quarantine` view, listed in this asset's metadata.",
 )

@@ -7,7 +7,8 @@ catches what an incremental scan cannot (a file copied in with an old modificati
 skip documents that already have a partition, and the run key is the doc_id, so a document is
 requested once however often it is found. Partition keys read ``<file stem>-<12 hex digits of
 the sha256>`` (dagster_ocr.partition_keys); a document known under an old sha256 key is not added
-again. Both record every file they list, duplicates included,
+again. Each new document is recorded as a materialization of ``source_documents`` (ingestion, the
+graph's first node). Both record every file they list, duplicates included,
 in the warehouse's ``files`` table (lineage: what became of each file name).
 """
 
@@ -24,6 +25,7 @@ import dagster as dg
 import duckdb
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.documents import SOURCE_DOCUMENTS
 from assets.partitions import OWNERS, document_tags, documents_partitions
 from dagster_ocr.ingest import DocumentStore, FileSighting, PendingSightings, discover, scan_files
 from dagster_ocr.model import SourceDocument
@@ -46,7 +48,7 @@ document_job = dg.define_asset_job(
 
 reload_job = dg.define_asset_job(
     "reload_warehouse",
-    selection=dg.AssetSelection.assets("duckdb_tables", "knowledge_base"),
+    selection=dg.AssetSelection.assets("duckdb_tables", "quality_gate", "knowledge_base"),
     description="Re-load documents into the warehouse and re-judge them (new thresholds, an approval) "
     "from the stage outputs already kept: no re-extraction, no OCR. What `dagster-ocr recheck` runs.",
     tags=JOB_TAGS,
@@ -151,6 +153,25 @@ def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
     ]
 
 
+def _registered(new: list[SourceDocument], seen_by: str) -> list[dg.AssetMaterialization]:
+    """Ingestion in the asset graph: one ``source_documents`` materialization per new document."""
+    return [
+        dg.AssetMaterialization(
+            asset_key=SOURCE_DOCUMENTS,
+            partition=partition_key(rec.file_name, rec.doc_id),
+            metadata={
+                "file_name": rec.file_name,
+                "doc_id": rec.doc_id,
+                "source_path": rec.source_path,
+                "size_bytes": rec.size_bytes,
+                "kind": str(rec.kind),
+                "registered_by": seen_by,
+            },
+        )
+        for rec in new
+    ]
+
+
 def _known(instance: dg.DagsterInstance) -> KnownDocuments:
     """The documents with a partition already (readable keys and old sha256 keys alike)."""
     return KnownDocuments(instance.get_dynamic_partitions(documents_partitions.name))
@@ -184,6 +205,7 @@ def inbox_sensor(
         context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
     return dg.SensorResult(
         run_requests=_run_requests(new),
+        asset_events=_registered(new, "sensor"),
         dynamic_partitions_requests=[
             documents_partitions.build_add_request([partition_key(r.file_name, r.doc_id) for r in new])
         ]
@@ -215,5 +237,7 @@ def nightly_ingestion(
     if new:
         keys = [partition_key(r.file_name, r.doc_id) for r in new]
         context.instance.add_dynamic_partitions(documents_partitions.name, keys)
+        for event in _registered(new, "schedule"):  # a schedule returns no asset events: report them
+            context.instance.report_runless_asset_event(event)
         return _run_requests(new)
     return dg.SkipReason("no new documents in the inbox")

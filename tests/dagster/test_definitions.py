@@ -17,7 +17,16 @@ REPO = Path(__file__).resolve().parents[2]
 def test_definitions_hold_every_stage_partitioned_by_document():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    stages = {"document_text", "page_labels", "tables", "paragraphs", "duckdb_tables", "knowledge_base"}
+    stages = {
+        "source_documents",
+        "document_text",
+        "page_labels",
+        "tables",
+        "paragraphs",
+        "duckdb_tables",
+        "quality_gate",
+        "knowledge_base",
+    }
     assert keys == stages | {"quarantine"}
     for key in stages:
         assert graph.get(dg.AssetKey(key)).partitions_def.name == "documents"
@@ -28,7 +37,53 @@ def test_definitions_hold_every_stage_partitioned_by_document():
     # only parsed documents (tests/dagster/test_quality_gate.py)
     gate = [c for c in graph.asset_check_keys if c.asset_key == dg.AssetKey("duckdb_tables")]
     assert {c.name for c in gate} >= {"document_parsed", "pages_complete", "paragraphs_valid"}
-    assert dg.AssetKey("duckdb_tables") in graph.get(dg.AssetKey("knowledge_base")).parent_keys
+    assert dg.AssetKey("duckdb_tables") in graph.get(dg.AssetKey("quality_gate")).parent_keys
+
+
+def test_the_graph_reads_as_the_pipeline_ingestion_to_gate_to_knowledge_base():
+    """Lineage as the README tells it: ingestion → text → labels → tables → paragraphs →
+    duckdb_tables → the gate → knowledge_base, and the quarantine list hangs off the gate."""
+    graph = defs.resolve_asset_graph()
+
+    def parents(name: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
+
+    # labels and tables are siblings (both read the text; paragraphs reads both)
+    edges = [
+        ("source_documents", "document_text"),
+        ("document_text", "page_labels"),
+        ("document_text", "tables"),
+        ("page_labels", "paragraphs"),
+        ("tables", "paragraphs"),
+        ("paragraphs", "duckdb_tables"),
+        ("duckdb_tables", "quality_gate"),
+        ("quality_gate", "knowledge_base"),
+    ]
+    for upstream, downstream in edges:
+        assert upstream in parents(downstream), (upstream, downstream)
+    assert parents("source_documents") == set()
+    assert parents("knowledge_base") == {"quality_gate"}
+    assert parents("quarantine") == {"quality_gate"}
+    # ingestion is the sensor's work, not a run's: an external asset, left out of every job
+    assert not graph.get(dg.AssetKey("source_documents")).is_executable
+    for job in ("ingest_document", "reload_warehouse"):
+        steps = {n.name for n in defs.resolve_job_def(job).nodes}
+        assert "source_documents" not in steps and "duckdb_tables" in steps
+    # the gate is decided in the load's step (one commit): no extra step, the step key unchanged
+    ingest = defs.resolve_job_def("ingest_document")
+    assert {n.name for n in ingest.nodes if not n.name.startswith("freshness_check")} == {
+        "document_text",
+        "page_labels",
+        "tables",
+        "paragraphs",
+        "duckdb_tables",
+        "knowledge_base",
+    }
+    assert defs.resolve_assets_def("quality_gate") is defs.resolve_assets_def("duckdb_tables")
+    # a document backfill stays one run per document, and never pulls in the unpartitioned list
+    job_keys = ingest.asset_layer.selected_asset_keys
+    assert dg.AssetKey("quarantine") not in job_keys and dg.AssetKey("quality_gate") in job_keys
+    assert graph.get(dg.AssetKey("quality_gate")).backfill_policy.max_partitions_per_run == 1
 
 
 def test_every_definition_says_what_it_is_and_who_owns_it():
@@ -135,9 +190,7 @@ def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
         test = node.test if isinstance(node, ast.If) else None
         if test is not None and "TYPE_CHECKING" in ast.unparse(test):
             skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    return [
-        n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped
-    ]
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped]
 
 
 def _core_import_graph() -> dict[str, dict[str, str]]:
