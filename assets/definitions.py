@@ -34,7 +34,7 @@ from assets.documents import document_assets
 from assets.lake import build_lake_compaction_schedule, lake_maintenance_job
 from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
-from assets.sensors import document_job, inbox_sensor, nightly_ingestion, reload_job
+from assets.sensors import document_job, inbox_sensor, nightly_ingestion, record_files_job, reload_job
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
 from dagster_ocr.lake import is_lake_spec
 from resources import (
@@ -72,6 +72,7 @@ def build_definitions(
         jobs=[
             document_job,
             reload_job,
+            record_files_job,
             refresh_quarantine_job,
             publish_snapshot_job,
             lake_maintenance_job,

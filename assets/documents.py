@@ -13,6 +13,7 @@ from collections.abc import Callable
 import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
+from assets.file_sightings import record_queued_sightings
 from assets.gate_metadata import check_result, gate_figures, outcome_tag
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
@@ -93,9 +94,10 @@ source_documents = dg.AssetSpec(
     kinds={"pdf", "file"},
     owners=OWNERS,
     description="Ingestion: the documents found in the inbox, one partition per distinct content, kept "
-    "in the store under their sha256 (duplicates are one document; every file is in `files`). Registered "
-    "by inbox_sensor and nightly_ingestion (each records a materialization with the file name, size and "
-    "doc_id) or by `dagster-ocr run`; not built by a run, so it has no Materialize button.",
+    "in the store under their sha256 (duplicates are one document; every file is in `files`). "
+    "inbox_sensor and nightly_ingestion record a materialization per new document (file name, size, "
+    "doc_id); `dagster-ocr run` and partitions added by hand register documents without one. Not built "
+    "by a run, so it has no Materialize button.",
 )
 
 
@@ -313,6 +315,7 @@ def duckdb_tables(
     paragraphs: ParagraphResult,
     warehouse: WarehouseResource,
     settings: SettingsResource,
+    store: DocumentStoreResource,
 ):
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
@@ -320,6 +323,7 @@ def duckdb_tables(
     source = document_text.source
     doc_id = source.doc_id
     with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
+        _record_sightings(context, wh, store)
         # the rows, the partition key and the gate's verdict: one commit (one snapshot on a lake)
         counts, decision = load_and_judge(
             wh,
@@ -372,6 +376,18 @@ def duckdb_tables(
             }
             | _approval_metadata(decision.approval),
         )
+
+
+def _record_sightings(context: dg.AssetExecutionContext, wh, store: DocumentStoreResource) -> None:
+    """Record the inbox sightings the sensor queued, while this step holds the warehouse anyway
+    (the sensor never opens it). Lineage, not the document: a failure leaves them queued."""
+    try:
+        n = record_queued_sightings(wh, store.store())
+    except Exception as exc:  # noqa: BLE001 - the queue is kept for the next writer step
+        context.log.warning(f"queued file sightings not recorded yet: {exc!r}")
+        return
+    if n:
+        context.log.info(f"{n} queued file sighting(s) recorded in files")
 
 
 def _partition_path(asset: str, partition_key: str) -> str:

@@ -8,8 +8,10 @@ skip documents that already have a partition, and the run key is the doc_id, so 
 requested once however often it is found. Partition keys read ``<file stem>-<12 hex digits of
 the sha256>`` (dagster_ocr.partition_keys); a document known under an old sha256 key is not added
 again. Each new document is recorded as a materialization of ``source_documents`` (ingestion, the
-graph's first node). Both record every file they list, duplicates included,
-in the warehouse's ``files`` table (lineage: what became of each file name).
+graph's first node). Both record every file they list, duplicates included, in the warehouse's
+``files`` table (lineage: what became of each file name): the sensor never opens the warehouse,
+it queues the sightings beside the store and the next step that holds the warehouse records them
+(dagster_ocr.sighting_queue).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import duckdb
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.documents import SOURCE_DOCUMENTS
+from assets.file_sightings import queue_sightings, record_files_job, record_queued_sightings
 from assets.partitions import OWNERS, document_tags, documents_partitions
-from dagster_ocr.ingest import DocumentStore, FileSighting, PendingSightings, discover, scan_files
+from dagster_ocr.ingest import DocumentStore, FileSighting, discover, scan_files
 from dagster_ocr.model import SourceDocument
 from dagster_ocr.partition_keys import KnownDocuments, partition_key
 from dagster_ocr.warehouse import Warehouse
@@ -55,7 +58,14 @@ reload_job = dg.define_asset_job(
     owners=OWNERS,
 )
 
-__all__ = ["document_job", "document_tags", "inbox_sensor", "nightly_ingestion", "reload_job"]
+__all__ = [
+    "document_job",
+    "document_tags",
+    "inbox_sensor",
+    "nightly_ingestion",
+    "record_files_job",
+    "reload_job",
+]
 
 
 @dataclass
@@ -123,28 +133,21 @@ def scan_inbox(
 def record_sightings(
     warehouse: Warehouse, store: DocumentStore, sightings: list[FileSighting], seen_by: str, log: Any
 ) -> None:
-    """Record a scan's sightings in ``files``, with any an earlier scan had to leave pending.
-
-    DuckDB lets one process hold the file: while a run writes, the sightings wait in a file beside
-    the store and the next scan records them (with the times they were seen).
-    """
-    pending = PendingSightings(store.root.parent / "files_pending.jsonl")
-    waiting, taken = pending.take()
+    """Queue a scan's sightings and record the queue now if the warehouse is free (the nightly
+    sweep, once a day); a writer holding the file leaves them queued for the next writer step."""
+    queue_sightings(store, sightings, seen_by)
     try:
-        warehouse.record_files(waiting + sightings, seen_by)
-    except duckdb.IOException as exc:  # the file is locked by a writer: keep them for the next scan
+        record_queued_sightings(warehouse, store)
+    except duckdb.IOException as exc:  # the file is locked by a writer: the queue waits for it
         if "lock" not in str(exc).lower():
             raise
-        pending.add(waiting + sightings)
-        log.warning(
-            f"warehouse busy, {len(waiting) + len(sightings)} file sighting(s) kept for the next scan"
-        )
-    pending.done(taken)
+        log.info(f"warehouse busy: {len(sightings)} file sighting(s) queued for the next writer step")
 
 
 def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
     return [
         dg.RunRequest(
+            job_name=document_job.name,
             run_key=rec.doc_id,
             partition_key=partition_key(rec.file_name, rec.doc_id),
             tags=document_tags(rec.doc_id, rec.file_name),
@@ -178,7 +181,7 @@ def _known(instance: dg.DagsterInstance) -> KnownDocuments:
 
 
 @dg.sensor(
-    job=document_job,
+    jobs=[document_job, record_files_job],
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.STOPPED,
     owners=OWNERS,
@@ -186,25 +189,31 @@ def _known(instance: dg.DagsterInstance) -> KnownDocuments:
     "<file stem>-<12 hex digits of its sha256>, and request its ingest_document run. Off by default "
     "(a laptop ingests with `make demo` / `dagster-ocr run`): turn it on here (Automation > inbox_sensor "
     "> toggle) to ingest what lands in DAGSTER_OCR_INBOX continuously, with the daemon running "
-    "(`dagster dev` starts one).",
+    "(`dagster dev` starts one). It never opens the warehouse: file sightings are queued and recorded "
+    "by the next writer step.",
 )
-def inbox_sensor(
-    context: dg.SensorEvaluationContext, store: DocumentStoreResource, warehouse: WarehouseResource
-) -> dg.SensorResult:
+def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResource) -> dg.SensorResult:
     """Adds one partition per new document in the inbox and requests its run.
 
     The cursor (modification-time mark) makes each tick read only files it has not seen; the run
     key (doc_id) makes a document's run requested once even if the cursor were reset. Every file
-    listed is recorded in the warehouse's ``files`` table (duplicates included).
+    listed is queued for the warehouse's ``files`` table (duplicates included), without opening it.
     """
     cursor = InboxCursor.parse(context.cursor)
     known = _known(context.instance)
     new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
-    record_sightings(warehouse.warehouse(), store.store(), seen, "sensor", context.log)
+    queue_sightings(store.store(), seen, "sensor")
+    requests = _run_requests(new)
     if new:
         context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
+    elif any(s.doc_id for s in seen):
+        # new files, none a new document (a duplicate, a known document under a new name): no load
+        # step will record them soon, so a one-step run in the writer pool does
+        requests.append(
+            dg.RunRequest(job_name=record_files_job.name, run_key=f"files-{(advanced or cursor).dump()}")
+        )
     return dg.SensorResult(
-        run_requests=_run_requests(new),
+        run_requests=requests,
         asset_events=_registered(new, "sensor"),
         dynamic_partitions_requests=[
             documents_partitions.build_add_request([partition_key(r.file_name, r.doc_id) for r in new])

@@ -224,7 +224,7 @@ def test_the_duckdb_assets_columns_are_the_real_tables(world):
     with wh.connect(read_only=True) as con:
         for name, tables in shown.items():
             asset = defs.resolve_assets_def(name)
-            schema = asset.metadata_by_key[asset.key]["dagster/column_schema"]
+            schema = asset.metadata_by_key[dg.AssetKey(name)]["dagster/column_schema"]
             real = []
             for table in tables:
                 rows = con.execute(

@@ -13,6 +13,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from assets.file_sightings import record_queued_sightings
 from assets.partitions import documents_partitions
 from assets.sensors import InboxCursor, inbox_sensor, nightly_ingestion
 from dagster_ocr import ingest
@@ -106,6 +107,10 @@ def test_cursor_ties_on_the_mark_are_not_lost(tmp_path):
 
 
 def _files(store):
+    """The ``files`` table once the next step holding the warehouse recorded the sensor's queue."""
+    wh = _warehouse(store).warehouse()
+    with wh.held():
+        record_queued_sightings(wh, store.store())
     return (
         _warehouse(store)
         .warehouse()
@@ -146,11 +151,11 @@ def test_every_inbox_file_is_recorded_duplicates_included_and_a_rescan_adds_no_r
     assert "same bytes as" in answer.outcome.iat[0]
 
 
-def test_sightings_wait_while_the_warehouse_is_locked_and_are_recorded_later(setup):
+def test_sightings_wait_while_the_warehouse_is_locked_and_are_recorded_later(setup, caplog):
     instance, store, _, _ = setup
     wh = _warehouse(store).warehouse()
     wh.ensure_schema()
-    # another process holds the file (a run writing): the tick still requests runs
+    # another process holds the file (a run writing): the tick requests runs without noticing
     hold = f"import duckdb, time; c = duckdb.connect({str(wh.path)!r}); print('held', flush=True); "
     hold += "time.sleep(60)"
     holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
@@ -161,10 +166,10 @@ def test_sightings_wait_while_the_warehouse_is_locked_and_are_recorded_later(set
     finally:
         holder.kill()
         holder.wait()
+    assert "warehouse busy" not in caplog.text
     pending = Path(store.store_dir).parent / "files_pending.jsonl"
     assert len(pending.read_text().splitlines()) == 3
-    # the next tick reaches the warehouse: the waiting sightings are recorded with their own times
-    _tick(instance, store, result.cursor)
+    # the next step that holds the warehouse records the queue, with the times the files were seen
     assert len(_files(store)) == 3 and not pending.exists()
 
 
@@ -175,5 +180,6 @@ def test_documents_known_under_old_sha256_keys_are_not_added_again(setup):
     known = [rec.doc_id for rec, _ in ingest.register_inbox(Path(store.inbox_dir), store.store()).documents]
     instance.add_dynamic_partitions(documents_partitions.name, known)
     result = _tick(instance, store, None)
-    assert result.run_requests == []
+    # no document run; the files' sightings are recorded by the one-step files job
+    assert [r.job_name for r in result.run_requests] == ["record_file_sightings"]
     assert sorted(instance.get_dynamic_partitions(documents_partitions.name)) == sorted(known)
