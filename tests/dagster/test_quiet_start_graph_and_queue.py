@@ -51,6 +51,13 @@ def test_freshness_sensor_launches_nothing_on_an_empty_instance_then_hands_over(
 
 
 def test_laptop_defaults_fit_the_file_mode_and_say_how_to_turn_automations_on(tmp_path):
+    # a live instance while the definitions load: Dagster keeps the last test instance's state
+    # storage as a global, and loading after it closed fails on a dead weakref
+    with dg.instance_for_test():
+        _check_laptop_defaults(tmp_path)
+
+
+def _check_laptop_defaults(tmp_path):
     file_mode = build_definitions(tmp_path)
     compaction = file_mode.resolve_schedule_def("lake_compaction_schedule")
     assert compaction.default_status == dg.DefaultScheduleStatus.STOPPED
