@@ -14,8 +14,7 @@ import logging
 import os
 import re
 import shutil
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -232,52 +231,3 @@ def ingest_inbox(inbox: Path, store: DocumentStore) -> list[tuple[SourceDocument
     ``register_inbox(...).files``.
     """
     return register_inbox(inbox, store).documents
-
-
-class PendingSightings:
-    """Sightings a scan could not record yet (the warehouse was locked by a writer), kept on disk.
-
-    A JSON-lines file (beside the store); the next scan that reaches the warehouse records them
-    first, with the times they were seen, so a busy warehouse delays lineage but never loses it.
-    Recording a sighting twice is harmless (``record_files`` is an upsert), so the file is taken
-    aside before it is recorded and deleted after: a crash in between only records it again.
-    """
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-
-    def add(self, sightings: Sequence[FileSighting]) -> None:
-        if not sightings:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as f:
-            for s in sightings:
-                row = {**s.as_row(), "mtime": s.mtime.isoformat(), "seen_at": s.seen_at.isoformat()}
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-    def take(self) -> tuple[list[FileSighting], list[Path]]:
-        """Every pending sighting, and the files they came from (pass them to ``done``)."""
-        if self.path.exists():
-            os.replace(
-                self.path, self.path.with_name(f"{self.path.name}.{os.getpid()}.{time.time_ns()}.taken")
-            )
-        taken = sorted(self.path.parent.glob(self.path.name + ".*.taken"))
-        return [s for p in taken for s in self._read(p)], taken
-
-    @staticmethod
-    def done(taken: Sequence[Path]) -> None:
-        for p in taken:
-            p.unlink(missing_ok=True)
-
-    @staticmethod
-    def _read(path: Path) -> list[FileSighting]:
-        out = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                row["mtime"] = dt.datetime.fromisoformat(row["mtime"])
-                row["seen_at"] = dt.datetime.fromisoformat(row["seen_at"])
-                out.append(FileSighting(**row))
-            except (ValueError, TypeError, KeyError):  # a line torn by a crash mid-append
-                log.warning("skipping an unreadable line of %s", path)
-        return out

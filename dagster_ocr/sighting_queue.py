@@ -7,9 +7,9 @@ small sightings job, the nightly sweep) take the queue and record it in one tran
 renames the file aside first and deletes it after the commit, so a crash in between only records
 it again, which ``Warehouse.record_files`` (an upsert) makes harmless. An inbox the sensor lists
 every 30 s while no writer comes adds a line per file per tick: past ``COALESCE_BYTES`` the file is
-rewritten with only the sightings that still change the outcome (see ``coalesce``). The file is
-the one ``dagster_ocr.ingest.PendingSightings`` kept, so sightings queued by an older version are
-recorded too.
+rewritten with only the sightings that still change the outcome (see ``coalesce``). Lines queued
+by an older version (the queue of sightings a locked warehouse could not take, same file, no
+``seen_by``) are read as the sensor's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dagster_ocr.ingest import FileSighting
 
 log = logging.getLogger(__name__)
 
-#: the queue's name beside the store (shared with PendingSightings)
+#: the queue's name beside the store (the name older versions queued under too)
 QUEUE_NAME = "files_pending.jsonl"
 #: past this size an append rewrites the queue coalesced
 COALESCE_BYTES = 1 << 18

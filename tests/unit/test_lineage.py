@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from dagster_ocr.ingest import DocumentStore, FileSighting, PendingSightings, register_inbox
+from dagster_ocr.ingest import DocumentStore, FileSighting, register_inbox
+from dagster_ocr.sighting_queue import SightingQueue
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -40,9 +41,10 @@ def test_duplicates_renames_and_rewritten_files_each_have_a_row_and_rescans_add_
 def test_pending_sightings_keep_their_times(tmp_path):
     seen = dt.datetime(2026, 1, 2, 3, 4, 5)
     s = FileSighting("/in/x.pdf", "x.pdf", 10, seen, "ab" * 32, seen)
-    pending = PendingSightings(tmp_path / "files_pending.jsonl")
-    pending.add([s, s])
-    waiting, taken = pending.take()
+    pending = SightingQueue(tmp_path / "files_pending.jsonl")
+    pending.add([s, s], "sensor")
+    queued, taken = pending.take()
+    waiting = [q for q, _by in queued]
     assert waiting == [s, s] and not pending.path.exists()
     wh = Warehouse(tmp_path / "w.duckdb")
     assert wh.record_files(waiting, "sensor") == {"inserted": 1, "updated": 1}
