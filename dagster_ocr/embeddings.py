@@ -179,32 +179,6 @@ class Embedder:
         if not texts:
             return out
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        if self._ov is not None:
-            return self._embed_openvino(texts, order, batch_size, out)
-        torch = self._torch
-        with self._lock, torch.inference_mode():
-            for start in range(0, len(order), max(1, batch_size)):
-                idx = order[start : start + batch_size]
-                batch = self.tokenizer(
-                    [texts[i] or " " for i in idx],
-                    padding=True,
-                    pad_to_multiple_of=_PAD_TO,
-                    truncation=True,
-                    max_length=self.max_tokens,
-                    return_tensors="pt",
-                ).to(self.device)
-                hidden = self.model(**batch).last_hidden_state.float()  # pool in float32 whatever the dtype
-                # mean over the real tokens (not the padding), then unit length: the model's own pooling
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, dim=1)
-                out[idx] = pooled.float().cpu().numpy()
-                _release_freed_memory()
-        return out
-
-    def _embed_openvino(
-        self, texts: list[str], order: list[int], batch_size: int, out: np.ndarray
-    ) -> np.ndarray:
         with self._lock:
             for start in range(0, len(order), max(1, batch_size)):
                 idx = order[start : start + batch_size]
@@ -214,13 +188,25 @@ class Embedder:
                     pad_to_multiple_of=_PAD_TO,
                     truncation=True,
                     max_length=self.max_tokens,
-                    return_tensors="np",
+                    return_tensors="np" if self._ov is not None else "pt",
                 )
-                hidden = self._ov(dict(batch))[0]
-                mask = batch["attention_mask"][..., None].astype(np.float32)
+                hidden, mask = self._hidden(batch)
+                # mean over the real tokens (not the padding), then unit length: the model's own pooling
                 pooled = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
                 out[idx] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+                _release_freed_memory()
         return out
+
+    def _hidden(self, batch: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The last hidden state (float32, pooled in float32 whatever the model's dtype) and the
+        attention mask as (batch, tokens, 1), from OpenVINO or torch."""
+        if self._ov is not None:
+            hidden = self._ov(dict(batch))[0]
+            return hidden, batch["attention_mask"][..., None].astype(np.float32)
+        with self._torch.inference_mode():
+            batch = batch.to(self.device)
+            hidden = self.model(**batch).last_hidden_state.float().cpu().numpy()
+        return hidden, batch["attention_mask"].cpu().numpy()[..., None].astype(np.float32)
 
 
 def _openvino_cache_path(ov_version: str) -> Path | None:
