@@ -14,27 +14,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from support.parsed import account as _account
+from support.parsed import parsed as _parsed
 from support.short_forms import CLASSES, body_problems, make_form, taken_lines
 
-from dagster_ocr.conservation import DocumentAccount, account_text
 from dagster_ocr.gate import load_and_judge
-from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.pipeline import ParsedDocument, parse
+from dagster_ocr.pipeline import ParsedDocument
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.warehouse import Warehouse
-
-
-def _parsed(doc: pymupdf.Document, tmp_path: Path, name: str = "doc.pdf") -> ParsedDocument:
-    path = tmp_path / name
-    doc.save(path)
-    src, _ = DocumentStore(tmp_path / "store").register(path)
-    parsed = parse(src)
-    assert parsed.document.ok, parsed.document.error
-    return parsed
-
-
-def _account(parsed: ParsedDocument) -> DocumentAccount:
-    return DocumentAccount.of(account_text(parsed.document.pages, parsed.paragraphs, parsed.tables))
 
 
 def _gate(parsed: ParsedDocument, tmp_path: Path) -> str:

@@ -12,32 +12,20 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from support.parsed import account as _account
+from support.parsed import parsed as _parsed
 from support.table_pages import print_rows
 
-from dagster_ocr.conservation import DocumentAccount, account_text
-from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.conservation import account_text
 from dagster_ocr.model import Cell, Line, Page, Table
 from dagster_ocr.paragraphs import build_paragraphs
-from dagster_ocr.pipeline import ParsedDocument, parse
+from dagster_ocr.pipeline import ParsedDocument
 
 LOREM = (
     "This paragraph of ordinary body text sits between the tables of the page and is long "
     "enough to read as prose, not as a cell."
 )
 COLS = [60.0, 250.0, 360.0, 470.0]
-
-
-def _parsed(doc: pymupdf.Document, tmp_path: Path, name: str = "doc.pdf") -> ParsedDocument:
-    path = tmp_path / name
-    doc.save(path)
-    src, _ = DocumentStore(tmp_path / "store").register(path)
-    parsed = parse(src)
-    assert parsed.document.ok, parsed.document.error
-    return parsed
-
-
-def _account(parsed: ParsedDocument) -> DocumentAccount:
-    return DocumentAccount.of(account_text(parsed.document.pages, parsed.paragraphs, parsed.tables))
 
 
 def _rows(page: pymupdf.Page, y0: float, rows: list[list[str]], pitch: float = 14.0) -> float:
