@@ -52,8 +52,6 @@ EMPTINESS = {"blank_page_share", "text_page_share"}
 #: real text pages rendered into the generated scans (the corpus's 5-page docling document)
 SCAN_SOURCE = "docling/multi_page/multi_page.pdf"
 SCAN_DPI = 72  # low: OCR is ~1 s a page on this machine
-PAPER_DPI = 100  # blank paper: at 72 dpi its grain's specks touch on the blank check's thumbnail
-NOTICE = "This page intentionally left blank"
 
 
 class Run:
@@ -141,25 +139,10 @@ def _rendered(corpus: Path, dpi: int) -> list[pymupdf.Pixmap]:
 
 
 def scan_pdf(items: list[Any], dpi: int = SCAN_DPI) -> bytes:
-    """Image-only pages: a Pixmap (a rendered real page), None (an empty page), "white"/"noisy"
-    (a scan of blank paper) or "notice" (a scan of a page printing only the left-blank notice)."""
-    from support.scans import paper, render_text
+    """Image-only pages (see ``support.scans.duplex_scan_pdf``)."""
+    from support.scans import duplex_scan_pdf
 
-    doc = pymupdf.open()
-    for i, item in enumerate(items):
-        page = doc.new_page(width=595, height=842)
-        if item is None:
-            continue
-        if isinstance(item, pymupdf.Pixmap):
-            stream = item.tobytes("png")
-        elif item == "white":
-            stream = paper(PAPER_DPI).tobytes("png")
-        elif item == "noisy":
-            stream = paper(PAPER_DPI, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
-        else:
-            stream = render_text("\n" * 25 + " " * 30 + NOTICE, dpi, size=14).tobytes("png")
-        page.insert_image(page.rect, stream=stream)
-    return doc.tobytes()
+    return duplex_scan_pdf(items, dpi)
 
 
 def _interleave(text: list[Any], backs: list[Any]) -> list[Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from support.scans import paper, render_text
+from support.scans import duplex_scan_pdf
 
 from dagster_ocr.gate import judge_document
 from dagster_ocr.ingest import DocumentStore
@@ -24,10 +24,6 @@ from dagster_ocr.quality import QualitySettings
 from dagster_ocr.warehouse import Warehouse
 
 DPI = 72
-#: blank paper is scanned at 100 dpi: at 72 the grain's specks touch on the blank check's 30-dpi
-#: thumbnail and read as ink (the page is then OCR'd, finds nothing, and is an image page)
-PAPER_DPI = 100
-NOTICE = "This page intentionally left blank"
 
 
 @pytest.fixture(scope="module")
@@ -43,23 +39,8 @@ def text_pages(corpus: Path) -> list[bytes]:
 
 
 def _scan(path: Path, items: list[bytes | str | None]) -> Path:
-    """Image-only pages: PNG bytes (a rendered text page), None (an empty page), "white" or
-    "noisy" (a scan of blank paper), "notice" (a scan of the left-blank notice)."""
-    doc = pymupdf.open()
-    for i, item in enumerate(items):
-        page = doc.new_page(width=595, height=842)
-        if item is None:
-            continue
-        if isinstance(item, bytes):
-            stream = item
-        elif item == "white":
-            stream = paper(PAPER_DPI).tobytes("png")
-        elif item == "noisy":
-            stream = paper(PAPER_DPI, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
-        else:
-            stream = render_text("\n" * 25 + " " * 30 + NOTICE, DPI, size=14).tobytes("png")
-        page.insert_image(page.rect, stream=stream)
-    doc.save(path)
+    """Image-only pages (see ``support.scans.duplex_scan_pdf``), written to ``path``."""
+    path.write_bytes(duplex_scan_pdf(items, DPI))
     return path
 
 

@@ -136,3 +136,34 @@ class BurnEngine(PidEngine):
         import functools
 
         return functools.partial(BurnEngine, self.cpu_s, self.sleep_s, self.in_thread)
+
+
+#: what a duplex scan's blank backs print, where they print anything
+LEFT_BLANK_NOTICE = "This page intentionally left blank"
+#: blank paper is scanned at this dpi: at 72 the grain's specks touch on the blank check's 30-dpi
+#: thumbnail and read as ink (the page is then OCR'd, finds nothing, and is an image page)
+PAPER_DPI = 100
+
+
+def duplex_scan_pdf(items: list[bytes | pymupdf.Pixmap | str | None], dpi: int = 72) -> bytes:
+    """Image-only A4 pages: image bytes or a Pixmap (a rendered text page), None (an empty page),
+    "white" / "noisy" (a scan of blank paper, clean or grainy JPEG), "notice" (a scan of a page
+    printing only the left-blank notice, at ``dpi``). What bench/blank_pages.py and
+    tests/pipeline/test_blank_backs.py feed the text stage."""
+    doc = pymupdf.open()
+    for i, item in enumerate(items):
+        page = doc.new_page(width=595, height=842)
+        if item is None:
+            continue
+        if isinstance(item, pymupdf.Pixmap):
+            stream = item.tobytes("png")
+        elif isinstance(item, bytes):
+            stream = item
+        elif item == "white":
+            stream = paper(PAPER_DPI).tobytes("png")
+        elif item == "noisy":
+            stream = paper(PAPER_DPI, 246, 1.5, 0.0003, seed=i).tobytes("jpeg", jpg_quality=75)
+        else:
+            stream = render_text("\n" * 25 + " " * 30 + LEFT_BLANK_NOTICE, dpi, size=14).tobytes("png")
+        page.insert_image(page.rect, stream=stream)
+    return doc.tobytes()
