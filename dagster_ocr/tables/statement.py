@@ -19,9 +19,9 @@ unit, no statement. This module finds them by geometry, on the page the table st
   full stop), not a figure; or the sentence ending with ":" that introduces the table ("The
   following table shows ... (in millions):").
 * a table with no heading of its own right below another on the same page, whose figure columns
-  sit where that one's do, is that statement's next section (the finder cuts a statement at its
-  section rows: "Investing activities:"): it takes the other's headings, title and units, and the
-  label line between them as its ``row_group``.
+  sit where that one's do, with at most a row label between them (no prose), is that statement's
+  next section (the finder cuts a statement at its section rows: "Investing activities:"): it
+  takes the other's headings, title and units, and the label between them as its ``row_group``.
 
 :func:`fold_symbol_columns` then folds the columns that hold only ``$``/``%``/``)`` signs, and the
 empty spacer columns, into the figure they belong to, so a cell reads "$ 391,035" or "(1,577)"
@@ -71,9 +71,9 @@ class TableContext:
     column_headers: list[str] = field(default_factory=list)
     #: the label line printed right above a table that continues another's columns
     row_group: str = ""
-    #: the figure columns' right edges (figures are set flush right: a later part whose columns
-    #: end where these do continues this one's columns)
-    rights: list[float] = field(default_factory=list)
+    #: the figure columns: column -> (x0, x1) of their cells (figures are set flush right: a later
+    #: part whose columns end where these do continues this one's columns)
+    figures: dict[int, tuple[float, float]] = field(default_factory=dict)
 
 
 def is_units(text: str) -> bool:
@@ -156,7 +156,7 @@ def find_context(
     figures = _figure_columns(part)
     if not figures:
         return ctx
-    ctx.rights = [x1 for _, x1 in figures.values()]
+    ctx.figures = figures
     if part.header_rows and _header_is_data(part, list(figures)):
         part.header_rows = 0
     left = min(x0 for x0, _ in figures.values()) - 8.0
@@ -195,14 +195,15 @@ def find_context(
         stop_at = edge
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
     ctx.units = next((units_of(t) for t in texts if is_units(t)), "")
+    prev = getattr(previous, "context", None) if not heading_bands else None
+    if prev is not None and prev.column_headers and _aligned(figures, prev.figures):
+        group = _label_between(lines, previous.bbox[3], top, left)
+        if group is not None:  # the next section of the statement above: its headings and title
+            ctx.column_headers = _remap(prev, figures, part.n_cols)
+            ctx.title, ctx.units, ctx.row_group = prev.title, ctx.units or prev.units, group
+            return ctx
     ctx.title, units = _title(part, lines, stop_at + 0.5, floor)
     ctx.units = ctx.units or units
-    if not heading_bands and previous is not None:
-        prev = getattr(previous, "context", None)
-        if prev is not None and prev.column_headers and _aligned(ctx.rights, prev.rights):
-            ctx.column_headers = _remap(prev, previous, part)
-            ctx.title, ctx.units = prev.title, ctx.units or prev.units
-            ctx.row_group = _label_between(lines, previous.bbox[3], top, left)
     return ctx
 
 
@@ -230,30 +231,43 @@ def _assign(bands: list[list[_Word]], figures: dict[int, tuple[float, float]], n
     return [" ".join(parts[c]) for c in range(n_cols)]
 
 
-def _aligned(a: Sequence[float], b: Sequence[float]) -> bool:
+def _aligned(fa: dict[int, tuple[float, float]], fb: dict[int, tuple[float, float]]) -> bool:
     """Same number of figure columns, the last ending where the other's does (within 8 pt), the
     others within 16 (a parenthesised negative or a sign column moves a column's edge a little)."""
+    a, b = sorted(x1 for _, x1 in fa.values()), sorted(x1 for _, x1 in fb.values())
     if len(a) != len(b) or not a:
         return False
-    a, b = sorted(a), sorted(b)
     return abs(a[-1] - b[-1]) <= 8.0 and all(abs(x - y) <= 16.0 for x, y in zip(a, b, strict=True))
 
 
-def _remap(prev: TableContext, previous: _Part, part: _Part) -> list[str]:
-    """The previous part's headings on this part's columns (figure columns matched by position)."""
-    prev_cols = sorted(_figure_columns(previous))
-    cols = sorted(_figure_columns(part))
-    out = [""] * part.n_cols
-    for pc, c in zip(prev_cols, cols, strict=False):
+def _remap(prev: TableContext, figures: dict[int, tuple[float, float]], n_cols: int) -> list[str]:
+    """The previous part's headings on this part's columns (figure columns matched in order)."""
+    out = [""] * n_cols
+    for pc, c in zip(sorted(prev.figures), sorted(figures), strict=False):
         if pc < len(prev.column_headers):
             out[c] = prev.column_headers[pc]
     return out
 
 
-def _label_between(lines: Sequence[Line], y_from: float, y_to: float, left: float) -> str:
-    """The label line(s) printed between two parts of one statement, in the label column."""
-    found = [ln for ln in lines if ln.bbox[1] >= y_from - 1 and ln.bbox[3] <= y_to + 1 and ln.bbox[0] < left]
-    return " ".join(ln.text.strip() for ln in sorted(found, key=lambda ln: ln.bbox[1]))[:200]
+#: what may stand between two parts of one statement: a row label of a few lines, no prose
+_MAX_LABEL_LINES, _MAX_LABEL_CHARS = 3, 160
+
+
+def _label_between(lines: Sequence[Line], y_from: float, y_to: float, left: float) -> str | None:
+    """The label printed between two parts of one statement ("Investing activities:"), "" when
+    nothing is, None when what is there is not a label (prose, a sentence: two tables)."""
+    found = sorted(
+        (ln for ln in lines if ln.bbox[1] >= y_from - 1 and ln.bbox[3] <= y_to + 1), key=lambda ln: ln.bbox[1]
+    )
+    text = " ".join(" ".join(ln.text.split()) for ln in found)
+    if (
+        len(found) > _MAX_LABEL_LINES
+        or len(text) > _MAX_LABEL_CHARS
+        or any(ln.bbox[0] >= left for ln in found)
+        or text.endswith(".")
+    ):
+        return None
+    return text
 
 
 def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tuple[str, str]:
@@ -261,6 +275,7 @@ def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tu
     if part.caption:
         return part.caption, ""
     units = ""
+    body = _body_size(part, lines)
     cands = sorted(
         (ln for ln in lines if ln.bbox[3] <= below and ln.bbox[1] >= max(floor, below - _WINDOW) - 0.5),
         key=lambda ln: -ln.bbox[3],
@@ -279,7 +294,7 @@ def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tu
             return joined[-300:], units or units_of(joined)
         if text.endswith(".") or len(text) > 100 or _is_num(text):
             break
-        if ln.bold or text.isupper() or ln.size > _body_size(part, lines):
+        if ln.bold or text.isupper() or ln.size > body:
             return text, units
     return "", units
 
