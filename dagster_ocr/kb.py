@@ -501,7 +501,6 @@ class DocumentFilter:
         )
 
 
-_DOCUMENTS = "SELECT doc_id, file_name, issuer, doc_type, fiscal_year FROM documents WHERE status = 'parsed'"
 #: words of a company name that say nothing about which company it is
 _LEGAL_WORDS = frozenset(
     "inc incorporated corp corporation company co ltd limited llc plc ag se gmbh sa nv bv spa ab holdings "
@@ -509,39 +508,58 @@ _LEGAL_WORDS = frozenset(
 )
 
 
-def _documents(wh: Warehouse) -> pd.DataFrame:
-    try:
-        return wh.query(_DOCUMENTS)
-    except Exception:  # a warehouse from before schema 9 (no issuer columns): names only
-        frame = wh.query("SELECT doc_id, file_name FROM documents WHERE status = 'parsed'")
-        return frame.assign(issuer=None, doc_type=None, fiscal_year=None)
-
-
-def _filtered(docs: pd.DataFrame, f: DocumentFilter) -> pd.DataFrame:
-    keep = pd.Series(True, index=docs.index)
+def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -> list[str]:
+    """The parsed documents ``f`` admits (among ``doc_ids`` when given), by one query."""
+    sql = ["SELECT doc_id FROM documents WHERE status = 'parsed'"]
+    params: list[Any] = []
     for column, value in (("doc_type", f.doc_type), ("issuer", f.issuer), ("file_name", f.file_name)):
         if value:
-            keep &= docs[column].fillna("").str.casefold().str.contains(str(value).casefold(), regex=False)
+            sql.append(f"AND contains(lower({column}), lower(?))")  # column names are the three above
+            params.append(str(value))
     if f.fiscal_year is not None:
-        keep &= docs["fiscal_year"] == int(f.fiscal_year)
-    return docs[keep]
+        sql.append("AND fiscal_year = ?")
+        params.append(int(f.fiscal_year))
+    if doc_ids is not None:
+        sql.append("AND doc_id IN (SELECT unnest(?::VARCHAR[]))")
+        params.append(list(doc_ids))
+    return wh.query(" ".join(sql), params)["doc_id"].astype(str).tolist()
 
 
-def named_documents(query: str, docs: pd.DataFrame) -> list[str]:
-    """The documents a question names: those whose issuer's distinctive words all appear in it
-    ("What was Tesla's capital expenditure in 2023?" names Tesla, Inc.), narrowed to those of the
-    fiscal year it names when some are. Empty when it names none."""
+def named_issuers(query: str, issuers: list[str]) -> list[str]:
+    """The issuers a question names: those whose distinctive words all appear in it ("What was
+    Tesla's capital expenditure in 2023?" names "Tesla, Inc."; legal-form words do not count)."""
     words = set(tokenize(query))
     named = []
-    for row in docs.itertuples():
-        name = [
-            w for w in tokenize(row.issuer if isinstance(row.issuer, str) else "") if w not in _LEGAL_WORDS
-        ]
-        if name and all(w in words for w in name):
-            named.append(row)
-    years = {int(w) for w in words if w.isdigit() and len(w) == 4}
-    of_year = [r for r in named if not pd.isna(r.fiscal_year) and int(r.fiscal_year) in years]
-    return [str(r.doc_id) for r in (of_year or named)]
+    for issuer in issuers:
+        name = {w for w in tokenize(issuer) if w not in _LEGAL_WORDS}
+        if name and name <= words:
+            named.append(issuer)
+    return named
+
+
+def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> list[str]:
+    """The parsed documents (among ``doc_ids``) of the issuers ``query`` names, narrowed to those of
+    the fiscal year it names when some are; empty when it names none. Reads the distinct issuers,
+    not every document, so its cost follows the number of companies, not of documents."""
+    try:
+        issuers = wh.query(
+            "SELECT DISTINCT issuer FROM documents WHERE status = 'parsed' AND issuer IS NOT NULL"
+        )["issuer"].tolist()
+    except Exception:  # a warehouse from before schema 9 (read-only, not migrated): no issuers
+        return []
+    named = named_issuers(query, issuers)
+    if not named:
+        return []
+    docs = wh.query(
+        "SELECT doc_id, fiscal_year FROM documents WHERE status = 'parsed' "
+        "AND issuer IN (SELECT unnest(?::VARCHAR[]))",
+        [named],
+    )
+    if doc_ids is not None:
+        docs = docs[docs["doc_id"].isin(doc_ids)]
+    years = {int(w) for w in tokenize(query) if w.isdigit() and len(w) == 4}
+    of_year = docs[docs["fiscal_year"].isin(years)] if years else docs.iloc[:0]
+    return (of_year if len(of_year) else docs)["doc_id"].astype(str).tolist()
 
 
 def search(
@@ -583,27 +601,23 @@ def search(
     if not wh.exists():
         return []
     n = limit or s.search_limit
-    if (where is not None and where.given()) or prefer_named:
-        docs = _documents(wh)
-        if doc_ids is not None:
-            docs = docs[docs["doc_id"].isin(doc_ids)]
-        if where is not None and where.given():
-            docs = _filtered(docs, where)
-            if not len(docs):
-                raise SearchError(f"no parsed document matches {where.describe()}")
-            doc_ids = docs["doc_id"].astype(str).tolist()
-        named = named_documents(query, docs) if prefer_named and docs["doc_id"].nunique() > 1 else []
-        if named:
-            # a question that names a company (and a year) is answered from that document first;
-            # the rest of the list comes from everywhere else it was allowed to look
-            first = _search(wh, query, terms, n, s, named, mode)
-            seen = {(h.doc_id, h.chunk_id) for h in first}
-            rest = [
-                h
-                for h in _search(wh, query, terms, n, s, doc_ids, mode)
-                if (h.doc_id, h.chunk_id) not in seen
-            ]
-            return [dataclasses.replace(h, rank=i) for i, h in enumerate((first + rest)[:n], start=1)]
+    if where is not None and where.given():
+        doc_ids = _filtered_ids(wh, where, doc_ids)
+        if not doc_ids:
+            raise SearchError(f"no parsed document matches {where.describe()}")
+    named = named_documents(wh, query, doc_ids) if prefer_named else []
+    allowed = len(doc_ids) if doc_ids is not None else None
+    if named and allowed is None:
+        allowed = int(wh.query("SELECT count(*) AS n FROM documents WHERE status = 'parsed'")["n"].iat[0])
+    if named and len(named) < (allowed or 0):
+        # a question that names a company (and a year) is answered from that document first; the
+        # rest of the list comes from everywhere else it was allowed to look
+        first = _search(wh, query, terms, n, s, named, mode)
+        seen = {(h.doc_id, h.chunk_id) for h in first}
+        rest = [
+            h for h in _search(wh, query, terms, n, s, doc_ids, mode) if (h.doc_id, h.chunk_id) not in seen
+        ]
+        return [dataclasses.replace(h, rank=i) for i, h in enumerate((first + rest)[:n], start=1)]
     return _search(wh, query, terms, n, s, doc_ids, mode)
 
 
