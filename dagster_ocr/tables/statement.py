@@ -52,9 +52,10 @@ _UNITS_RE = re.compile(
     re.IGNORECASE,
 )
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
-#: the signs a column of their own may hold, and which neighbour each belongs to
+#: the signs a column of their own may hold, and which neighbour each belongs to (no letters: an
+#: "x" column is a table of check marks, not a multiplier)
 _LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
-_TRAILING = frozenset({"%", ")", ")%", "%)", "pts", "bps", "x"})
+_TRAILING = frozenset({"%", ")", ")%", "%)"})
 #: a heading band this far (in line heights) above the band below it no longer heads the table
 _HEADING_GAP = 2.6
 #: how far above the table (points) headings, units and title are looked for
@@ -125,14 +126,20 @@ def _figure_columns(part: _Part) -> dict[int, tuple[float, float]]:
 
 
 def _header_is_data(part: _Part, figures: Sequence[int]) -> bool:
-    """Whether the part's detected header rows hold figures other than years: a data row the
-    finder promoted ("| Products | $ | 294,866 |" as the header of an income statement)."""
+    """Whether the part's detected header rows hold figures that are neither years nor column
+    numbers: a data row the finder promoted ("| Products | $ | 294,866 |" as the header of an
+    income statement). Column numbers are small integers rising left to right ("1 2 3 4")."""
     for row in part.rows[: part.header_rows]:
-        for c in figures:
-            t = (row[c] or "").strip() if c < len(row) else ""
-            if t and _is_num(t) and not _YEAR_RE.match(t.replace(" ", "")):
-                return True
+        cells = [(row[c] or "").strip() if c < len(row) else "" for c in figures]
+        numbers = [t for t in cells if t and _is_num(t) and not _YEAR_RE.match(t.replace(" ", ""))]
+        if numbers and not _column_numbers(numbers):
+            return True
     return False
+
+
+def _column_numbers(texts: list[str]) -> bool:
+    values = [int(t) for t in texts if t.isdigit() and len(t) <= 2]
+    return len(values) == len(texts) > 1 and all(a < b for a, b in itertools.pairwise(values))
 
 
 def _chunks(band: list[_Word], gap: float) -> list[list[_Word]]:

@@ -198,3 +198,35 @@ def test_a_contract_a_tender_and_an_untitled_page():
     assert (empty.title, empty.issuer, empty.doc_type, empty.fiscal_year) == ("", "", "", None)
     german = " ".join(["der Vertrag und die Leistung ist nicht mit von den des zu"] * 5)
     assert describe([_page((german, 9))]).language == "de"
+
+
+def _grid_table(rows: list[list[str]], header_rows: int = 1):
+    from dagster_ocr.model import Cell, Table
+
+    cells = [
+        Cell(row=r, col=c, text=t, page_index=0) for r, row in enumerate(rows) for c, t in enumerate(row)
+    ]
+    return Table("t0", 0, 0, len(rows), len(rows[0]), cells, (0, 0, 1, 1), header_rows=header_rows)
+
+
+def test_a_table_of_check_marks_keeps_its_columns():
+    from dagster_ocr.tables.statement import fold_symbol_columns
+
+    rows = [["Roles", "Teachers", "Trainers"], ["Curriculum", "x", ""], ["Assessment", "x", "x"]]
+    table = fold_symbol_columns(_grid_table(rows))
+    assert table.n_cols == 3 and table.grid() == rows
+
+
+def test_signs_fold_into_their_figures_and_spacers_go():
+    from dagster_ocr.tables.statement import fold_symbol_columns
+
+    rows = [["", "2024", "", "", "2023", ""], ["Sales", "$", "1,204", "", "(98)", "%"]]
+    table = fold_symbol_columns(_grid_table(rows))
+    assert table.grid() == [["", "2024", "2023"], ["Sales", "$ 1,204", "(98)%"]]
+
+
+def test_column_numbers_are_a_header_not_data():
+    from dagster_ocr.tables.statement import _column_numbers
+
+    assert _column_numbers(["1", "2", "3", "4"])
+    assert not _column_numbers(["49,644", "49,825"]) and not _column_numbers(["3", "1"])
