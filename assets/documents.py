@@ -14,10 +14,11 @@ import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
 from assets.file_sightings import record_queued_sightings
-from assets.gate_metadata import check_result, gate_figures, outcome_tag
+from assets.gate_metadata import check_result, gate_figures, outcome_tag, short_reason
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
     DUCKDB_WRITER_POOL,
+    HELD_BACK_TAG,
     OCR_POOL,
     OUTCOME_TAG,
     OWNERS,
@@ -25,6 +26,7 @@ from assets.partitions import (
     documents_partitions,
     resolve_document,
     tag_run,
+    tag_value,
 )
 from assets.schema_metadata import schema_metadata
 from assets.stopping import stop_not_retry
@@ -338,7 +340,10 @@ def duckdb_tables(
             settings_json=cfg.model_dump_json(),
         )
         warehouse.publish()
-    tag_run(context, doc_id, source.file_name, **{OUTCOME_TAG: outcome_tag(decision.status)})
+    outcome = {OUTCOME_TAG: outcome_tag(decision.status)}
+    if decision.status != DocStatus.PARSED:  # the reason on the run's row: no need to open the run
+        outcome[HELD_BACK_TAG] = tag_value(short_reason(decision.error) or str(decision.status))
+    tag_run(context, doc_id, source.file_name, **outcome)
     if decision.status != DocStatus.PARSED:
         # an outcome, logged as one: the run stays green and no alert fires (see check_specs)
         context.log.info(f"{source.file_name} {decision.status}: {decision.error}")

@@ -10,6 +10,7 @@ gate doing its job, not an incident (see assets/documents.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import dagster as dg
@@ -19,6 +20,33 @@ from dagster_ocr.model import DocStatus
 from dagster_ocr.quality import ExpectationResult
 
 _MARK = {"passed": "✅ pass", "warning": "⚠️ warn", "blocking": "⛔ fail"}
+
+
+#: one blocking failure as dagster_ocr.quality.describe_failures words it
+_FAILURE = re.compile(r"^(?:\w+\.)?(?P<name>\w+): observed (?P<observed>.*?) \(expected (?P<bound>.*)\)$")
+#: what fits on one line of the Runs page's tag column, or a metadata value, at a glance
+SHORT = 48
+
+
+def short_reason(reason: str | None, limit: int = SHORT) -> str:
+    """The gate's reason in as few characters as say it: each blocking failure as ``expectation
+    observed (bound)`` (``flagged_paragraph_share 1.0 (<= 0.05)``), a parse error as it is; cut to
+    ``limit`` with ``+N more`` where more failures did not fit. The UI clips a tag or a text value
+    at the column's edge: the first words are the ones read."""
+    parts = [p.strip() for p in str(reason or "").split("; ") if p.strip()]
+    short = []
+    for part in parts:
+        m = _FAILURE.match(part)
+        short.append(f"{m['name']} {m['observed']} ({m['bound']})" if m else " ".join(part.split()))
+    if not short:
+        return ""
+    text = short[0]
+    for i, part in enumerate(short[1:], start=1):
+        more = f" +{len(short) - i} more"
+        if len(text) + 2 + len(part) + (len(more) if i < len(short) - 1 else 0) > limit:
+            return text + more
+        text += "; " + part
+    return text if len(text) <= limit * 4 else text[: limit * 4 - 1] + "…"
 
 
 def outcome_tag(status: DocStatus | str) -> str:

@@ -26,12 +26,26 @@ DOC_ID_TAG = "dagster-ocr/doc_id"
 FILE_NAME_TAG = "dagster-ocr/file_name"
 #: a document run's outcome (parsed / quarantined / failed), shown beside a green run in the run list
 OUTCOME_TAG = "dagster-ocr/outcome"
+#: why a held-back document's run held it back (the gate's reason, shortened), on that run's row in
+#: the Runs page; the quarantine list's run names the documents held back under the same key. Only
+#: held-back runs carry it, so their rows read differently at a glance. No ``dagster-ocr/`` prefix:
+#: the Runs page clips a tag at its column's edge (about 48 characters at 1600 px), and the key
+#: takes its share of them
+HELD_BACK_TAG = "held_back"
+#: Dagster caps tag values (and PostgreSQL's index on them); every name and reason fits in this
+TAG_VALUE_MAX = 200
+
+
+def tag_value(text: str, limit: int = TAG_VALUE_MAX) -> str:
+    """``text`` on one line, cut to ``limit`` characters (with an ellipsis where it was cut)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def document_tags(doc_id: str, file_name: str) -> dict[str, str]:
     """The tags of one document's run: find a document's runs by id or file name in the UI."""
     # tag values are capped by Dagster (and by Postgres' index); 200 characters keeps every name
-    return {DOC_ID_TAG: doc_id, FILE_NAME_TAG: file_name[:200]}
+    return {DOC_ID_TAG: doc_id, FILE_NAME_TAG: file_name[:TAG_VALUE_MAX]}
 
 
 def resolve_document(context: dg.AssetExecutionContext, store: DocumentStore) -> str:

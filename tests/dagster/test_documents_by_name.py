@@ -99,6 +99,10 @@ def test_runs_launched_without_tags_are_tagged_with_the_document(world):
         n: instance.get_run_by_id(r.run_id).tags["dagster-ocr/outcome"] for n, r in world["results"].items()
     }
     assert outcome == {"Annual Report 2023.pdf": "parsed", "garbled.pdf": "quarantined"}
+    # why, short, on the held-back run's row (the Runs page shows every tag of ours, clipped at
+    # about 48 characters): only there
+    why = {n: instance.get_run_by_id(r.run_id).tags.get("held_back") for n, r in world["results"].items()}
+    assert why == {"Annual Report 2023.pdf": None, "garbled.pdf": "flagged_paragraph_share 1.0 (<= 0.05)"}
     # and the UI's run filter finds a document's runs by file name
     found = instance.get_runs(dg.RunsFilter(tags={"dagster-ocr/file_name": "garbled.pdf"}))
     assert [r.run_id for r in found] == [world["results"]["garbled.pdf"].run_id]
@@ -179,6 +183,13 @@ def test_the_quarantine_asset_lists_held_back_documents_and_why(world):
     listing = meta["held_back"].value
     assert "garbled.pdf" in listing and f"`{world['keys']['garbled.pdf']}`" in listing
     assert "flagged_paragraph_share" in listing and "Annual Report" not in listing
+    # at a glance: one short plain-text line per document, right after the counts (the UI shows
+    # text entries inline, clipped at the column's edge)
+    labels = list(meta)
+    assert labels[:4] == ["documents_held_back", "quarantined", "failed", "garbled.pdf"]
+    assert meta["garbled.pdf"].value == "quarantined: flagged_paragraph_share 1.0 (<= 0.05)"
+    # and the refresh run's row on the Runs page names it
+    assert result.dagster_run.tags["held_back"] == "garbled.pdf"
 
 
 def test_a_key_typed_by_hand_fails_at_once_with_what_to_do_and_is_not_retried(world):
@@ -221,10 +232,13 @@ def test_the_duckdb_assets_columns_are_the_real_tables(world):
         "knowledge_base": KB_TABLES,
         "quarantine": ("quarantine",),
     }
+    # quarantine's columns are metadata of their own ("columns"): a Columns section would sit
+    # above the held-back documents on its Overview page
+    label = {"quarantine": "columns"}
     with wh.connect(read_only=True) as con:
         for name, tables in shown.items():
             asset = defs.resolve_assets_def(name)
-            schema = asset.metadata_by_key[dg.AssetKey(name)]["dagster/column_schema"]
+            schema = asset.metadata_by_key[dg.AssetKey(name)][label.get(name, "dagster/column_schema")]
             real = []
             for table in tables:
                 rows = con.execute(
@@ -277,3 +291,26 @@ def test_each_document_shows_its_pages_with_the_boxes_found(world):
         for data in images:
             assert pymupdf.Pixmap(base64.b64decode(data)).width == thumbnails.WIDTH
         assert "| p. 1 (page 1 of 2) | p. 2 (page 2 of 2) |" in text and "| text layer: " in text
+
+
+def test_a_reason_is_short_enough_to_read_where_the_ui_clips_it():
+    from assets.gate_metadata import short_reason
+    from assets.review import held_back_tag
+
+    assert short_reason("paragraphs_valid.flagged_paragraph_share: observed 1.0 (expected <= 0.05)") == (
+        "flagged_paragraph_share 1.0 (<= 0.05)"
+    )
+    several = (
+        "document_parsed.text_extracted: observed 0 (expected >= 1 chars); "
+        "pages_complete.pages_have_content: observed 2 (expected 0); "
+        "ocr_confident.mean: observed 0.2 (expected >= 0.6)"
+    )
+    assert short_reason(several) == "text_extracted 0 (>= 1 chars) +2 more"
+    assert short_reason("encrypted: the PDF is encrypted and needs a password") == (
+        "encrypted: the PDF is encrypted and needs a password"
+    )
+    import pandas as pd
+
+    frame = pd.DataFrame({"file_name": [f"f{i}.pdf" for i in range(5)]})
+    assert held_back_tag(frame) == "5: f0.pdf, f1.pdf, f2.pdf +2 more"
+    assert held_back_tag(frame.head(1)) == "f0.pdf" and held_back_tag(frame.head(0)) == "none"
