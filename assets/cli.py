@@ -541,8 +541,10 @@ def main(argv: list[str] | None = None) -> int:
     approve.set_defaults(func=cmd_approve)
 
     from assets.admin_cli import add_admin_commands
+    from assets.backfill_cli import add_backfill_command
 
     add_admin_commands(sub)  # doctor, metrics, migrate
+    add_backfill_command(sub)  # a backfill on the webserver, tagged with the documents it covers
 
     # every command that names a warehouse takes the same lake flags as `run`, so a user can pass
     # one set of flags everywhere (readers do not need --lake-data: the catalog records it)

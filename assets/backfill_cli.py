@@ -1,0 +1,205 @@
+"""``dagster-ocr backfill``: a backfill named and tagged with the documents it covers.
+
+A backfill launched from the UI carries only the tags a person types into its launch dialog
+("Add tags"): Dagster 1.13 gives a definition no say in a backfill's tags (a job's tags go on its
+runs, not on the backfill), and a backfill's tags cannot be changed safely once it exists (the
+backfill daemon rewrites the whole backfill as it goes). So the backfills this product launches
+are launched here, through the webserver's GraphQL API (the very call the UI's "Launch backfill"
+makes): a job backfill of ``ingest_document`` or ``reload_warehouse`` (its runs named after the
+job), with ``dagster-ocr/documents`` (how many), ``dagster-ocr/covers`` (the first file names) and
+``dagster-ocr/launched_by`` as tags, which the Runs page shows on the backfill's row, and a title
+and description that say the same (the backfill's API record keeps them).
+
+The documents are named as every command names them (doc_id, partition key, doc_id prefix, file
+name) or chosen by their verdict (``--status quarantined``: re-judge every held-back document
+after a threshold changed), read from the warehouse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+
+from assets.partitions import tag_value
+
+#: the jobs a backfill of documents runs: every stage, or the load and the gate only (no OCR)
+JOBS = ("ingest_document", "reload_warehouse")
+DOCUMENTS_TAG = "dagster-ocr/documents"
+COVERS_TAG = "dagster-ocr/covers"
+LAUNCHED_BY_TAG = "dagster-ocr/launched_by"
+#: file names named in the tag and the title; the count says how many more
+NAMED = 3
+#: Dagster's limit on a backfill's title
+MAX_TITLE = 100
+
+
+def covers(file_names: Sequence[str], named: int = NAMED) -> str:
+    """``a.pdf, b.pdf, c.pdf +4 more``: the first file names and how many others."""
+    shown = ", ".join(file_names[:named])
+    more = len(file_names) - named
+    return shown + (f" +{more} more" if more > 0 else "")
+
+
+def backfill_tags(file_names: Sequence[str], launched_by: str = "dagster-ocr backfill") -> dict[str, str]:
+    """The backfill's tags: how many documents, the first file names, and who launched it. They
+    are also every run's tags (Dagster copies a backfill's tags onto its runs)."""
+    return {
+        DOCUMENTS_TAG: str(len(file_names)),
+        COVERS_TAG: tag_value(covers(file_names)),
+        LAUNCHED_BY_TAG: launched_by,
+    }
+
+
+def backfill_title(job: str, file_names: Sequence[str]) -> str:
+    """``reload_warehouse: 3 documents (a.pdf, b.pdf, c.pdf)``, within Dagster's 100 characters and
+    without the characters it refuses in a title (``%``, ``*``, ``"``)."""
+    n = len(file_names)
+    head = f"{job}: {n} document{'s' if n != 1 else ''}"
+    title = f"{head} ({covers(file_names)})"
+    title = title.replace("%", " ").replace("*", " ").replace('"', "'")
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 2] + "…)"
+
+
+_LOCATIONS = """
+query {
+  repositoriesOrError {
+    __typename
+    ... on RepositoryConnection { nodes { name location { name } jobs { name } } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+_LAUNCH = """
+mutation Launch($params: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $params) {
+    __typename
+    ... on LaunchBackfillSuccess { backfillId }
+    ... on Error { message }
+  }
+}
+"""
+
+
+class BackfillError(RuntimeError):
+    """The webserver refused the backfill, or could not be reached."""
+
+
+def _graphql(url: str, query: str, variables: dict | None = None, timeout: float = 60.0) -> dict:
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    request = urllib.request.Request(
+        url.rstrip("/") + "/graphql", data=body, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            answer = json.load(response)
+    except (urllib.error.URLError, OSError) as exc:
+        raise BackfillError(f"the Dagster webserver at {url} did not answer: {exc}") from exc
+    if answer.get("errors"):
+        raise BackfillError("; ".join(e.get("message", str(e)) for e in answer["errors"]))
+    return answer["data"]
+
+
+def find_repository(url: str, job: str) -> tuple[str, str]:
+    """(location, repository) of the code location that defines ``job``."""
+    found = _graphql(url, _LOCATIONS)["repositoriesOrError"]
+    if found["__typename"] != "RepositoryConnection":
+        raise BackfillError(found.get("message", found["__typename"]))
+    for repo in found["nodes"]:
+        if any(j["name"] == job for j in repo["jobs"]):
+            return repo["location"]["name"], repo["name"]
+    raise BackfillError(f"no code location at {url} defines the job {job}")
+
+
+def launch_backfill(url: str, job: str, partition_keys: Sequence[str], file_names: Sequence[str]) -> str:
+    """Launch a job backfill of ``partition_keys`` through the webserver; returns its id."""
+    location, repository = find_repository(url, job)
+    tags = backfill_tags(file_names)
+    params = {
+        "selector": {
+            "partitionSetName": f"{job}_partition_set",
+            "repositorySelector": {"repositoryLocationName": location, "repositoryName": repository},
+        },
+        "partitionNames": list(partition_keys),
+        "fromFailure": False,
+        "tags": [{"key": k, "value": v} for k, v in tags.items()],
+        "title": backfill_title(job, file_names),
+        "description": f"{job} of {len(file_names)} document(s): " + ", ".join(file_names)[:2000],
+    }
+    result = _graphql(url, _LAUNCH, {"params": params})["launchPartitionBackfill"]
+    if result["__typename"] != "LaunchBackfillSuccess":
+        raise BackfillError(f"{result['__typename']}: {result.get('message', '')}")
+    return result["backfillId"]
+
+
+def chosen_documents(wh, refs: Sequence[str], status: str | None) -> list[tuple[str, str, str]]:
+    """(doc_id, partition key, file name) of the documents named, or of every one with ``status``."""
+    from dagster_ocr.export import resolve_document
+    from dagster_ocr.partition_keys import partition_key, recorded_key
+
+    ids = [resolve_document(wh, ref) for ref in refs]
+    if status:
+        rows = wh.query("SELECT doc_id FROM documents WHERE status = ? ORDER BY file_name", [status])
+        ids += [d for d in rows.doc_id if d not in ids]
+    out = []
+    for doc_id in dict.fromkeys(ids):
+        doc = wh.document(doc_id)
+        name = str(doc["file_name"]) if doc is not None else doc_id
+        out.append((doc_id, recorded_key(wh, doc_id) or partition_key(name, doc_id), name))
+    return out
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from dagster_ocr.export import ExportError
+    from dagster_ocr.lake import open_warehouse
+
+    if not args.docs and not args.status:
+        print("error: name documents, or choose them with --status", file=sys.stderr)
+        return 2
+    wh = open_warehouse(args.warehouse, getattr(args, "lake_data", None), read_only=True)
+    try:
+        docs = chosen_documents(wh, args.docs, args.status)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not docs:
+        print(f"no document is {args.status}: nothing to backfill")
+        return 0
+    keys = [key for _, key, _ in docs]
+    names = [name for _, _, name in docs]
+    print(backfill_title(args.job, names))
+    for key, value in backfill_tags(names).items():
+        print(f"  {key}: {value}")
+    if args.dry_run:
+        print("\n".join(f"  {k}" for k in keys))
+        return 0
+    try:
+        backfill_id = launch_backfill(args.url, args.job, keys, names)
+    except BackfillError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"launched backfill {backfill_id}: {args.url.rstrip('/')}/runs/b/{backfill_id}")
+    return 0
+
+
+def add_backfill_command(sub) -> None:
+    """``dagster-ocr backfill`` on the CLI's subcommands."""
+    p = sub.add_parser(
+        "backfill",
+        help="launch a backfill of documents on the Dagster webserver, named and tagged with them",
+    )
+    p.add_argument("job", choices=JOBS, help="every stage, or the load and the gate only (no OCR)")
+    p.add_argument("docs", nargs="*", help="doc_id, partition key, doc_id prefix, or file name")
+    p.add_argument(
+        "--status", choices=("quarantined", "failed", "parsed"), help="every document with this verdict"
+    )
+    p.add_argument("--warehouse", required=True, help="where the documents are looked up (read-only)")
+    p.add_argument(
+        "--url", default="http://127.0.0.1:3000", help="the Dagster webserver (default: make ui's)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
+    p.set_defaults(func=cmd_backfill)
