@@ -65,11 +65,12 @@ class PidEngine:
 
     name = "pid"
 
-    def __init__(self, parent: int | None = None, die_after: int | None = None):
+    def __init__(self, parent: int | None = None, die_after: int | None = None, seconds: float = 0.0):
         import os
 
         self.parent = os.getpid() if parent is None else parent
         self.die_after = die_after
+        self.seconds = seconds  # per page: long enough that a second worker starts before the first is done
         self.calls = 0
 
     def recognize(self, image):  # noqa: ANN001, ANN201 - the OcrEngine protocol
@@ -80,6 +81,10 @@ class PidEngine:
         if self.die_after is not None and self.calls >= self.die_after and os.getpid() != self.parent:
             os._exit(9)
         self.calls += 1
+        if self.seconds:
+            import time
+
+            time.sleep(self.seconds)
         return [OcrLine(f"pid {os.getpid()} ink {int((image < 128).sum())}", (10.0, 10.0, 300.0, 40.0), 0.97)]
 
     def document(self, document_type):  # noqa: ANN001, ANN201

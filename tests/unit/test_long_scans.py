@@ -380,7 +380,9 @@ def test_a_long_scan_is_ocrd_by_several_processes_and_joined_in_page_order(tmp_p
     seen: list[TextProgress] = []
     two = Settings.load(overrides={"ocr": {"workers": 2}})
     ckpt = OcrCheckpoints(tmp_path / "ocr_pages")
-    doc = extract_document(src, two, PidEngine(), progress=seen.append, checkpoints=ckpt)
+    # an instant fake lets the first worker read every page before the second has started on a
+    # loaded machine (seen with the suite in parallel): 0.25 s a page gives the second one 4 s
+    doc = extract_document(src, two, PidEngine(seconds=0.25), progress=seen.append, checkpoints=ckpt)
     one = extract_document(_source(tmp_path / "one", SCAN_20), Settings(), PidEngine())
     assert doc.ok and doc.n_pages == 20
     got, serial = _pid_and_text(doc), _pid_and_text(one)
