@@ -6,14 +6,20 @@ makes): text layer (``extract_document``), labels, tables, paragraphs, DuckDB lo
 ``gate.judge_document``), knowledge base (``kb.load_document``).
 Optionally, the tables stage again per finder (``TableSettings.finder``) on the same text.
 
+Each stage is timed in wall seconds and in CPU seconds of the process (``time.process_time``: every
+thread, so a stage that keeps both cores busy counts twice). Beside it, in the same run, a raw
+PyMuPDF pass (``page.get_text("dict")`` over every page, the cheapest read of the same text): the
+stages' cost is reported as a multiple of it, since the machines are noisy.
+
     .venv/bin/python bench/stages.py [--quick] [--repeats N] [--finders auto,stream,lines] [--json OUT]
+    .venv/bin/python bench/stages.py --pdf ../shared/reports/*.pdf --generated-pages 0 --finders auto
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +29,49 @@ STAGES = ("text", "labels", "tables", "paragraphs", "duckdb_load", "checks", "kn
 
 
 def _kb(wh: Any, doc_id: str, kb_settings: Any) -> int:
-    """The knowledge_base asset's work (chunks, then embeddings), without Dagster."""
+    """The knowledge_base asset's work (chunks, then embeddings), without Dagster, as on a first
+    load: the document's vectors from an earlier round are dropped first (embed_document reuses a
+    vector whose chunk text is unchanged, which made a repeat look 50x cheaper than a first run)."""
     from dagster_ocr.kb import load_document
 
+    wh.write(lambda con: con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id]))
     return len(load_document(wh, doc_id, kb_settings))
 
 
 def run_core(source: Any, wh: Any, settings: Any, engine: Any = None) -> dict[str, float]:
-    """Every stage of one document through the core functions the assets call; seconds per stage."""
+    """Every stage of one document through the core functions the assets call: wall seconds per
+    stage under its name, CPU seconds under ``cpu:<name>``."""
     from dagster_ocr import pipeline
     from dagster_ocr.gate import judge_document
 
     t: dict[str, float] = {}
-    t["text"], doc = C.timed(lambda: pipeline.extract_document(source, settings, engine))
-    t["labels"], labels = C.timed(lambda: pipeline.document_labels(doc, settings))
-    t["tables"], tables = C.timed(lambda: pipeline.document_tables(doc, settings))
-    t["paragraphs"], paras = C.timed(lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
-    t["duckdb_load"], _ = C.timed(lambda: wh.write_document(doc, labels, tables, paras))
-    t["checks"], _ = C.timed(
-        lambda: judge_document(wh, source.doc_id, doc.status, doc.error, settings.quality)
-    )
-    t["knowledge_base"], _ = C.timed(lambda: _kb(wh, source.doc_id, settings.kb))
+
+    def timed(stage: str, fn: Any) -> Any:
+        c = time.process_time()
+        t[stage], out = C.timed(fn)
+        t[f"cpu:{stage}"] = time.process_time() - c
+        return out
+
+    doc = timed("text", lambda: pipeline.extract_document(source, settings, engine))
+    labels = timed("labels", lambda: pipeline.document_labels(doc, settings))
+    tables = timed("tables", lambda: pipeline.document_tables(doc, settings))
+    paras = timed("paragraphs", lambda: pipeline.document_paragraphs(doc, labels, tables, settings))
+    timed("duckdb_load", lambda: wh.write_document(doc, labels, tables, paras))
+    timed("checks", lambda: judge_document(wh, source.doc_id, doc.status, doc.error, settings.quality))
+    timed("knowledge_base", lambda: _kb(wh, source.doc_id, settings.kb))
     t["_ocr_pages"] = sum(1 for p in doc.pages if str(p.text_source) == "ocr")
     return t
+
+
+def raw_dict_pass(path: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``page.get_text("dict")`` over every page: the baseline read."""
+    import pymupdf
+
+    c, w = time.process_time(), time.perf_counter()
+    with pymupdf.open(path) as doc:
+        for page in doc:
+            page.get_text("dict")
+    return time.perf_counter() - w, time.process_time() - c
 
 
 def profile(
@@ -67,13 +93,20 @@ def profile(
         run_core(sources[0], wh, settings)
     per_doc: dict[str, dict[str, float]] = {}
     ocr_pages = 0
+    keys = [*STAGES, *(f"cpu:{s}" for s in STAGES), "raw", "cpu:raw"]
     for src in sources:
-        runs = [run_core(src, wh, settings) for _ in range(repeats)]
+        runs = []
+        for _ in range(repeats):  # the raw pass beside each round, so both see the same load
+            r = run_core(src, wh, settings)
+            r["raw"], r["cpu:raw"] = raw_dict_pass(Path(src.stored_path))
+            runs.append(r)
         ocr_pages += int(runs[0]["_ocr_pages"])
-        per_doc[src.file_name] = {s: C.median(r[s] for r in runs) for s in STAGES}
-    total = {s: sum(d[s] for d in per_doc.values()) for s in STAGES}
+        per_doc[src.file_name] = {k: C.median(r[k] for r in runs) for k in keys}
+    total = {k: sum(d[k] for d in per_doc.values()) for k in keys}
     n_pages = sum(pages.values())
-    all_s = sum(total.values())
+    all_s = sum(total[s] for s in STAGES)
+    cpu_all = sum(total[f"cpu:{s}"] for s in STAGES)
+    no_kb = cpu_all - total["cpu:knowledge_base"]
     finder_s: dict[str, float] = {}
     for finder in finders:
         fs = Settings.load(overrides={"tables": {"finder": finder}})
@@ -93,9 +126,20 @@ def profile(
         "repeats": repeats,
         "table_finder_default": settings.tables.finder,
         "seconds": total,
-        "ms_per_page": {s: 1000 * v / n_pages for s, v in total.items()} if n_pages else {},
-        "share": {s: v / all_s for s, v in total.items()} if all_s else {},
+        "ms_per_page": {s: 1000 * total[s] / n_pages for s in STAGES} if n_pages else {},
+        "cpu_ms_per_page": {s: 1000 * total[f"cpu:{s}"] / n_pages for s in STAGES} if n_pages else {},
+        "raw_get_text_dict_ms_per_page": {
+            "wall": 1000 * total["raw"] / n_pages,
+            "cpu": 1000 * total["cpu:raw"] / n_pages,
+        }
+        if n_pages
+        else {},
+        "share": {s: total[s] / all_s for s in STAGES} if all_s else {},
         "total_seconds": all_s,
+        "cpu_seconds": cpu_all,
+        "cpu_ms_per_page_without_kb": 1000 * no_kb / n_pages if n_pages else 0.0,
+        "x_raw_cpu": cpu_all / total["cpu:raw"] if total["cpu:raw"] else 0.0,
+        "x_raw_cpu_without_kb": no_kb / total["cpu:raw"] if total["cpu:raw"] else 0.0,
         "pages_per_second": n_pages / all_s if all_s else 0.0,
         "per_document": per_doc,
         "tables_seconds_by_finder": finder_s,
@@ -112,6 +156,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--finders", default=None, help="comma-separated TableSettings.finder values")
     ap.add_argument("--generated-pages", type=int, default=None, help="also profile a generated document")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--pdf", type=Path, nargs="*", help="profile these PDFs instead of the corpus's born-digital set"
+    )
     args = ap.parse_args(argv)
     C.quiet_logs()
     repeats = args.repeats or (1 if args.quick else 2)
@@ -120,16 +167,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
         warm = not args.quick
-        out["corpus"] = profile(C.corpus_pdfs(args.quick), repeats, finders, Path(tmp) / "c", warm)
+        pdfs = args.pdf if args.pdf else C.corpus_pdfs(args.quick)
+        out["pdfs" if args.pdf else "corpus"] = profile(pdfs, repeats, finders, Path(tmp) / "c", warm)
         if gen:
             out["generated"] = profile([C.generated(gen)], repeats, finders, Path(tmp) / "g", warm)
     if args.json:
         C.dump(out, args.json)
-    print(
-        json.dumps(
-            {k: {"pages_per_second": v["pages_per_second"], "share": v["share"]} for k, v in out.items()}
+    for name, v in out.items():
+        print(f"{name}: {v['documents']} documents, {v['pages']} pages; per page, wall / CPU ms:")
+        for s in STAGES:
+            print(f"  {s:15s} {v['ms_per_page'][s]:8.1f} {v['cpu_ms_per_page'][s]:8.1f}")
+        raw = v["raw_get_text_dict_ms_per_page"]
+        print(
+            f"  raw get_text('dict') {raw['wall']:.1f} / {raw['cpu']:.1f}; "
+            f"CPU x raw: {v['x_raw_cpu']:.1f} (without the knowledge base {v['x_raw_cpu_without_kb']:.1f}); "
+            f"CPU without the knowledge base {v['cpu_ms_per_page_without_kb']:.0f} ms a page"
         )
-    )
     return out
 
 

@@ -1,0 +1,177 @@
+"""What could make the knowledge base's embeddings cheaper, measured on a parsed warehouse (issue 34).
+
+The knowledge_base stage is ~99% all-MiniLM-L6-v2 on OpenVINO (f32). Three ways out, each measured
+against the shipped embedder on the same chunks:
+
+- ``tokens``: how many word pieces the stage embeds (chunk text, the context line before it, the
+  Markdown of table chunks) against a plain ``get_text()`` of the same PDFs, and what caps would cut;
+- ``int8``: the OpenVINO model quantized by NNCF (static int8 with SmoothQuant, calibrated on
+  chunks of the tune report, Apple's), timed and compared with f32 on the check report's (Tesla's)
+  chunks: CPU seconds, cosine to the f32 vectors, overlap of each chunk's 5 nearest neighbours;
+- ``static``: a model2vec static model distilled from the same bundled weights, run as the product's
+  embedder through ``bench/kb_retrieval.py --reuse --rebuild-kb`` (recall and the stage's CPU; the
+  naive MiniLM anchor stays on the real model).
+
+nncf and model2vec are not product dependencies; install them beside the venv for this bench only:
+
+    .venv/bin/pip install --target /tmp/kbx/site nncf==3.4.0
+    .venv/bin/pip install --no-deps --target /tmp/kbx/site2 model2vec==0.10.0 skeletoken
+    .venv/bin/python bench/kb_embedding_options.py tokens --warehouse /tmp/kb/base.duckdb
+    .venv/bin/python bench/kb_embedding_options.py int8 --warehouse /tmp/kb/base.duckdb --site /tmp/kbx/site
+    .venv/bin/python bench/kb_embedding_options.py static --warehouse /tmp/kbx/static.duckdb \
+        --site /tmp/kbx/site2 -- --reuse --rebuild-kb --json /tmp/kbx/static.json
+
+``--warehouse`` is one that ``bench/kb_retrieval.py`` parsed. ``static`` rewrites that warehouse's
+vectors: give it a copy, with ``kb_embeddings`` emptied (a kept vector of the same text would be
+reused and mix the two models).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import types
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "bench")]
+
+from dagster_ocr import embeddings, kb  # noqa: E402
+
+
+def chunk_inputs(warehouse: Path, file_like: str) -> list[str]:
+    """What the stage embeds for each chunk of the matching documents (``kb._embed_input``)."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        ch = con.execute(
+            "SELECT c.* FROM kb_chunks c JOIN documents d USING (doc_id) "
+            "WHERE d.file_name LIKE ? ORDER BY c.doc_id, c.chunk_id",
+            [file_like],
+        ).df()
+    return [kb._embed_input(ch, i) for i in range(len(ch))]
+
+
+def tokens(args: argparse.Namespace) -> None:
+    import pymupdf
+    from kb_retrieval import find_shared
+
+    tok = embeddings.get_embedder().tokenizer
+    n = lambda t: len(tok(t)["input_ids"])  # noqa: E731
+    inputs = chunk_inputs(args.warehouse, "%10k%")
+    counts = np.array([n(t) for t in inputs])
+    raw = 0
+    for f in ("apple-10k-fy2024.pdf", "tesla-10k-fy2023.pdf"):
+        with pymupdf.open(find_shared() / "reports" / f) as doc:
+            raw += sum(n(p.get_text()) for p in doc)
+    print(
+        f"{len(inputs)} chunks; word pieces embedded (256 cap): {np.minimum(counts, 256).sum()}, "
+        f"uncapped {counts.sum()}, chunks over 256: {(counts > 256).sum()}; plain get_text(): {raw}"
+    )
+    for cap in (192, 128):
+        print(f"  capped at {cap}: {np.minimum(counts, cap).sum()}")
+
+
+def cpu_embed(embedder: embeddings.Embedder, texts: list[str]) -> tuple[np.ndarray, float]:
+    embedder.embed(texts[:32])  # warm: kernels for the first shapes
+    c = time.process_time()
+    return embedder.embed(texts), time.process_time() - c
+
+
+def int8(args: argparse.Namespace) -> None:
+    sys.path.append(str(args.site))
+    import nncf
+    import openvino as ov
+
+    emb = embeddings.get_embedder()
+    core = ov.Core()
+    model = core.read_model(str(embeddings._openvino_cache_path(ov.__version__)))
+    rng = np.random.default_rng(0)
+    tune = chunk_inputs(args.warehouse, "apple%")
+    calib = [tune[i] for i in rng.choice(len(tune), 150, replace=False)]
+
+    def tokenized(t: str) -> dict:
+        return dict(emb.tokenizer([t], truncation=True, max_length=256, return_tensors="np"))
+
+    qmodel = nncf.quantize(
+        model, nncf.Dataset(calib, tokenized), model_type=nncf.ModelType.TRANSFORMER, subset_size=150
+    )
+    check = chunk_inputs(args.warehouse, "tesla%")[: args.chunks]
+    f32 = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    i8 = core.compile_model(qmodel, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    out = {}
+    for name, compiled in (("f32", f32), ("int8", i8), ("f32 again", f32), ("int8 again", i8)):
+        emb._ov = compiled
+        out[name], cpu = cpu_embed(emb, check)
+        print(f"{name}: {cpu:.2f} CPU s for {len(check)} check chunks", flush=True)
+    cos = (out["f32"] * out["int8"]).sum(1)
+    near = lambda v: np.argsort(-(v @ v.T), 1)[:, 1:6]  # noqa: E731
+    overlap = np.mean(
+        [len(set(a) & set(b)) / 5 for a, b in zip(near(out["f32"]), near(out["int8"]), strict=True)]
+    )
+    print(
+        f"cosine to f32: min {cos.min():.4f}, p5 {np.percentile(cos, 5):.4f}, mean {cos.mean():.4f}; "
+        f"5-nearest overlap {overlap:.3f}"
+    )
+
+
+def static(args: argparse.Namespace, rest: list[str]) -> None:
+    sys.path.append(str(args.site))
+    from model2vec import StaticModel
+
+    folder = args.model_dir
+    if not (folder / "model.safetensors").exists():
+        from model2vec.distill import distill_from_model
+        from transformers import AutoModel, AutoTokenizer
+
+        path = str(embeddings.model_dir())
+        c = time.process_time()
+        m = distill_from_model(
+            AutoModel.from_pretrained(path),
+            AutoTokenizer.from_pretrained(path),
+            pca_dims=None,
+            quantize_to="float32",
+        )
+        print(f"distilled in {time.process_time() - c:.0f} CPU s", flush=True)
+        m.save_pretrained(str(folder))
+    sm = StaticModel.from_pretrained(str(folder))
+
+    class StaticEmbedder:
+        tokenizer = embeddings.get_embedder().tokenizer
+
+        def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+            v = sm.encode(list(texts), max_length=None).astype(np.float32)
+            return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
+
+    # the product's embedder only: the bench's naive MiniLM anchor keeps the real model
+    shim = types.SimpleNamespace(
+        **{k: getattr(embeddings, k) for k in dir(embeddings) if not k.startswith("__")}
+    )
+    shim.get_embedder = lambda *a, **k: StaticEmbedder()
+    kb.embeddings = shim
+    import kb_retrieval
+
+    sys.argv = ["kb_retrieval.py", "--warehouse", str(args.warehouse), *rest]
+    kb_retrieval.main()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("tokens", "int8", "static"))
+    ap.add_argument("--warehouse", type=Path, required=True)
+    ap.add_argument("--site", type=Path, help="where nncf / model2vec are installed (pip --target)")
+    ap.add_argument("--chunks", type=int, default=300, help="int8: check chunks timed")
+    ap.add_argument(
+        "--model-dir", type=Path, default=Path("/tmp/kbx/m2v"), help="static: the distilled model"
+    )
+    args, rest = ap.parse_known_args()
+    rest = [a for a in rest if a != "--"]
+    {"tokens": lambda: tokens(args), "int8": lambda: int8(args), "static": lambda: static(args, rest)}[
+        args.what
+    ]()
+
+
+if __name__ == "__main__":
+    main()
