@@ -7,7 +7,7 @@ Where the data lives is a deployment setting, read once when the code location l
   Every process that runs a step must see the same folder: on one machine a local disk, past one
   machine a shared volume (see deploy/k8s.md).
 - ``DAGSTER_OCR_WAREHOUSE``: the DuckDB file (default ``<data>/warehouse.duckdb``), or a lake:
-  ``ducklake:postgres:dbname=NAME host=... user=...`` (DuckLake, many writer processes; README).
+  ``ducklake:postgres:dbname=NAME host=... user=...`` (DuckLake, many writer processes; docs/lake.md).
 - ``DAGSTER_OCR_LAKE_DATA``: the lake's Parquet data (a shared folder, or ``s3://...``).
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).

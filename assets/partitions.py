@@ -91,5 +91,5 @@ TRANSIENT_RETRY_POLICY = dg.RetryPolicy(
 #: the bodies use ``context.partition_key``; worse, the blocking quality checks are evaluated per
 #: step, not per partition, so one quarantined document would hold back the knowledge base of the
 #: whole batch. The OCR engine is cached per process (resources.core), so per-document runs load it
-#: once per run; see the README ("Production") for the batched variant and what it needs.
+#: once per run; see docs/production.md ("Backfills") for the batched variant and what it needs.
 DOCUMENT_BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)

@@ -415,9 +415,7 @@ class LakeWarehouse(Warehouse):
         return None
 
     def catch_up_snapshot(self) -> tuple[Path, int]:
-        raise LakeError(
-            "a lake has no snapshot copy: analysts attach it read-only (see README, The lake mode)"
-        )
+        raise LakeError("a lake has no snapshot copy: analysts attach it read-only (see docs/lake.md)")
 
     # ---- maintenance ---------------------------------------------------------------------------
 

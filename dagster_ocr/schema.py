@@ -5,7 +5,8 @@ change is one ``Migration``: an ordered list of SQL statements, each safe to run
 COLUMN IF NOT EXISTS``, ``CREATE ... IF NOT EXISTS``), applied in its own transaction together
 with its row in ``schema_version``. A crash mid-migration therefore leaves the file at the previous
 version, and re-running ``migrate`` finishes the job. There are no down migrations: the way back
-to an earlier version is the backup taken before ``dagster-ocr migrate`` (see README, Operations).
+to an earlier version is the backup taken before ``dagster-ocr migrate`` (see docs/operations.md,
+"Upgrades and rollback").
 ``sql/views.sql`` comes last, as views may read columns a migration added.
 
 The same module creates and migrates a DuckLake warehouse (``lake=True``): the same statements,

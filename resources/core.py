@@ -44,7 +44,7 @@ class WarehouseResource(dg.ConfigurableResource):
     Chosen by ``path`` alone: ``ducklake:postgres:dbname=NAME host=... user=...`` is a lake (its
     catalog in that PostgreSQL database, its Parquet data under ``lake_data_path``: a shared folder
     or an object store URL); anything else is a DuckDB file. In a lake no writer pool is needed
-    (raise the ``duckdb_writer`` pool's limit, see README) and there is no snapshot copy.
+    (raise the ``duckdb_writer`` pool's limit, see docs/lake.md) and there is no snapshot copy.
     """
 
     path: str = "data/warehouse.duckdb"

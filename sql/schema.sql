@@ -153,7 +153,7 @@ CREATE TABLE IF NOT EXISTS quality_results (
     evaluated_at    TIMESTAMP              -- UTC
 );
 
--- a reviewer's decision to load a document that failed a check (see README "Quarantine")
+-- a reviewer's decision to load a document that failed a check (see docs/quality-gate.md, "Approve by hand")
 CREATE TABLE IF NOT EXISTS approvals (
     doc_id      VARCHAR NOT NULL,
     approved_by VARCHAR NOT NULL,

@@ -1,6 +1,6 @@
 -- Knowledge-base chunks nearest in meaning to one chunk (cosine similarity of the stored
 -- all-MiniLM-L6-v2 embeddings; array_cosine_similarity is core DuckDB, no extension needed).
--- Empty when embeddings were not computed (see README "Search modes"). Change the search text:
+-- Empty when embeddings were not computed (see docs/search.md, "Embeddings"). Change the search text:
 -- the chunk whose text contains it is the reference.
 SET VARIABLE needle = 'monthly service fee';
 

@@ -41,7 +41,7 @@ def test_definitions_hold_every_stage_partitioned_by_document():
 
 
 def test_the_graph_reads_as_the_pipeline_ingestion_to_gate_to_knowledge_base():
-    """Lineage as the README tells it: ingestion → text → labels → tables → paragraphs →
+    """Lineage as docs/ui.md tells it: ingestion → text → labels → tables → paragraphs →
     duckdb_tables → the gate → knowledge_base, and the quarantine list hangs off the gate."""
     graph = defs.resolve_asset_graph()
 

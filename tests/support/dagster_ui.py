@@ -1,4 +1,4 @@
-"""The Dagster webserver and daemon of the README, started for a browser test and stopped after it."""
+"""The Dagster webserver and daemon of `make ui` (docs/ui.md), started for a browser test, stopped after."""
 
 from __future__ import annotations
 

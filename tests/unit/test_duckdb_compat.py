@@ -2,7 +2,7 @@
 
 DuckDB 2.0 writes storage version 999, which every 1.x release refuses ("Trying to read a database
 file with version number 999"); 1.x files carry version 64, which 1.0 onwards reads. The pin is
-duckdb 1.5.5 (README, "Why DuckDB 1.5.5"); bench/duckdb_compat.py opens the same file with older
+duckdb 1.5.5 (docs/analysts.md, "Why DuckDB 1.5.5"); bench/duckdb_compat.py opens the same file with older
 releases installed in scratch environments (BENCHMARKS.md).
 """
 
@@ -57,7 +57,8 @@ def write_sample_warehouse(path) -> Warehouse:
 
 
 def test_the_pinned_duckdb_is_a_1x_release():
-    # a 2.x pin would write files no 1.x tool opens; moving it is a decision for the README first
+    # a 2.x pin would write files no 1.x tool opens; moving it is a decision for docs/analysts.md
+    # ("Why DuckDB 1.5.5") first
     assert duckdb.__version__.split(".")[0] == "1"
 
 
