@@ -25,7 +25,8 @@ table is a row of kind ``table`` there too (its plain text, :func:`table_text`),
 ``reading_order`` counts headings, paragraphs and tables alike. So the paragraphs read in order
 are the whole document's text, each character once, tables where they were printed; a reader
 of the paragraphs alone no longer misses every table (on the corpus the paragraph rows without
-tables scored 0.60 edit similarity to plain ``get_text()``, the whole sequence 0.89: BENCHMARKS.md).
+tables scored 0.60 edit similarity to plain ``get_text()``, the whole sequence 0.89:
+docs/benchmarks-history.md, issue 21 session 8).
 """
 
 from __future__ import annotations

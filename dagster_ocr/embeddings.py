@@ -109,11 +109,11 @@ class Embedder:
 
         The same weights and the same f32 arithmetic: the vectors agree with torch's to a cosine
         of 0.9999998 at worst (200 report chunks), at 1.5x less CPU per chunk on 2 cores
-        (BENCHMARKS.md, knowledge base). f32 is pinned: on a CPU with bf16 instructions OpenVINO
-        would otherwise compute in bf16 unasked. The converted model is cached on disk (beside the
-        int8 OCR models, named by the weights' and OpenVINO's versions), so only the first process
-        on a machine traces it. Unavailable (no openvino, a conversion that fails): torch, with a warning
-        when the setting asked for OpenVINO by name.
+        (docs/benchmarks-history.md, issue 34's first round). f32 is pinned: on a CPU with bf16 instructions
+        OpenVINO would otherwise compute in bf16 unasked. The converted model is cached on disk (beside the
+        int8 OCR models, named by the weights' and OpenVINO's versions), so only the first process on a
+        machine traces it. Unavailable (no openvino, a conversion that fails): torch, with a warning when the
+        setting asked for OpenVINO by name.
         """
         try:
             import openvino as ov

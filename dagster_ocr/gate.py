@@ -196,8 +196,8 @@ def load_and_judge(
     Returns the row counts per table and the verdict. The gate reads the rows through the write's
     own connection, so it judges exactly what the commit makes visible, and no reader ever sees
     the new rows without their verdict. One commit instead of three: on a lake each commit is a
-    round of catalog work and a chance to collide with another writer (see BENCHMARKS.md, the
-    lake's writers).
+    round of catalog work and a chance to collide with another writer (see docs/benchmarks-history.md,
+    "One commit per document", issue 23 session 10).
     """
     doc_id = doc.source.doc_id
     decided: list[GateDecision] = []

@@ -137,8 +137,8 @@ RETRY_WAIT_MS = 2
 #: threads than they save, and more again when other writers hold the other cores. Writers scale by
 #: processes instead. Two writer processes on 2 cores, one thread against DuckDB's default (all
 #: cores): writer CPU per document +6% over one writer against +40%, documents per hour 1.39-1.51x
-#: one writer against 1.17-1.41x; one writer alone no slower (bench/lake_writers.py, BENCHMARKS.md,
-#: issue 23, session 11). Readers (analysts' scans) keep every core.
+#: one writer against 1.17-1.41x; one writer alone no slower (bench/lake_writers.py,
+#: docs/benchmarks-history.md, issue 23, session 11). Readers (analysts' scans) keep every core.
 WRITE_THREADS = 1
 
 

@@ -1,7 +1,7 @@
 """The knowledge base's search file: BM25 from DuckDB's fts extension, vectors in a vss HNSW index.
 
 A derived file beside the warehouse (``<stem>.search.duckdb``), never a table in the warehouse
-itself, for two measured reasons (BENCHMARKS.md, issue 23):
+itself, for two measured reasons (docs/benchmarks-history.md, issue 23):
 
 - An HNSW index persisted in a file breaks when a process without vss opens the file and writes:
   measured, a writer died leaving a write-ahead log, a plain DuckDB opened the file, added a row to
@@ -170,14 +170,15 @@ _OPEN_LOCK = threading.Lock()
 #: scores in a hash aggregate, and with two threads the order of that sum, so the last bits of a
 #: score, changed from call to call; equal scores then broke their tie by document and chunk
 #: differently each time (the same query's top 10 differed in 4 of 193 queries at 100,000 chunks).
-#: One thread also took less CPU per query (38 against 46 ms p50 at 100,000 chunks, BENCHMARKS.md,
-#: issue 23, session 10). Refreshes (the writer) keep DuckDB's default: the HNSW and fts builds
-#: are parallel.
+#: One thread also took less CPU per query (38 against 46 ms p50 at 100,000 chunks,
+#: docs/benchmarks-history.md, issue 23, session 10). Refreshes (the writer) keep DuckDB's default:
+#: the HNSW and fts builds are parallel.
 READ_THREADS = 1
 
 #: candidates the HNSW search keeps while it walks the graph (vss's ``hnsw_ef_search``, default 64).
 #: At 100,000 chunks the default found 0.85 of the exact top 10; 128: 0.95, 200: 0.97, 400: 1.00 of
-#: 60 probes, for 3.2, 4.4, 5.4 and 7.8 ms of CPU per search (BENCHMARKS.md, issue 23, session 10)
+#: 60 probes, for 3.2, 4.4, 5.4 and 7.8 ms of CPU per search (docs/benchmarks-history.md, issue 23,
+#: session 10)
 HNSW_EF_SEARCH = 400
 
 
@@ -487,8 +488,8 @@ class SearchIndex:
         The top ``n`` are picked carrying ``rid``, ``doc_id`` and ``chunk_id`` only (the tie
         order), then their hit columns (the chunk's text among them) are looked up by ``rid``:
         carrying every chunk's columns through the scoring made each query read the whole table
-        (BENCHMARKS.md, issue 23, session 8), and materializing every chunk's score before the cut
-        took 4-5x the CPU of the top-n at 100,000 chunks (session 10). Same scores, same order.
+        (docs/benchmarks-history.md, issue 23, session 8), and materializing every chunk's score before
+        the cut took 4-5x the CPU of the top-n at 100,000 chunks (session 10). Same scores, same order.
         """
         return _ranked(con.execute(*bm25_query(terms, n, k1, b, doc_ids)).df())
 
@@ -540,7 +541,7 @@ def nearest_query(
     alias: vss replaces ``ORDER BY array_cosine_distance(embedding, <constant>) LIMIT n`` with its
     HNSW index scan only when it sees that one expression; written with the vector passed twice
     (two parameters, so two expressions) the plan was an exact scan of every vector (0.15-0.4 s of
-    CPU at 100,000 chunks against 5 ms through the index; BENCHMARKS.md, issue 23, session 10).
+    CPU at 100,000 chunks against 5 ms through the index; docs/benchmarks-history.md, issue 23, session 10).
     """
     q = f"?::FLOAT[{embeddings.DIM}]"
     if doc_ids is None:

@@ -3,7 +3,7 @@
 Same model files, same inputs, same outputs (in f32 within 2e-5 of onnxruntime's): only the
 runtime that executes the graph changes. On the detector, a convolutional network over the whole
 page, OpenVINO's CPU kernels measured 3.1x less CPU than onnxruntime's at one thread (1.23 s ->
-0.39 s for a 1408x992 input; BENCHMARKS "OpenVINO runs the detector", issue 21 session 12); on the
+0.39 s for a 1408x992 input; docs/benchmarks-history.md, issue 21 session 12); on the
 recogniser the two are equal in f32. OpenVINO is a well-kept Intel library with a stable Python
 API, so this module only adapts it to the call rapidocr makes (``session(x) -> first output``).
 

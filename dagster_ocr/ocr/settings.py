@@ -41,7 +41,8 @@ class RapidOcrSettings(BaseModel):
         description="What runs rapidocr's ONNX models: 'openvino' (OpenVINO's CPU plugin, default) or "
         "'onnxruntime' (rapidocr's own). The same model files and, in f32, the same outputs (within "
         "2e-5); OpenVINO ran the detector at about a third of onnxruntime's CPU at one thread "
-        "(BENCHMARKS, issue 21 session 12), but holds about 1.1 GB more memory per engine (1.8 "
+        "(docs/benchmarks-history.md, issue 21 session 12), but holds about 1.1 GB more memory per "
+        "engine (1.8 "
         "against 0.7 GB after three dense pages). A model OpenVINO cannot load stays on onnxruntime, "
         "with a warning; models chosen by int8_models always run on onnxruntime.",
     )
@@ -51,7 +52,8 @@ class RapidOcrSettings(BaseModel):
         "recogniser, the default; 'det' the detector; 'det_rec' both; 'none' f32 throughout). On CPUs "
         "with bf16 instructions (AVX512-BF16, AMX) a bf16 recogniser costs about half the CPU; where "
         "the CPU lacks them OpenVINO computes in f32 anyway. The recogniser read every corpus and "
-        "generated page as in f32 but for single characters (BENCHMARKS, issue 21 session 12); a bf16 "
+        "generated page as in f32 but for single characters (docs/benchmarks-history.md, issue 21 "
+        "session 12); a bf16 "
         "detector merged the lines of small born-digital print (us-012 at 150 dpi, CER 0.19 -> 0.36), "
         "so it is not the default.",
     )
@@ -108,7 +110,8 @@ class RapidOcrSettings(BaseModel):
         "ink's connected pieces, about the x-height of print), are this many pixels high, where "
         "det_min_scale and det_max_scale allow; 0 keeps rapidocr's own size. The detector's CPU is per "
         "pixel and it finds lines of large print as well at half size; boxes come back in the page's "
-        "pixels and the lines are still read from the full-size image (BENCHMARKS, issue 21 session 11).",
+        "pixels and the lines are still read from the full-size image (docs/benchmarks-history.md, "
+        "issue 21 session 11).",
     )
     det_min_scale: float = Field(
         0.5,
@@ -152,7 +155,8 @@ class RapidOcrSettings(BaseModel):
         "'none' the float models (default: they read best, and need no build on a new machine). "
         "'rec' (with int8_recheck_below) measured 25% less CPU on the "
         "tune scans and 39% on dense pages at tune CER 0.0445 -> 0.0459 and check unchanged (0.0256); "
-        "'det_rec' 43% less but tune 0.0482 and check 0.0385 (BENCHMARKS, issue 21 session 10). The "
+        "'det_rec' 43% less but tune 0.0482 and check 0.0385 (docs/benchmarks-history.md, issue 21 "
+        "session 10). The "
         "first load builds a copy: about 40 CPU s and 2 GB of memory for 'rec' (6.4 GB for 'det'), "
         "once per machine and model version. A copy that cannot be built or loaded (no onnx package, "
         "a read-only cache) falls back to the float model with a warning.",

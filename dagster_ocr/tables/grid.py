@@ -222,9 +222,10 @@ def _ruled_grids(
     version pinned in requirements.lock, tests/unit/test_tables.py compares against
     ``find_tables``) run here with words in place of characters: the same tables on every ICDAR,
     tabula-java and camelot file of the corpus in a third of the time (bench/tables_speed.py,
-    BENCHMARKS.md). The edges come from ``_make_edges`` (PyMuPDF's ``make_edges`` on the C-level
-    drawings), the cells from ``_GridFinder``. On another PyMuPDF than ``PORTED_FROM`` the port is
-    not trusted and ``find_tables(strategy="lines", use_layout=False)`` runs instead.
+    docs/benchmarks-history.md, "Tables (issue 4)"). The edges come from ``_make_edges`` (PyMuPDF's
+    ``make_edges`` on the C-level drawings), the cells from ``_GridFinder``. On another PyMuPDF than
+    ``PORTED_FROM`` the port is not trusted and ``find_tables(strategy="lines", use_layout=False)`` runs
+    instead.
 
     MuPDF's drawings are in unrotated page space: the edges are built there, then turned to display
     space before the grid is cut into cells (the cell search walks from top-left corners, so it must
