@@ -90,11 +90,13 @@ def test_a_file_with_an_old_mtime_is_caught_by_the_nightly_sweep(setup):
     os.utime(late, ns=(1, 1))  # copied with its 1970 modification time kept (cp -p, rsync -t)
     assert _tick(instance, store, cursor).run_requests == []
     resources = {"store": store, "warehouse": _warehouse(store)}
-    ctx = dg.build_schedule_context(instance=instance, resources=resources)
-    requests = nightly_ingestion(ctx)
-    assert [r.tags["dagster-ocr/file_name"] for r in requests] == ["restored.pdf"]
-    # and the next sweep finds nothing new
-    assert isinstance(nightly_ingestion(ctx), dg.SkipReason)
+    # closed when done: the context opens its own instance, and an unclosed one stays Dagster's
+    # current state storage after it is gone, failing the next definitions load in this process
+    with dg.build_schedule_context(instance=instance, resources=resources) as ctx:
+        requests = nightly_ingestion(ctx)
+        assert [r.tags["dagster-ocr/file_name"] for r in requests] == ["restored.pdf"]
+        # and the next sweep finds nothing new
+        assert isinstance(nightly_ingestion(ctx), dg.SkipReason)
 
 
 def test_cursor_ties_on_the_mark_are_not_lost(tmp_path):
@@ -136,7 +138,8 @@ def test_every_inbox_file_is_recorded_duplicates_included_and_a_rescan_adds_no_r
     # no new rows, last_seen moves on
     _tick(instance, store, cursor)
     resources = {"store": store, "warehouse": _warehouse(store)}
-    nightly_ingestion(dg.build_schedule_context(instance=instance, resources=resources))
+    with dg.build_schedule_context(instance=instance, resources=resources) as ctx:
+        nightly_ingestion(ctx)
     again = _files(store)
     assert len(again) == 3
     assert (again.last_seen > files.last_seen).all() and (again.first_seen == files.first_seen).all()
