@@ -11,6 +11,7 @@ from typing import Any
 
 import pymupdf
 
+from dagster_ocr import load_pymupdf_layout
 from dagster_ocr.layout import centre_inside, outside, overlap_share, transform_box
 from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
@@ -280,6 +281,8 @@ def _page_parts(
 
 def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool) -> list[tuple[Any, str]]:
     """Run the configured PyMuPDF finder; returns (pymupdf Table, strategy name) pairs."""
+    if finder in ("layout", "layout_text"):
+        load_pymupdf_layout()  # kept from loading at import: only these finders use it
     if finder == "layout":
         return [(t, "layout") for t in pg.find_tables(refine=refine).tables]
     if finder == "lines":
