@@ -35,6 +35,32 @@ def corpus() -> Path:
     return CORPUS
 
 
+# ---- parallel runs (pytest-xdist: addopts "-n auto --dist loadscope --no-loadscope-reorder") -------
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: one worker per CPU this process may run on (a container's or taskset's CPU set,
+    where xdist's own count is every core of the host); PYTEST_XDIST_AUTO_NUM_WORKERS overrides."""
+    env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if env.isdigit():
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """On an xdist worker: the modules holding a test marked ``slow`` first (else collection order).
+
+    Workers take whole modules (loadscope: a module's fixtures are built once), so the longest ones
+    should start first and the many short ones fill in at the end: xdist's own reordering (most
+    tests first) left single-test modules such as the bench smoke test (~2 min) for last, with the
+    other worker idle meanwhile. Every worker sorts the same collection the same way; a run
+    without xdist keeps the plain collection order."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items[:] = sorted(items, key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 # ---- the last lines of a run: which tests skipped, what they need, how to run them ------------------
 
 #: what to do about a skip reason that does not say it itself (matched at the reason's start)
