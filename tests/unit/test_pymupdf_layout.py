@@ -12,6 +12,16 @@ import textwrap
 import pytest
 
 
+def _layout_installed() -> None:
+    # not importorskip: this process imported dagster_ocr first, so pymupdf.layout is kept out of it
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version("pymupdf_layout")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("pymupdf_layout is not installed (PyMuPDF 2.0 installs it): make test does")
+
+
 def _run(code: str, **env: str) -> str:
     import os
 
@@ -44,7 +54,7 @@ def test_importing_the_package_keeps_the_layout_model_unloaded_and_quiet(corpus)
 
 
 def test_a_layout_finder_loads_the_model_on_demand(corpus) -> None:
-    pytest.importorskip("pymupdf.layout")
+    _layout_installed()
     pdf = next(p for p in sorted(corpus.glob("**/*.pdf")) if "us-" in p.name)
     out = _run(
         f"""
@@ -60,7 +70,7 @@ def test_a_layout_finder_loads_the_model_on_demand(corpus) -> None:
 
 
 def test_the_switch_loads_it_as_pymupdf_would() -> None:
-    pytest.importorskip("pymupdf.layout")
+    _layout_installed()
     out = _run(
         "import dagster_ocr, pymupdf; print(callable(pymupdf._get_layout))", DAGSTER_OCR_PYMUPDF_LAYOUT="1"
     )
