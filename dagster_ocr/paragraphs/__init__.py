@@ -11,8 +11,9 @@ document:
    out. Furniture never takes a page's body: a page whose every line would be furniture keeps
    them as body text (bare page numbers aside), and a document where running heads and page
    numbers would take most of its text (``furniture_max_share``: a form, a form letter, a short
-   contract whose pages share their lines) has no furniture at all. Lines inside a table region are left out too: the table stage owns them (unless the
-   "table" is a narrow grid of sentence-length cells: columns of prose, kept as paragraphs).
+   contract whose pages share their lines) has no furniture at all. Lines inside a table region
+   are left out too: the table stage owns them (unless the "table" is a narrow grid of
+   sentence-length cells: columns of prose, kept as paragraphs).
 2. **Rows.** Fragments of one visual line (the text layer often splits "5.1" from its title, or a
    bullet from its item) are merged into rows. A leading fragment made only of a lone bullet,
    control or private-use glyph (Wingdings bullets and check boxes) becomes the marker "•".
