@@ -35,7 +35,7 @@ def corpus() -> Path:
     return CORPUS
 
 
-# ---- parallel runs (pytest-xdist: addopts "-n auto --dist loadscope --no-loadscope-reorder") -------
+# ---- parallel runs (pytest-xdist: addopts "-n auto --dist loadfile --no-loadscope-reorder") --------
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
@@ -50,7 +50,7 @@ def pytest_xdist_auto_num_workers(config) -> int:
 def pytest_collection_modifyitems(config, items) -> None:
     """On an xdist worker: the modules holding a test marked ``slow`` first (else collection order).
 
-    Workers take whole modules (loadscope: a module's fixtures are built once), so the longest ones
+    Workers take whole modules (loadfile: a module's fixtures are built once), so the longest ones
     should start first and the many short ones fill in at the end: xdist's own reordering (most
     tests first) left single-test modules such as the bench smoke test (~2 min) for last, with the
     other worker idle meanwhile. Every worker sorts the same collection the same way; a run
