@@ -1,5 +1,5 @@
 """Reading order of OCR'd multi-column pages, level and askew (issue 21): CER of the text in reading
-order, with the skew correction (``ocr.base.page_skew``) and without it, from one recognition each.
+order, with the skew correction (``ocr.order.page_skew``) and without it, from one recognition each.
 
 Pages: generated two- and three-column pages of prose (PyMuPDF, Times 9.5 pt, gutters 12-24 pt,
 a title across), rendered at 150 dpi and turned by -3..3 degrees as a scanner feeding a sheet
@@ -40,7 +40,7 @@ import _common as C
 import ocr_cpu
 from support.text_metrics import cer, normalize_whitespace
 
-from dagster_ocr.ocr import base
+from dagster_ocr.ocr import base, order
 from dagster_ocr.ocr.rapid import RapidOcrEngine
 from dagster_ocr.ocr.settings import OcrSettings, RapidOcrSettings
 
@@ -213,7 +213,8 @@ def _texts(engine: RapidOcrEngine, image: np.ndarray, ink: bool = True) -> tuple
         )
 
     corrected = text()
-    with mock.patch.object(base, "page_skew", return_value=0.0):
+    # patched where reading_order looks it up (ocr.order), not where base re-exports it
+    with mock.patch.object(order, "page_skew", return_value=0.0):
         level = text()
     return skew, corrected, level
 

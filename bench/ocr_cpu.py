@@ -48,8 +48,9 @@ sys.path.insert(2, str(ROOT / "bench"))  # _common, long_scan: the generated sca
 
 from support.text_metrics import cer, normalize_whitespace, substring_cer  # noqa: E402
 
-from dagster_ocr.ocr.base import _capped_zoom, _pixmap_to_array, _scan_zoom, ocr_page  # noqa: E402
+from dagster_ocr.ocr.base import ocr_page  # noqa: E402
 from dagster_ocr.ocr.rapid import RapidOcrEngine  # noqa: E402
+from dagster_ocr.ocr.render import _capped_zoom, _pixmap_to_array, _scan_zoom  # noqa: E402
 from dagster_ocr.ocr.settings import OcrSettings, RapidOcrSettings  # noqa: E402
 
 CORPUS = Path(os.environ.get("DAGSTER_OCR_CORPUS", ROOT.parent / "shared" / "corpus"))

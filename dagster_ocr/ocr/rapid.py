@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, channel_mean, ink_text_height, split_at_ink_bands
+from dagster_ocr.ocr.engine import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.ink import channel_mean, ink_text_height, split_at_ink_bands
 from dagster_ocr.ocr.settings import RapidOcrSettings
 
 logger = logging.getLogger(__name__)

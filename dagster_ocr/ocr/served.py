@@ -29,7 +29,7 @@ import numpy as np
 import pymupdf
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.engine import OcrEngineBase, OcrLine
 from dagster_ocr.ocr.settings import ServedOcrSettings
 
 logger = logging.getLogger(__name__)

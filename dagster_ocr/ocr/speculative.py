@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from dagster_ocr.errors import EngineError
-from dagster_ocr.ocr.base import OcrEngineBase, OcrLine
+from dagster_ocr.ocr.engine import OcrEngineBase, OcrLine
 from dagster_ocr.ocr.models import LoadedModels, load_models
 from dagster_ocr.ocr.settings import TransformersOcrSettings
 from dagster_ocr.ocr.stats import DecodeStats, PageDecodeStats

@@ -24,7 +24,7 @@ document:
    widest gap that exposes one; a short row across a channel with column text beside it (a
    caption) floats after its band's columns. A band mostly in a right-to-left script reads its
    columns from the right, and its rows join their fragments from the right. On an OCR page the
-   lines keep the order the OCR stage gave them (``ocr.base.reading_order``, from the whole
+   lines keep the order the OCR stage gave them (``ocr.order.reading_order``, from the whole
    image). A drop cap is joined to the word it begins.
 4. **Paragraphs.** Consecutive rows of one flow are split on a vertical gap that is large for the
    local line height, a change of indentation, font size or style, a short line ending a

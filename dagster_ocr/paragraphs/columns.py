@@ -51,7 +51,7 @@ def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tu
     column by column: from the right when most of their text is in a right-to-left script. A
     row that crosses a channel with column text beside it (a caption or label set between the
     columns, a pull quote) floats: it is read after the columns of its band, so it neither cuts
-    the columns nor splices itself into their sentences (the OCR stage's rule, ``ocr.base``).
+    the columns nor splices itself into their sentences (the OCR stage's rule, ``ocr.order``).
     """
 
     parts: list[tuple[bool, list[_Row]]] = []

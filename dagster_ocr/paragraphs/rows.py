@@ -221,7 +221,7 @@ def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
 def _ocr_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
     """Rows of an OCR page, keeping the order the lines come in, with ``flow`` set relative to 0.
 
-    The OCR stage already put the page's lines in reading order (``ocr.base.reading_order``:
+    The OCR stage already put the page's lines in reading order (``ocr.order.reading_order``:
     columns, bands, captions floated after their columns) from the whole image's layout; sorting
     them again top-down here would read across the columns. Consecutive lines on one visual line
     (the engine cut a line at a wide gap) merge; a row that is not below the previous one in the

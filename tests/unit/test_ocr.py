@@ -773,7 +773,7 @@ def test_no_cut_in_single_column_text_tables_of_one_line_or_askew_pages():
 
 
 def test_a_glyph_of_the_next_column_at_a_boxs_end_is_not_its_ink():
-    from dagster_ocr.ocr.base import _without_slivers
+    from dagster_ocr.ocr.ink import _without_slivers
 
     ink = np.zeros(300, dtype=bool)
     ink[5:250] = True

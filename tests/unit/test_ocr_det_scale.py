@@ -126,7 +126,8 @@ def test_the_channel_mean_is_numpys_bit_for_bit_and_only_where_asked():
 
 
 def test_the_lines_region_holds_every_box_and_polygon():
-    from dagster_ocr.ocr.base import OcrLine, _lines_region
+    from dagster_ocr.ocr.engine import OcrLine
+    from dagster_ocr.ocr.ink import _lines_region
 
     lines = [
         OcrLine("a", (10, 20, 50, 30), 0.9, quad=(8, 19, 50, 20, 51, 31, 9, 30)),

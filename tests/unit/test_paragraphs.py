@@ -977,7 +977,7 @@ def test_right_to_left_fragments_of_one_line_join_from_the_right() -> None:
 
 def test_ocr_lines_keep_the_ocr_stage_reading_order() -> None:
     # an OCR page: two columns with a short caption set across the gutter between them. The OCR
-    # stage read it column by column, the caption after the columns (ocr.base.reading_order);
+    # stage read it column by column, the caption after the columns (ocr.order.reading_order);
     # the paragraphs keep that order instead of sorting the lines top-down again, which read
     # every row across both columns when the caption hid the gutter
     left = [f"left column line {i} of running text goes on and" for i in range(8)]

@@ -1,0 +1,210 @@
+"""Engine lines in reading order: columns, bands and rows, decided on a page turned level.
+
+rapidocr returns lines in detection order, which scrambles columns; ``reading_order`` puts them
+in the order people read them. A scan fed in askew is levelled first (``page_skew``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from dagster_ocr.layout import bands, column, crosses, find_gutters, is_rtl, v_overlap
+from dagster_ocr.model import BBox
+from dagster_ocr.ocr.engine import OcrLine
+from dagster_ocr.ocr.settings import OcrSettings
+
+
+def _line_box(ln: OcrLine) -> BBox:
+    return ln.bbox
+
+
+def _rows(items: list[OcrLine]) -> list[list[OcrLine]]:
+    """Lines grouped into rows (boxes that overlap vertically by half the smaller height), each
+    row left to right, rows top to bottom. A row's extent grows with each line it takes, so a
+    form row or a table row the detector split into several boxes reads as one row, even when its
+    boxes are a little misaligned. A row of a right-to-left script reads right to left."""
+    rows = bands(items, _line_box, grow=True)
+    return [row[::-1] if len(row) > 1 and is_rtl("".join(ln.text for ln in row)) else row for row in rows]
+
+
+def _is_column_text(ln: OcrLine, s: OcrSettings) -> bool:
+    return len(ln.text.strip()) >= s.column_min_chars
+
+
+def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -> list[tuple[float, float]]:
+    """White vertical channels between text columns, as (x_start, x_end), left to right.
+
+    Only lines of running text (``column_min_chars``) narrower than ``column_max_share`` of the
+    page's text width shape the channels: a full-width heading, a short caption or a table cell
+    may cross a gutter without hiding it. A channel counts when it is at least half a line height
+    wide and has ``column_min_lines`` such lines wholly on each side, so a table's columns of
+    numbers and a form's label/value pairs are read row by row instead.
+    """
+    texty = [
+        ln.bbox
+        for ln in items
+        if _is_column_text(ln, s) and ln.bbox[2] - ln.bbox[0] < s.column_max_share * span
+    ]
+    if len(texty) < 2 * s.column_min_lines:
+        return []
+    return find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
+
+
+def _segment(
+    items: list[OcrLine], span: float, line_h: float, s: OcrSettings, depth: int = 0
+) -> list[OcrLine]:
+    """``items`` in reading order: column by column between full-width lines, each column in rows.
+
+    Walking the lines top-down, a line crossing a gutter with no column text beside it (a title,
+    a full-width paragraph or table) closes the band of columns above it and is read in its place;
+    one with column text on either side (a caption under a figure the columns wrap around, a
+    pull quote) floats and is read after the band's columns. Each column is analysed again, as it
+    may hold its own sub-columns.
+    """
+    gutters = _gutters(items, span, line_h, s) if depth < 4 else []
+    if not gutters:
+        return [ln for row in _rows(items) for ln in row]
+
+    inside = [ln for ln in items if not crosses(ln.bbox, gutters)]
+
+    def beside(ln: OcrLine) -> bool:
+        # column text overlapping ``ln`` vertically, left or right of it
+        h = ln.bbox[3] - ln.bbox[1]
+        return any(
+            v_overlap(ln.bbox, o.bbox) > 0.3 * min(h, o.bbox[3] - o.bbox[1])
+            and (o.bbox[2] <= ln.bbox[0] or o.bbox[0] >= ln.bbox[2])
+            for o in inside
+        )
+
+    out: list[OcrLine] = []
+    band: list[OcrLine] = []
+    floats: list[OcrLine] = []
+    wide: list[OcrLine] = []
+
+    def flush_band() -> None:
+        cols: dict[int, list[OcrLine]] = {}
+        for ln in band:
+            cols.setdefault(column(ln.bbox, gutters), []).append(ln)
+        # a band mostly in a right-to-left script reads its columns from the right
+        rtl = 2 * sum(len(ln.text) for ln in band if is_rtl(ln.text)) > sum(len(ln.text) for ln in band)
+        for c in sorted(cols, reverse=rtl):
+            out.extend(_segment(cols[c], span, line_h, s, depth + 1))
+        out.extend(ln for row in _rows(floats) for ln in row)
+        band.clear()
+        floats.clear()
+
+    for ln in sorted(items, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+        if crosses(ln.bbox, gutters) and not beside(ln):
+            if band or floats:
+                flush_band()
+            wide.append(ln)
+            continue
+        if wide:
+            out.extend(x for row in _rows(wide) for x in row)
+            wide = []
+        (floats if crosses(ln.bbox, gutters) else band).append(ln)
+    if band or floats:
+        flush_band()
+    out.extend(x for row in _rows(wide) for x in row)
+    return out
+
+
+def reading_order(lines: list[OcrLine], settings: OcrSettings | None = None) -> list[OcrLine]:
+    """Lines in the order people read them: text columns one after the other, top to bottom.
+
+    Full-width lines (titles, single-column paragraphs, tables) split the page into bands; inside
+    a band each column is read top to bottom before the next; lines on one row (a table row, a
+    form field and its value) read left to right. Captions and other narrow blocks set between
+    columns are read after the columns around them.
+
+    A scan fed in askew is read as if it were level: where the detector's polygons (``quad``) say
+    the lines lean, the order is decided on the lines turned back by that angle (``page_skew``).
+    Without that a tilt of 1.5 degrees moves the two ends of a column's gutter past each other by
+    more than a narrow gutter is wide, no vertical white strip is left, and the columns are read
+    across, row by row.
+    """
+    if len(lines) <= 1:
+        return list(lines)
+    s = settings or OcrSettings()
+    skew = page_skew(lines)
+    as_given = not skew and all(ln.ink is None for ln in lines)
+    if as_given:
+        level = list(lines)
+    else:
+        level = [_turned(_inked(ln), -skew) if skew else _inked(ln) for ln in lines]
+    # the line height is the detector's (padded) box height, whatever part of it is inked
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in level)
+    line_h = heights[len(heights) // 2]
+    span = max(ln.bbox[2] for ln in level) - min(ln.bbox[0] for ln in level)
+    ordered = _segment(level, span, line_h, s)
+    if as_given:
+        return ordered
+    original = {id(t): ln for t, ln in zip(level, lines, strict=True)}
+    return [original[id(t)] for t in ordered]
+
+
+def _cut_quad(q: Sequence[float], t0: float, t1: float) -> tuple[float, ...]:
+    """The part of polygon ``q`` (top-left, top-right, bottom-right, bottom-left) between fractions
+    ``t0`` and ``t1`` of its length."""
+    tl, tr, br, bl = ((q[i], q[i + 1]) for i in range(0, 8, 2))
+
+    def at(a: tuple[float, float], b: tuple[float, float], t: float) -> tuple[float, float]:
+        return a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])
+
+    return (*at(tl, tr, t0), *at(tl, tr, t1), *at(bl, br, t1), *at(bl, br, t0))
+
+
+def _inked(line: OcrLine) -> OcrLine:
+    """``line`` cut to the part of its length that holds ink (for ordering only), where measured."""
+    if line.ink is None:
+        return line
+    t0, t1 = line.ink
+    q = line.quad
+    if q is not None and len(q) == 8:
+        q = _cut_quad(q, t0, t1)
+        xs = q[0::2]
+        # the box keeps the detector's height: only the horizontal padding is taken off
+        bbox = (min(xs), line.bbox[1], max(xs), line.bbox[3])
+    else:
+        x0, y0, x1, y1 = line.bbox
+        bbox = (x0 + t0 * (x1 - x0), y0, x0 + t1 * (x1 - x0), y1)
+        q = None
+    return OcrLine(line.text, bbox, line.confidence, line.upside_down, q)
+
+
+#: tilts below this many degrees are left alone (they move a 600-pt column's ends by < 2 pt);
+#: above the maximum a page is not askew but turned, which orientation detection handles
+_MIN_SKEW_DEG, _MAX_SKEW_DEG = 0.3, 8.0
+
+
+def page_skew(lines: Sequence[OcrLine]) -> float:
+    """The angle (radians, positive when lines fall to the right in image coordinates) by which a
+    page's text lines lean, from the detector's polygons: the median slope of the top and bottom
+    edges of lines at least four times as long as tall, where five or more such lines agree on a
+    tilt within ``_MIN_SKEW_DEG``-``_MAX_SKEW_DEG``; else 0.0 (level, or not known)."""
+    slopes = []
+    for ln in lines:
+        q = ln.quad
+        if q is None or len(q) != 8:
+            continue
+        width = math.hypot(q[2] - q[0], q[3] - q[1])
+        if width < 4 * max(math.hypot(q[6] - q[0], q[7] - q[1]), 1.0):
+            continue
+        slopes.append((math.atan2(q[3] - q[1], q[2] - q[0]) + math.atan2(q[5] - q[7], q[4] - q[6])) / 2)
+    if len(slopes) < 5:
+        return 0.0
+    slopes.sort()
+    angle = slopes[len(slopes) // 2]
+    return angle if _MIN_SKEW_DEG <= abs(math.degrees(angle)) <= _MAX_SKEW_DEG else 0.0
+
+
+def _turned(line: OcrLine, angle: float) -> OcrLine:
+    """``line`` with its polygon turned by ``angle`` radians about the image's origin and its box
+    the upright box of the turned polygon (for ordering only: a rigid turn keeps every relation)."""
+    q = line.quad
+    assert q is not None
+    c, sn = math.cos(angle), math.sin(angle)
+    xs = [q[i] * c - q[i + 1] * sn for i in range(0, 8, 2)]
+    ys = [q[i] * sn + q[i + 1] * c for i in range(0, 8, 2)]
+    return OcrLine(line.text, (min(xs), min(ys), max(xs), max(ys)), line.confidence, line.upside_down, None)
