@@ -24,7 +24,7 @@ test: $(STAMP)
 ui: $(STAMP)
 	@mkdir -p data/inbox data/dagster_home && cp deploy/dagster.local.yaml data/dagster_home/dagster.yaml
 	@echo "dagster-ocr UI: http://127.0.0.1:3000  (webserver and daemon: sensors, schedules, backfills)"
-	@echo "instance: data/dagster_home (queue of 2 runs, one slot per pool: ocr 1, duckdb_writer 1)"
+	@echo "instance: data/dagster_home (queue of 2 runs, one slot per pool: ocr 1, duckdb_writer 1, embeddings 1)"
 	@echo "drop files in data/inbox/ and turn on inbox_sensor, or add partitions and backfill"
 	DAGSTER_HOME=$(CURDIR)/data/dagster_home $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 

@@ -36,6 +36,7 @@ from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
 from assets.sensors import document_job, inbox_sensor, nightly_ingestion, record_files_job, reload_job
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
+from assets.vectors import PLAN_IO_MANAGER, VectorPlanIOManager
 from dagster_ocr.lake import is_lake_spec
 from resources import (
     DocumentStoreResource,
@@ -94,6 +95,8 @@ def build_definitions(
             # stage outputs (pickled core objects) per asset and partition, so one stage can be
             # re-run later without re-running the ones before it
             "io_manager": dg.FilesystemIOManager(base_dir=str(data / "assets")),
+            # the vector plan between kb_vectors' ops: one file per document, removed once stored
+            PLAN_IO_MANAGER: VectorPlanIOManager(base_dir=str(data / "assets")),
         },
     )
 

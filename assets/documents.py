@@ -1,7 +1,8 @@
 """The per-document assets, one per stage, so any stage can be re-run or backfilled on its own.
 
 source_documents (ingestion, external) → document_text → page_labels → tables → paragraphs →
-duckdb_tables (+ the quality checks) → quality_gate (the verdict) → knowledge_base. Each asset
+duckdb_tables (+ the quality checks) → quality_gate (the verdict) → knowledge_base → kb_vectors
+(assets/vectors.py). Each asset
 calls one core function and attaches metadata; nothing clever here (the gate's rules live in
 dagster_ocr.gate).
 """
@@ -30,7 +31,8 @@ from assets.partitions import (
 )
 from assets.schema_metadata import schema_metadata
 from assets.stopping import stop_not_retry
-from dagster_ocr import kb, pipeline, preview, thumbnails
+from assets.vectors import kb_vectors_asset
+from dagster_ocr import kb, kb_vectors, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, load_and_judge
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
@@ -48,7 +50,7 @@ QUALITY_CHECKS: tuple[str, ...] = SUITES
 
 #: the warehouse tables each DuckDB asset writes (their columns are the asset's column schema)
 DUCKDB_TABLES = ("documents", *CONTENT_TABLES, "quality_results", "document_partitions")
-KB_TABLES = ("kb_chunks", "kb_embeddings")
+KB_TABLES = ("kb_chunks",)  # kb_embeddings: kb_vectors' (assets/vectors.py)
 #: knowledge_base's check: was the document let in (the gate's verdict, on the knowledge base)
 ADMITTED_CHECK = "document_admitted"
 
@@ -470,7 +472,9 @@ def knowledge_base(
             )
         tag_run(context, doc_id, str(doc["file_name"]))
         if doc["status"] != "parsed":
-            wh.delete_kb(doc_id)  # a document quarantined since its last load leaves the KB now
+            # a document quarantined since its last load leaves the KB now, vectors and all
+            wh.delete_kb(doc_id)
+            kb_vectors.drop_vectors(wh, doc_id)
             warehouse.publish()
             context.log.info(f"{doc['file_name']} is {doc['status']}, left out: {doc['error']}")
             held = {
@@ -497,13 +501,10 @@ def knowledge_base(
                 metadata=held | {"chunks": 0},
             )
             return
-        kb_settings = settings.load().kb
-        chunks = kb.load_document(wh, doc_id, kb_settings, embed=False)
+        # the chunks only: BM25 search has the document now; its vectors are the next asset's
+        # (kb_vectors), embedded outside this writer pool
+        chunks = kb.load_document(wh, doc_id, settings.load().kb, embed=False)
         n = len(chunks)
-        # vectors for vector/hybrid search; skipped (BM25 still works) when the model is not installed
-        vectors = kb.embed_document(wh, doc_id, kb_settings)
-        if vectors.get("skipped"):
-            context.log.warning(f"{doc['file_name']}: no embeddings, BM25 search only: {vectors['skipped']}")
         warehouse.publish()
     yield dg.MaterializeResult(
         metadata={
@@ -513,10 +514,6 @@ def knowledge_base(
             "doc_id": doc_id,
             "chunks_from_tables": sum(1 for c in chunks if c["source_kind"] == "table"),
             "approved_by_hand": str(doc["error"] or "").startswith("approved by "),
-            "chunks_embedded": vectors["embedded"],
-            "chunks_embedding_reused": vectors["reused"],
-            "embedding_seconds": vectors["seconds"],
-            "embedding_skipped": str(vectors.get("skipped") or ""),
             **meter.figures(),
         },
         check_results=[
@@ -544,4 +541,5 @@ document_assets = [
     paragraphs,
     duckdb_tables,
     knowledge_base,
+    kb_vectors_asset,
 ]

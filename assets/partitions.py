@@ -73,6 +73,8 @@ def tag_run(context: dg.AssetExecutionContext, doc_id: str, file_name: str, **ex
 OCR_POOL = "ocr"
 #: pool of every step that writes the DuckDB file: DuckDB allows one writing process per file
 DUCKDB_WRITER_POOL = "duckdb_writer"
+#: pool of the embedding step (kb_vectors): outside the writers' pool; the model uses every core
+EMBEDDINGS_POOL = "embeddings"
 
 #: Transient failures only ever reach Dagster as exceptions: an ``EngineError`` (OCR engine or
 #: model crashed), CUDA out-of-memory, a DuckDB file lock held by another process. Bad input never

@@ -51,7 +51,7 @@ document_job = dg.define_asset_job(
 
 reload_job = dg.define_asset_job(
     "reload_warehouse",
-    selection=dg.AssetSelection.assets("duckdb_tables", "quality_gate", "knowledge_base"),
+    selection=dg.AssetSelection.assets("duckdb_tables", "quality_gate", "knowledge_base", "kb_vectors"),
     description="Re-load documents into the warehouse and re-judge them (new thresholds, an approval) "
     "from the stage outputs already kept: no re-extraction, no OCR. What `dagster-ocr recheck` runs.",
     tags=JOB_TAGS,

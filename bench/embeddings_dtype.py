@@ -27,7 +27,7 @@ def chunk_texts(pdfs: list[Path], workdir: Path) -> list[str]:
     import stages
 
     from dagster_ocr.ingest import DocumentStore
-    from dagster_ocr.kb import _embed_input
+    from dagster_ocr.kb_vectors import embed_input
     from dagster_ocr.settings import Settings
     from dagster_ocr.warehouse import Warehouse
 
@@ -38,7 +38,7 @@ def chunk_texts(pdfs: list[Path], workdir: Path) -> list[str]:
     for pdf in pdfs:
         stages.run_core(store.register(pdf)[0], wh, settings)
     chunks = wh.query("SELECT chunk_id, section_title, text FROM kb_chunks ORDER BY doc_id, chunk_id")
-    return [_embed_input(chunks, i) for i in range(len(chunks))]
+    return [embed_input(chunks, i) for i in range(len(chunks))]
 
 
 def compare(texts: list[str], rounds: int) -> dict[str, Any]:

@@ -40,18 +40,18 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
-from dagster_ocr import embeddings, kb  # noqa: E402
+from dagster_ocr import embeddings, kb, kb_vectors  # noqa: E402
 
 
 def chunk_inputs(warehouse: Path, file_like: str) -> list[str]:
-    """What the stage embeds for each chunk of the matching documents (``kb._embed_input``)."""
+    """What the stage embeds for each chunk of the matching documents (``kb_vectors.embed_input``)."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
         ch = con.execute(
             "SELECT c.* FROM kb_chunks c JOIN documents d USING (doc_id) "
             "WHERE d.file_name LIKE ? ORDER BY c.doc_id, c.chunk_id",
             [file_like],
         ).df()
-    return [kb._embed_input(ch, i) for i in range(len(ch))]
+    return [kb_vectors.embed_input(ch, i) for i in range(len(ch))]
 
 
 def tokens(args: argparse.Namespace) -> None:

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from dagster_ocr import embeddings
+from dagster_ocr import embeddings, kb_vectors
 from dagster_ocr.search_index import SearchIndex, tokenize
 from dagster_ocr.warehouse import Warehouse
 
@@ -303,106 +302,30 @@ def load_document(
     return chunks
 
 
-#: vectors per DataFrame handed to DuckDB
-_VECTOR_BATCH = 1000
-
-
 def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None) -> dict[str, Any]:
     """Embed the document's loaded chunks and replace its ``kb_embeddings`` rows (one transaction).
 
-    A chunk whose text is unchanged since the last load keeps its vector (matched by ``text_md5``),
-    so re-loading a document after a settings change embeds only what changed. Returns figures for
-    the asset's metadata: ``embedded`` (computed now), ``reused``, ``seconds`` and ``skipped`` (the
-    reason, when embeddings are unavailable here and the document keeps BM25 only).
+    The three steps of :mod:`dagster_ocr.kb_vectors` in a row (the Dagster asset ``kb_vectors``
+    runs them as separate ops, embedding outside the warehouse writers' pool). A chunk whose text
+    is unchanged since the last load keeps its vector. Returns figures for the asset's metadata:
+    ``embedded`` (computed now), ``reused``, ``seconds`` and ``skipped`` (the reason, when
+    embeddings are off or unavailable here and the document keeps BM25 only).
     """
-    import time
-
     s = settings or KbSettings()
-    if not s.embeddings:
-        # switched off: drop the document's old vectors rather than keep ones nobody refreshes
-        warehouse.write(_delete_embeddings(doc_id), lock=doc_id)
-        return {"embedded": 0, "reused": 0, "seconds": 0.0, "skipped": "embeddings are off in the settings"}
-    chunks = warehouse.query(
-        "SELECT chunk_id, section_title, context, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id",
-        [doc_id],
-    )
-    old = warehouse.query(
-        "SELECT text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
-        [doc_id, embeddings.MODEL_NAME],
-    )
-    known = {
-        h: np.asarray(v, dtype=np.float32) for h, v in zip(old["text_md5"], old["embedding"], strict=False)
+    plan = kb_vectors.plan_vectors(warehouse, doc_id, enabled=s.embeddings)
+    plan = kb_vectors.compute_vectors(plan, **embedder_options(s))
+    return kb_vectors.store_vectors(warehouse, plan)
+
+
+def embedder_options(s: KbSettings) -> dict[str, Any]:
+    """The settings :func:`kb_vectors.compute_vectors` takes, from the knowledge-base settings."""
+    return {
+        "device": s.embed_device,
+        "max_tokens": s.embed_max_tokens,
+        "dtype": s.embed_dtype,
+        "runtime": s.embed_runtime,
+        "batch_size": s.embed_batch_size,
     }
-    # text_md5 is md5(kb_chunks.text), what search joins vectors on; the context (document and
-    # section) is fixed for a chunk's text within a document
-    hashes = [embeddings.text_md5(t) for t in chunks["text"]]
-    todo = [i for i, h in enumerate(hashes) if h not in known]
-    figures: dict[str, Any] = {"embedded": 0, "reused": len(chunks) - len(todo), "seconds": 0.0}
-    started = time.perf_counter()
-    if todo:
-        embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype, s.embed_runtime)
-        if embedder is None:
-            # keep BM25 working: the chunks are loaded, the document just has no vectors
-            figures["skipped"] = embeddings.unavailable_reason() or "the embedding model failed to load"
-            warehouse.write(_delete_embeddings(doc_id), lock=doc_id)
-            return figures
-        vectors = embedder.embed([_embed_input(chunks, i) for i in todo], s.embed_batch_size)
-        for i, vector in zip(todo, vectors, strict=True):
-            known[hashes[i]] = vector
-        figures["embedded"] = len(todo)
-    figures["seconds"] = round(time.perf_counter() - started, 3)
-    chunk_ids = chunks["chunk_id"].astype(str).tolist()
-    now = pd.Timestamp.now(tz="UTC").tz_localize(None)
-
-    def store(con: Any) -> None:
-        con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
-        # in batches: a vector as a Python list is 384 float objects (~10 KB), so a long document's
-        # vectors converted at once would cost hundreds of MB
-        for start in range(0, len(hashes), _VECTOR_BATCH):
-            part = hashes[start : start + _VECTOR_BATCH]
-            rows = pd.DataFrame(
-                {
-                    "doc_id": doc_id,
-                    "chunk_id": chunk_ids[start : start + _VECTOR_BATCH],
-                    "model": embeddings.MODEL_NAME,
-                    "text_md5": part,
-                    "embedding": [known[h].tolist() for h in part],
-                    "embedded_at": now,
-                }
-            )
-            con.register("_vectors", rows)
-            try:
-                con.execute(
-                    f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)
-                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at
-                    FROM _vectors"""
-                )
-            finally:
-                con.unregister("_vectors")
-
-    warehouse.write(store, lock=doc_id)
-    if figures["embedded"]:
-        log.info(
-            "embedded %d chunks of %s in %.2f s (%.1f chunks/s)",
-            figures["embedded"],
-            doc_id,
-            figures["seconds"],
-            figures["embedded"] / max(figures["seconds"], 1e-9),
-        )
-    return figures
-
-
-def _delete_embeddings(doc_id: str) -> Any:
-    return lambda con: con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
-
-
-def _embed_input(chunks: pd.DataFrame, row: int) -> str:
-    # what the chunk is about besides its words, as for BM25: its document and section path
-    context = chunks["context"].iat[row]
-    title = chunks["section_title"].iat[row]
-    head = context if isinstance(context, str) and context else title if isinstance(title, str) else ""
-    text = str(chunks["text"].iat[row])
-    return f"{head}\n{text}" if head else text
 
 
 # ------------------------------------------------------------------------------------------ search

@@ -26,6 +26,7 @@ def test_definitions_hold_every_stage_partitioned_by_document():
         "duckdb_tables",
         "quality_gate",
         "knowledge_base",
+        "kb_vectors",
     }
     assert keys == stages | {"quarantine"}
     for key in stages:
@@ -58,11 +59,13 @@ def test_the_graph_reads_as_the_pipeline_ingestion_to_gate_to_knowledge_base():
         ("paragraphs", "duckdb_tables"),
         ("duckdb_tables", "quality_gate"),
         ("quality_gate", "knowledge_base"),
+        ("knowledge_base", "kb_vectors"),
     ]
     for upstream, downstream in edges:
         assert upstream in parents(downstream), (upstream, downstream)
     assert parents("source_documents") == set()
     assert parents("knowledge_base") == {"quality_gate"}
+    assert parents("kb_vectors") == {"knowledge_base"}
     assert parents("quarantine") == {"quality_gate"}
     # ingestion is the sensor's work, not a run's: an external asset, left out of every job
     assert not graph.get(dg.AssetKey("source_documents")).is_executable
@@ -78,6 +81,7 @@ def test_the_graph_reads_as_the_pipeline_ingestion_to_gate_to_knowledge_base():
         "paragraphs",
         "duckdb_tables",
         "knowledge_base",
+        "kb_vectors",  # a graph-backed asset: one node, its three ops inside
     }
     assert defs.resolve_assets_def("quality_gate") is defs.resolve_assets_def("duckdb_tables")
     # a document backfill stays one run per document, and never pulls in the unpartitioned list
@@ -277,3 +281,18 @@ def test_core_packages_depend_one_way():
                 out.setdefault(unit(target), where)
     cycle = _find_cycle(units)
     assert cycle is None, _describe(cycle, units)
+
+
+def test_embedding_runs_outside_the_warehouse_writers_pool():
+    """kb_vectors reads and writes the warehouse in the writer pool, and embeds in its own pool
+    (issue 34 item 5): a document's embedding never keeps another document's load waiting."""
+    from assets.partitions import DUCKDB_WRITER_POOL, EMBEDDINGS_POOL
+
+    graph_def = defs.resolve_assets_def("kb_vectors").node_def
+    pools = {node.name: node.definition.pool for node in graph_def.nodes}
+    assert pools == {
+        "kb_vector_plan": DUCKDB_WRITER_POOL,
+        "kb_embed": EMBEDDINGS_POOL,
+        "kb_store_vectors": DUCKDB_WRITER_POOL,
+    }
+    assert defs.resolve_assets_def("knowledge_base").op.pool == DUCKDB_WRITER_POOL

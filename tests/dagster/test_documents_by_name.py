@@ -230,6 +230,7 @@ def test_the_duckdb_assets_columns_are_the_real_tables(world):
     shown = {
         "duckdb_tables": DUCKDB_TABLES,
         "knowledge_base": KB_TABLES,
+        "kb_vectors": ("kb_embeddings",),
         "quarantine": ("quarantine",),
     }
     # quarantine's columns are metadata of their own ("columns"): a Columns section would sit

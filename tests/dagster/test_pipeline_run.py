@@ -116,6 +116,17 @@ def test_blocking_check_holds_back_the_knowledge_base(mixed_run):
     assert n["us-020.pdf"] > 0
     assert n["garbled.pdf"] == 0
     assert all(n[f] == 0 for f in ("empty.pdf", "encrypted.pdf", "corrupt.pdf"))
+    # kb_vectors ran after knowledge_base for the loaded documents only (skipped for held-back ones)
+    vectors = wh.query(
+        "SELECT d.file_name, count(e.chunk_id) AS n FROM documents d "
+        "LEFT JOIN kb_embeddings e USING (doc_id) GROUP BY ALL"
+    )
+    v = dict(zip(vectors.file_name, vectors.n, strict=True))
+    assert v["us-020.pdf"] == n["us-020.pdf"]
+    assert v["garbled.pdf"] == 0
+    # the plans handed between kb_vectors' ops are removed once the vectors are stored
+    plans = wh.path.parent / "w_data" / "assets" / "kb_vector_plans"
+    assert plans.is_dir() and not list(plans.iterdir())
     quarantine = wh.query("SELECT file_name, failed_expectations FROM quarantine")
     assert "garbled.pdf" in set(quarantine.file_name)
     # what was extracted from the held-back document stays queryable

@@ -55,7 +55,9 @@ def test_bench_quick_mode(corpus: Path, tmp_path: Path) -> None:
         "duckdb_load",
         "checks",
         "knowledge_base",
+        "kb_vectors",
     }
+    assert 0 < stages["writer_pool_ms_per_page"]
     assert abs(sum(stages["share"].values()) - 1.0) < 1e-6
     assert stages["tables_ms_per_page_by_finder"]
     pps = res["peers"]["corpus"]["pages_per_second"]

@@ -202,3 +202,24 @@ def test_bfloat16_vectors_agree_with_float32_ones():
     half = embeddings.get_embedder(dtype="bfloat16").embed(texts)
     assert half.dtype == np.float32
     assert float(np.min(np.sum(full * half, axis=1))) > 0.99
+
+
+@needs_model
+def test_the_three_vector_steps_embed_a_repeated_text_once_and_survive_a_pickle(warehouse):
+    """kb_vectors' ops: the plan (read), the embedding (no warehouse), the store (write); the plan
+    crosses ops as a pickle, and a text two chunks share is embedded once, stored for both."""
+    import pickle
+
+    from dagster_ocr import kb_vectors
+
+    warehouse.write_kb("good", [_chunk(*t) for t in TEXTS] + [_chunk("c4", "5", TEXTS[0][2])])
+    plan = pickle.loads(pickle.dumps(kb_vectors.plan_vectors(warehouse, "good")))
+    assert len(plan.hashes) == 5 and len(plan.todo_inputs) == 4
+    plan = pickle.loads(pickle.dumps(kb_vectors.compute_vectors(plan)))
+    figures = kb_vectors.store_vectors(warehouse, plan)
+    assert figures["embedded"] == 4 and figures["reused"] == 1
+    rows = warehouse.query("SELECT chunk_id, embedding FROM kb_embeddings WHERE doc_id = 'good' ORDER BY 1")
+    assert list(rows.chunk_id) == ["c0", "c1", "c2", "c3", "c4"]
+    assert np.allclose(rows.embedding.iat[0], rows.embedding.iat[4])
+    # a second plan finds every vector kept: nothing to embed
+    assert kb_vectors.plan_vectors(warehouse, "good").todo_inputs == []

@@ -1,0 +1,165 @@
+"""``kb_vectors``: the knowledge base's vectors, embedded outside the warehouse writers' pool.
+
+A graph-backed asset of three ops, so the costly middle one (the embedding model, ~0.35 CPU s a
+page of a born-digital report on this CPU) holds neither the DuckDB file nor the
+``duckdb_writer`` pool: another document's load, gate and chunks go on while it runs. The two
+ends read and write the warehouse in milliseconds inside the writer pool; the middle op has its
+own pool, ``embeddings`` (one slot unless set: the model already uses every core).
+
+    knowledge_base ─▶ kb_vector_plan [duckdb_writer] ─▶ kb_embed [embeddings]
+                  ─▶ kb_store_vectors [duckdb_writer]
+
+A document held back by the gate has no ``knowledge_base`` materialization, so this asset is
+skipped for it. BM25 search works as soon as ``knowledge_base`` is done; vector and hybrid search
+use a document's vectors once this asset has materialized.
+"""
+
+# no `from __future__ import annotations`: Dagster checks the context annotation as an object
+import hashlib
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.partitions import (
+    DOCUMENT_BACKFILL_POLICY,
+    DUCKDB_WRITER_POOL,
+    EMBEDDINGS_POOL,
+    OWNERS,
+    TRANSIENT_RETRY_POLICY,
+    documents_partitions,
+    resolve_document,
+)
+from assets.schema_metadata import schema_metadata
+from assets.stopping import stop_not_retry
+from dagster_ocr import kb, kb_vectors
+from dagster_ocr.admin.usage import UsageMeter
+from dagster_ocr.kb_vectors import VectorPlan
+from resources import DocumentStoreResource, SettingsResource, WarehouseResource
+
+#: the IO manager of the plan handed between the three ops (see :class:`VectorPlanIOManager`)
+PLAN_IO_MANAGER = "kb_vector_plans"
+#: the plans' folder under the IO managers' base_dir (beside the stage outputs, one file per document)
+PLAN_DIR = "kb_vector_plans"
+
+
+def plan_file_name(partition_key: str, output: str) -> str:
+    """A file name for a document's plan: the key's safe characters, then a hash of the whole key
+    (keys are file names, which may hold any character and collide once cut down)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", partition_key)[:60]
+    return f"{safe}.{hashlib.sha1(partition_key.encode()).hexdigest()[:12]}.{output}.pickle"
+
+
+class VectorPlanIOManager(dg.ConfigurableIOManager):
+    """The plan between the ops, one pickle per document and op under ``base_dir``.
+
+    Dagster's filesystem IO manager files an op's output under the run's id, so every run would
+    leave a plan behind (up to a few MB for a long report, with its vectors) and a million runs a
+    million files. Here a document has one file per op output, replaced by each run and removed by
+    ``kb_store_vectors`` once the vectors are stored. A pickle, not the run's memory, so a
+    per-step executor (one pod per step) still hands it on.
+    """
+
+    base_dir: str
+
+    def _path(self, context: dg.OutputContext | dg.InputContext, output: str) -> Path:
+        # the run's partition: one document a run (the ops need it to know the document)
+        return Path(self.base_dir) / PLAN_DIR / plan_file_name(context.partition_key, output)
+
+    def handle_output(self, context: dg.OutputContext, obj: VectorPlan) -> None:
+        path = self._path(context, context.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".part")
+        tmp.write_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(path)  # a crash never leaves half a plan under the real name
+
+    def load_input(self, context: dg.InputContext) -> VectorPlan:
+        upstream = context.upstream_output
+        assert upstream is not None  # an op input: always produced by the op before
+        return pickle.loads(self._path(context, upstream.name).read_bytes())  # noqa: S301 - our own file
+
+    def discard(self, partition_key: str) -> None:
+        """Remove a document's plans (its vectors are stored)."""
+        for output in ("plan", "embedded"):
+            (Path(self.base_dir) / PLAN_DIR / plan_file_name(partition_key, output)).unlink(missing_ok=True)
+
+
+@dg.op(
+    pool=DUCKDB_WRITER_POOL,
+    ins={"loaded": dg.In(dg.Nothing)},
+    out={"plan": dg.Out(VectorPlan, io_manager_key=PLAN_IO_MANAGER)},
+    retry_policy=TRANSIENT_RETRY_POLICY,
+    description="Read the document's chunks and the vectors kept for unchanged text (writer pool).",
+)
+@stop_not_retry
+def kb_vector_plan(
+    context: dg.OpExecutionContext,
+    store: DocumentStoreResource,
+    warehouse: WarehouseResource,
+    settings: SettingsResource,
+) -> VectorPlan:
+    doc_id = resolve_document(context, store.store())
+    plan = kb_vectors.plan_vectors(warehouse.warehouse(), doc_id, enabled=settings.load().kb.embeddings)
+    context.log.info(f"{len(plan.todo_inputs)} chunk text(s) to embed, {len(plan.known)} vector(s) kept")
+    return plan
+
+
+@dg.op(
+    pool=EMBEDDINGS_POOL,
+    out={"embedded": dg.Out(VectorPlan, io_manager_key=PLAN_IO_MANAGER)},
+    description="Embed the chunks with all-MiniLM-L6-v2 (no warehouse, no writer pool held).",
+)
+def kb_embed(context: dg.OpExecutionContext, settings: SettingsResource, plan: VectorPlan) -> VectorPlan:
+    meter = UsageMeter.start()
+    plan = kb_vectors.compute_vectors(plan, **kb.embedder_options(settings.load().kb))
+    if plan.skipped:
+        context.log.warning(f"no embeddings, BM25 search only: {plan.skipped}")
+    context.log.info(f"embedding: {plan.figures} {meter.figures()}")
+    return plan
+
+
+@dg.op(
+    pool=DUCKDB_WRITER_POOL,
+    retry_policy=TRANSIENT_RETRY_POLICY,
+    description="Replace the document's kb_embeddings rows (writer pool), then publish the snapshot.",
+)
+@stop_not_retry
+def kb_store_vectors(
+    context: dg.OpExecutionContext,
+    warehouse: WarehouseResource,
+    kb_vector_plans: dg.ResourceParam[VectorPlanIOManager],
+    embedded: VectorPlan,
+) -> dict[str, Any]:
+    figures = kb_vectors.store_vectors(warehouse.warehouse(), embedded)
+    warehouse.publish()
+    kb_vector_plans.discard(context.partition_key)
+    context.add_output_metadata(
+        {
+            "doc_id": embedded.doc_id,
+            "chunks": len(embedded.hashes),
+            "chunks_embedded": figures["embedded"],
+            "chunks_embedding_reused": figures["reused"],
+            "embedding_seconds": figures["seconds"],
+            "embedding_skipped": str(figures.get("skipped") or ""),
+        }
+    )
+    return figures
+
+
+@dg.graph_asset(
+    name="kb_vectors",
+    partitions_def=documents_partitions,
+    group_name="warehouse",
+    kinds={"duckdb"},
+    owners=OWNERS,
+    backfill_policy=DOCUMENT_BACKFILL_POLICY,
+    ins={"knowledge_base": dg.AssetIn(dagster_type=dg.Nothing)},
+    metadata=schema_metadata(("kb_embeddings",)),
+    description="all-MiniLM-L6-v2 vectors of the document's knowledge-base chunks (kb_embeddings), for "
+    "vector and hybrid search; embedded in the 'embeddings' pool, outside the warehouse writers' pool.",
+)
+def kb_vectors_asset(knowledge_base):
+    return kb_store_vectors(kb_embed(kb_vector_plan(loaded=knowledge_base)))

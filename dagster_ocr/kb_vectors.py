@@ -1,0 +1,199 @@
+"""The knowledge base's vectors in three steps, so that only two short ones touch the warehouse.
+
+Embedding a document's chunks is the costliest thing the pipeline does on a born-digital report
+(about 0.35 CPU s a page here, against 0.03 for every other stage but OCR), and the DuckDB file
+admits one writing process. Done inside the knowledge-base write, it kept every other document's
+load waiting on it. So the work is split by what it needs:
+
+1. :func:`plan_vectors` reads the chunks and the vectors stored for them (warehouse, milliseconds);
+2. :func:`compute_vectors` embeds the chunks whose text has no vector yet (CPU or GPU, no warehouse);
+3. :func:`store_vectors` replaces the document's ``kb_embeddings`` rows (one transaction).
+
+``kb.embed_document`` runs the three in a row; the Dagster asset ``kb_vectors`` runs them as three
+ops, the middle one outside the ``duckdb_writer`` pool. A :class:`VectorPlan` is what passes between
+them: it pickles (the ops' outputs go through the run's IO manager).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dagster_ocr import embeddings
+from dagster_ocr.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+#: vectors per DataFrame handed to DuckDB
+_VECTOR_BATCH = 1000
+
+
+@dataclasses.dataclass
+class VectorPlan:
+    """One document's chunks and what their vectors need: reused (same text) or to embed."""
+
+    doc_id: str
+    chunk_ids: list[str]
+    #: md5 of each chunk's stored text (``kb_chunks.text``), what search joins vectors on
+    hashes: list[str]
+    #: text md5 -> vector, for every chunk whose vector is known (stored, or computed by step 2)
+    known: dict[str, np.ndarray]
+    #: what the model reads for each chunk still without a vector (context line + text), and its md5
+    todo_inputs: list[str]
+    todo_hashes: list[str]
+    #: vectors are switched off in the settings: step 3 drops the document's old ones
+    off: bool = False
+    #: why no vectors could be computed here (the model is not installed...): BM25 only
+    skipped: str | None = None
+    #: seconds step 2 took
+    seconds: float = 0.0
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The counts for the asset's metadata and the CLI."""
+        out: dict[str, Any] = {
+            "embedded": 0 if self.skipped else len(self.todo_hashes),
+            "reused": len(self.hashes) - len(self.todo_hashes),
+            "seconds": round(self.seconds, 3),
+        }
+        if self.off:
+            out.update(embedded=0, reused=0, skipped="embeddings are off in the settings")
+        elif self.skipped:
+            out["skipped"] = self.skipped
+        return out
+
+
+def embed_input(chunks: pd.DataFrame, row: int) -> str:
+    """What the model reads for a chunk: what it is about besides its words, as for BM25 (its
+    document and section path), then its text."""
+    context = chunks["context"].iat[row]
+    title = chunks["section_title"].iat[row]
+    head = context if isinstance(context, str) and context else title if isinstance(title, str) else ""
+    text = str(chunks["text"].iat[row])
+    return f"{head}\n{text}" if head else text
+
+
+def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> VectorPlan:
+    """Step 1: the document's chunks and which of them need a vector (reads the warehouse).
+
+    A chunk whose text is unchanged since the last load keeps its vector (matched by md5), so
+    re-loading a document after a settings change embeds only what changed.
+    """
+    if not enabled:
+        return VectorPlan(doc_id, [], [], {}, [], [], off=True)
+    chunks = warehouse.query(
+        "SELECT chunk_id, section_title, context, text FROM kb_chunks WHERE doc_id = ? ORDER BY chunk_id",
+        [doc_id],
+    )
+    old = warehouse.query(
+        "SELECT text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
+        [doc_id, embeddings.MODEL_NAME],
+    )
+    hashes = [embeddings.text_md5(t) for t in chunks["text"]]
+    wanted = set(hashes)
+    known = {  # a vector of text the document no longer has is not carried along
+        h: np.asarray(v, dtype=np.float32)
+        for h, v in zip(old["text_md5"], old["embedding"], strict=False)
+        if h in wanted
+    }
+    todo = [i for i, h in enumerate(hashes) if h not in known]
+    # one input per distinct text: a repeated chunk text (a boilerplate line) is embedded once
+    first: dict[str, int] = {}
+    for i in todo:
+        first.setdefault(hashes[i], i)
+    return VectorPlan(
+        doc_id=doc_id,
+        chunk_ids=chunks["chunk_id"].astype(str).tolist(),
+        hashes=hashes,
+        known=known,
+        todo_inputs=[embed_input(chunks, i) for i in first.values()],
+        todo_hashes=list(first),
+    )
+
+
+def compute_vectors(
+    plan: VectorPlan,
+    device: str = "cpu",
+    max_tokens: int = 256,
+    dtype: str = "auto",
+    runtime: str = "auto",
+    batch_size: int = 32,
+) -> VectorPlan:
+    """Step 2: embed what the plan still lacks (no warehouse; the model loads once a process).
+
+    Without the model (package missing, failed load) the plan records why, and step 3 leaves the
+    document without vectors: BM25 search still works.
+    """
+    if plan.off or not plan.todo_inputs:
+        return plan
+    started = time.perf_counter()
+    embedder = embeddings.get_embedder(device, max_tokens, dtype, runtime)
+    if embedder is None:
+        plan.skipped = embeddings.unavailable_reason() or "the embedding model failed to load"
+        return plan
+    vectors = embedder.embed(plan.todo_inputs, batch_size)
+    plan.known.update(zip(plan.todo_hashes, vectors, strict=True))
+    plan.seconds = time.perf_counter() - started
+    log.info(
+        "embedded %d chunks of %s in %.2f s (%.1f chunks/s)",
+        len(plan.todo_hashes),
+        plan.doc_id,
+        plan.seconds,
+        len(plan.todo_hashes) / max(plan.seconds, 1e-9),
+    )
+    return plan
+
+
+def store_vectors(warehouse: Warehouse, plan: VectorPlan) -> dict[str, Any]:
+    """Step 3: replace the document's ``kb_embeddings`` rows in one transaction; the figures.
+
+    Only chunks the plan read are written: if the chunks were re-loaded in between (another run
+    of the document), a vector carries its text's md5 and search ignores one whose text changed.
+    """
+    doc_id = plan.doc_id
+    if plan.off or plan.skipped:
+        # off or unavailable: drop the document's old vectors rather than keep ones nobody refreshes
+        drop_vectors(warehouse, doc_id)
+        return plan.figures
+    now = pd.Timestamp.now(tz="UTC").tz_localize(None)
+
+    def store(con: Any) -> None:
+        con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
+        # in batches: a vector as a Python list is 384 float objects (~10 KB), so a long document's
+        # vectors converted at once would cost hundreds of MB
+        for start in range(0, len(plan.hashes), _VECTOR_BATCH):
+            part = plan.hashes[start : start + _VECTOR_BATCH]
+            rows = pd.DataFrame(
+                {
+                    "doc_id": doc_id,
+                    "chunk_id": plan.chunk_ids[start : start + _VECTOR_BATCH],
+                    "model": embeddings.MODEL_NAME,
+                    "text_md5": part,
+                    "embedding": [plan.known[h].tolist() for h in part],
+                    "embedded_at": now,
+                }
+            )
+            con.register("_vectors", rows)
+            try:
+                con.execute(
+                    f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)
+                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at
+                    FROM _vectors"""
+                )
+            finally:
+                con.unregister("_vectors")
+
+    warehouse.write(store, lock=doc_id)
+    return plan.figures
+
+
+def drop_vectors(warehouse: Warehouse, doc_id: str) -> None:
+    """Remove the document's vectors (it left the knowledge base, or vectors are off)."""
+    warehouse.write(
+        lambda con: con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id]), lock=doc_id
+    )
