@@ -35,7 +35,8 @@ from dagster_ocr.quality import (
     describe_failures,
     evaluate_document,
 )
-from dagster_ocr.warehouse import Approval, Warehouse, store_gate
+from dagster_ocr.warehouse import Approval, Warehouse
+from dagster_ocr.warehouse_writes import store_gate
 
 __all__ = [
     "Approval",

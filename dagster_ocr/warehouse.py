@@ -4,6 +4,10 @@ Every write replaces one document's rows inside one transaction (delete, then in
 re-run never duplicates rows and a crash mid-write leaves the previous version whole. Connections
 are short-lived: DuckDB lets one process hold a file for writing, and a long-held connection
 would lock analysts and other runs out (see docs/stack-facts.md, DuckDB).
+
+Here: the ``Warehouse`` (connections, the held file, writes, snapshots, reads). Beside it,
+``warehouse_writes`` (inserts, transactions, clearing a document, the gate's and the inbox's
+rows) and ``warehouse_rows`` (a parse as rows); the names callers import from here stay here.
 """
 
 from __future__ import annotations
@@ -15,29 +19,35 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
 
-from dagster_ocr import __version__
-from dagster_ocr.blocks import TablePlacement, block_sequence, place_tables, table_markdown, table_text
-from dagster_ocr.conservation import TextAccountant
-from dagster_ocr.docinfo import describe
 from dagster_ocr.ingest import FileSighting
-from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, Paragraph, ParagraphResult, Table
+from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
+from dagster_ocr.warehouse_rows import iter_document_rows
+from dagster_ocr.warehouse_writes import (
+    _INSERT_BATCH,
+    _STAGED,
+    CONTENT_TABLES,
+    _atomic,
+    _clear_document,
+    _insert,
+    _insert_rows,
+    _now,
+    _record_files,
+    store_gate,
+)
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: tables ``document_frames`` may read
 READABLE_TABLES = frozenset(
@@ -58,186 +68,8 @@ READABLE_TABLES = frozenset(
     }
 )
 
-#: tables holding one document's parsed content (replaced together by ``write_document``)
-CONTENT_TABLES = (
-    "pages",
-    "lines",
-    "sections",
-    "paragraphs",
-    "tables",
-    "table_cells",
-    "ocr_decode_stats",
-    "text_conservation",
-)
-
 #: a document of more pages than this is staged before it replaces the old rows (``write_document``)
 STAGE_ABOVE_PAGES = 256
-#: the private tables a long document's rows wait in, by the table they are for
-_STAGED = {table: f"_load_{table}" for table in ("documents", *CONTENT_TABLES)}
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
-
-#: every table a write may name; table names are the only SQL this module builds from values
-_WRITABLE = frozenset(
-    (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks", "approvals", "files", *_STAGED.values())
-)
-
-
-def _utf8(value: Any) -> Any:
-    # a lone surrogate (broken /ToUnicode, undecodable file name) fails DuckDB's UTF-8 conversion
-    # and with it the whole document's write: replace it instead
-    if isinstance(value, str) and not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return _SURROGATE.sub("\ufffd", value)
-    return value
-
-
-#: rows per DataFrame handed to DuckDB
-_INSERT_BATCH = 20_000
-#: the first pages a document's title, issuer, type and period are read from (docinfo)
-_INFO_PAGES = 3
-
-
-def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
-    if table not in _WRITABLE:
-        raise ValueError(f"not a warehouse table: {table!r}")
-    if not rows:
-        return
-    # in batches: a DataFrame of every line of a 5,000-page document is a few hundred MB on top of
-    # the rows themselves; one batch at a time keeps the load's memory flat in document length
-    for start in range(0, len(rows), _INSERT_BATCH):
-        batch = rows[start : start + _INSERT_BATCH]
-        frame = pd.DataFrame.from_records([{k: _utf8(v) for k, v in row.items()} for row in batch])
-        con.register("_rows", frame)
-        try:
-            # BY NAME: the DataFrame may carry a subset of the columns, in any order
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-        finally:
-            con.unregister("_rows")
-
-
-@contextlib.contextmanager
-def _atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """One transaction on ``con``: committed when the block ends, rolled back when it raises."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
-
-
-def _insert_rows(
-    con: duckdb.DuckDBPyConnection,
-    rows: Iterable[tuple[str, list[dict[str, Any]]]],
-    counts: dict[str, int],
-    into: dict[str, str] | None = None,
-) -> None:
-    """Insert (table, batch) pairs, each into ``into[table]`` when given; count rows per table."""
-    for table, batch in rows:
-        _insert(con, (into or {}).get(table, table), batch)
-        counts[table] += len(batch)
-
-
-def _clear_document(con: duckdb.DuckDBPyConnection, doc_id: str, known_only: bool = False) -> None:
-    """Delete a document's parsed rows, and what a new parse invalidates (its verdicts and its
-    knowledge-base chunks).
-
-    ``known_only`` (the lake): when the document has no ``documents`` row it has no content rows
-    either (they are only ever written with it, in one transaction), so only the tables written
-    apart from it are cleared. On DuckLake each DELETE costs a round of catalog queries (about
-    40 ms here, 11 tables: half a second per document), which a first load would pay for nothing.
-    """
-    tables: tuple[str, ...] = (*CONTENT_TABLES, "documents", "quality_results", "kb_chunks")
-    if known_only:
-        (n,) = con.execute("SELECT count(*) FROM documents WHERE doc_id = ?", [doc_id]).fetchone() or (0,)
-        if not n:
-            tables = ("quality_results", "kb_chunks")
-    for table in tables:  # constants only
-        con.execute(f"DELETE FROM {table} WHERE doc_id = ?", [doc_id])
-
-
-def store_gate(
-    con: duckdb.DuckDBPyConnection,
-    doc_id: str,
-    results: Sequence[dict[str, Any]],
-    status: DocStatus,
-    error: str | None,
-) -> None:
-    """Replace the document's ``quality_results`` and set its verdict, on ``con`` (in its transaction)."""
-    con.execute("DELETE FROM quality_results WHERE doc_id = ?", [doc_id])
-    now = _now()
-    _insert(con, "quality_results", [{**r, "doc_id": doc_id, "evaluated_at": now} for r in results])
-    con.execute("UPDATE documents SET status = ?, error = ? WHERE doc_id = ?", [str(status), error, doc_id])
-
-
-def _record_files(
-    con: duckdb.DuckDBPyConnection,
-    hashed: Sequence[FileSighting],
-    unhashed: Sequence[FileSighting],
-    seen_by: str,
-) -> dict[str, int]:
-    """``Warehouse.record_files``'s transaction (a lake may run it again after a write conflict)."""
-    counts = {"inserted": 0, "updated": 0}
-    known: dict[tuple[str, str], dt.datetime] = {}
-    first_path: dict[str, str] = {}
-    if hashed:
-        ids = sorted({s.doc_id for s in hashed if s.doc_id})
-        rows = con.execute(
-            "SELECT path, doc_id, first_seen FROM files WHERE doc_id IN (SELECT unnest(?)) "
-            "ORDER BY first_seen, path",
-            [ids],
-        ).fetchall()
-        for path, doc_id, first_seen in rows:
-            known[(path, doc_id)] = first_seen
-            first_path.setdefault(doc_id, path)
-    new_rows: list[dict[str, Any]] = []
-    updates: list[FileSighting] = []
-    # in the order seen (a pending sighting from an earlier scan first): the first path
-    # seen with given bytes is the original, every later one its duplicate
-    for s in sorted(hashed, key=lambda s: s.seen_at):
-        key = (s.path, str(s.doc_id))
-        if key in known:
-            updates.append(s)
-            continue
-        original = first_path.setdefault(str(s.doc_id), s.path)
-        known[key] = s.seen_at
-        new_rows.append(
-            {
-                "path": s.path,
-                "file_name": s.file_name,
-                "size": s.size,
-                "mtime": s.mtime,
-                "doc_id": s.doc_id,
-                "first_seen": s.seen_at,
-                "last_seen": s.seen_at,
-                "duplicate_of": None if original == s.path else original,
-                "last_seen_by": seen_by,
-            }
-        )
-    _insert(con, "files", new_rows)
-    counts["inserted"] = len(new_rows)
-    for s in updates:
-        (n,) = con.execute(
-            "UPDATE files SET last_seen = greatest(last_seen, ?), size = ?, mtime = ?, "
-            "file_name = ?, last_seen_by = ? WHERE path = ? AND doc_id = ?",
-            [s.seen_at, s.size, s.mtime, s.file_name, seen_by, s.path, s.doc_id],
-        ).fetchone() or (0,)
-        counts["updated"] += int(n)
-    for s in unhashed:
-        (n,) = con.execute(
-            "UPDATE files SET last_seen = greatest(last_seen, ?), last_seen_by = ? "
-            "WHERE path = ? AND size = ? AND mtime = ?",
-            [s.seen_at, seen_by, s.path, s.size, s.mtime],
-        ).fetchone() or (0,)
-        counts["updated"] += int(n)
-    return counts
 
 
 def search_path(warehouse_path: Path) -> Path:
@@ -658,278 +490,3 @@ class Warehouse:
             FROM documents d ORDER BY d.file_name
             """
         )
-
-
-def _paragraph_row(
-    doc_id: str,
-    b: Paragraph | Table,
-    reading_order: int,
-    placements: dict[str, TablePlacement],
-    page_label: Callable[[int], str],
-) -> dict[str, Any]:
-    """A ``paragraphs`` row: a paragraph or heading, or a table as its plain text (kind 'table',
-    ``paragraph_id`` its table_id, ``continued`` when merged across pages)."""
-    if isinstance(b, Table):
-        return {
-            "doc_id": doc_id,
-            "paragraph_id": b.table_id,
-            "section_id": placements[b.table_id].section_id,
-            "reading_order": reading_order,
-            "page_index": b.first_page_index,
-            "page_label": page_label(b.first_page_index),
-            "last_page_index": b.last_page_index,
-            "text": table_text(b.grid()),
-            "x0": b.bbox[0],
-            "y0": b.bbox[1],
-            "x1": b.bbox[2],
-            "y1": b.bbox[3],
-            "flags": [],
-            "kind": "table",
-            "continued": b.last_page_index > b.first_page_index,
-        }
-    return {
-        "doc_id": doc_id,
-        "paragraph_id": b.paragraph_id,
-        "section_id": b.section_id,
-        "reading_order": reading_order,
-        "page_index": b.page_index,
-        "page_label": b.page_label or page_label(b.page_index),
-        "last_page_index": b.last_page_index if b.last_page_index >= 0 else b.page_index,
-        "text": b.text,
-        "x0": b.bbox[0],
-        "y0": b.bbox[1],
-        "x1": b.bbox[2],
-        "y1": b.bbox[3],
-        "flags": list(b.flags),
-        "kind": b.kind,
-        "continued": b.continued,
-    }
-
-
-def iter_document_rows(
-    doc: ExtractedDocument,
-    labels: Sequence[PageLabel],
-    tables: Sequence[Table],
-    paragraphs: ParagraphResult,
-    document_extra: dict[str, Any] | None = None,
-    batch_size: int = _INSERT_BATCH,
-) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """(table, rows) for every contract table of one document, at most ``batch_size`` rows at a time.
-
-    The pages are read once, one at a time (they may come back from disk: see pagestore); the
-    ``documents`` row comes last, as it counts what the pages held. ``document_extra`` adds
-    columns to it.
-    """
-    doc_id = doc.source.doc_id
-    label_of = {lab.page_index: lab for lab in labels}
-
-    def page_label(i: int) -> str:
-        lab = label_of.get(i)
-        return lab.label if lab else str(i + 1)
-
-    pages: list[dict[str, Any]] = []
-    lines: list[dict[str, Any]] = []
-    decode_stats: list[dict[str, Any]] = []
-    n_ocr = 0
-    # what each page holds and whether its content stream is broken (absent in older outputs)
-    page_content = getattr(doc, "page_content", None) or {}
-    damaged = getattr(doc, "damaged_pages", None) or {}
-    blank_reasons = getattr(doc, "blank_reasons", None) or {}  # why an empty page is empty
-    # where every character of each page went (paragraph, heading, cell, furniture, lost)
-    accountant = TextAccountant(paragraphs, tables)
-    first_pages: list[list[tuple[str, float]]] = []  # what the document is (docinfo) is read from these
-    for page in doc.pages:
-        accountant.page(page)
-        if len(first_pages) < _INFO_PAGES:
-            first_pages.append([(ln.text, ln.size if ln.spans else 0.0) for ln in page.lines])
-        n_ocr += str(page.text_source) == "ocr"
-        if page.decode_stats:
-            decode_stats.append(
-                {
-                    **page.decode_stats,
-                    "doc_id": doc_id,
-                    "page_index": page.index,
-                    "page_label": page_label(page.index),
-                }
-            )
-        lab = label_of.get(page.index)
-        pages.append(
-            {
-                "doc_id": doc_id,
-                "page_index": page.index,
-                "page_label": page_label(page.index),
-                "label_source": str(lab.source) if lab else "physical",
-                "label_confidence": lab.confidence if lab else 0.0,
-                "text_source": str(page.text_source),
-                "engine": page.engine,
-                "route_reason": page.route_reason,
-                "width": page.width,
-                "height": page.height,
-                "rotation": page.rotation,
-                "image_coverage": page.image_coverage,
-                "ocr_confidence": page.ocr_confidence,
-                "n_lines": len(page.lines),
-                "text": page.text,
-                "content": page_content.get(page.index, "text"),
-                "content_damage": damaged.get(page.index),
-                "blank_reason": blank_reasons.get(page.index),
-            }
-        )
-        # furniture is decided in one place: the paragraph stage (which takes the label stage's
-        # page-number line into account)
-        furniture = paragraphs.furniture.get(page.index, {})
-        for i, line in enumerate(page.lines):
-            span = line.spans[0] if line.spans else None
-            lines.append(
-                {
-                    "doc_id": doc_id,
-                    "page_index": page.index,
-                    "line_index": i,
-                    "page_label": page_label(page.index),
-                    "text": line.text,
-                    "x0": line.bbox[0],
-                    "y0": line.bbox[1],
-                    "x1": line.bbox[2],
-                    "y1": line.bbox[3],
-                    "font": span.font if span else "",
-                    "size": line.size,
-                    "bold": line.bold,
-                    "confidence": line.confidence,
-                    "furniture": furniture.get(i),
-                }
-            )
-        for table, held in (("pages", pages), ("lines", lines), ("ocr_decode_stats", decode_stats)):
-            if len(held) >= batch_size:
-                yield table, held[:]
-                held.clear()
-    yield "pages", pages
-    yield "lines", lines
-    yield "ocr_decode_stats", decode_stats
-    yield (
-        "text_conservation",
-        [
-            {**a.as_row(), "doc_id": doc_id, "page_label": page_label(a.page_index)}
-            for a in accountant.finish()
-        ],
-    )
-
-    yield (
-        "sections",
-        [
-            {
-                "doc_id": doc_id,
-                "section_id": s.section_id,
-                "parent_id": s.parent_id,
-                "level": s.level,
-                "title": s.title,
-                "number": s.number,
-                "page_index": s.page_index,
-                "page_label": s.page_label or page_label(s.page_index),
-                "ordinal": s.ordinal,
-            }
-            for s in paragraphs.sections
-        ],
-    )
-
-    # one reading order for headings, paragraphs and tables: a placed table is a paragraphs row of
-    # kind 'table' too (dagster_ocr/blocks.py), so the paragraphs read in order are the whole text
-    paras = paragraphs.paragraphs
-    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
-    placements = place_tables(paras, tables, read_as_text)
-    sequence = block_sequence(paras, tables, placements)
-    for start in range(0, len(sequence), batch_size):
-        yield (
-            "paragraphs",
-            [
-                _paragraph_row(doc_id, b, start + k, placements, page_label)
-                for k, b in enumerate(sequence[start : start + batch_size])
-            ],
-        )
-    table_order = {b.table_id: i for i, b in enumerate(sequence) if isinstance(b, Table)}
-
-    # each table's Markdown and its place in that order (the document_blocks view)
-    table_rows: list[dict[str, Any]] = []
-    cells: list[dict[str, Any]] = []
-    for t in tables:
-        placed = placements.get(t.table_id)
-        table_rows.append(
-            {
-                "doc_id": doc_id,
-                "table_id": t.table_id,
-                "first_page_index": t.first_page_index,
-                "last_page_index": t.last_page_index,
-                "first_page_label": page_label(t.first_page_index),
-                "last_page_label": page_label(t.last_page_index),
-                "n_rows": t.n_rows,
-                "n_cols": t.n_cols,
-                "header_rows": t.header_rows,
-                "pages": list(t.pages or [t.first_page_index]),
-                "merge_kind": t.merge_kind,
-                "strategy": t.strategy,
-                "caption": t.caption,
-                "title": t.title or None,
-                "units": t.units or None,
-                "column_headers": list(t.column_headers) or None,
-                "row_group": t.row_group or None,
-                "x0": t.bbox[0],
-                "y0": t.bbox[1],
-                "x1": t.bbox[2],
-                "y1": t.bbox[3],
-                "markdown": "\n".join(table_markdown(t.grid(), t.header_rows, t.column_headers)),
-                "read_as_text": t.table_id in read_as_text,
-                "section_id": placed.section_id if placed else None,
-                "precedes_reading_order": table_order.get(t.table_id),
-            }
-        )
-        for c in t.cells:
-            bb = c.bbox or (None, None, None, None)
-            cells.append(
-                {
-                    "doc_id": doc_id,
-                    "table_id": t.table_id,
-                    "row_idx": c.row,
-                    "col_idx": c.col,
-                    "text": c.text,
-                    "page_index": c.page_index,
-                    "page_label": page_label(c.page_index),
-                    "row_span": c.row_span,
-                    "col_span": c.col_span,
-                    "is_header": c.is_header,
-                    "suspicious": c.suspicious,
-                    "x0": bb[0],
-                    "y0": bb[1],
-                    "x1": bb[2],
-                    "y1": bb[3],
-                }
-            )
-        if len(cells) >= batch_size:
-            yield "table_cells", cells[:]
-            cells.clear()
-    yield "tables", table_rows
-    yield "table_cells", cells
-
-    src = doc.source
-    yield (
-        "documents",
-        [
-            {
-                "doc_id": doc_id,
-                "file_name": src.file_name,
-                "source_path": src.source_path,
-                "stored_path": src.stored_path,
-                "kind": src.kind,
-                "size_bytes": src.size_bytes,
-                "n_pages": doc.n_pages,
-                "status": str(doc.status),
-                "error": doc.error or None,
-                **describe(first_pages, {"title": doc.title}).as_row(),
-                "n_paragraphs": len(paras),
-                "n_tables": len(table_rows),
-                "n_ocr_pages": n_ocr,
-                "pipeline_version": __version__,
-                "parsed_at": _now(),
-                "repaired": bool(getattr(doc, "repaired", False)),
-                **(document_extra or {}),
-            }
-        ],
-    )

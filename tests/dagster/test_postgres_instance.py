@@ -162,16 +162,16 @@ def test_runs_events_and_partitions_are_stored_in_postgres(pg_env, instance, cor
 CRASH_SCRIPT = """
 import os, signal, sys
 import dagster as dg
-from dagster_ocr import warehouse
+from dagster_ocr import warehouse_writes
 
-_insert = warehouse._insert
+_insert = warehouse_writes._insert
 
 def insert_then_die(con, table, rows):
     _insert(con, table, rows)
     if table == "paragraphs":  # mid-transaction: pages and lines written, nothing committed
         os.kill(os.getpid(), signal.SIGKILL)
 
-warehouse._insert = insert_then_die
+warehouse_writes._insert = insert_then_die  # where _insert_rows looks it up
 from assets.definitions import definitions_from_env
 job = definitions_from_env().resolve_job_def("ingest_document")
 job.execute_in_process(partition_key=sys.argv[1], run_id=sys.argv[2], instance=dg.DagsterInstance.get())

@@ -32,8 +32,8 @@ REVIEWED = {
     ('dagster_ocr/lake.py', 'f"SET GLOBAL ducklake_retry_wait_ms = {int(RETRY_WAIT_MS)}"'),  # an int constant
     ('dagster_ocr/lake.py', 'f"SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots(\'{CATALOG}\') "\n                "ORDER BY snapshot_id DESC LIMIT ?"'),
     ('dagster_ocr/lake.py', 'f"USE {CATALOG}"'),
-    ("dagster_ocr/warehouse.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
-    ("dagster_ocr/warehouse.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
+    ("dagster_ocr/warehouse_writes.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
+    ("dagster_ocr/warehouse_writes.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
     # a long document's staging tables: names from the module constants CONTENT_TABLES / _STAGED
     ("dagster_ocr/warehouse.py", 'f"CREATE OR REPLACE TABLE {stage} AS FROM {table} LIMIT 0"'),
     ("dagster_ocr/warehouse.py", 'f"INSERT INTO {table} BY NAME FROM {stage}"'),
@@ -122,7 +122,7 @@ def test_sql_is_only_built_from_reviewed_constants() -> None:
 
 
 def test_writes_refuse_unknown_table_names(tmp_path: Path) -> None:
-    from dagster_ocr.warehouse import _insert
+    from dagster_ocr.warehouse_writes import _insert
 
     with pytest.raises(ValueError, match="not a warehouse table"):
         _insert(None, "documents; DROP TABLE pages", [{"doc_id": "x"}])  # type: ignore[arg-type]

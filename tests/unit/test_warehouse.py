@@ -84,16 +84,17 @@ def test_rewriting_a_document_replaces_its_rows_only(tmp_path):
 def test_a_failed_write_leaves_the_previous_version_whole(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "w.duckdb")
     wh.write_document(*_doc("a" * 64))
-    import dagster_ocr.warehouse as module
+    # patched where the document's rows are inserted (_insert_rows), not where warehouse re-exports it
+    import dagster_ocr.warehouse_writes as writes
 
-    real = module._insert
+    real = writes._insert
 
     def crash_on_cells(con, table, rows):
         if table == "table_cells":
             raise RuntimeError("simulated crash mid-write")
         real(con, table, rows)
 
-    monkeypatch.setattr(module, "_insert", crash_on_cells)
+    monkeypatch.setattr(writes, "_insert", crash_on_cells)
     with pytest.raises(RuntimeError):
         wh.write_document(*_doc("a" * 64, n_pages=5))
     assert wh.query("SELECT count(*) AS n FROM pages").n[0] == 2
@@ -113,7 +114,10 @@ def _all_rows(wh: Warehouse) -> dict:
 def test_a_long_document_is_staged_and_lands_the_same(tmp_path, monkeypatch):
     """Past STAGE_ABOVE_PAGES the rows go through private staging tables first; the result is the
     same rows, no staging table is left, and a crash in either phase leaves the previous version."""
+    # each name patched where it is looked up: write_document (warehouse) reads STAGE_ABOVE_PAGES
+    # and calls _clear_document; _insert_rows (warehouse_writes) calls _insert
     import dagster_ocr.warehouse as module
+    import dagster_ocr.warehouse_writes as writes
 
     direct = Warehouse(tmp_path / "direct.duckdb")
     direct.write_document(*_doc("b" * 64))
@@ -128,7 +132,7 @@ def test_a_long_document_is_staged_and_lands_the_same(tmp_path, monkeypatch):
     names = set(staged.query("SELECT table_name FROM information_schema.tables").table_name)
     assert not {n for n in names if n.startswith("_load_")}
 
-    real = module._insert
+    real = writes._insert
     for phase in ("staging", "swap"):
 
         def crash(con, table, rows, phase=phase):
@@ -136,7 +140,7 @@ def test_a_long_document_is_staged_and_lands_the_same(tmp_path, monkeypatch):
                 raise RuntimeError("simulated crash while staging")
             real(con, table, rows)
 
-        monkeypatch.setattr(module, "_insert", crash)
+        monkeypatch.setattr(writes, "_insert", crash)
         if phase == "swap":
             monkeypatch.setattr(module, "_clear_document", _failing_clear(module._clear_document))
         with pytest.raises(RuntimeError):
