@@ -31,11 +31,12 @@ import pymupdf
 from dagster_ocr.budget import DocumentBudget
 from dagster_ocr.checkpoints import DocumentCheckpoint
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
+from dagster_ocr.limits import TimedOcrEngine
 from dagster_ocr.model import Page, SourceDocument
 from dagster_ocr.ocr.base import OcrEngine, ocr_page
 from dagster_ocr.ocr.stats import page_decode_stats
 from dagster_ocr.settings import Settings
-from dagster_ocr.textlayer import TimedOcrEngine, clean_text, iter_pages, open_document
+from dagster_ocr.textlayer import clean_text, iter_pages, open_document
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ from dagster_ocr.checkpoints import DocumentCheckpoint, OcrCheckpoints, ocr_fing
 from dagster_ocr.errors import BadInputError, CorruptInputError, EngineError
 from dagster_ocr.integrity import ContentCensus
 from dagster_ocr.labels import label_pages, pdf_page_labels
+from dagster_ocr.limits import TimedOcrEngine, start_budget
 from dagster_ocr.model import (
     DocStatus,
     ExtractedDocument,
@@ -47,12 +48,10 @@ from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
 from dagster_ocr.textlayer import (
     BLANK_PAGE,
-    TimedOcrEngine,
     clean_text,
     iter_pages,
     open_document,
     reopen_document,
-    start_budget,
 )
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ def extract_document(
     """Text per page (text layer, or OCR where the router says so). Bad input → status failed.
 
     Never raises on the document's account: broken, hostile or over-limit input, a document that
-    overruns its time budget (``textlayer.document_budget`` CPU seconds: the larger of
+    overruns its time budget (``limits.document_budget`` CPU seconds: the larger of
     ``limits.max_seconds_per_document`` and ``limits.max_seconds_per_page`` per page, with a
     wall-clock backstop ``limits.wall_clock_factor`` times that; see ``dagster_ocr.budget``), or OCR
     that overruns ``limits.ocr_page_timeout_s`` all come back as status ``failed`` with a reason. Only an

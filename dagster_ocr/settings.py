@@ -15,11 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.kb import KbSettings
 from dagster_ocr.labels import LabelSettings
+from dagster_ocr.limits import LimitSettings
 from dagster_ocr.ocr.base import OcrSettings
 from dagster_ocr.paragraphs import ParagraphSettings
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.tables import TableSettings
-from dagster_ocr.textlayer import LimitSettings, TextSettings
+from dagster_ocr.textlayer import TextSettings
 from dagster_ocr.thumbnails import PreviewSettings
 
 

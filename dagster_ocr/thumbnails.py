@@ -25,8 +25,9 @@ import pymupdf
 from pydantic import BaseModel, ConfigDict, Field
 
 from dagster_ocr.errors import BadInputError
+from dagster_ocr.limits import LimitSettings
 from dagster_ocr.model import ExtractedDocument, Page, PageLabel, ParagraphResult, Table, TextSource
-from dagster_ocr.textlayer import LimitSettings, open_document, reopen_document
+from dagster_ocr.textlayer import open_document, reopen_document
 
 log = logging.getLogger(__name__)
 
