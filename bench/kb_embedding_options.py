@@ -5,6 +5,7 @@ against the shipped embedder on the same chunks:
 
 - ``tokens``: how many word pieces the stage embeds (chunk text, the context line before it, the
   Markdown of table chunks) against a plain ``get_text()`` of the same PDFs, and what caps would cut;
+- ``ort-int8``: onnxruntime's dynamic int8 of the same model (exported to ONNX here), on report text;
 - ``int8``: the OpenVINO model quantized by NNCF (static int8 with SmoothQuant, calibrated on
   chunks of the tune report, Apple's), timed and compared with f32 on the check report's (Tesla's)
   chunks: CPU seconds, cosine to the f32 vectors, overlap of each chunk's 5 nearest neighbours;
@@ -18,6 +19,7 @@ nncf and model2vec are not product dependencies; install them beside the venv fo
     .venv/bin/pip install --no-deps --target /tmp/kbx/site2 model2vec==0.10.0 skeletoken
     .venv/bin/python bench/kb_embedding_options.py tokens --warehouse /tmp/kb/base.duckdb
     .venv/bin/python bench/kb_embedding_options.py int8 --warehouse /tmp/kb/base.duckdb --site /tmp/kbx/site
+    .venv/bin/python bench/kb_embedding_options.py ort-int8 --chunks 300
     .venv/bin/python bench/kb_embedding_options.py static --warehouse /tmp/kbx/static.duckdb \
         --site /tmp/kbx/site2 -- --reuse --rebuild-kb --json /tmp/kbx/static.json
 
@@ -29,6 +31,7 @@ reused and mix the two models).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import types
@@ -157,20 +160,126 @@ def static(args: argparse.Namespace, rest: list[str]) -> None:
     kb_retrieval.main()
 
 
+def ort_int8(args: argparse.Namespace) -> None:
+    """onnxruntime's dynamic int8 (``quantize_dynamic``: MatMulInteger, weights int8 or uint8) against
+    the shipped OpenVINO f32 embedder, on ``--chunks`` pieces of 900 characters of the two reports'
+    plain text (no warehouse needed; onnx and onnxruntime are product dependencies already)."""
+    import onnxruntime as ort
+    import pymupdf
+    import torch
+    from kb_retrieval import find_shared
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel
+
+    emb = embeddings.get_embedder()
+    texts = []
+    for f in ("apple-10k-fy2024.pdf", "tesla-10k-fy2023.pdf"):
+        with pymupdf.open(find_shared() / "reports" / f) as doc:
+            for page in doc:
+                t = page.get_text()
+                texts += [t[i : i + 900] for i in range(0, len(t), 900) if t[i : i + 900].strip()]
+    texts = texts[::3][: args.chunks]
+    work = args.model_dir.parent / "ort"
+    work.mkdir(parents=True, exist_ok=True)
+    f32 = work / "minilm.onnx"
+    if not f32.exists():
+        model = AutoModel.from_pretrained(str(embeddings.model_dir())).eval()
+
+        class Hidden(torch.nn.Module):  # positional inputs: BertModel.forward's order has moved
+            def __init__(self, m: torch.nn.Module) -> None:
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
+                return self.m(
+                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                ).last_hidden_state
+
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        ex = emb.tokenizer(["a b c", "d"], padding=True, return_tensors="pt")
+        torch.onnx.export(
+            Hidden(model),
+            tuple(ex[n] for n in names),
+            str(f32),
+            input_names=names,
+            output_names=["hidden"],
+            dynamic_axes={n: {0: "b", 1: "s"} for n in [*names, "hidden"]},
+            opset_version=17,
+            dynamo=False,
+        )
+    variants = {"onnxruntime f32": f32}
+    for name, kw in {
+        "int8 per-channel reduce_range": {"per_channel": True, "reduce_range": True},
+        "int8 per-channel": {"per_channel": True, "reduce_range": False},
+        "uint8 weights": {"per_channel": False, "reduce_range": False, "weight_type": QuantType.QUInt8},
+    }.items():
+        path = work / f"minilm.{re.sub(r'[^a-z0-9]+', '_', name)}.onnx"
+        if not path.exists():
+            quantize_dynamic(str(f32), str(path), **({"weight_type": QuantType.QInt8} | kw))
+        variants[name] = path
+
+    def run(sess: ort.InferenceSession, batch_texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(batch_texts), embeddings.DIM), np.float32)
+        order = sorted(range(len(batch_texts)), key=lambda i: len(batch_texts[i]))
+        for start in range(0, len(order), 32):
+            idx = order[start : start + 32]
+            b = emb.tokenizer(
+                [batch_texts[i] for i in idx],
+                padding=True,
+                pad_to_multiple_of=16,
+                truncation=True,
+                max_length=256,
+                return_tensors="np",
+            )
+            hidden = sess.run(
+                None, {k: b[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
+            )[0]
+            mask = b["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(1) / mask.sum(1)
+            out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return out
+
+    def nearest5(x: np.ndarray) -> np.ndarray:
+        sim = x @ x.T
+        np.fill_diagonal(sim, -1)
+        return np.argsort(-sim, 1)[:, :5]
+
+    ref, cpu = cpu_embed(emb, texts)
+    print(f"{len(texts)} chunks; OpenVINO f32 (shipped): {cpu:.2f} CPU s")
+    for name, path in variants.items():
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        run(sess, texts[:32])
+        c = time.process_time()
+        vec = run(sess, texts)
+        cpu = time.process_time() - c
+        cos = (vec * ref).sum(1)
+        a, b = nearest5(ref), nearest5(vec)
+        overlap = np.mean([len(set(a[i]) & set(b[i])) / 5 for i in range(len(a))])
+        print(
+            f"{name}: {cpu:.2f} CPU s; cosine to f32 min {cos.min():.4f} mean {cos.mean():.4f}; "
+            f"5-NN {overlap:.3f}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("tokens", "int8", "static"))
-    ap.add_argument("--warehouse", type=Path, required=True)
+    ap.add_argument("what", choices=("tokens", "int8", "ort-int8", "static"))
+    ap.add_argument("--warehouse", type=Path, help="tokens, int8, static: a warehouse kb_retrieval.py parsed")
     ap.add_argument("--site", type=Path, help="where nncf / model2vec are installed (pip --target)")
     ap.add_argument("--chunks", type=int, default=300, help="int8: check chunks timed")
     ap.add_argument(
         "--model-dir", type=Path, default=Path("/tmp/kbx/m2v"), help="static: the distilled model"
     )
     args, rest = ap.parse_known_args()
+    if args.what != "ort-int8" and args.warehouse is None:
+        ap.error(f"{args.what} needs --warehouse")
     rest = [a for a in rest if a != "--"]
-    {"tokens": lambda: tokens(args), "int8": lambda: int8(args), "static": lambda: static(args, rest)}[
-        args.what
-    ]()
+    {
+        "tokens": lambda: tokens(args),
+        "int8": lambda: int8(args),
+        "ort-int8": lambda: ort_int8(args),
+        "static": lambda: static(args, rest),
+    }[args.what]()
 
 
 if __name__ == "__main__":
