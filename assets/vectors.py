@@ -15,9 +15,8 @@ use a document's vectors once this asset has materialized.
 """
 
 # no `from __future__ import annotations`: Dagster checks the context annotation as an object
-import hashlib
 import pickle
-import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -42,35 +41,28 @@ from resources import DocumentStoreResource, SettingsResource, WarehouseResource
 
 #: the IO manager of the plan handed between the three ops (see :class:`VectorPlanIOManager`)
 PLAN_IO_MANAGER = "kb_vector_plans"
-#: the plans' folder under the IO managers' base_dir (beside the stage outputs, one file per document)
+#: the plans' folder under the IO managers' base_dir (beside the stage outputs; a folder per run in flight)
 PLAN_DIR = "kb_vector_plans"
 
 
-def plan_file_name(partition_key: str, output: str) -> str:
-    """A file name for a document's plan: the key's safe characters, then a hash of the whole key
-    (keys are file names, which may hold any character and collide once cut down)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", partition_key)[:60]
-    return f"{safe}.{hashlib.sha1(partition_key.encode()).hexdigest()[:12]}.{output}.pickle"
-
-
 class VectorPlanIOManager(dg.ConfigurableIOManager):
-    """The plan between the ops, one pickle per document and op under ``base_dir``.
+    """The plan between the ops, as a pickle under ``base_dir/kb_vector_plans/<run id>/``.
 
-    Dagster's filesystem IO manager files an op's output under the run's id, so every run would
-    leave a plan behind (up to a few MB for a long report, with its vectors) and a million runs a
-    million files. Here a document has one file per op output, replaced by each run and removed by
-    ``kb_store_vectors`` once the vectors are stored. A pickle, not the run's memory, so a
-    per-step executor (one pod per step) still hands it on.
+    Filed by run, as Dagster's filesystem IO manager files an op's output (a backfill's run names
+    its document by a partition range, which an op output's context cannot read), but removed by
+    ``kb_store_vectors`` once the vectors are stored: with the stock manager every run would leave
+    a plan behind (up to a few MB for a long report, with its vectors), a million runs a million
+    files. A run that fails between the ops leaves its folder for a re-execution to read. A
+    pickle, not the run's memory, so a per-step executor (one pod per step) still hands it on.
     """
 
     base_dir: str
 
-    def _path(self, context: dg.OutputContext | dg.InputContext, output: str) -> Path:
-        # the run's partition: one document a run (the ops need it to know the document)
-        return Path(self.base_dir) / PLAN_DIR / plan_file_name(context.partition_key, output)
+    def folder(self, run_id: str) -> Path:
+        return Path(self.base_dir) / PLAN_DIR / run_id
 
     def handle_output(self, context: dg.OutputContext, obj: VectorPlan) -> None:
-        path = self._path(context, context.name)
+        path = self.folder(context.run_id) / f"{context.name}.pickle"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")
         tmp.write_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
@@ -79,12 +71,13 @@ class VectorPlanIOManager(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> VectorPlan:
         upstream = context.upstream_output
         assert upstream is not None  # an op input: always produced by the op before
-        return pickle.loads(self._path(context, upstream.name).read_bytes())  # noqa: S301 - our own file
+        # the upstream run's id: a re-execution reads the plan its parent run stored
+        path = self.folder(upstream.run_id) / f"{upstream.name}.pickle"
+        return pickle.loads(path.read_bytes())  # noqa: S301 - our own file
 
-    def discard(self, partition_key: str) -> None:
-        """Remove a document's plans (its vectors are stored)."""
-        for output in ("plan", "embedded"):
-            (Path(self.base_dir) / PLAN_DIR / plan_file_name(partition_key, output)).unlink(missing_ok=True)
+    def discard(self, run_id: str) -> None:
+        """Remove a run's plans (its vectors are stored)."""
+        shutil.rmtree(self.folder(run_id), ignore_errors=True)
 
 
 @dg.op(
@@ -135,7 +128,7 @@ def kb_store_vectors(
 ) -> dict[str, Any]:
     figures = kb_vectors.store_vectors(warehouse.warehouse(), embedded)
     warehouse.publish()
-    kb_vector_plans.discard(context.partition_key)
+    kb_vector_plans.discard(context.run_id)
     context.add_output_metadata(
         {
             "doc_id": embedded.doc_id,

@@ -84,6 +84,13 @@ def dagster_service(tmp_path_factory, corpus):
         store = DocumentStore(data / "store")
         ids = [store.register(corpus / rel)[0].doc_id for rel in DOCS]
         instance.add_dynamic_partitions("documents", ids)
+        # each pool's limit set once, as docs/production.md does: left to the default, the first
+        # runs to claim a pool race to create its row, and on PostgreSQL Dagster 1.13 fails the
+        # loser's run (docs/stack-facts.md, Dagster)
+        from assets.partitions import DUCKDB_WRITER_POOL, EMBEDDINGS_POOL, OCR_POOL
+
+        for pool in (OCR_POOL, DUCKDB_WRITER_POOL, EMBEDDINGS_POOL):
+            instance.event_log_storage.set_concurrency_slots(pool, 1)
         with dagster_ui(root, workspace, env, start_s=120) as base:
             yield base, instance, ids, data / "warehouse.duckdb", root
     finally:
