@@ -53,7 +53,7 @@ REVIEWED = {
     # column lists and the vector width from module constants (_HIT_COLUMNS, _CHUNK_COLUMNS,
     # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
     (
-        "dagster_ocr/kb.py",
+        "dagster_ocr/kb_vectors.py",
         'f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)\n                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at\n                    FROM _vectors"""',
     ),
     (
