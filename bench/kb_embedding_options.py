@@ -43,7 +43,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
-from dagster_ocr import embeddings, kb, kb_vectors  # noqa: E402
+from dagster_ocr import embeddings, kb_search, kb_vectors  # noqa: E402
 
 
 def chunk_inputs(warehouse: Path, file_like: str) -> list[str]:
@@ -153,7 +153,8 @@ def static(args: argparse.Namespace, rest: list[str]) -> None:
         **{k: getattr(embeddings, k) for k in dir(embeddings) if not k.startswith("__")}
     )
     shim.get_embedder = lambda *a, **k: StaticEmbedder()
-    kb.embeddings = shim
+    kb_vectors.embeddings = shim  # the chunks' vectors
+    kb_search.embeddings = shim  # the questions' vectors
     import kb_retrieval
 
     sys.argv = ["kb_retrieval.py", "--warehouse", str(args.warehouse), *rest]

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dagster_ocr.kb import KbSettings
+from dagster_ocr.kb_settings import KbSettings
 from dagster_ocr.labels import LabelSettings
 from dagster_ocr.limits import LimitSettings
 from dagster_ocr.ocr.base import OcrSettings

@@ -1,0 +1,302 @@
+"""Searching the knowledge base: BM25, vectors and both fused, each hit cited to its printed page.
+
+:func:`search` ranks chunks with Okapi BM25 from DuckDB's fts extension (``match_bm25``) and
+finds the nearest vectors through a vss HNSW index, both in the search file beside the warehouse
+(:mod:`dagster_ocr.search_index`), which a search refreshes first when the warehouse changed.
+Filters (:class:`DocumentFilter`) narrow it to documents of a type, issuer, year or file name; a
+question naming an issuer is answered from that issuer's documents first. ``dagster_ocr.kb``
+re-exports these names (``from dagster_ocr.kb import search`` keeps working).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from dagster_ocr import embeddings
+from dagster_ocr.kb_settings import KbSettings
+from dagster_ocr.search_index import SearchIndex, tokenize
+from dagster_ocr.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked chunk with what is needed to cite it."""
+
+    rank: int
+    score: float
+    doc_id: str
+    file_name: str
+    chunk_id: str
+    source_kind: str
+    source_id: str
+    section_title: str | None
+    page_index: int
+    page_label: str
+    last_page_label: str
+    citation: str
+    text: str
+    snippet: str
+    mode: str = "bm25"  # the ranking that produced the hit: bm25, vector or hybrid
+
+
+def _snippet(text: str, terms: list[str], width: int) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    folded = flat.casefold()
+    hits = [folded.find(t) for t in terms if t and folded.find(t) >= 0]
+    start = max(0, min(hits) - width // 4) if hits else 0
+    piece = flat[start : start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+def _bm25_ranked(
+    index: SearchIndex, con: Any, terms: list[str], s: KbSettings, doc_ids: list[str] | None, n: int
+) -> list[tuple[dict[str, Any], float]]:
+    """The ``n`` best chunks by BM25 (fts ``match_bm25``), best first, as (chunk columns, score)."""
+    return index.bm25(con, terms, n, s.bm25_k1, s.bm25_b, doc_ids)
+
+
+def _vector_ranked(
+    index: SearchIndex, con: Any, query: str, s: KbSettings, doc_ids: list[str] | None, n: int
+) -> list[tuple[dict[str, Any], float]] | None:
+    """The ``n`` chunks nearest to the query by cosine similarity (HNSW), or ``None`` when vectors
+    are unavailable (no chunk embedded, or the model not installed here)."""
+    if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
+        log.warning("no chunk embeddings in %s: searching with BM25 instead", index.warehouse.path)
+        return None
+    embedder = embeddings.get_embedder(s.embed_device, s.embed_max_tokens, s.embed_dtype, s.embed_runtime)
+    if embedder is None:
+        return None
+    return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids)
+
+
+def _fuse(rankings: list[list[tuple[dict[str, Any], float]]], k: int) -> list[tuple[dict[str, Any], float]]:
+    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) to a chunk's score.
+
+    Ranks, not scores, are fused because BM25 scores and cosine similarities are on scales that
+    cannot be compared; a chunk high in both rankings beats one that tops only one of them.
+    """
+    fused: dict[tuple[str, str], list[Any]] = {}
+    for ranking in rankings:
+        for rank, (chunk, _) in enumerate(ranking, start=1):
+            key = (str(chunk["doc_id"]), str(chunk["chunk_id"]))
+            entry = fused.setdefault(key, [chunk, 0.0])
+            entry[1] += 1.0 / (k + rank)
+    return sorted(((c, v) for c, v in fused.values()), key=lambda cv: -cv[1])
+
+
+class SearchError(ValueError):
+    """A search that cannot be run as asked (no words, a filter no document matches): its message
+    says why, for the CLI and the UI to show instead of a traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFilter:
+    """Which documents a search looks in; every field given must match (case-insensitive
+    substring for text, exact for the year)."""
+
+    doc_type: str | None = None  # "10-K", "contract", ...
+    issuer: str | None = None  # "Apple", "tesla, inc."
+    fiscal_year: int | None = None
+    file_name: str | None = None
+
+    def given(self) -> bool:
+        return any(
+            v not in (None, "") for v in (self.doc_type, self.issuer, self.fiscal_year, self.file_name)
+        )
+
+    def describe(self) -> str:
+        fields = (("doc_type", self.doc_type), ("issuer", self.issuer), ("fiscal_year", self.fiscal_year))
+        return ", ".join(
+            f"{k}={v!r}" for k, v in (*fields, ("file_name", self.file_name)) if v not in (None, "")
+        )
+
+
+#: words of a company name that say nothing about which company it is
+_LEGAL_WORDS = frozenset(
+    "inc incorporated corp corporation company co ltd limited llc plc ag se gmbh sa nv bv spa ab holdings "
+    "holding group the and of".split()
+)
+
+
+def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -> list[str]:
+    """The parsed documents ``f`` admits (among ``doc_ids`` when given), by one query."""
+    sql = ["SELECT doc_id FROM documents WHERE status = 'parsed'"]
+    params: list[Any] = []
+    for column, value in (("doc_type", f.doc_type), ("issuer", f.issuer), ("file_name", f.file_name)):
+        if value:
+            sql.append(f"AND contains(lower({column}), lower(?))")  # column names are the three above
+            params.append(str(value))
+    if f.fiscal_year is not None:
+        sql.append("AND fiscal_year = ?")
+        params.append(int(f.fiscal_year))
+    if doc_ids is not None:
+        sql.append("AND doc_id IN (SELECT unnest(?::VARCHAR[]))")
+        params.append(list(doc_ids))
+    return wh.query(" ".join(sql), params)["doc_id"].astype(str).tolist()
+
+
+def named_issuers(query: str, issuers: list[str]) -> list[str]:
+    """The issuers a question names: those whose distinctive words all appear in it ("What was
+    Tesla's capital expenditure in 2023?" names "Tesla, Inc."; legal-form words do not count)."""
+    words = set(tokenize(query))
+    named = []
+    for issuer in issuers:
+        name = {w for w in tokenize(issuer) if w not in _LEGAL_WORDS}
+        if name and name <= words:
+            named.append(issuer)
+    return named
+
+
+def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> list[str]:
+    """The parsed documents (among ``doc_ids``) of the issuers ``query`` names, narrowed to those of
+    the fiscal year it names when some are; empty when it names none. Reads the distinct issuers,
+    not every document, so its cost follows the number of companies, not of documents."""
+    try:
+        issuers = wh.query(
+            "SELECT DISTINCT issuer FROM documents WHERE status = 'parsed' AND issuer IS NOT NULL"
+        )["issuer"].tolist()
+    except Exception:  # a warehouse from before schema 9 (read-only, not migrated): no issuers
+        return []
+    named = named_issuers(query, issuers)
+    if not named:
+        return []
+    docs = wh.query(
+        "SELECT doc_id, fiscal_year FROM documents WHERE status = 'parsed' "
+        "AND issuer IN (SELECT unnest(?::VARCHAR[]))",
+        [named],
+    )
+    if doc_ids is not None:
+        docs = docs[docs["doc_id"].isin(doc_ids)]
+    years = {int(w) for w in tokenize(query) if w.isdigit() and len(w) == 4}
+    of_year = docs[docs["fiscal_year"].isin(years)] if years else docs.iloc[:0]
+    return (of_year if len(of_year) else docs)["doc_id"].astype(str).tolist()
+
+
+def search(
+    warehouse: Warehouse | str | Path,
+    query: str,
+    limit: int | None = None,
+    settings: KbSettings | None = None,
+    doc_ids: list[str] | None = None,
+    mode: Literal["bm25", "vector", "hybrid"] | None = None,
+    where: DocumentFilter | None = None,
+    prefer_named: bool = True,
+) -> list[SearchHit]:
+    """The chunks that best match ``query``, best first, each with its citation.
+
+    ``mode`` (default: the settings' ``search_mode``) is ``bm25`` (words), ``vector`` (cosine
+    similarity of all-MiniLM-L6-v2 embeddings) or ``hybrid`` (both, by reciprocal rank fusion).
+    ``vector`` and ``hybrid`` fall back to BM25, with a logged warning, when the embedding model
+    is not installed or no chunk has been embedded; each hit's ``mode`` says which ranking it came from.
+
+    Only documents whose status is ``parsed`` are searched (quarantined ones never reach
+    ``kb_chunks``, and this guards a stale row). ``doc_ids`` narrows the search to some documents,
+    ``where`` to those of a type, issuer, fiscal year or file name (:class:`DocumentFilter`). With
+    ``prefer_named``, a question that names the issuer of one or more of the documents searched
+    (and a fiscal year) gets their chunks first (:func:`named_documents`).
+
+    Raises :class:`SearchError` for a question without words and a filter no document matches.
+    """
+    s = settings or KbSettings()
+    mode = mode or s.search_mode
+    if isinstance(warehouse, Warehouse):
+        wh = warehouse
+    else:
+        from dagster_ocr.lake import open_warehouse  # the lake module imports this one's neighbours
+
+        wh = open_warehouse(warehouse)
+    terms = tokenize(query)
+    if not terms:
+        raise SearchError(f"the question {query!r} has no words to search for")
+    if not wh.exists():
+        return []
+    n = limit or s.search_limit
+    if where is not None and where.given():
+        doc_ids = _filtered_ids(wh, where, doc_ids)
+        if not doc_ids:
+            raise SearchError(f"no parsed document matches {where.describe()}")
+    named = named_documents(wh, query, doc_ids) if prefer_named else []
+    allowed = len(doc_ids) if doc_ids is not None else None
+    if named and allowed is None:
+        allowed = int(wh.query("SELECT count(*) AS n FROM documents WHERE status = 'parsed'")["n"].iat[0])
+    if named and len(named) < (allowed or 0):
+        # a question that names a company (and a year) is answered from that document first; the
+        # rest of the list comes from everywhere else it was allowed to look
+        first = _search(wh, query, terms, n, s, named, mode)
+        seen = {(h.doc_id, h.chunk_id) for h in first}
+        rest = [
+            h for h in _search(wh, query, terms, n, s, doc_ids, mode) if (h.doc_id, h.chunk_id) not in seen
+        ]
+        return [dataclasses.replace(h, rank=i) for i, h in enumerate((first + rest)[:n], start=1)]
+    return _search(wh, query, terms, n, s, doc_ids, mode)
+
+
+def _search(
+    wh: Warehouse,
+    query: str,
+    terms: list[str],
+    n: int,
+    s: KbSettings,
+    doc_ids: list[str] | None,
+    mode: str,
+) -> list[SearchHit]:
+    ranked: list[tuple[dict[str, Any], float]] | None = None
+    used = "bm25"
+    index = SearchIndex(wh, s.fts_stemmer)
+    with index.connection() as con:
+        if mode in ("vector", "hybrid"):
+            k = n if mode == "vector" else s.hybrid_candidates
+            vector = _vector_ranked(index, con, query, s, doc_ids, k)
+            if vector is not None and mode == "vector":
+                ranked, used = vector, "vector"
+            elif vector is not None:
+                words = _bm25_ranked(index, con, terms, s, doc_ids, s.hybrid_candidates) if terms else []
+                ranked, used = _fuse([words, vector], s.rrf_k)[:n], "hybrid"
+        if ranked is None:
+            if not terms:
+                return []
+            ranked = _bm25_ranked(index, con, terms, s, doc_ids, n)
+    hits = []
+    for rank, (c, score) in enumerate(ranked[:n], start=1):
+        hits.append(
+            SearchHit(
+                rank=rank,
+                score=round(score, 4),
+                doc_id=str(c["doc_id"]),
+                file_name=str(c["file_name"]),
+                chunk_id=str(c["chunk_id"]),
+                source_kind=str(c["source_kind"]),
+                source_id=str(c["source_id"]),
+                section_title=None if pd.isna(c["section_title"]) else str(c["section_title"]),
+                page_index=int(c["page_index"]),
+                page_label=str(c["page_label"]),
+                last_page_label=str(c["last_page_label"]),
+                citation=str(c["citation"]),
+                text=str(c["text"]),
+                snippet=_snippet(str(c["text"]), terms, s.snippet_chars),
+                mode=used,
+            )
+        )
+    return hits
+
+
+def format_hits(hits: list[SearchHit]) -> str:
+    """Search hits as the CLI prints them: rank, score, citation, then the excerpt.
+
+    BM25 scores print with two decimals; cosine similarities and fused scores (about 0.03) with
+    three, so they do not all read "0.03".
+    """
+    if not hits:
+        return "(no matching chunks)"
+    return "\n\n".join(
+        f"{h.rank}. [{h.score:.{2 if h.mode == 'bm25' else 3}f}] {h.citation}\n   {h.snippet}" for h in hits
+    )

