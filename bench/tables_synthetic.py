@@ -34,8 +34,9 @@ Java start per page).
 turned by /Rotate 90 or 270, content turned sideways by its own matrices, a sideways table among
 upright text, hyphenated wrapped cells; ``later``: ``LATER``, tables of filled cells with a box per
 text line inside, as word processors export them, and compounds broken at their hyphen; by name,
-``figure_pair``: two charts side by side under "Figure N." captions, no table), each seed's class
-being the seed modulo their number.
+``figure_pair``: two charts side by side under "Figure N." captions, no table; ``continued_tail``,
+``new_table_tail``: a table over 3-6 pages whose last pages change column layout, and its negative), each
+seed's class being the seed modulo their number.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from support.table_pages import (  # noqa: E402
     LATER_NO_TABLE,
     MULTI,
     NO_TABLE,
+    TAIL_MULTI,
     Case,
     Grid,
     make_case,
@@ -184,7 +186,7 @@ def run_split(
             path = case.save(Path(tmp) / f"case-{seed}.pdf")
             with pymupdf.open(path) as doc:
                 for name in names:
-                    if name != "dagster_ocr" and case.cls in MULTI:
+                    if name != "dagster_ocr" and case.cls in MULTI + TAIL_MULTI:
                         continue  # no peer merges tables across pages
                     t0 = time.perf_counter()
                     try:
@@ -197,7 +199,7 @@ def run_split(
                         pred, tables = [], []
                     seconds[name] += time.perf_counter() - t0
                     pages[name] += case.n_pages
-                    if case.cls in MULTI:
+                    if case.cls in MULTI + TAIL_MULTI:
                         ok, why = merge_right(case, tables)
                         multi.append(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
@@ -269,7 +271,7 @@ def main() -> None:
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
-        f"({', '.join(LATER_NO_TABLE)} only by name or 'all')",
+        f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; {', '.join(TAIL_MULTI)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -282,7 +284,7 @@ def main() -> None:
     classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(every)
+        unknown = set(classes) - set(every) - set(TAIL_MULTI)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -75,6 +75,13 @@ LATER = ["shaded_cells", "compound_hyphen"]
 #: category labels under them, a legend of swatches beside short labels; a flow chart: boxed steps
 #: in rows joined by arrows (a stroke with a filled head), labels over one or two lines
 LATER_NO_TABLE = ["figure_pair", "bar_chart", "flow_chart"]
+#: (issue 37) a table running over three to six pages whose last page or two carry another column
+#: layout: a wider last column, a last column whose cells hold a figure and a mark at its two ends
+#: (a text finder reads one column more), or a totals page whose label cells span columns and
+#: whose rows leave columns empty; with and without the header repeated on every page. And the
+#: negative: a long table followed at the top of the next page by another table of other columns
+#: and another header, nothing between. Drawn only when named.
+TAIL_MULTI = ["continued_tail", "new_table_tail"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1107,6 +1114,180 @@ def _multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
     raise ValueError(cls)
 
 
+def _draw_rows(
+    page: pymupdf.Page,
+    rows: list[list[tuple[str, int]]],
+    cols: list[tuple[float, float]],
+    y: float,
+    st: _Style,
+    align: list[str],
+    bold_rows: set[int],
+    ruled: bool,
+    rule_rows: set[int],
+) -> float:
+    """Rows of (text, column span) at the given column x ranges; rules around the block, under
+    ``rule_rows`` and (``ruled``) between rows and columns, no column rule through a span. Cell
+    text "a|b" prints a at the cell's left and b at its right (a figure and its mark)."""
+    lh = st.size * st.pitch
+    left, right = cols[0][0] - st.pad / 2, cols[-1][1] + st.pad / 2
+    top = y
+    page.draw_line((left, y), (right, y), width=0.6)
+    for r, row in enumerate(rows):
+        c = 0
+        font = st.font[1] if r in bold_rows else st.font[0]
+        base = y + lh * 0.5 + st.size * 0.25
+        for text, span in row:
+            a, b = cols[c][0], cols[c + span - 1][1]
+            if "|" in text:
+                fig, mark = text.split("|")
+                page.insert_text((a, base), fig, fontname=font, fontsize=st.size)
+                page.insert_text(
+                    (b - _width(mark, font, st.size), base), mark, fontname=font, fontsize=st.size
+                )
+            elif text:
+                w = _width(text, font, st.size)
+                al = "l" if span > 1 else align[c]
+                x = a if al == "l" else b - w if al == "r" else (a + b - w) / 2
+                page.insert_text((x, base), text, fontname=font, fontsize=st.size)
+            if ruled and c > 0:
+                page.draw_line(((cols[c - 1][1] + a) / 2, y), ((cols[c - 1][1] + a) / 2, y + lh), width=0.5)
+            c += span
+        y += lh
+        if (ruled and r < len(rows) - 1) or r in rule_rows:
+            page.draw_line((left, y), (right, y), width=0.5)
+    page.draw_line((left, y), (right, y), width=0.6)
+    if ruled:
+        page.draw_line((left, top), (left, y), width=0.5)
+        page.draw_line((right, top), (right, y), width=0.5)
+    return y
+
+
+def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``TAIL_MULTI``: a long table whose last pages change their column layout, or (negative) a
+    long table and then another one."""
+    W, H = 595.0, 842.0
+    margin = rng.uniform(45, 80)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([9.0, 10.0])
+    st = _style(rng, rng.choice(["ruled", "none", "header"]))
+    ruled = st.rules == "ruled"
+    tags.append(st.rules)
+    furniture = rng.random() < 0.8
+    repeat = rng.random() < 0.6
+    tags.append("repeat" if repeat else "no_repeat")
+    variant = rng.choice(["wide", "split", "totals"]) if cls == "continued_tail" else "new_table"
+    tags.append(variant)
+    n_pages = rng.randint(3, 6)
+    n_cols = rng.randint(3, 6)
+    sp = _spec(rng, n_cols, 400)
+    head = [t for t, _ in sp.header[0]]
+    last = n_cols - 1
+    n_tail = rng.choice([1, 1, 2]) if variant != "new_table" else 1
+    # the tail's last column: wider figures with a note, or a figure and its mark set apart
+    marks = ["(p)", "(e)", "r", "*", "(b)"]
+    for row in sp.body:
+        if variant == "wide":
+            row[last] = f"{row[last]} {rng.choice(['provisional', 'estimated', 'revised', 'n.a. in 2024'])}"
+        elif variant == "split":
+            row[last] = f"{row[last]}|{rng.choice(marks)}"
+    page_no = rng.randint(1, 30)
+    plain = [list(r) for r in sp.body]
+    for row in plain:  # the early pages' last column: a plain figure
+        row[last] = row[last].split(" ")[0].split("|")[0]
+
+    def widths(rows: list[list[str]]) -> list[float]:
+        return [
+            max(_width(r[c].replace("|", "   "), st.font[1], st.size) for r in rows)
+            for c in range(len(rows[0]))
+        ]
+
+    def layout(ws: list[float]) -> list[tuple[float, float]]:
+        out, x = [], x0 + st.pad / 2
+        for w in ws:
+            out.append((x, x + w))
+            x += w + st.pad
+        return out
+
+    for _ in range(10):  # size down until the widest layout fits
+        if layout(widths([head] + sp.body[:200]))[-1][1] <= x1 - st.pad / 2:
+            break
+        st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
+    lh = st.size * st.pitch
+    main_cols = layout(widths([head] + plain[:200]))
+    tail_cols = layout(widths([head] + sp.body[:200]))
+    grids: dict[int, Grid] = {}
+    merged: Grid = [list(head)]
+    r = 0
+    caption = f"Table {rng.randint(1, 20)}. {_label(rng, 3)}"
+    truths: list[TruthTable] = []
+    for p in range(n_pages):
+        pg = doc.new_page(width=W, height=H)
+        if furniture:
+            _furniture(pg, rng, page_no, margin)
+        page_no += 1
+        y = margin + 10
+        tail = p >= n_pages - n_tail
+        if p == 0:
+            y = _paragraph(pg, rng, x0, x1, y, rng.randint(2, 8), font[0], size)
+            y = _caption(pg, caption, x0, y + 6, size)
+        if variant == "new_table" and tail:
+            # another table: its own columns and header, straight at the top of the page
+            nc = rng.choice([k for k in range(3, 7) if k != n_cols])
+            sp2 = _spec(rng, nc, rng.randint(4, 20))
+            h2 = [t for t, _ in sp2.header[0]]
+            while set(h2) & set(head):
+                sp2 = _spec(rng, nc, len(sp2.body))
+                h2 = [t for t, _ in sp2.header[0]]
+            g2 = [h2] + [list(b) for b in sp2.body]
+            cols2 = layout(widths(g2))
+            bottom = _draw_rows(
+                pg, [[(t, 1) for t in rr] for rr in g2], cols2, y + 6, st, sp2.align, {0}, ruled, {0}
+            )
+            _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
+            truths.append(TruthTable(pages=[p], grids={p: g2}, merged=g2))
+            break
+        cols = tail_cols if tail and variant in ("wide", "split") else main_cols
+        header = p == 0 or repeat
+        rows: list[list[tuple[str, int]]] = [[(t, 1) for t in head]] if header else []
+        grid: Grid = [list(head)] if header else []
+        avail = H - margin - 40 - y - (lh if header else 0)
+        last_page = (
+            p == n_pages - 1 and variant != "new_table" or (variant == "new_table" and p == n_pages - 2)
+        )
+        n = int(avail / lh) - 1
+        if last_page:
+            n = rng.randint(0 if variant == "totals" else 3, max(4, n // 3))
+        body_src = sp.body if tail and variant in ("wide", "split") else plain
+        for k in range(r, r + n):
+            rows.append([(t, 1) for t in body_src[k]])
+            grid.append([t.replace("|", " ") for t in body_src[k]])
+        r += n
+        bold: set[int] = {0} if header else set()
+        rule_rows = {0} if header else set()
+        if variant == "totals" and last_page:
+            # totals: the label spans the stub and the next column, some figures left empty
+            for t in range(rng.randint(1, 3)):
+                label = rng.choice(["Total", "Total all regions", "Grand total", "Subtotal", "All items"])
+                label = f"{label} {t + 1}" if t else label
+                figs = [_num(rng, "int")[0] if rng.random() < 0.7 else "" for _ in range(n_cols - 2)]
+                if not any(figs):
+                    figs[-1] = _num(rng, "int")[0]
+                rule_rows.add(len(rows) - 1)
+                bold.add(len(rows))
+                rows.append([(label, 2)] + [(f, 1) for f in figs])
+                grid.append([label, ""] + figs)
+        if not [g for g in grid if g != head]:
+            continue
+        bottom = _draw_rows(pg, rows, cols, y + 6, st, sp.align, bold, ruled, rule_rows)
+        grids[p] = grid
+        merged.extend(g for g in (grid[1:] if header else grid))
+        if last_page and bottom < H - margin - 80:
+            _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
+    first = TruthTable(pages=sorted(grids), grids=grids, merged=merged, kind="rows")
+    return [first, *truths]
+
+
 def _prose_page(rng: random.Random, doc: pymupdf.Document) -> tuple[pymupdf.Page, float, tuple, float]:
     """A new page of ``doc`` (A4 or Letter) and its margin, font family and body size, with page
     furniture on half of them: (page, margin, font, size). The draws come in this order, so a seed
@@ -1430,7 +1611,7 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE).index(cls))
+    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI).index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
@@ -1446,6 +1627,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _turned(rng, cls, doc, tags)
     elif cls in MULTI:
         tables = _multi(rng, cls, doc, tags)
+    elif cls in TAIL_MULTI:
+        tables = _tail_multi(rng, cls, doc, tags)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
