@@ -83,9 +83,12 @@ class VectorPlanIOManager(dg.ConfigurableIOManager):
 @dg.op(
     pool=DUCKDB_WRITER_POOL,
     ins={"loaded": dg.In(dg.Nothing)},
-    out={"plan": dg.Out(VectorPlan, io_manager_key=PLAN_IO_MANAGER)},
+    # no plan when there is nothing to do: the two ops after it are skipped (a step costs ~70 ms of
+    # Dagster's own CPU, a fifth of a short document's graph)
+    out={"plan": dg.Out(VectorPlan, io_manager_key=PLAN_IO_MANAGER, is_required=False)},
     retry_policy=TRANSIENT_RETRY_POLICY,
-    description="Read the document's chunks and the vectors kept for unchanged text (writer pool).",
+    description="Read the document's chunks and the vectors kept for unchanged text (writer pool); "
+    "with vectors off, drop the document's old ones here.",
 )
 @stop_not_retry
 def kb_vector_plan(
@@ -93,11 +96,20 @@ def kb_vector_plan(
     store: DocumentStoreResource,
     warehouse: WarehouseResource,
     settings: SettingsResource,
-) -> VectorPlan:
+):
     doc_id = resolve_document(context, store.store())
-    plan = kb_vectors.plan_vectors(warehouse.warehouse(), doc_id, enabled=settings.load().kb.embeddings)
+    wh = warehouse.warehouse()
+    plan = kb_vectors.plan_vectors(wh, doc_id, enabled=settings.load().kb.embeddings)
+    if plan.off:
+        kb_vectors.drop_vectors(wh, doc_id)  # nobody would refresh them
+        warehouse.publish()
+        context.log.info("embeddings are off in the settings: the document's vectors dropped")
+        return
+    if plan.current:
+        context.log.info(f"all {len(plan.hashes)} chunk vector(s) current: nothing to embed")
+        return
     context.log.info(f"{len(plan.todo_inputs)} chunk text(s) to embed, {len(plan.known)} vector(s) kept")
-    return plan
+    yield dg.Output(plan, "plan")
 
 
 @dg.op(

@@ -48,6 +48,8 @@ class VectorPlan:
     todo_hashes: list[str]
     #: vectors are switched off in the settings: step 3 drops the document's old ones
     off: bool = False
+    #: every chunk already has its vector stored under its chunk id: nothing to embed or write
+    current: bool = False
     #: why no vectors could be computed here (the model is not installed...): BM25 only
     skipped: str | None = None
     #: seconds step 2 took
@@ -91,7 +93,7 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
         [doc_id],
     )
     old = warehouse.query(
-        "SELECT text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
+        "SELECT chunk_id, text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
         [doc_id, embeddings.MODEL_NAME],
     )
     hashes = [embeddings.text_md5(t) for t in chunks["text"]]
@@ -106,9 +108,12 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
     first: dict[str, int] = {}
     for i in todo:
         first.setdefault(hashes[i], i)
+    chunk_ids = chunks["chunk_id"].astype(str).tolist()
+    stored = sorted(zip(old["chunk_id"].astype(str), old["text_md5"], strict=True))
     return VectorPlan(
         doc_id=doc_id,
-        chunk_ids=chunks["chunk_id"].astype(str).tolist(),
+        current=not todo and stored == sorted(zip(chunk_ids, hashes, strict=True)),
+        chunk_ids=chunk_ids,
         hashes=hashes,
         known=known,
         todo_inputs=[embed_input(chunks, i) for i in first.values()],

@@ -221,5 +221,11 @@ def test_the_three_vector_steps_embed_a_repeated_text_once_and_survive_a_pickle(
     rows = warehouse.query("SELECT chunk_id, embedding FROM kb_embeddings WHERE doc_id = 'good' ORDER BY 1")
     assert list(rows.chunk_id) == ["c0", "c1", "c2", "c3", "c4"]
     assert np.allclose(rows.embedding.iat[0], rows.embedding.iat[4])
-    # a second plan finds every vector kept: nothing to embed
-    assert kb_vectors.plan_vectors(warehouse, "good").todo_inputs == []
+    # a second plan finds every vector kept under its chunk id: nothing to embed or write (the
+    # asset's op then yields no plan and the two ops after it are skipped)
+    again = kb_vectors.plan_vectors(warehouse, "good")
+    assert again.todo_inputs == [] and again.current
+    # the same texts under other chunk ids: nothing to embed, but the rows must be rewritten
+    warehouse.write_kb("good", [_chunk(f"x{i}", *t[1:]) for i, t in enumerate(TEXTS)])
+    moved = kb_vectors.plan_vectors(warehouse, "good")
+    assert moved.todo_inputs == [] and not moved.current
