@@ -149,7 +149,8 @@ def test_runs_events_and_partitions_are_stored_in_postgres(pg_env, instance, cor
         "AND dagster_event_type = 'ASSET_MATERIALIZATION'",
         (run_ids,),
     )[0][0]
-    assert materialized == 7 * len(ids)  # six stages and the quality gate per document
+    # six stages, the quality gate and the chunks' vectors (kb_vectors) per document
+    assert materialized == 8 * len(ids)
     # the instance answers from Postgres too: run tags per document, materialized partitions
     assert {r.run_id for r in instance.get_runs(dg.RunsFilter(tags={"dagster-ocr/doc_id": ids[0]}))} == {
         run_ids[0]
