@@ -47,6 +47,7 @@ from resources import (
     WarehouseResource,
 )
 from resources.notifier import NotifierResource
+from resources.stage_outputs import StageOutputsIOManager
 
 
 def build_definitions(
@@ -92,9 +93,9 @@ def build_definitions(
             "settings": SettingsResource(settings_file=settings_file, overrides_json=overrides_json),
             "ocr": ocr or OcrResource(engine=ocr_engine),
             "notifier": NotifierResource(),
-            # stage outputs (pickled core objects) per asset and partition, so one stage can be
-            # re-run later without re-running the ones before it
-            "io_manager": dg.FilesystemIOManager(base_dir=str(data / "assets")),
+            # stage outputs (pickled core objects, stamped with their version) per asset and
+            # partition, so one stage can be re-run later without re-running the ones before it
+            "io_manager": StageOutputsIOManager(base_dir=str(data / "assets")),
             # the vector plan between kb_vectors' ops: one file per document, removed once stored
             PLAN_IO_MANAGER: VectorPlanIOManager(base_dir=str(data / "assets")),
         },

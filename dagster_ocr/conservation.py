@@ -177,7 +177,7 @@ class TextAccountant:
             last = p.last_page_index if p.last_page_index >= p.page_index else p.page_index
             for page in range(p.page_index, last + 1):
                 self._covering[page].append(i)
-        skip = set(getattr(paragraphs, "read_as_text", None) or ())
+        skip = set(paragraphs.read_as_text)
         self._cells: dict[int, list[str]] = defaultdict(list)
         #: text a table read on a page and keeps once (``Table.repeats``): a destination for the
         #: page's lines after the cells, but not in the outputs, so never ``unsourced``
@@ -193,7 +193,7 @@ class TextAccountant:
                 if c.bbox is not None:
                     self._cell_boxes[c.page_index].append(c.bbox)
             # a continuation's repeated header or stub: printed in the table, kept in it once
-            for page_index, text in getattr(t, "repeats", None) or ():
+            for page_index, text in t.repeats:
                 if compact(text):
                     self._repeats[page_index].append(compact(text))
         self.accounts: dict[int, PageAccount] = {}

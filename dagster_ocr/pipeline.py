@@ -238,13 +238,13 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
             confidences.append(p.ocr_confidence)
         if p.decode_stats:
             decoded.append(p.decode_stats)
-    content = getattr(doc, "page_content", None) or {}  # absent in outputs of earlier versions
+    content = doc.page_content
     out: dict[str, float | int | None] = {
-        "repaired": bool(getattr(doc, "repaired", False)),
+        "repaired": doc.repaired,
         "pages_without_text": len(content),
         # no text, no image, no drawings (the pages_complete check's census)
         "empty_pages": sum(1 for c in content.values() if c == "blank"),
-        "damaged_pages": len(getattr(doc, "damaged_pages", None) or {}),
+        "damaged_pages": len(doc.damaged_pages),
         "ocr_pages": n_ocr,
         "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
         # recognised blank by the text stage and not OCR'd (route_reason "blank page: ...")
@@ -274,8 +274,7 @@ def document_tables(doc: ExtractedDocument, settings: Settings | None = None) ->
     """Tables per page, merged across page breaks (on text-layer pages, and ruled tables on OCR'd
     ones: ``tables.scanned``; a document with neither is not opened at all)."""
     settings = settings or Settings()
-    ocr_pages = getattr(doc, "ocr_pages", None)  # outputs of earlier versions lack the count
-    if not doc.ok or (doc.text_layer_pages == 0 and not (settings.tables.ocr_pages and ocr_pages != 0)):
+    if not doc.ok or (doc.text_layer_pages == 0 and not (settings.tables.ocr_pages and doc.ocr_pages != 0)):
         return []
     with reopen_document(doc.source) as pdf:
         return extract_tables(pdf, doc.pages, settings.tables)

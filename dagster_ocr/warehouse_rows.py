@@ -89,10 +89,8 @@ def iter_document_rows(
     lines: list[dict[str, Any]] = []
     decode_stats: list[dict[str, Any]] = []
     n_ocr = 0
-    # what each page holds and whether its content stream is broken (absent in older outputs)
-    page_content = getattr(doc, "page_content", None) or {}
-    damaged = getattr(doc, "damaged_pages", None) or {}
-    blank_reasons = getattr(doc, "blank_reasons", None) or {}  # why an empty page is empty
+    # what each page holds, whether its content stream is broken, why an empty page is empty
+    page_content, damaged, blank_reasons = doc.page_content, doc.damaged_pages, doc.blank_reasons
     # where every character of each page went (paragraph, heading, cell, furniture, lost)
     accountant = TextAccountant(paragraphs, tables)
     first_pages: list[list[tuple[str, float]]] = []  # what the document is (docinfo) is read from these
@@ -192,7 +190,7 @@ def iter_document_rows(
     # one reading order for headings, paragraphs and tables: a placed table is a paragraphs row of
     # kind 'table' too (dagster_ocr/blocks.py), so the paragraphs read in order are the whole text
     paras = paragraphs.paragraphs
-    read_as_text = set(getattr(paragraphs, "read_as_text", None) or ())  # absent in older outputs
+    read_as_text = set(paragraphs.read_as_text)
     placements = place_tables(paras, tables, read_as_text)
     sequence = block_sequence(paras, tables, placements)
     for start in range(0, len(sequence), batch_size):
@@ -286,7 +284,7 @@ def iter_document_rows(
                 "n_ocr_pages": n_ocr,
                 "pipeline_version": __version__,
                 "parsed_at": _now(),
-                "repaired": bool(getattr(doc, "repaired", False)),
+                "repaired": doc.repaired,
                 **(document_extra or {}),
             }
         ],

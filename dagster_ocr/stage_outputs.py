@@ -1,0 +1,98 @@
+"""Stage outputs across versions of this code: the one place an older output is brought up to date.
+
+Each stage's output (an ``ExtractedDocument``, the labels, the tables, a ``ParagraphResult``) is
+pickled between stages by the Dagster IO manager, and kept: a stage re-run weeks later, after an
+upgrade, reads what an older version wrote. The model's dataclasses have slots, and an older
+pickle of one lacks the fields added since (reading one raises ``AttributeError``). Rather than
+guard every read with ``getattr(obj, name, default)``, every output is stored as a
+:class:`StageOutput` carrying :data:`STAGE_OUTPUT_VERSION`, and :func:`unwrap` upgrades one of an
+earlier version (or a bare pickle: version 0) by giving each missing field its default.
+
+Bump :data:`STAGE_OUTPUT_VERSION` when a change to ``dagster_ocr.model`` needs more than defaults
+(a renamed or re-typed field), and migrate that case in :func:`upgrade`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from dagster_ocr import model
+
+log = logging.getLogger(__name__)
+
+#: the version of the stage outputs' shape this code writes (1: the first versioned one)
+STAGE_OUTPUT_VERSION = 1
+
+#: the model's dataclasses: only these are walked and filled in
+_MODEL_TYPES = tuple(
+    cls for cls in vars(model).values() if isinstance(cls, type) and dataclasses.is_dataclass(cls)
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StageOutput:
+    """A stage's output as stored: its value and the version of the code that wrote it."""
+
+    version: int
+    value: Any
+
+
+def wrap(value: Any) -> StageOutput:
+    return StageOutput(STAGE_OUTPUT_VERSION, value)
+
+
+def unwrap(stored: Any) -> tuple[Any, int]:
+    """The stored output's value in this version's shape, and the version it was written by."""
+    if isinstance(stored, StageOutput):
+        if stored.version == STAGE_OUTPUT_VERSION:
+            return stored.value, stored.version
+        version, value = stored.version, stored.value
+    else:  # written before outputs carried a version
+        version, value = 0, stored
+    filled = upgrade(value)
+    log.info(
+        "stage output of version %d upgraded to %d (%d field(s) given defaults)",
+        version,
+        STAGE_OUTPUT_VERSION,
+        filled,
+    )
+    return value, version
+
+
+def upgrade(value: Any) -> int:
+    """Give every model dataclass inside ``value`` the fields it lacks (their defaults), in place.
+
+    Walks lists, tuples and dict values; a ``pagestore.PageList`` (pages kept on disk) is not a
+    list and is left to the page store, which reads its pages field by field. Returns the number
+    of fields filled.
+    """
+    filled = 0
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, list | tuple):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, _MODEL_TYPES):
+            for f in dataclasses.fields(obj):
+                try:
+                    stack.append(getattr(obj, f.name))
+                except AttributeError:
+                    if f.default is not dataclasses.MISSING:
+                        setattr(obj, f.name, f.default)
+                    elif f.default_factory is not dataclasses.MISSING:
+                        setattr(obj, f.name, f.default_factory())
+                    else:  # a required field cannot be guessed: say which
+                        raise ValueError(
+                            f"a stored {type(obj).__name__} lacks its required field {f.name!r}: "
+                            "re-run the stage that wrote it"
+                        ) from None
+                    filled += 1
+    return filled

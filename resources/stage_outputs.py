@@ -1,0 +1,41 @@
+"""The IO manager of the stage outputs: Dagster's pickles on disk, each stamped with its version.
+
+Dagster's ``FilesystemIOManager`` (one file per asset and partition under ``base_dir``), except
+that a value is stored inside a ``StageOutput`` with the version of the code that wrote it, and
+one read back from an earlier version (or from before outputs carried one) is upgraded by
+:func:`dagster_ocr.stage_outputs.unwrap`, the one place that knows how.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+
+# Dagster's own class behind FilesystemIOManager (not exported): subclassed, not copied, so its
+# paths stay those of every earlier run, partition keys escaped as Dagster escapes them
+from dagster._core.storage.fs_io_manager import PickledObjectFilesystemIOManager
+
+from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, unwrap, wrap
+
+if TYPE_CHECKING:
+    from upath import UPath
+
+
+class _VersionedPickles(PickledObjectFilesystemIOManager):
+    def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
+        super().dump_to_path(context, wrap(obj), path)
+
+    def load_from_path(self, context: dg.InputContext, path: UPath) -> Any:
+        value, version = unwrap(super().load_from_path(context, path))
+        if version != STAGE_OUTPUT_VERSION:
+            context.log.info(f"{path.name}: a stage output of version {version}, upgraded on read")
+        return value
+
+
+class StageOutputsIOManager(dg.FilesystemIOManager):
+    """``FilesystemIOManager`` with versioned values (see the module's docstring)."""
+
+    def create_io_manager(self, context: dg.InitResourceContext) -> _VersionedPickles:
+        base_dir = self.base_dir or context.instance.storage_directory()  # type: ignore[union-attr]
+        return _VersionedPickles(base_dir=base_dir)

@@ -1,0 +1,75 @@
+"""Stage outputs from earlier versions of the code are upgraded in one place (issue 38 item 4)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import dagster as dg
+import pytest
+from upath import UPath
+
+from dagster_ocr.model import DocStatus, ExtractedDocument, ParagraphResult, SourceDocument, Table
+from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, StageOutput, unwrap, upgrade, wrap
+from resources.stage_outputs import StageOutputsIOManager
+
+
+def _older(obj, missing: int):
+    """``obj`` as an older version pickled it: its class then lacked the last ``missing`` fields
+    (a slots dataclass pickles a dict of its set slots; the new ones are simply absent)."""
+    old = type(obj).__new__(type(obj))
+    for f in list(dataclasses.fields(obj))[:-missing]:
+        setattr(old, f.name, getattr(obj, f.name))
+    return old
+
+
+def _document() -> ExtractedDocument:
+    source = SourceDocument(
+        doc_id="d1",
+        file_name="a.pdf",
+        source_path="/in/a.pdf",
+        stored_path="/x/a.pdf",
+        size_bytes=10,
+        kind="pdf",
+    )
+    return ExtractedDocument(source=source, status=DocStatus.PARSED, n_pages=2, page_content={1: "blank"})
+
+
+def test_a_bare_pickle_of_an_older_document_gets_the_fields_added_since():
+    old = _older(_document(), missing=3)  # before page_content, damaged_pages and blank_reasons
+    with pytest.raises(AttributeError):
+        old.blank_reasons  # noqa: B018 - what every reader had to guard against
+    value, version = unwrap(pickle.loads(pickle.dumps(old)))
+    assert version == 0
+    assert value.page_content == {} and value.damaged_pages == {} and value.blank_reasons == {}
+    assert value.n_pages == 2 and value.source.file_name == "a.pdf"  # what it had is kept
+
+
+def test_nested_model_objects_are_upgraded_and_a_current_output_is_left_alone():
+    table = _older(Table("t1", 0, 0, 1, 1, [], (0.0, 0.0, 1.0, 1.0)), missing=1)  # before repeats
+    paragraphs = _older(ParagraphResult(), missing=1)  # before read_as_text
+    assert upgrade([table, (paragraphs,)]) == 2
+    assert paragraphs.read_as_text == []
+    current = wrap(_document())
+    assert current.version == STAGE_OUTPUT_VERSION
+    assert unwrap(current) == (current.value, STAGE_OUTPUT_VERSION)
+
+
+def test_a_missing_required_field_is_an_error_that_says_what_to_do():
+    old = _older(_document(), missing=len(ExtractedDocument.__dataclass_fields__) - 1)  # only source
+    with pytest.raises(ValueError, match="lacks its required field 'status'.*re-run"):
+        upgrade(old)
+
+
+def test_the_io_manager_stores_a_version_and_reads_back_an_unversioned_pickle(tmp_path):
+    manager = StageOutputsIOManager(base_dir=str(tmp_path)).create_io_manager(
+        dg.build_init_resource_context()
+    )
+    path = UPath(tmp_path / "document_text" / "d1")
+    path.parent.mkdir(parents=True)
+    manager.dump_to_path(dg.build_output_context(), _document(), path)
+    stored = pickle.loads(path.read_bytes())
+    assert isinstance(stored, StageOutput) and stored.version == STAGE_OUTPUT_VERSION
+    path.write_bytes(pickle.dumps(_older(_document(), missing=3)))  # as a run before versions wrote it
+    value = manager.load_from_path(dg.build_input_context(), path)
+    assert isinstance(value, ExtractedDocument) and value.blank_reasons == {}
