@@ -471,6 +471,14 @@ class Warehouse:
         row = rows.iloc[0]
         return Approval(str(row["approved_by"]), str(row["reason"]), row["approved_at"].to_pydatetime())
 
+    def let_in_by_approval(self, doc_id: str) -> bool:
+        """The document is in although a blocking check failed: a reviewer's approval let it in
+        (the ``quality_checks`` view's outcome 'approved'; read from the rows, not from its error text)."""
+        rows = self.query(
+            "SELECT count(*) AS n FROM quality_checks WHERE doc_id = ? AND outcome = 'approved'", [doc_id]
+        )
+        return bool(rows["n"].iat[0])
+
     def ocr_confidences(self, doc_id: str, con: duckdb.DuckDBPyConnection | None = None) -> pd.DataFrame:
         """The recognition confidence of every line on the document's OCR'd pages (column ``confidence``)."""
         return self.query(

@@ -245,6 +245,12 @@ def test_approval_lets_the_document_in_on_the_next_materialization(loaded):
         "SELECT outcome FROM quality_checks WHERE doc_id = ? AND check_name = 'tables_valid'", [doc_id]
     )
     assert checks["outcome"].tolist() == ["approved"]
+    # the knowledge base says it was let in by hand (from the rows, not from the error's wording)
+    (kb_event,) = [
+        e for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey("knowledge_base")
+    ]
+    assert kb_event.materialization.metadata["approved_by_hand"].value is True
+    assert wh.let_in_by_approval(doc_id) and not wh.let_in_by_approval(ids["service_agreement.pdf"])
 
 
 def test_search_cites_the_printed_page_of_the_contract_and_a_corpus_document(loaded, corpus: Path):
