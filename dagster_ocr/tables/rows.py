@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import math
 from typing import Any
 
 from dagster_ocr.layout import outside
@@ -90,6 +93,18 @@ def _continues(
     checks both), by rows: same column layout and only furniture or a few short lines between."""
     if not _same_columns(a, b, s):
         return False
+    return _placed_as_continuation(a, b, pages, lines, regions, s)
+
+
+def _placed_as_continuation(
+    a: _Part,
+    b: _Part,
+    pages: dict[int, Page],
+    lines: dict[int, list[Line]],
+    regions: dict[int, list[BBox]],
+    s: TableSettings,
+) -> bool:
+    """Only furniture or a few short lines between ``a`` and ``b``, no fresh caption, no fresh header."""
     continued = bool(b.caption and _CONTINUED_RE.search(b.caption))
     relax = s.continued_relax_factor if continued else 1
     pa, pb = pages[a.page_index], pages[b.page_index]
@@ -125,6 +140,128 @@ def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     first = b.rows[0]
     labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
     return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
+
+
+def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:
+    """For each column of ``b``, the column of ``a`` it lies in, by x-extent; None when a column of
+    ``b`` straddles a boundary of ``a`` or the order is broken.
+
+    A continuation's columns may differ from its part before in count and width: the last pages'
+    last column set wider, one column read as two (a figure and its mark, a header cut in two), a
+    totals page whose label spans the stub and the next column. They still lie inside the
+    columns they continue. ``a``'s first and last columns are open to the outside, so a wider
+    stub or last column still maps.
+    """
+    ea, eb = a.col_edges, b.col_edges
+    if a.n_cols < 2 or b.n_cols < 1:
+        return None
+    out: list[int] = []
+    for j in range(b.n_cols):
+        lo, hi = eb[j], eb[j + 1]
+        if hi - lo <= 0:
+            return None
+        best, share = -1, 0.0
+        for i in range(a.n_cols):
+            alo = -math.inf if i == 0 else ea[i]
+            ahi = math.inf if i == a.n_cols - 1 else ea[i + 1]
+            ov = (min(hi, ahi) - max(lo, alo)) / (hi - lo)
+            if ov > share:
+                best, share = i, ov
+        if share < s.col_map_share:
+            return None
+        out.append(best)
+    if any(y < x for x, y in itertools.pairwise(out)):
+        return None
+    return out
+
+
+def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
+    """``b`` laid out in ``a``'s columns (``cmap`` from ``_column_map``): the cells of columns that
+    fall in one column of ``a`` joined left to right, a column of ``a`` that ``b`` lacks empty."""
+    n = a.n_cols
+    rows: list[list[str | None]] = []
+    bboxes: list[list[BBox | None]] = []
+    for r, row in enumerate(b.rows):
+        rb = b.row_bboxes[r] if r < len(b.row_bboxes) else []
+        texts: list[list[str]] = [[] for _ in range(n)]
+        boxes: list[list[BBox]] = [[] for _ in range(n)]
+        seen = [False] * n
+        for j, text in enumerate(row):
+            i = cmap[j] if j < len(cmap) else n - 1
+            if text is None:
+                continue
+            seen[i] = True
+            if text:
+                texts[i].append(text)
+            bb = rb[j] if j < len(rb) else None
+            if bb is not None:
+                boxes[i].append(bb)
+        rows.append(
+            [" ".join(texts[i]) if texts[i] else ("" if seen[i] or i not in cmap else None) for i in range(n)]
+        )
+        bboxes.append(
+            [
+                (
+                    min(x[0] for x in boxes[i]),
+                    min(x[1] for x in boxes[i]),
+                    max(x[2] for x in boxes[i]),
+                    max(x[3] for x in boxes[i]),
+                )
+                if boxes[i]
+                else None
+                for i in range(n)
+            ]
+        )
+    edges: list[float] = []
+    for i in range(n + 1):
+        js = [j for j, c in enumerate(cmap) if c == i]
+        if i == n:
+            edges.append(b.col_edges[-1] if cmap[-1] == n - 1 else a.col_edges[n])
+        else:
+            edges.append(b.col_edges[js[0]] if js else a.col_edges[i])
+    for k in range(1, len(edges)):  # the page's own edges, kept in order
+        edges[k] = max(edges[k], edges[k - 1])
+    return dataclasses.replace(b, rows=rows, row_bboxes=bboxes, col_edges=edges)
+
+
+def _opens_with_labels(a: _Part, b: _Part) -> bool:
+    """``b``'s first row holds labels over (most of) the columns where ``a`` holds figures."""
+    figures = []
+    for c in range(1, a.n_cols):
+        filled = [r[c] for r in a.rows[a.header_rows :] if c < len(r) and r[c]]
+        if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
+            figures.append(c)
+    if not figures or not b.rows:
+        return False
+    first = b.rows[0]
+    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
+    return labels >= max(1, 2 * len(figures) / 3)
+
+
+def _mapped_continuation(
+    first: _Part,
+    a: _Part,
+    b: _Part,
+    pages: dict[int, Page],
+    lines: dict[int, list[Line]],
+    regions: dict[int, list[BBox]],
+    s: TableSettings,
+) -> _Part | None:
+    """``b`` in ``a``'s columns when it continues ``a`` by rows with another column layout (see
+    ``_column_map``); None when it does not. ``first`` is the table's first part (its header).
+
+    Another layout is weaker evidence than the same one, so ``b`` must either open with data or
+    repeat ``first``'s header: a table of its own under a header of its own stays apart.
+    """
+    if _same_columns(a, b, s):
+        return None  # the same layout: ``_continues`` said no for another reason
+    cmap = _column_map(a, b, s)
+    if cmap is None:
+        return None
+    m = _remapped(a, b, cmap)
+    if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:
+        return None
+    return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
 
 
 def _context_fields(part: _Part) -> dict[str, Any]:

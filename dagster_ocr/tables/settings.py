@@ -137,6 +137,12 @@ class TableSettings(BaseModel):
         description="Max difference of column boundaries, as a share of table width, for two parts "
         "to count as the same column layout.",
     )
+    col_map_share: float = Field(
+        0.6,
+        description="Where a continuation's column layout differs (a wider last column, a column "
+        "split in two, a totals page), the share of each of its columns' width that must lie inside "
+        "one column of the part it continues for the two to be joined by x-extents.",
+    )
     header_scan_rows: int = Field(
         6, description="How many leading rows may form a (multi-line) header repeated on a continuation."
     )

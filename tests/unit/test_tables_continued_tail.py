@@ -1,0 +1,90 @@
+"""A table running over pages whose last pages carry another column layout (issue 37): a wider last
+column, a column read as two, a totals page whose label spans columns. It stays one table with its
+header once; a new table of other columns and another header at the top of the next page stays apart.
+
+Documents from tests/support/table_pages.py (``TAIL_MULTI``), seeded; the rules' pass rate over many
+seeds is bench/tables_synthetic.py's ``--classes continued_tail,new_table_tail``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.cells import _Part  # noqa: E402
+from dagster_ocr.tables.rows import _column_map, _remapped  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _cells(grid: list[list[str]]) -> Counter[str]:
+    return Counter(_norm(x).replace(" ", "") for row in grid for x in row if x and x.strip())
+
+
+def _tables(seed: int, cls: str):
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    return case, extract_tables(doc, TI.pages_of(doc), TableSettings())
+
+
+@pytest.mark.parametrize(
+    ("seed", "tags"),
+    [
+        (0, ["ruled", "no_repeat", "wide"]),
+        (7, ["none", "repeat", "wide"]),
+        (3, ["ruled", "no_repeat", "split"]),
+        (2, ["header", "no_repeat", "split"]),
+        (6, ["ruled", "repeat", "totals"]),
+        (9, ["header", "repeat", "totals"]),
+    ],
+)
+def test_a_table_whose_last_pages_change_layout_is_one_table(seed: int, tags: list[str]) -> None:
+    case, tables = _tables(seed, "continued_tail")
+    assert case.tags == tags  # the generator still draws the variant this seed stands for
+    (truth,) = case.tables
+    assert [t.pages for t in tables] == [truth.pages]
+    (table,) = tables
+    assert table.merge_kind == "rows" and table.n_cols == len(truth.merged[0])
+    got, want = _cells(table.grid()), _cells(truth.merged)
+    tp = sum((got & want).values())
+    assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
+    assert table.n_rows == len(truth.merged)  # every row, the header once
+    header = _cells(truth.merged[:1])
+    assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
+
+
+@pytest.mark.parametrize("seed", [1, 3, 13])
+def test_a_new_table_of_other_columns_on_the_next_page_stays_apart(seed: int) -> None:
+    case, tables = _tables(seed, "new_table_tail")
+    assert [t.pages for t in tables] == [t.pages for t in case.tables]
+    assert tables[-1].n_cols == len(case.tables[-1].merged[0])
+
+
+def _part(edges: list[float], rows: list[list[str | None]]) -> _Part:
+    boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
+    return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
+
+
+def test_columns_map_by_x_extent() -> None:
+    a = _part([50, 150, 220, 300], [["Item", "A", "B"], ["x", "1", "2"]])
+    # the last column wider, and read as two (a figure and its mark): both fold into a's last
+    b = _part([50, 150, 220, 290, 340], [["y", "3", "4", "(p)"]])
+    assert _column_map(a, b, TableSettings()) == [0, 1, 2, 2]
+    m = _remapped(a, b, [0, 1, 2, 2])
+    assert m.rows == [["y", "3", "4 (p)"]] and m.n_cols == 3
+    # a totals page that fills fewer columns (its last empty, so not found): a's last left empty
+    t = _part([50, 160, 215], [["Total", "9"]])
+    assert _column_map(a, t, TableSettings()) == [0, 1]
+    assert _remapped(a, t, [0, 1]).rows == [["Total", "9", ""]]
+    # a column straddling a boundary of a's: another table, no map
+    c = _part([50, 120, 260, 300], [["z", "5", "6"]])
+    assert _column_map(a, c, TableSettings()) is None
