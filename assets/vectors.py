@@ -101,9 +101,9 @@ def kb_vector_plan(
     wh = warehouse.warehouse()
     plan = kb_vectors.plan_vectors(wh, doc_id, enabled=settings.load().kb.embeddings)
     if plan.off:
-        kb_vectors.drop_vectors(wh, doc_id)  # nobody would refresh them
-        warehouse.publish()
-        context.log.info("embeddings are off in the settings: the document's vectors dropped")
+        if kb_vectors.drop_vectors(wh, doc_id):  # old ones: nobody would refresh them
+            warehouse.publish()  # the snapshot copies the whole file: only when something changed
+        context.log.info("embeddings are off in the settings: no vectors for the document")
         return
     if plan.current:
         context.log.info(f"all {len(plan.hashes)} chunk vector(s) current: nothing to embed")

@@ -197,8 +197,11 @@ def store_vectors(warehouse: Warehouse, plan: VectorPlan) -> dict[str, Any]:
     return plan.figures
 
 
-def drop_vectors(warehouse: Warehouse, doc_id: str) -> None:
-    """Remove the document's vectors (it left the knowledge base, or vectors are off)."""
-    warehouse.write(
-        lambda con: con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id]), lock=doc_id
-    )
+def drop_vectors(warehouse: Warehouse, doc_id: str) -> int:
+    """Remove the document's vectors (it left the knowledge base, or vectors are off); how many."""
+
+    def drop(con: Any) -> int:
+        (n,) = con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id]).fetchone()
+        return int(n)
+
+    return warehouse.write(drop, lock=doc_id)
