@@ -102,7 +102,10 @@ class _RunReport:
         if self.done:
             out.append(f"  done: {names(self.done)}")
         if abandoned is not None:
-            during = " during its warehouse load" if self.stop.loading else ""
+            if self.stop.chunked:
+                during = " before its vectors (loaded, in BM25 search)"
+            else:
+                during = " during its warehouse load" if self.stop.loading else ""
             out.append(
                 f"  abandoned{during}: {abandoned.file_name} (a resume re-does it; its OCR'd pages are kept)"
             )

@@ -47,8 +47,11 @@ EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 #: seconds from the first signal to a hard exit when the document in flight has not let go by then
 GRACE_SECONDS = 8.0
 
-#: the step that loads a document into the warehouse: from there on a stopped run finishes it
+#: the step that loads a document into the warehouse: from there on a stopped run finishes it...
 WAREHOUSE_STEP = "duckdb_tables"
+#: ...up to its chunks (BM25 search has it then). Its vectors (kb_vectors: the embedding model, tens
+#: of seconds on a long report) are not waited for: a resume re-does the document
+CHUNKS_STEP = "knowledge_base"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +81,7 @@ class GracefulStop:
         self.at: float | None = None  # when (time.monotonic)
         self.abandoned = False  # StopRequested was raised inside the document in flight
         self.loading = False  # the document in flight has reached its warehouse load
+        self.chunked = False  # ... and its knowledge-base chunks: only its vectors are left
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> GracefulStop:
@@ -132,19 +136,24 @@ class GracefulStop:
             raise StopRequested(f"stopped by {self.name}")
 
     def start_document(self) -> None:
-        self.abandoned = self.loading = False
+        self.abandoned = self.loading = self.chunked = False
 
     def hook(self) -> Any:
         """A Dagster success hook for the job: once told to stop, the run ends after the stage
         that just finished (the rest are not started), up to the warehouse load. From the load on
-        the document is finished (its checks and knowledge base take about a second), so the
-        warehouse never holds a document loaded without its knowledge base."""
+        the document is finished up to its chunks (its checks and chunks take about a second), so
+        the warehouse never holds a document loaded without its knowledge-base chunks; its vectors
+        are left to a resume (embedding a report takes longer than the grace period, and a hard
+        exit in its middle would leave the same, less cleanly)."""
         import dagster as dg
 
         @dg.success_hook(name="stop_between_stages")
         def stop_between_stages(context: dg.HookContext) -> None:
-            if context.step_key.split("[")[0] == WAREHOUSE_STEP:
+            step = context.step_key.split("[")[0]
+            if step == WAREHOUSE_STEP:
                 self.loading = True
+            elif step == CHUNKS_STEP:
+                self.loading, self.chunked = False, True
             if self.signum is not None and not self.loading:
                 self.abandoned = True
                 raise StopRequested(f"stopped by {self.name} after {context.step_key}")
