@@ -10,7 +10,8 @@ own pool, ``embeddings`` (one slot unless set: the model already uses every core
                   ─▶ kb_store_vectors [duckdb_writer]
 
 A document held back by the gate has no ``knowledge_base`` materialization, so this asset is
-skipped for it. BM25 search works as soon as ``knowledge_base`` is done; vector and hybrid search
+skipped for it; with vectors off, or every chunk's vector already stored, the plan op does what
+is left (drops old vectors) and yields no plan, so the other two ops are skipped too. BM25 search works as soon as ``knowledge_base`` is done; vector and hybrid search
 use a document's vectors once this asset has materialized.
 """
 
