@@ -225,14 +225,17 @@ def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
 
 
 def _opens_with_labels(a: _Part, b: _Part) -> bool:
-    """``b``'s first row holds labels over (most of) the columns where ``a`` holds figures."""
+    """``b``'s first row holds labels over (most of) the columns where ``a`` holds figures; True
+    too when ``a`` has no column of figures, where nothing tells a header from a row of data."""
     figures = []
     for c in range(1, a.n_cols):
         filled = [r[c] for r in a.rows[a.header_rows :] if c < len(r) and r[c]]
         if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
             figures.append(c)
-    if not figures or not b.rows:
+    if not b.rows:
         return False
+    if not figures:
+        return True
     first = b.rows[0]
     labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
     return labels >= max(1, 2 * len(figures) / 3)
@@ -250,8 +253,10 @@ def _mapped_continuation(
     """``b`` in ``a``'s columns when it continues ``a`` by rows with another column layout (see
     ``_column_map``); None when it does not. ``first`` is the table's first part (its header).
 
-    Another layout is weaker evidence than the same one, so ``b`` must either open with data or
-    repeat ``first``'s header: a table of its own under a header of its own stays apart.
+    Another layout is weaker evidence than the same one, so ``b`` must either open with data (figures
+    under ``first``'s figure columns) or repeat ``first``'s header: a table of its own under a header
+    of its own stays apart, and so does one after a part of text columns only (an index, a block of
+    labels the finder took for a table), where data and a header look alike.
     """
     if _same_columns(a, b, s):
         return None  # the same layout: ``_continues`` said no for another reason

@@ -22,7 +22,7 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.cells import _Part  # noqa: E402
-from dagster_ocr.tables.rows import _column_map, _remapped  # noqa: E402
+from dagster_ocr.tables.rows import _column_map, _opens_with_labels, _remapped  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
 
@@ -88,3 +88,14 @@ def test_columns_map_by_x_extent() -> None:
     # a column straddling a boundary of a's: another table, no map
     c = _part([50, 120, 260, 300], [["z", "5", "6"]])
     assert _column_map(a, c, TableSettings()) is None
+
+
+def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
+    figures = _part([50, 150, 220, 300], [["Item", "A", "B"], ["x", "1", "2"], ["y", "3", "4"]])
+    data = _part([50, 150, 220, 340], [["z", "5", "6"]])
+    head = _part([50, 150, 220, 340], [["Name", "Size", "Share"], ["z", "5", "6"]])
+    assert not _opens_with_labels(figures, data) and _opens_with_labels(figures, head)
+    # text columns only (an index, labels the finder took for a table): data and a header look
+    # alike, so a continuation of another layout must repeat the header to be joined
+    words = _part([50, 150, 300], [["Abelian group, 12", "Basis, 40"], ["Atlas, 7", "Bundle, 52"]])
+    assert _opens_with_labels(words, _part([50, 160, 300], [["Cover, 61", "Curve, 9"]]))
