@@ -11,8 +11,9 @@ own pool, ``embeddings`` (one slot unless set: the model already uses every core
 
 A document held back by the gate has no ``knowledge_base`` materialization, so this asset is
 skipped for it; with vectors off, or every chunk's vector already stored, the plan op does what
-is left (drops old vectors) and yields no plan, so the other two ops are skipped too. BM25 search works as soon as ``knowledge_base`` is done; vector and hybrid search
-use a document's vectors once this asset has materialized.
+is left (drops old vectors) and yields no plan, so the other two ops are skipped too. BM25
+search works as soon as ``knowledge_base`` is done; vector and hybrid search use a document's
+vectors once this asset has materialized.
 """
 
 # no `from __future__ import annotations`: Dagster checks the context annotation as an object

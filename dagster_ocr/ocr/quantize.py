@@ -53,6 +53,7 @@ def weight_range() -> str:
 
     return "full" if has_int8_dot() else "reduced"
 
+
 #: words the calibration pages are written with: common English prose, digits and punctuation
 _WORDS = (
     "the of and to in a is that for it as was with be by on not he this are or his from at which "
@@ -117,7 +118,9 @@ def cache_key(model_path: Path) -> str:
 
     h = hashlib.sha256()
     h.update(Path(model_path).read_bytes())
-    h.update(f"|{RECIPE}|weights={weight_range()}|ort={onnxruntime.__version__}|onnx={onnx.__version__}".encode())
+    h.update(
+        f"|{RECIPE}|weights={weight_range()}|ort={onnxruntime.__version__}|onnx={onnx.__version__}".encode()
+    )
     return h.hexdigest()[:16]
 
 

@@ -20,18 +20,36 @@ SQL_CALLS = {"execute", "executemany", "sql", "query", "query_df"}
 REVIEWED = {
     # the lake (dagster_ocr/lake.py): the catalog alias is the constant CATALOG; table names and S3
     # secret values are quoted by _sql_str (quotes doubled), the secret's keys are constants
-    ('dagster_ocr/lake.py', '"SELECT count(*) FROM information_schema.tables WHERE table_type = \'VIEW\' "\n                f"AND table_catalog = \'{CATALOG}\'"'),
-    ('dagster_ocr/lake.py', '"SELECT table_name FROM information_schema.tables WHERE table_type = \'BASE TABLE\' "\n                    f"AND table_catalog = \'{CATALOG}\' AND table_schema = \'main\'"'),
-    ('dagster_ocr/lake.py', 'f"CALL ducklake_flush_inlined_data(\'{CATALOG}\')"'),
-    ('dagster_ocr/lake.py', 'f"CALL ducklake_merge_adjacent_files(\'{CATALOG}\')"'),
-    ('dagster_ocr/lake.py', 'f"CREATE OR REPLACE SECRET dagster_ocr_lake_s3 (TYPE s3, {fields})"'),
-    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_cleanup_old_files(\'{CATALOG}\', cleanup_all => true)"'),
-    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_expire_snapshots(\'{CATALOG}\', older_than => ?)"'),
-    ('dagster_ocr/lake.py', 'f"SELECT count(*) FROM ducklake_list_files(\'{CATALOG}\', \'{_sql_str(table)}\')"'),
-    ('dagster_ocr/lake.py', 'f"SELECT id FROM ducklake_current_snapshot(\'{CATALOG}\')"'),
-    ('dagster_ocr/lake.py', 'f"SET GLOBAL ducklake_retry_wait_ms = {int(RETRY_WAIT_MS)}"'),  # an int constant
-    ('dagster_ocr/lake.py', 'f"SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots(\'{CATALOG}\') "\n                "ORDER BY snapshot_id DESC LIMIT ?"'),
-    ('dagster_ocr/lake.py', 'f"USE {CATALOG}"'),
+    (
+        "dagster_ocr/lake.py",
+        "\"SELECT count(*) FROM information_schema.tables WHERE table_type = 'VIEW' \"\n                f\"AND table_catalog = '{CATALOG}'\"",
+    ),
+    (
+        "dagster_ocr/lake.py",
+        "\"SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' \"\n                    f\"AND table_catalog = '{CATALOG}' AND table_schema = 'main'\"",
+    ),
+    ("dagster_ocr/lake.py", "f\"CALL ducklake_flush_inlined_data('{CATALOG}')\""),
+    ("dagster_ocr/lake.py", "f\"CALL ducklake_merge_adjacent_files('{CATALOG}')\""),
+    ("dagster_ocr/lake.py", 'f"CREATE OR REPLACE SECRET dagster_ocr_lake_s3 (TYPE s3, {fields})"'),
+    (
+        "dagster_ocr/lake.py",
+        "f\"SELECT count(*) FROM ducklake_cleanup_old_files('{CATALOG}', cleanup_all => true)\"",
+    ),
+    (
+        "dagster_ocr/lake.py",
+        "f\"SELECT count(*) FROM ducklake_expire_snapshots('{CATALOG}', older_than => ?)\"",
+    ),
+    (
+        "dagster_ocr/lake.py",
+        "f\"SELECT count(*) FROM ducklake_list_files('{CATALOG}', '{_sql_str(table)}')\"",
+    ),
+    ("dagster_ocr/lake.py", "f\"SELECT id FROM ducklake_current_snapshot('{CATALOG}')\""),
+    ("dagster_ocr/lake.py", 'f"SET GLOBAL ducklake_retry_wait_ms = {int(RETRY_WAIT_MS)}"'),  # an int constant
+    (
+        "dagster_ocr/lake.py",
+        'f"SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots(\'{CATALOG}\') "\n                "ORDER BY snapshot_id DESC LIMIT ?"',
+    ),
+    ("dagster_ocr/lake.py", 'f"USE {CATALOG}"'),
     ("dagster_ocr/warehouse_writes.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
     ("dagster_ocr/warehouse_writes.py", 'f"DELETE FROM {table} WHERE doc_id = ?"'),
     # a long document's staging tables: names from the module constants CONTENT_TABLES / _STAGED
@@ -44,12 +62,21 @@ REVIEWED = {
     # table names from a constant tuple
     # the search file (dagster_ocr/search_index.py): its own path, quotes doubled; table names from
     # constant tuples; the stemmer checked against STEMMERS; HIT_COLUMNS, embeddings.DIM, int(n)
-    ('dagster_ocr/search_index.py', 'f"ATTACH \'{_sql_str(path)}\' AS search" + (" (READ_ONLY)" if read_only else "")'),
-    ('dagster_ocr/search_index.py', 'f"DROP TABLE IF EXISTS {table}"'),
-    ('dagster_ocr/search_index.py', 'f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}"'),
-    ('dagster_ocr/search_index.py', 'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"'),
-    ('dagster_ocr/search_index.py', 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
-    ('dagster_ocr/search_index.py', 'f"PRAGMA create_fts_index(\'chunks\', \'rid\', \'body\', stemmer = \'{self.stemmer}\', "\n                "stopwords = \'none\', ignore = \'\\\\s+\', strip_accents = 1, lower = 1, overwrite = 1)"'),
+    (
+        "dagster_ocr/search_index.py",
+        'f"ATTACH \'{_sql_str(path)}\' AS search" + (" (READ_ONLY)" if read_only else "")',
+    ),
+    ("dagster_ocr/search_index.py", 'f"DROP TABLE IF EXISTS {table}"'),
+    ("dagster_ocr/search_index.py", 'f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}"'),
+    (
+        "dagster_ocr/search_index.py",
+        'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"',
+    ),
+    ("dagster_ocr/search_index.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
+    (
+        "dagster_ocr/search_index.py",
+        "f\"PRAGMA create_fts_index('chunks', 'rid', 'body', stemmer = '{self.stemmer}', \"\n                \"stopwords = 'none', ignore = '\\\\s+', strip_accents = 1, lower = 1, overwrite = 1)\"",
+    ),
     # column lists and the vector width from module constants (_HIT_COLUMNS, _CHUNK_COLUMNS,
     # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
     (
