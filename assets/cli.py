@@ -188,7 +188,11 @@ def run_inbox(
     if stop is not None:
         stop.on_hard_exit = report.print_hard
     bar = tqdm(todo, unit="doc", disable=not show_progress, file=sys.stderr)
-    with progress.listen(_PagePostfix(bar)), progress.listen(stop.listener) if stop else nothing():
+    with (
+        progress.listen(_PagePostfix(bar)),
+        progress.listen(stop.listener) if stop else nothing(),
+        progress.stoppable(stop.check) if stop else nothing(),
+    ):
         for rec in bar:
             if stop is not None and stop.requested:
                 break

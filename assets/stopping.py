@@ -135,6 +135,12 @@ class GracefulStop:
             self.abandoned = True
             raise StopRequested(f"stopped by {self.name}")
 
+    def check(self) -> None:
+        """A ``dagster_ocr.progress`` stop check (work without pages: the embedding's batches)."""
+        if self.signum is not None:
+            self.abandoned = True
+            raise StopRequested(f"stopped by {self.name}")
+
     def start_document(self) -> None:
         self.abandoned = self.loading = self.chunked = False
 

@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,11 +170,14 @@ class Embedder:
         )
         return reduced if faster else model
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def embed(
+        self, texts: list[str], batch_size: int = 32, between: Callable[[], None] | None = None
+    ) -> np.ndarray:
         """L2-normalised embeddings, one float32 row of :data:`DIM` values per text, in input order.
 
         Texts are batched by length, so a batch pads to similar lengths instead of to the longest
-        chunk of the document (most of the speed on CPU comes from padding less).
+        chunk of the document (most of the speed on CPU comes from padding less). ``between`` is
+        called before each batch (about a second of CPU each): it may raise to stop the work.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
@@ -181,6 +185,8 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
             for start in range(0, len(order), max(1, batch_size)):
+                if between is not None:
+                    between()
                 idx = order[start : start + batch_size]
                 batch = self.tokenizer(
                     [texts[i] or " " for i in idx],

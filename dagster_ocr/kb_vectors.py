@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dagster_ocr import embeddings
+from dagster_ocr import embeddings, progress
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,9 @@ def compute_vectors(
     if embedder is None:
         plan.skipped = embeddings.unavailable_reason() or "the embedding model failed to load"
         return plan
-    vectors = embedder.embed(plan.todo_inputs, batch_size)
+    # a stop point between batches: a report's embedding takes tens of seconds, and a stopped run
+    # (the CLI's SIGTERM) lets go within a batch instead of at its hard exit
+    vectors = embedder.embed(plan.todo_inputs, batch_size, between=progress.stop_point)
     plan.known.update(zip(plan.todo_hashes, vectors, strict=True))
     plan.seconds = time.perf_counter() - started
     log.info(

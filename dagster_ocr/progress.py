@@ -101,6 +101,31 @@ def listen(listener: ProgressListener) -> Iterator[None]:
             _listeners.remove(listener)
 
 
+#: checks a long piece of work without pages (embedding a document's chunks) calls between its
+#: batches: one raises to stop it (the CLI's graceful stop)
+_stop_checks: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def stoppable(check: Callable[[], None]) -> Iterator[None]:
+    """Call ``check`` at every :func:`stop_point` in this process while inside."""
+    with _lock:
+        _stop_checks.append(check)
+    try:
+        yield
+    finally:
+        with _lock:
+            _stop_checks.remove(check)
+
+
+def stop_point() -> None:
+    """A point where work that reports no pages may be stopped: each registered check may raise."""
+    with _lock:
+        checks = list(_stop_checks)
+    for check in checks:
+        check()
+
+
 def notify(progress: TextProgress) -> None:
     """Hand a report to every listener (a listener's error is its own: the stage goes on)."""
     with _lock:

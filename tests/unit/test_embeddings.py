@@ -229,3 +229,23 @@ def test_the_three_vector_steps_embed_a_repeated_text_once_and_survive_a_pickle(
     warehouse.write_kb("good", [_chunk(f"x{i}", *t[1:]) for i, t in enumerate(TEXTS)])
     moved = kb_vectors.plan_vectors(warehouse, "good")
     assert moved.todo_inputs == [] and not moved.current
+
+
+@needs_model
+def test_a_stop_point_between_batches_stops_the_embedding():
+    """kb_vectors' embedding calls progress.stop_point before each batch: a stopped CLI run lets go
+    within a batch (about a second) instead of at its hard exit."""
+    from dagster_ocr import kb_vectors, progress
+
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # what a stop check raises is the caller's (StopRequested in the CLI)
+
+    plan = kb_vectors.VectorPlan("d", [], [], {}, [f"text {i}" for i in range(5)], [str(i) for i in range(5)])
+    with progress.stoppable(check), pytest.raises(KeyboardInterrupt):
+        kb_vectors.compute_vectors(plan, batch_size=2)
+    assert len(calls) == 2 and not plan.known  # stopped before the second batch; nothing half-stored
+    progress.stop_point()  # outside the block: no checks left
