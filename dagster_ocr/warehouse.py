@@ -51,21 +51,7 @@ T = TypeVar("T")
 
 #: tables ``document_frames`` may read
 READABLE_TABLES = frozenset(
-    {
-        "documents",
-        "pages",
-        "lines",
-        "sections",
-        "paragraphs",
-        "tables",
-        "table_cells",
-        "ocr_decode_stats",
-        "quality_results",
-        "approvals",
-        "kb_chunks",
-        "files",
-        "text_conservation",
-    }
+    {"documents", *CONTENT_TABLES, "quality_results", "approvals", "kb_chunks", "files"}
 )
 
 #: a document of more pages than this is staged before it replaces the old rows (``write_document``)
