@@ -234,7 +234,7 @@ def blank_cost(pdf: Path, repeats: int = 3, n: int = 30) -> dict[str, Any]:
     from dagster_ocr.ocr.base import OcrEngineBase
     from dagster_ocr.pipeline import extract_document
     from dagster_ocr.settings import Settings
-    from dagster_ocr.textlayer import BLANK_PAGE, TextSettings, blank_page_reason
+    from dagster_ocr.textlayer import TextSettings, blank_page_reason
 
     class NeverCalled(OcrEngineBase):
         name = "never"
@@ -274,7 +274,7 @@ def blank_cost(pdf: Path, repeats: int = 3, n: int = 30) -> dict[str, Any]:
                 cpus.append(time.process_time() - cpu)
             out[kind] = {
                 "pages": n,
-                "found_blank": sum(p.route_reason.startswith(BLANK_PAGE) for p in parsed.pages),
+                "found_blank": sum(p.blank for p in parsed.pages),
                 "ocr_calls": engine.calls,
                 "reasons": sorted({p.route_reason for p in parsed.pages}),
                 **stats(walls, cpus, n),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import pymupdf
 
 from dagster_ocr.model import Page
-from dagster_ocr.textlayer import BLANK_PAGE, left_blank_notice
+from dagster_ocr.textlayer import left_blank_notice
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class ContentCensus:
         pdf_page = self.pdf.load_page(page.index)
         if page.index not in self.result.page_content:
             self.result.page_content[page.index] = "graphics" if _drawn(pdf_page) else "blank"
-        if self.result.page_content[page.index] == "blank" or page.route_reason.startswith(BLANK_PAGE):
+        if self.result.page_content[page.index] == "blank" or page.blank:
             self.result.blank_reasons[page.index] = NO_INK
         self._check(page.index, pdf_page)
 

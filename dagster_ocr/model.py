@@ -33,6 +33,10 @@ class TextSource(StrEnum):
     NONE = "none"  # no text found and no OCR engine available / OCR disabled
 
 
+#: how ``Page.route_reason`` starts on a page the text stage found blank (and did not OCR)
+BLANK_PAGE = "blank page"
+
+
 class LabelSource(StrEnum):
     PDF = "pdf"  # the document's /PageLabels tree
     PRINTED = "printed"  # a page number printed on the page itself
@@ -140,10 +144,23 @@ class Page:
     #: characters on lines running right to left, upside down, as displayed (a table printed
     #: turned half round), counted by the text stage like ``vertical_chars``
     reversed_chars: int = 0
+    #: the text stage found the page blank (nothing or almost nothing drawn) and did not OCR it;
+    #: ``route_reason`` says why. Last, so a page stored before it existed reads back as a prefix
+    #: of the fields (:func:`upgrade_page` derives it from the reason, the one place that does)
+    blank: bool = False
 
     @property
     def text(self) -> str:
         return "\n".join(line.text for line in self.lines)
+
+
+def upgrade_page(fields: dict[str, Any]) -> dict[str, Any]:
+    """A stored page's fields (name -> value) with those it was stored without filled in: a page
+    stored before ``Page.blank`` existed is blank when its ``route_reason`` says so (the page store
+    and the stage outputs both read older pages through here)."""
+    if "blank" not in fields:
+        fields["blank"] = str(fields.get("route_reason", "")).startswith(BLANK_PAGE)
+    return fields
 
 
 @dataclass(slots=True)

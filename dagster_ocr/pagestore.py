@@ -30,7 +30,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
-from dagster_ocr.model import Line, Page, Span, TextSource, Words
+from dagster_ocr.model import Line, Page, Span, TextSource, Words, upgrade_page
 
 #: pages held as objects before a document moves to disk (a few MB; see the module docstring)
 DEFAULT_KEEP = 256
@@ -66,7 +66,11 @@ def _plain(name: str, value: Any) -> Any:
 def decode_page(data: bytes) -> Page:
     # only ever bytes this module wrote: to a private temporary file, or into a pickle of a PageList
     head, lines = pickle.loads(data)  # noqa: S301
-    fields = dict(zip(_PAGE_FIELDS, head, strict=True))
+    if len(head) > len(_PAGE_FIELDS):
+        raise ValueError(f"a stored page of {len(head)} fields: written by a newer version of this code")
+    # a page stored by an earlier version has a prefix of the fields (new ones go last): the model
+    # fills in the rest as it does for the stage outputs
+    fields = upgrade_page(dict(zip(_PAGE_FIELDS, head, strict=False)))
     for name, enum in _ENUMS.items():
         fields[name] = enum(fields[name])
     if fields["words"] is not None:

@@ -47,7 +47,6 @@ from dagster_ocr.progress import notify as notify_progress
 from dagster_ocr.settings import Settings
 from dagster_ocr.tables import extract_tables
 from dagster_ocr.textlayer import (
-    BLANK_PAGE,
     clean_text,
     iter_pages,
     open_document,
@@ -166,7 +165,7 @@ def extract_document(
                 text_layer += page.text_source == TextSource.TEXT_LAYER
                 ocr_read += page.text_source == TextSource.OCR
                 census.observe(page)
-                state.blank_pages += page.route_reason.startswith(BLANK_PAGE)
+                state.blank_pages += page.blank
                 state.done = len(pages)
                 if joined < state.done < n:
                     report()
@@ -233,7 +232,7 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
     decoded: list[dict] = []
     for p in doc.pages:
         n_ocr += p.text_source == TextSource.OCR
-        n_blank += p.route_reason.startswith(BLANK_PAGE)
+        n_blank += p.blank
         if p.ocr_confidence is not None:
             confidences.append(p.ocr_confidence)
         if p.decode_stats:
@@ -247,7 +246,7 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
         "damaged_pages": len(doc.damaged_pages),
         "ocr_pages": n_ocr,
         "ocr_share": n_ocr / doc.n_pages if doc.n_pages else 0.0,
-        # recognised blank by the text stage and not OCR'd (route_reason "blank page: ...")
+        # recognised blank by the text stage and not OCR'd (``Page.blank``; route_reason says why)
         "blank_pages": n_blank,
         "ocr_confidence": sum(confidences) / len(confidences) if confidences else None,
     }

@@ -9,7 +9,12 @@ guard every read with ``getattr(obj, name, default)``, every output is stored as
 earlier version (or a bare pickle: version 0) by giving each missing field its default.
 
 Bump :data:`STAGE_OUTPUT_VERSION` when a change to ``dagster_ocr.model`` needs more than defaults
-(a renamed or re-typed field), and migrate that case in :func:`upgrade`.
+(a renamed or re-typed field, one derived from the others), and migrate that case in
+:func:`upgrade`. The versions so far:
+
+1. the first versioned outputs;
+2. ``Page.blank``: derived from ``route_reason`` for an older page (``model.upgrade_page``, also
+   what the page store reads older pages with), not defaulted.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ from dagster_ocr import model
 
 log = logging.getLogger(__name__)
 
-#: the version of the stage outputs' shape this code writes (1: the first versioned one)
-STAGE_OUTPUT_VERSION = 1
+#: the version of the stage outputs' shape this code writes (see the module's docstring)
+STAGE_OUTPUT_VERSION = 2
 
 #: the model's dataclasses: only these are walked and filled in
 _MODEL_TYPES = tuple(
     cls for cls in vars(model).values() if isinstance(cls, type) and dataclasses.is_dataclass(cls)
 )
+#: model types some of whose fields an older object gets from its other fields, not a default:
+#: ``fields (name -> value) -> fields`` with the missing ones filled in
+_DERIVED = {model.Page: model.upgrade_page}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,11 +70,12 @@ def unwrap(stored: Any) -> tuple[Any, int]:
 
 
 def upgrade(value: Any) -> int:
-    """Give every model dataclass inside ``value`` the fields it lacks (their defaults), in place.
+    """Give every model dataclass inside ``value`` the fields it lacks, in place: derived from its
+    other fields where the model says how (``_DERIVED``), else their defaults.
 
     Walks lists, tuples and dict values; a ``pagestore.PageList`` (pages kept on disk) is not a
-    list and is left to the page store, which reads its pages field by field. Returns the number
-    of fields filled.
+    list and is left to the page store, which reads its pages field by field. Returns
+    the number of fields filled.
     """
     filled = 0
     stack = [value]
@@ -81,11 +90,21 @@ def upgrade(value: Any) -> int:
         elif isinstance(obj, dict):
             stack.extend(obj.values())
         elif isinstance(obj, _MODEL_TYPES):
+            derived: dict[str, Any] = {}
             for f in dataclasses.fields(obj):
                 try:
                     stack.append(getattr(obj, f.name))
                 except AttributeError:
-                    if f.default is not dataclasses.MISSING:
+                    if type(obj) in _DERIVED and not derived:
+                        present = {
+                            g.name: getattr(obj, g.name)
+                            for g in dataclasses.fields(obj)
+                            if hasattr(obj, g.name)
+                        }
+                        derived = _DERIVED[type(obj)](present)
+                    if f.name in derived:
+                        setattr(obj, f.name, derived[f.name])
+                    elif f.default is not dataclasses.MISSING:
                         setattr(obj, f.name, f.default)
                     elif f.default_factory is not dataclasses.MISSING:
                         setattr(obj, f.name, f.default_factory())

@@ -42,7 +42,7 @@ from dagster_ocr.limits import (  # noqa: F401 - re-exported
     run_max_runtime,
     start_budget,
 )
-from dagster_ocr.model import Line, Page, SourceDocument, Span, TextSource, Words
+from dagster_ocr.model import BLANK_PAGE, Line, Page, SourceDocument, Span, TextSource, Words
 from dagster_ocr.validation import garbage_ratio
 
 log = logging.getLogger(__name__)
@@ -361,9 +361,6 @@ def route_page(
     return False, "text layer sound"
 
 
-#: the start of ``Page.route_reason`` on a page found blank (and not OCR'd)
-BLANK_PAGE = "blank page"
-
 #: "This page intentionally left blank" and its variants ("Page left blank intentionally",
 #: "Deliberately blank"), matched on lower-cased words (OCR's "intentionaly" too)
 _LEFT_BLANK = re.compile(
@@ -443,9 +440,10 @@ def iter_pages(
     """Yield one ``Page`` per physical page, streaming (nothing but the current page is rendered).
 
     ``ocr`` is called for pages the router sends to OCR, except blank ones (no text layer and
-    nothing or almost nothing drawn, see ``blank_page_reason``), which get ``text_source`` "none"
-    and a ``route_reason`` starting "blank page". Without ``ocr`` such pages keep whatever text
-    layer they have and record why (``text_source`` "none" when they have no text at all).
+    nothing or almost nothing drawn, see ``blank_page_reason``), which get ``text_source`` "none",
+    ``blank`` set and a ``route_reason`` saying why ("blank page: ..."). Without ``ocr`` such pages
+    keep whatever text layer they have and record why (``text_source`` "none" when they have no
+    text at all).
     ``budget`` is checked before every page: spent (CPU seconds or its wall-clock backstop), an
     ``OverLimitError`` names the page reached and the budget.
     ``indices`` limits the pages read to those (in that order; an OCR worker's page range).
@@ -477,6 +475,7 @@ def iter_pages(
             blank = blank_page_reason(page, settings)
         if blank is not None:
             result.text_source, result.engine, result.route_reason = TextSource.NONE, "", blank
+            result.blank = True
         elif needs_ocr:
             if ocr is not None:
                 result = ocr(page, page.number)

@@ -147,6 +147,7 @@ def test_blank_pages_are_not_ocrd_and_say_why(tmp_path: Path) -> None:
     for i in (1, 2, 3, 6):
         page = doc.pages[i]
         assert page.text_source == TextSource.NONE and page.engine == "" and not page.lines
+    assert [p.blank for p in doc.pages] == [i in (1, 2, 3, 6) for i in range(8)]  # typed, not the reason
     # faint print (light gray) and a lone page number are ink: OCR'd, never taken for blank
     for i in (0, 4, 5, 7):
         assert doc.pages[i].text_source == TextSource.OCR, (i, reasons[i])

@@ -55,6 +55,17 @@ def test_a_page_survives_encoding_unchanged():
     assert decode_page(encode_page(page)).lines[0].confidence == pytest.approx(0.5)
 
 
+def test_a_page_stored_before_page_blank_reads_back_blank_from_its_reason():
+    """An OCR checkpoint or a kept stage output of an earlier version: its head lacks ``blank``."""
+    for reason, blank in (("blank page: ink 0.001%", True), ("no text layer (0 characters)", False)):
+        page = Page(index=0, width=1.0, height=1.0, route_reason=reason, blank=blank)
+        head, lines = pickle.loads(encode_page(page))
+        older = pickle.dumps((head[:-1], lines))  # ``blank`` is the last field
+        assert decode_page(older) == page
+    with pytest.raises(ValueError, match="newer version"):
+        decode_page(pickle.dumps(((*head, "x"), lines)))
+
+
 def _pages(source, keep: int) -> PageList:
     settings = Settings.load(overrides={"limits": {"pages_in_memory": keep}})
     return pipeline.extract_document(source, settings).pages

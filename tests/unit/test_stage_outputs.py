@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 from upath import UPath
 
-from dagster_ocr.model import DocStatus, ExtractedDocument, ParagraphResult, SourceDocument, Table
+from dagster_ocr.model import DocStatus, ExtractedDocument, Page, ParagraphResult, SourceDocument, Table
 from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, StageOutput, unwrap, upgrade, wrap
 from resources.stage_outputs import StageOutputsIOManager
 
@@ -73,3 +73,10 @@ def test_the_io_manager_stores_a_version_and_reads_back_an_unversioned_pickle(tm
     path.write_bytes(pickle.dumps(_older(_document(), missing=3)))  # as a run before versions wrote it
     value = manager.load_from_path(dg.build_input_context(), path)
     assert isinstance(value, ExtractedDocument) and value.blank_reasons == {}
+
+
+def test_an_older_page_is_told_blank_by_its_reason_not_given_a_default():
+    blank = _older(Page(0, 1.0, 1.0, route_reason="blank page: no content", blank=True), missing=1)
+    text = _older(Page(1, 1.0, 1.0, route_reason="text layer sound"), missing=1)
+    assert upgrade([blank, text]) == 2
+    assert blank.blank and not text.blank
