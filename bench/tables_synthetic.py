@@ -35,8 +35,11 @@ turned by /Rotate 90 or 270, content turned sideways by its own matrices, a side
 upright text, hyphenated wrapped cells; ``later``: ``LATER``, tables of filled cells with a box per
 text line inside, as word processors export them, and compounds broken at their hyphen; by name,
 ``figure_pair``: two charts side by side under "Figure N." captions, no table; ``continued_tail``,
-``new_table_tail``: a table over 3-6 pages whose last pages change column layout, and its negative), each
-seed's class being the seed modulo their number.
+``new_table_tail``: a table over 3-6 pages whose last pages change column layout, and its negative;
+``sparse_stats``, ``sectioned``, ``two_stacked``: a sparse statistical table, one table cut into sections,
+and two tables stacked under their own headers, scored also as "shape right": as many tables as
+expected, each with the expected column count and cell F1 >= 0.95), each seed's class being the seed
+modulo their number.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from support.table_pages import (  # noqa: E402
     LATER_NO_TABLE,
     MULTI,
     NO_TABLE,
+    SHAPE,
     TAIL_MULTI,
     Case,
     Grid,
@@ -150,6 +154,21 @@ def merge_right(case: Case, tables: list[Table]) -> tuple[bool, str]:
     return True, ""
 
 
+def shape_right(case: Case, tables: list[Table]) -> tuple[bool, str]:
+    """Whether the tables of a ``SHAPE`` case have the expected shape: as many tables as expected,
+    top to bottom each with the expected column count and cell F1 >= 0.95 against it."""
+    if len(tables) != len(case.tables):
+        return False, f"{len(tables)} tables, {len(case.tables)} expected ({[t.n_rows for t in tables]} rows)"
+    for t, e in zip(tables, case.tables, strict=True):
+        if t.n_cols != len(e.merged[0]):
+            return False, f"{t.n_cols} columns, {len(e.merged[0])} expected"
+        got, want = _cells(_table_grid(t)), _cells(e.merged)
+        f1 = _f1(sum((got & want).values()), sum(got.values()), sum(want.values()))
+        if f1 < 0.95:
+            return False, f"cell F1 {f1:.3f}"
+    return True, ""
+
+
 def _ours(path: Path, doc: pymupdf.Document) -> tuple[Parts, list[Table]]:
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     return TI.predicted_parts(tables), tables
@@ -177,6 +196,7 @@ def run_split(
     tot: dict[str, Counter[str]] = {k: Counter() for k in names}
     per_class: dict[str, dict[str, Counter[str]]] = {k: defaultdict(Counter) for k in names}
     multi: list[dict[str, Any]] = []
+    shape: list[dict[str, Any]] = []
     seconds: dict[str, float] = Counter()
     pages: dict[str, int] = Counter()
     worst: list[tuple[float, int, str]] = []
@@ -205,6 +225,11 @@ def run_split(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
                         )
                         continue
+                    if case.cls in SHAPE and name == "dagster_ocr":
+                        ok, why = shape_right(case, tables)
+                        shape.append(
+                            {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
+                        )
                     sc = score_pages(case, pred)
                     sc["docs"] = 1
                     sc["no_table_pages"] = case.n_pages if case.cls in NO_TABLES else 0
@@ -251,6 +276,15 @@ def run_split(
         "classes": {c: f"{sum(v)}/{len(v)}" for c, v in sorted(by_cls.items())},
         "wrong": [m for m in multi if not m["right"]],
     }
+    by_shape: dict[str, list[bool]] = defaultdict(list)
+    for m in shape:
+        by_shape[m["cls"]].append(m["right"])
+    out["shape"] = {
+        "right": sum(m["right"] for m in shape),
+        "of": len(shape),
+        "classes": {c: f"{sum(v)}/{len(v)}" for c, v in sorted(by_shape.items())},
+        "wrong": [m for m in shape if not m["right"]],
+    }
     out["worst"] = sorted(worst)[:15]
     return out
 
@@ -271,7 +305,7 @@ def main() -> None:
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
-        f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; {', '.join(TAIL_MULTI)} only by name)",
+        f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; {', '.join(TAIL_MULTI + SHAPE)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -284,26 +318,27 @@ def main() -> None:
     classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(every) - set(TAIL_MULTI)
+        unknown = set(classes) - set(every) - set(TAIL_MULTI) - set(SHAPE)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}
     print(
         "| split | tool | adjacency F1 (P/R) | cell F1 (P/R) | false tables: no-table pages with one "
-        "| on table pages | multi-page right | ms/page |"
+        "| on table pages | multi-page right | shape right | ms/page |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for split in args.splits.split(","):
         res = run_split(split, args.n, wanted, args.dump, classes)
         results[split] = res
         for name, r in res["tools"].items():
             a, c = r["adjacency"], r["cells"]
             mp = f"{res['multi']['right']}/{res['multi']['of']}" if name == "dagster_ocr" else "-"
+            sh = f"{res['shape']['right']}/{res['shape']['of']}" if name == "dagster_ocr" else "-"
             print(
                 f"| {split} | {name} | {a['f1']} ({a['precision']}/{a['recall']}) | {c['f1']} "
                 f"({c['precision']}/{c['recall']}) | {r['no_table_pages_with_a_table']} "
-                f"({r['tables_on_no_table_pages']} tables) | {r['false_tables_on_table_pages']} | {mp} "
-                f"| {r['ms_per_page']} |",
+                f"({r['tables_on_no_table_pages']} tables) | {r['false_tables_on_table_pages']} "
+                f"| {mp} | {sh} | {r['ms_per_page']} |",
                 flush=True,
             )
     if args.per_class:
@@ -321,6 +356,9 @@ def main() -> None:
                 print(f"| {c} | " + " | ".join(cols) + " |")
             print(f"multi-page: {res['multi']['classes']}")
             for m in res["multi"]["wrong"]:
+                print(f"  wrong: seed {m['seed']} {m['cls']} {m['tags']}: {m['why']}")
+            print(f"shape: {res['shape']['classes']}")
+            for m in res["shape"]["wrong"]:
                 print(f"  wrong: seed {m['seed']} {m['cls']} {m['tags']}: {m['why']}")
             print(f"worst: {res['worst']}")
     if args.json:

@@ -82,6 +82,16 @@ LATER_NO_TABLE = ["figure_pair", "bar_chart", "flow_chart"]
 #: negative: a long table followed at the top of the next page by another table of other columns
 #: and another header, nothing between. Drawn only when named.
 TAIL_MULTI = ["continued_tail", "new_table_tail"]
+#: (issue 37) one page, one or two tables whose shape the finder must get right (drawn only when
+#: named): ``sparse_stats``, a statistical table whose figure columns are sparsely filled, figures
+#: of widths from one digit to seven set right, on a decimal point or centred, with footnote
+#: marks and flags hanging past the figures, negatives in parentheses whose ")" hangs, and
+#: placeholders ("-", "..", ":") set apart from the figures; ``sectioned``, one table whose body is
+#: cut into sections by rows of one label (in the stub, spanning columns or centred) with more space
+#: above them, sub-headings under them, sections that fill fewer columns, subtotal rows; and the
+#: guard ``two_stacked``: two tables one under the other, each under its own header (with a caption,
+#: a note or only space between), which must stay two.
+SHAPE = ["sparse_stats", "sectioned", "two_stacked"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1288,6 +1298,390 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
     return [first, *truths]
 
 
+# ------------------------------------------------------------------------------- shape (issue 37)
+
+#: flags and footnote marks set after a figure (statistical offices' "p" provisional, "e" estimated)
+_FLAGS = ["p", "e", "b", "r", "u"]
+_NOTE_MARKS = ["*", "a", "b", "1", "2", "3"]
+#: what an empty statistical cell may show instead of a figure
+_PLACEHOLDERS = ["-", "..", ":", "x", "n.a.", "..."]
+_SECTIONS = [
+    "Males",
+    "Females",
+    "Urban areas",
+    "Rural areas",
+    "Public sector",
+    "Private sector",
+    "Households",
+    "Enterprises",
+    "Exports",
+    "Imports",
+    "Full-time",
+    "Part-time",
+    "Residents",
+    "Non-residents",
+    "Manufacturing",
+    "Services",
+]
+
+
+@dataclass
+class _StatRow:
+    """A body row of a shape table: ``cells`` (stub, then (figure, mark) per column), or a label row
+    (``label``: a section or sub-heading) set as ``style`` ("stub", "span", "centre")."""
+
+    cells: list[tuple[str, str]] = field(default_factory=list)
+    label: str = ""
+    style: str = ""
+    space: float = 0.0  # extra space above the row, in row pitches
+    bold: bool = False
+    indent: float = 0.0  # the stub's indent, pt
+    rule_above: bool = False
+
+    def texts(self, n_cols: int) -> list[str]:
+        if self.label:
+            return [self.label] + [""] * (n_cols - 1)
+        return [f"{f} {m}".strip() for f, m in self.cells]
+
+
+@dataclass
+class _StatTable:
+    """A statistical table to print: header rows of (text, span), body rows, figure alignment
+    ("right", "decimal", "centre"), how placeholders sit ("same" as figures, or "centre")."""
+
+    header: list[list[tuple[str, int]]]
+    rows: list[_StatRow]
+    align: str = "right"
+    place: str = "same"
+    paren: bool = False  # negatives in parentheses, the ")" hanging past the figures
+
+    @property
+    def n_cols(self) -> int:
+        return sum(s for _t, s in self.header[-1])
+
+    def grid(self) -> Grid:
+        out: Grid = []
+        for row in self.header:
+            cells: list[str] = []
+            for text, span in row:
+                cells += [text] + [""] * (span - 1)
+            out.append(cells)
+        return out + [r.texts(self.n_cols) for r in self.rows]
+
+
+def _stat_figure(rng: random.Random, scale: float, dec: int, neg: str) -> str:
+    v = 10 ** rng.uniform(-0.5, scale)
+    text = f"{v:,.{dec}f}"
+    if rng.random() < 0.12:
+        text = f"({text})" if neg == "paren" else f"-{text}"
+    return text
+
+
+def _stat_rows(
+    rng: random.Random, n_fig: int, n_rows: int, fill: list[float], marks: str, places: list[str]
+) -> list[_StatRow]:
+    """Data rows: a stub (some indented under the row before), per column a figure (or an empty
+    cell, a placeholder) and now and then a mark."""
+    scales = [rng.uniform(1.0, 6.5) for _ in range(n_fig)]
+    decs = [rng.choice([0, 0, 1, 1, 2]) for _ in range(n_fig)]
+    neg = "paren" if rng.random() < 0.5 else "minus"
+    mark_share = rng.uniform(0.1, 0.35) if marks != "none" else 0.0
+    rows = []
+    stubs = rng.sample(_PLACES, min(n_rows, len(_PLACES))) if rng.random() < 0.5 else []
+    for r in range(n_rows):
+        stub = stubs[r] if r < len(stubs) else _label(rng, rng.randint(1, 3))
+        indent = rng.choice([8.0, 12.0]) if r and rng.random() < 0.2 else 0.0
+        cells = [(stub, "")]
+        for c in range(n_fig):
+            if rng.random() < fill[c]:
+                mark = ""
+                if rng.random() < mark_share:
+                    mark = rng.choice(_FLAGS if marks == "flag" else _NOTE_MARKS)
+                cells.append((_stat_figure(rng, scales[c], decs[c], neg), mark))
+            elif places and rng.random() < 0.5:
+                cells.append((rng.choice(places), ""))
+            else:
+                cells.append(("", ""))
+        if not any(f for f, _m in cells[1:]):
+            c = rng.randrange(n_fig)
+            cells[c + 1] = (_stat_figure(rng, scales[c], decs[c], neg), "")
+        rows.append(_StatRow(cells=cells, indent=indent))
+    return rows
+
+
+def _stat_header(rng: random.Random, n_fig: int) -> list[list[tuple[str, int]]]:
+    stub = rng.choice(["Item", "Country", "Region", "Sector", "Age group", "Industry"])
+    kind = rng.choice(["years", "labels", "labels"])
+    if kind == "years":
+        y0 = rng.randint(1995, 2015)
+        heads = [str(y0 + k) for k in range(n_fig)]
+    else:
+        heads = [_label(rng, rng.randint(1, 3)) for _ in range(n_fig)]
+    header = [[(stub, 1)] + [(h, 1) for h in heads]]
+    if n_fig >= 4 and rng.random() < 0.3:  # a group over some of the figure columns
+        k = rng.randint(2, n_fig - 1)
+        header.insert(0, [("", 1), (_label(rng, 2), k)] + [("", 1)] * (n_fig - k))
+    return header
+
+
+class _StatPrinter:
+    """Prints a ``_StatTable``: column x ranges from the widest cell, figures aligned, marks and a
+    negative's ")" hanging past the alignment line into the gutter, label rows as drawn."""
+
+    def __init__(self, t: _StatTable, st: _Style, max_width: float):
+        self.t, self.st = t, st
+        for _ in range(10):
+            self.widths = self._widths()
+            if self.width <= max_width:
+                break
+            st.size, st.pad = max(5.5, st.size * 0.9), max(8.0, st.pad * 0.85)
+
+    def _parts(self, fig: str) -> tuple[str, str, str]:
+        """A figure as (what lies left of the alignment line, after it (decimals), what hangs)."""
+        hang = ")" if self.t.paren and fig.endswith(")") else ""
+        core = fig[: -len(hang)] if hang else fig
+        if self.t.align == "decimal" and "." in core and core[0].isdigit() | (core[:1] in "(-"):
+            a, b = core.split(".", 1)
+            return a, "." + b, hang
+        return core, "", hang
+
+    def _widths(self) -> list[float]:
+        t, st = self.t, self.st
+        f0, f1 = st.font
+        out = []
+        for c in range(t.n_cols):
+            heads = [
+                _width(x, f1, st.size)
+                for row in t.header
+                for k, (x, s) in _col_spans(row)
+                if k == c and s == 1
+            ]
+            if c == 0:
+                body = [_width(r.cells[0][0], f0, st.size) + r.indent for r in t.rows if r.cells]
+            elif t.align == "decimal":
+                ps = [self._parts(r.cells[c][0]) for r in t.rows if r.cells and r.cells[c][0]]
+                left = max((_width(a, f0, st.size) for a, _b, _h in ps), default=0.0)
+                right = max((_width(b, f0, st.size) for _a, b, _h in ps), default=0.0)
+                body = [left + right]
+            else:
+                body = [_width(r.cells[c][0], f0, st.size) for r in t.rows if r.cells and r.cells[c][0]]
+            out.append(max(heads + body + [st.size]))
+        return out
+
+    @property
+    def hang(self) -> float:
+        """Room past a column's alignment line for what hangs (a mark, a flag, a ")")."""
+        return self.st.size * 1.2
+
+    @property
+    def width(self) -> float:
+        return sum(self.widths) + (self.st.pad + self.hang) * (self.t.n_cols - 1)
+
+    def cols(self, x0: float) -> list[tuple[float, float]]:
+        out, x = [], x0
+        for c, w in enumerate(self.widths):
+            out.append((x, x + w))
+            x += w + self.st.pad + (self.hang if c else self.st.pad * 0.3)
+        return out
+
+    def draw(self, page: pymupdf.Page, x0: float, y: float, rules: bool) -> float:
+        t, st = self.t, self.st
+        f0, f1 = st.font
+        lh = st.size * st.pitch
+        cols = self.cols(x0)
+        left, right = cols[0][0] - 3, cols[-1][1] + self.hang
+        if rules:
+            page.draw_line((left, y), (right, y), width=0.6)
+        for row in t.header:
+            base = y + lh * 0.5 + st.size * 0.25
+            for c, (text, span) in _col_spans(row):
+                a, b = cols[c][0], cols[c + span - 1][1]
+                w = _width(text, f1, st.size)
+                x = a if c == 0 else (a + b - w) / 2 if span > 1 or t.align != "right" else b - w
+                page.insert_text((x, base), text, fontname=f1, fontsize=st.size)
+                if span > 1 and rules:
+                    page.draw_line((a, y + lh), (b, y + lh), width=0.4)
+            y += lh
+        if rules:
+            page.draw_line((left, y), (right, y), width=0.5)
+        for row in t.rows:
+            y += row.space * lh
+            if row.rule_above:
+                page.draw_line((left, y), (right, y), width=0.4)
+            base = y + lh * 0.5 + st.size * 0.25
+            font = f1 if row.bold or row.label else f0
+            if row.label:
+                w = _width(row.label, font, st.size)
+                x = (left + right - w) / 2 if row.style == "centre" else cols[0][0] + row.indent
+                page.insert_text((x, base), row.label, fontname=font, fontsize=st.size)
+                y += lh
+                continue
+            for c, (fig, mark) in enumerate(row.cells):
+                if not fig:
+                    continue
+                a, b = cols[c]
+                if c == 0:
+                    page.insert_text((a + row.indent, base), fig, fontname=font, fontsize=st.size)
+                    continue
+                self._figure(page, fig, mark, a, b, base, font, c)
+            y += lh
+        if rules:
+            page.draw_line((left, y), (right, y), width=0.6)
+        return y
+
+    def _figure(
+        self, page: pymupdf.Page, fig: str, mark: str, a: float, b: float, base: float, font: str, c: int
+    ) -> None:
+        t, st = self.t, self.st
+        placeholder = not any(ch.isdigit() for ch in fig)
+        if placeholder and t.place == "centre":
+            x = (a + b - _width(fig, font, st.size)) / 2
+        elif placeholder or t.align == "right":
+            core, _dec, hang = self._parts(fig)
+            x = b - _width(core, font, st.size)
+        elif t.align == "decimal":
+            core, dec, hang = self._parts(fig)
+            ps = [self._parts(r.cells[c][0]) for r in t.rows if r.cells and r.cells[c][0]]
+            right = max((_width(q, font, st.size) for _p, q, _h in ps), default=0.0)
+            x = b - right - _width(core, font, st.size)
+        else:  # centred
+            x = (a + b - _width(fig, font, st.size)) / 2
+        page.insert_text((x, base), fig, fontname=font, fontsize=st.size)
+        if mark:
+            end = x + _width(fig, font, st.size)
+            if mark in _FLAGS:  # a flag after a space, on the line
+                page.insert_text((end + st.size * 0.3, base), mark, fontname=font, fontsize=st.size)
+            else:  # a note mark, raised and smaller, close after the figure
+                page.insert_text(
+                    (end + 0.6, base - st.size * 0.35), mark, fontname=font, fontsize=st.size * 0.7
+                )
+
+
+def _stat_table(rng: random.Random, n_fig: int, n_rows: int, sparse: bool) -> _StatTable:
+    fill = [rng.uniform(0.25, 0.8) if sparse else rng.uniform(0.8, 1.0) for _ in range(n_fig)]
+    marks = rng.choice(["none", "note", "flag"])
+    places = rng.sample(_PLACEHOLDERS, rng.randint(1, 2)) if rng.random() < 0.6 else []
+    t = _StatTable(
+        header=_stat_header(rng, n_fig),
+        rows=_stat_rows(rng, n_fig, n_rows, fill, marks, places),
+        align=rng.choice(["right", "right", "right", "decimal", "centre"]),
+        place=rng.choice(["same", "centre"]),
+    )
+    t.paren = any(f.endswith(")") for r in t.rows for f, _m in r.cells)
+    return t
+
+
+def _sections(rng: random.Random, t: _StatTable, n_fig: int) -> None:
+    """Cut ``t``'s body into two to four sections, each opened by a label row (and sometimes a
+    sub-heading under it); a section may fill fewer columns, and close with a subtotal."""
+    style = rng.choice(["stub", "span", "centre"])
+    space = rng.choice([0.0, 0.3, 0.6, 1.0, 1.4])
+    rule = rng.random() < 0.3
+    n = rng.randint(2, min(4, max(2, len(t.rows) // 3)))
+    cuts = sorted(rng.sample(range(1, len(t.rows)), n - 1)) if len(t.rows) > n else list(range(1, n))
+    starts = [0, *cuts]
+    names = rng.sample(_SECTIONS, n)
+    out: list[_StatRow] = []
+    for k, s0 in enumerate(starts):
+        s1 = starts[k + 1] if k + 1 < n else len(t.rows)
+        if style == "span" or (style == "stub" and rng.random() < 0.3):
+            label = (
+                f"{rng.choice(['Panel', 'Part', 'Section'])} {'ABCD'[k]}. {names[k]}: "
+                + _label(rng, rng.randint(3, 7)).lower()
+            )
+        else:
+            label = names[k]
+        out.append(_StatRow(label=label, style=style, space=space if k else 0.0, rule_above=rule and k > 0))
+        if rng.random() < 0.25:  # a sub-heading under the section's label
+            out.append(
+                _StatRow(
+                    label=rng.choice(["Of which:", "Thereof", "By size class"]), style="stub", indent=8.0
+                )
+            )
+        body = t.rows[s0:s1]
+        if k and n_fig >= 3 and rng.random() < 0.35:  # this section fills only the first columns
+            keep = rng.randint(1, n_fig - 1)
+            for r in body:
+                r.cells = r.cells[: keep + 1] + [("", "")] * (n_fig - keep)
+                if not any(f for f, _m in r.cells[1:]):
+                    r.cells[1] = ("1", "")
+        out.extend(body)
+        if rng.random() < 0.3 and len(body) >= 2:
+            total = [(rng.choice(["Total", "Subtotal", "All"]), "")] + [
+                (f"{rng.randint(10, 99999):,}", "") if any(r.cells[c][0] for r in body) else ("", "")
+                for c in range(1, n_fig + 1)
+            ]
+            out.append(_StatRow(cells=total, bold=True))
+    t.rows = out
+
+
+def _shape(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``SHAPE``: a page with a statistical table (sparse, or in sections), or two tables stacked."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 75)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([8.5, 9.0, 10.0])
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    y = margin + 10
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 5), font[0], size)
+    rules = rng.random() < 0.4
+    tags.append("rules" if rules else "no_rules")
+    truths: list[TruthTable] = []
+
+    def put(t: _StatTable, top: float, caption: bool) -> float:
+        st = _style(rng, "none")
+        st.font = font
+        st.size = rng.choice([7.0, 8.0, 8.5, 9.0])
+        st.pitch = rng.uniform(1.2, 1.7)
+        pr = _StatPrinter(t, st, x1 - x0)
+        for row in t.rows:  # a label row is set within the table's width: words it has no room for go
+            while row.label.count(" ") > 1 and _width(row.label, st.font[1], st.size) > pr.width - 4:
+                row.label = row.label.rsplit(" ", 1)[0]
+        if caption:
+            top = _caption(
+                page, f"Table {rng.randint(1, 40)}. {_label(rng, rng.randint(3, 7))}", x0, top, size
+            )
+        bottom = pr.draw(page, x0 + 2, top + 4, rules)
+        truths.append(TruthTable(pages=[0], grids={0: t.grid()}, merged=t.grid(), header_rows=len(t.header)))
+        tags.extend([t.align, f"place:{t.place}"])
+        return bottom
+
+    caption = rng.random() < 0.6
+    if cls in ("sparse_stats", "sectioned"):
+        n_fig = rng.randint(3, 8) if cls == "sparse_stats" else rng.randint(2, 6)
+        t = _stat_table(rng, n_fig, rng.randint(8, 22), sparse=cls == "sparse_stats" or rng.random() < 0.3)
+        if cls == "sectioned":
+            _sections(rng, t, n_fig)
+            tags.append(t.rows[0].style)
+        y = put(t, y + 6, caption)
+    elif cls == "two_stacked":
+        variant = rng.choice(["caption", "note", "gap"])
+        tags.append(variant)
+        n1 = rng.randint(2, 6)
+        n2 = n1 if rng.random() < 0.5 else rng.randint(2, 6)
+        y = put(_stat_table(rng, n1, rng.randint(4, 12), sparse=rng.random() < 0.3), y + 6, caption)
+        if variant == "note":
+            note = rng.choice(["Source: ", "Note: "]) + _sentence(rng, rng.randint(6, 14))
+            page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
+            y += 18
+        gap = rng.uniform(1.5, 3.5) * size
+        y = put(
+            _stat_table(rng, n2, rng.randint(4, 12), sparse=rng.random() < 0.3), y + gap, variant == "caption"
+        )
+    else:
+        raise ValueError(cls)
+    if rng.random() < 0.5:  # footnotes under the table
+        note = rng.choice(["Source: ", "Note: ", "p provisional; e estimated. "]) + _sentence(
+            rng, rng.randint(6, 14)
+        )
+        page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.0, size - 2.5))
+    return truths
+
+
 def _prose_page(rng: random.Random, doc: pymupdf.Document) -> tuple[pymupdf.Page, float, tuple, float]:
     """A new page of ``doc`` (A4 or Letter) and its margin, font family and body size, with page
     furniture on half of them: (page, margin, font, size). The draws come in this order, so a seed
@@ -1611,7 +2005,9 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI).index(cls))
+    rng = random.Random(
+        seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE).index(cls)
+    )
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
@@ -1629,6 +2025,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _multi(rng, cls, doc, tags)
     elif cls in TAIL_MULTI:
         tables = _tail_multi(rng, cls, doc, tags)
+    elif cls in SHAPE:
+        tables = _shape(rng, cls, doc, tags)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
