@@ -68,6 +68,7 @@ def build_definitions(
     """
     data = Path(data_dir)
     warehouse = str(warehouse_path or data / "warehouse.duckdb")
+    settings = SettingsResource(settings_file=settings_file, overrides_json=overrides_json)
     return dg.Definitions(
         assets=[*with_freshness_policies(document_assets), quarantine],
         asset_checks=alert_asset_checks,
@@ -90,12 +91,13 @@ def build_definitions(
                 inbox_dir=str(inbox_dir or data / "inbox"), store_dir=str(data / "store")
             ),
             "warehouse": WarehouseResource(path=warehouse, lake_data_path=lake_data_path),
-            "settings": SettingsResource(settings_file=settings_file, overrides_json=overrides_json),
+            "settings": settings,
             "ocr": ocr or OcrResource(engine=ocr_engine),
             "notifier": NotifierResource(),
             # stage outputs (pickled core objects, stamped with their version) per asset and
             # partition, so one stage can be re-run later without re-running the ones before it
-            "io_manager": StageOutputsIOManager(base_dir=str(data / "assets")),
+            # (the settings: only to upgrade a text-stage output stored before it carried its own)
+            "io_manager": StageOutputsIOManager(base_dir=str(data / "assets"), settings=settings),
             # the vector plan between kb_vectors' ops: one file per document, removed once stored
             PLAN_IO_MANAGER: VectorPlanIOManager(base_dir=str(data / "assets")),
         },

@@ -5,6 +5,14 @@ duckdb_tables (+ the quality checks) → quality_gate (the verdict) → knowledg
 (assets/vectors.py). Each asset
 calls one core function and attaches metadata; nothing clever here (the gate's rules live in
 dagster_ocr.gate).
+
+Settings: ``document_text`` resolves them once per document (the ``settings`` resource) and its
+output carries them (``ExtractedDocument.settings``, with their hash); every later stage parses the
+document under that snapshot, never the settings file as it is by then, and the warehouse records
+it on the document's row (assets/document_settings.py). The knowledge base and its vectors start
+from the warehouse and read the snapshot it recorded. One deliberate exception reads the resource:
+the quality gate's thresholds (re-judging under new ones without re-parsing is what
+``reload_warehouse`` and ``dagster-ocr recheck`` are for).
 """
 
 import time
@@ -14,6 +22,7 @@ from collections.abc import Callable
 import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the asset decorators below
+from assets.document_settings import parsed_under, recorded_settings
 from assets.file_sightings import record_queued_sightings
 from assets.gate_metadata import check_result, gate_figures, outcome_tag, short_reason
 from assets.partitions import (
@@ -129,7 +138,7 @@ def document_text(
     doc_id = resolve_document(context, store.store())  # a key typed by hand fails here, unretried
     source = store.store().get(doc_id)
     tag_run(context, doc_id, source.file_name)
-    cfg = settings.load()
+    cfg = settings.load()  # the one read of the settings for this document: its output carries them
 
     def limit_run(n_pages: int) -> None:
         # run monitoring's limit grows with the document: a thousand-page scan is not cut off at
@@ -163,6 +172,8 @@ def document_text(
             "seconds": round(seconds, 3),
             "pages_per_second": round(doc.n_pages / seconds, 2) if seconds else 0.0,
             "pages_on_disk": bool(getattr(doc.pages, "on_disk", False)),
+            # the settings every later stage parses the document under (documents.settings_hash)
+            "settings_hash": doc.settings.hash if doc.settings else "",
             **meter.figures(),
         }
     )
@@ -177,11 +188,9 @@ def document_text(
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="The printed label of every page (/PageLabels, printed numbers, or physical).",
 )
-def page_labels(
-    context: dg.AssetExecutionContext, document_text: ExtractedDocument, settings: SettingsResource
-) -> list[PageLabel]:
+def page_labels(context: dg.AssetExecutionContext, document_text: ExtractedDocument) -> list[PageLabel]:
     tag_run(context, document_text.source.doc_id, document_text.source.file_name)
-    labels = pipeline.document_labels(document_text, settings.load())
+    labels = pipeline.document_labels(document_text, parsed_under(document_text))
     sources: dict[str, int] = {}
     for lab in labels:
         sources[str(lab.source)] = sources.get(str(lab.source), 0) + 1
@@ -202,11 +211,9 @@ def page_labels(
     backfill_policy=DOCUMENT_BACKFILL_POLICY,
     description="Tables per page, merged across page breaks where the evidence agrees.",
 )
-def tables(
-    context: dg.AssetExecutionContext, document_text: ExtractedDocument, settings: SettingsResource
-) -> list[Table]:
+def tables(context: dg.AssetExecutionContext, document_text: ExtractedDocument) -> list[Table]:
     tag_run(context, document_text.source.doc_id, document_text.source.file_name)
-    found = pipeline.document_tables(document_text, settings.load())
+    found = pipeline.document_tables(document_text, parsed_under(document_text))
     context.add_output_metadata(
         {
             "tables": len(found),
@@ -234,10 +241,9 @@ def paragraphs(
     document_text: ExtractedDocument,
     page_labels: list[PageLabel],
     tables: list[Table],
-    settings: SettingsResource,
 ) -> ParagraphResult:
     tag_run(context, document_text.source.doc_id, document_text.source.file_name)
-    cfg = settings.load()
+    cfg = parsed_under(document_text)
     result = pipeline.document_paragraphs(document_text, page_labels, tables, cfg)
     # the first pages with the tables, headings and paragraphs found drawn on them (inline JPEGs,
     # ~12 KB each at most): the stage that places the boxes is the one whose output they judge
@@ -325,7 +331,10 @@ def duckdb_tables(
 ):
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
-    cfg = settings.load()
+    # the rows are the snapshot's (document_text carries it, and the load records it); the gate's
+    # thresholds are those in force, so a recheck re-judges under new ones without re-parsing
+    parsed_under(document_text)
+    quality = settings.load().quality
     source = document_text.source
     doc_id = source.doc_id
     with wh.held():  # one open of the file for the load, the checks, the gate and the snapshot
@@ -338,8 +347,7 @@ def duckdb_tables(
             tables,
             paragraphs,
             partition_key=context.partition_key,
-            quality_settings=cfg.quality,
-            settings_json=cfg.model_dump_json(),
+            quality_settings=quality,
         )
         warehouse.publish()
     outcome = {OUTCOME_TAG: outcome_tag(decision.status)}
@@ -455,11 +463,10 @@ def _approval_metadata(approval: Approval | None) -> dict[str, str]:
 )
 @stop_not_retry  # an interrupt ends the run: not retried
 def knowledge_base(
-    context: dg.AssetExecutionContext,
-    store: DocumentStoreResource,
-    warehouse: WarehouseResource,
-    settings: SettingsResource,
+    context: dg.AssetExecutionContext, store: DocumentStoreResource, warehouse: WarehouseResource
 ):
+    """Chunks under the settings the warehouse recorded for the document (its snapshot: the
+    chunking is part of the parse), not the settings file as it is now."""
     meter = UsageMeter.start()
     wh = warehouse.warehouse()
     doc_id = resolve_document(context, store.store())
@@ -503,7 +510,7 @@ def knowledge_base(
             return
         # the chunks only: BM25 search has the document now; its vectors are the next asset's
         # (kb_vectors), embedded outside this writer pool
-        chunks = kb.load_document(wh, doc_id, settings.load().kb, embed=False)
+        chunks = kb.load_document(wh, doc_id, recorded_settings(wh, doc_id).kb, embed=False)
         n = len(chunks)
         approved = wh.let_in_by_approval(doc_id)
         warehouse.publish()

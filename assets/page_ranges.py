@@ -18,6 +18,12 @@ as for ``ocr.workers`` inside one step.
 A step that dies loses only its page in flight: a re-run plans only what is not stored. An engine
 that cannot be copied into another process (the GPU engine) gets one range: the ``ocr`` pool bounds
 GPU use, not this job.
+
+These ops run before the document's text stage, so no stage output carries its settings snapshot
+yet (assets/document_settings.py): each reads the ``settings`` resource. That cannot mix two
+configurations into a document: every page is checkpointed under the fingerprint of the OCR
+settings it was read with, and the text stage, which resolves the document's snapshot, reuses only
+pages stored under its own.
 """
 
 import math

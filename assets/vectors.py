@@ -25,6 +25,7 @@ from typing import Any
 import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.document_settings import recorded_settings
 from assets.partitions import (
     DOCUMENT_BACKFILL_POLICY,
     DUCKDB_WRITER_POOL,
@@ -39,7 +40,7 @@ from assets.stopping import stop_not_retry
 from dagster_ocr import kb, kb_vectors
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.kb_vectors import VectorPlan
-from resources import DocumentStoreResource, SettingsResource, WarehouseResource
+from resources import DocumentStoreResource, WarehouseResource
 
 #: the IO manager of the plan handed between the three ops (see :class:`VectorPlanIOManager`)
 PLAN_IO_MANAGER = "kb_vector_plans"
@@ -94,14 +95,15 @@ class VectorPlanIOManager(dg.ConfigurableIOManager):
 )
 @stop_not_retry
 def kb_vector_plan(
-    context: dg.OpExecutionContext,
-    store: DocumentStoreResource,
-    warehouse: WarehouseResource,
-    settings: SettingsResource,
+    context: dg.OpExecutionContext, store: DocumentStoreResource, warehouse: WarehouseResource
 ):
+    """The document's settings are those the warehouse recorded for it (no upstream stage output
+    carries them here): its snapshot says whether to embed, and how (carried on the plan)."""
     doc_id = resolve_document(context, store.store())
     wh = warehouse.warehouse()
-    plan = kb_vectors.plan_vectors(wh, doc_id, enabled=settings.load().kb.embeddings)
+    kb_settings = recorded_settings(wh, doc_id).kb
+    plan = kb_vectors.plan_vectors(wh, doc_id, enabled=kb_settings.embeddings)
+    plan.embedder = kb.embedder_options(kb_settings)
     if plan.off:
         if kb_vectors.drop_vectors(wh, doc_id):  # old ones: nobody would refresh them
             warehouse.publish()  # the snapshot copies the whole file: only when something changed
@@ -119,9 +121,9 @@ def kb_vector_plan(
     out={"embedded": dg.Out(VectorPlan, io_manager_key=PLAN_IO_MANAGER)},
     description="Embed the chunks with all-MiniLM-L6-v2 (no warehouse, no writer pool held).",
 )
-def kb_embed(context: dg.OpExecutionContext, settings: SettingsResource, plan: VectorPlan) -> VectorPlan:
+def kb_embed(context: dg.OpExecutionContext, plan: VectorPlan) -> VectorPlan:
     meter = UsageMeter.start()
-    plan = kb_vectors.compute_vectors(plan, **kb.embedder_options(settings.load().kb))
+    plan = kb_vectors.compute_vectors(plan, **plan.embedder)
     if plan.skipped:
         context.log.warning(f"no embeddings, BM25 search only: {plan.skipped}")
     context.log.info(f"embedding: {plan.figures} {meter.figures()}")

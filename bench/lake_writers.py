@@ -91,10 +91,9 @@ def _writer_step(wh: Any, item: tuple, settings: Any, commits: int = 1) -> None:
                 paras,
                 partition_key=key,
                 quality_settings=settings.quality,
-                settings_json=settings.model_dump_json(),
             )
         else:  # before: the load, the partition key and the verdict, each its own commit
-            wh.write_document(doc, labels, tables, paras, settings_json=settings.model_dump_json())
+            wh.write_document(doc, labels, tables, paras)
             partition_keys.record(wh, key, doc_id, "x")
             decision = judge_document(wh, doc_id, doc.status, doc.error, settings.quality)
         if str(decision.status) == "parsed":

@@ -190,7 +190,6 @@ def load_and_judge(
     *,
     partition_key: str,
     quality_settings: QualitySettings,
-    settings_json: str | None = None,
 ) -> tuple[dict[str, int], GateDecision]:
     """Replace the document's rows, record its partition key and judge it, in one commit.
 
@@ -213,7 +212,6 @@ def load_and_judge(
         labels,
         tables,
         paragraphs,
-        settings_json=settings_json,
         then=then,
         locks=(partition_keys.lock_name(partition_key),),
     )

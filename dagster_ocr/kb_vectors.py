@@ -54,6 +54,9 @@ class VectorPlan:
     skipped: str | None = None
     #: seconds step 2 took
     seconds: float = 0.0
+    #: how step 2 embeds (``kb.embedder_options`` of the document's settings), set by whoever
+    #: plans, so the step that embeds needs neither the warehouse nor the settings
+    embedder: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def figures(self) -> dict[str, Any]:

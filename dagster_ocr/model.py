@@ -16,9 +16,12 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dagster_ocr.layout import BBox  # defined with the geometry; the model's boxes are these
+
+if TYPE_CHECKING:  # the settings import every stage, and every stage imports the model
+    from dagster_ocr.settings import SettingsSnapshot
 
 
 class DocStatus(StrEnum):
@@ -310,6 +313,9 @@ class ExtractedDocument:
     damaged_pages: dict[int, str] = field(default_factory=dict)
     #: page index -> "damaged" | "no ink" | "left blank notice" for every empty page (integrity.py)
     blank_reasons: dict[int, str] = field(default_factory=dict)
+    #: the settings the document is parsed under, resolved by the text stage and used by every
+    #: stage after it (None only on an object built by hand, not by ``pipeline.extract_document``)
+    settings: SettingsSnapshot | None = None
 
     @property
     def ok(self) -> bool:

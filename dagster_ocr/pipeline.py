@@ -44,7 +44,7 @@ from dagster_ocr.pagestore import PageList
 from dagster_ocr.paragraphs import build_paragraphs
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.progress import notify as notify_progress
-from dagster_ocr.settings import Settings
+from dagster_ocr.settings import Settings, SettingsSnapshot
 from dagster_ocr.tables import extract_tables
 from dagster_ocr.textlayer import (
     clean_text,
@@ -61,7 +61,7 @@ Progress = Callable[[TextProgress], None]
 
 def extract_document(
     source: SourceDocument,
-    settings: Settings | None = None,
+    settings: Settings,
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
     checkpoints: OcrCheckpoints | None = None,
@@ -79,15 +79,18 @@ def extract_document(
     earlier run under the same OCR configuration (``checkpoints.ocr_fingerprint``) is taken from
     there instead of being OCR'd again: a run that died, timed out or was retried resumes where it
     stopped. ``progress`` (and every ``progress.listen`` listener) hears after every page.
+
+    The result carries ``settings`` (``ExtractedDocument.settings``, a :class:`SettingsSnapshot`):
+    the later stages parse the document under the same configuration, whatever was edited since.
     """
-    settings = settings or Settings()
+    snapshot = SettingsSnapshot.of(settings)
     limits = settings.limits
     started = time.monotonic()
     try:
         pdf = open_document(source, limits)
     except BadInputError as exc:
         log.warning("%s: %s", source.file_name, exc.reason)
-        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason)
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=exc.reason, settings=snapshot)
 
     n = pdf.page_count
     budget = start_budget(limits, n)  # length alone never fails a document, nor a loaded machine
@@ -143,7 +146,7 @@ def extract_document(
             reason += f"; the {kept} OCR'd pages are kept: a re-run resumes"
         log.warning("%s: %s", source.file_name, reason)
         report(finished=True)
-        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason)
+        return ExtractedDocument(source=source, status=DocStatus.FAILED, error=reason, settings=snapshot)
 
     try:
         with pdf, kind:
@@ -209,6 +212,7 @@ def extract_document(
         page_content=integrity.page_content,
         damaged_pages=integrity.damaged_pages,
         blank_reasons=integrity.blank_reasons,
+        settings=snapshot,
     )
 
 
@@ -261,18 +265,16 @@ def text_summary(doc: ExtractedDocument) -> dict[str, float | int | None]:
     return out
 
 
-def document_labels(doc: ExtractedDocument, settings: Settings | None = None) -> list[PageLabel]:
+def document_labels(doc: ExtractedDocument, settings: Settings) -> list[PageLabel]:
     """Printed page labels for every page (the PDF's /PageLabels, printed numbers, or physical)."""
     if not doc.ok:
         return []
-    settings = settings or Settings()
     return label_pages(doc.pdf_page_labels, doc.pages, settings.labels)
 
 
-def document_tables(doc: ExtractedDocument, settings: Settings | None = None) -> list[Table]:
+def document_tables(doc: ExtractedDocument, settings: Settings) -> list[Table]:
     """Tables per page, merged across page breaks (on text-layer pages, and ruled tables on OCR'd
     ones: ``tables.scanned``; a document with neither is not opened at all)."""
-    settings = settings or Settings()
     if not doc.ok or (doc.text_layer_pages == 0 and not (settings.tables.ocr_pages and doc.ocr_pages != 0)):
         return []
     with reopen_document(doc.source) as pdf:
@@ -280,12 +282,11 @@ def document_tables(doc: ExtractedDocument, settings: Settings | None = None) ->
 
 
 def document_paragraphs(
-    doc: ExtractedDocument, labels: list[PageLabel], tables: list[Table], settings: Settings | None = None
+    doc: ExtractedDocument, labels: list[PageLabel], tables: list[Table], settings: Settings
 ) -> ParagraphResult:
     """Paragraphs and sections, validated, with furniture removed."""
     if not doc.ok:
         return ParagraphResult()
-    settings = settings or Settings()
     return build_paragraphs(doc.pages, labels, tables, settings.paragraphs)
 
 
@@ -306,8 +307,13 @@ def parse(
     engine: OcrEngine | None = None,
     checkpoints: OcrCheckpoints | None = None,
 ) -> ParsedDocument:
-    """All stages in order, timed (the Dagster assets run the same functions one per asset)."""
-    settings = settings or Settings()
+    """All stages in order, timed (the Dagster assets run the same functions one per asset).
+
+    A convenience for benchmarks, tests and scripts: ``settings=None`` parses under the defaults
+    (``Settings()``). The pipeline's own callers pass theirs.
+    """
+    if settings is None:
+        settings = Settings()
     t = time.perf_counter()
     out = ParsedDocument(extract_document(source, settings, engine, checkpoints=checkpoints))
     out.seconds["text"] = time.perf_counter() - t

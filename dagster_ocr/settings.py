@@ -7,6 +7,8 @@ Unknown keys are errors (``extra="forbid"``): a typo in a setting must not be si
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -61,3 +63,30 @@ class Settings(BaseModel):
             else:
                 data[key] = value
         return cls.model_validate(data)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SettingsSnapshot:
+    """The settings one document is parsed under: resolved once, by the text stage, and carried on
+    its output (``ExtractedDocument.settings``) to every later stage, so a settings file edited
+    between two stages never parses one document under two configurations. The warehouse records
+    it on the document's row (``documents.settings_json``, ``settings_hash``); the stages that
+    start from the warehouse (the knowledge base, its vectors) read it back from there.
+    """
+
+    #: the settings as JSON (``Settings.model_dump_json()``)
+    json: str
+    #: the first 16 hex digits of the JSON's sha256 (``documents.settings_hash``)
+    hash: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> SettingsSnapshot:
+        return cls.from_json(settings.model_dump_json())
+
+    @classmethod
+    def from_json(cls, text: str) -> SettingsSnapshot:
+        return cls(text, hashlib.sha256(text.encode()).hexdigest()[:16])
+
+    def settings(self) -> Settings:
+        """The settings themselves (validated anew: a field added since gets its default)."""
+        return Settings.model_validate_json(self.json)

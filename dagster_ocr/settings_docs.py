@@ -55,8 +55,14 @@ ocr:
     kind: rapidocr
 ```
 
-Each document row keeps the settings it was parsed with (`documents.settings_json`), so an earlier
-configuration can be re-applied with `--settings`
+The settings are read once per document, by its text stage (`document_text`), and carried on that
+stage's output with their hash: every later stage parses the document under that snapshot, so a
+file edited between two stages never mixes two configurations in one document. An edit takes
+effect for a document when its `document_text` is re-materialized (OCR'd pages are reused from the
+checkpoints); only the quality gate's thresholds are read when the gate judges (so `dagster-ocr
+recheck` re-judges under new ones without re-parsing). Each document row keeps its snapshot
+(`documents.settings_json`, `settings_hash`), which the knowledge base and its vectors read back, and
+which re-applies an earlier configuration with `--settings`
 ([operations.md](operations.md#upgrades-and-rollback)).
 The machine-readable form of this page:
 

@@ -14,21 +14,29 @@ Bump :data:`STAGE_OUTPUT_VERSION` when a change to ``dagster_ocr.model`` needs m
 
 1. the first versioned outputs;
 2. ``Page.blank``: derived from ``route_reason`` for an older page (``model.upgrade_page``, also
-   what the page store reads older pages with), not defaulted.
+   what the page store reads older pages with), not defaulted;
+3. ``ExtractedDocument.settings``, the settings snapshot the text stage resolved for the later
+   stages. An older output does not know what it was parsed under: it gets the settings in force
+   when it is read (``settings_now``, from the IO manager's settings resource), which is what the
+   version that wrote it had every stage use, and the read is logged.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dagster_ocr import model
+
+if TYPE_CHECKING:
+    from dagster_ocr.settings import SettingsSnapshot
 
 log = logging.getLogger(__name__)
 
 #: the version of the stage outputs' shape this code writes (see the module's docstring)
-STAGE_OUTPUT_VERSION = 2
+STAGE_OUTPUT_VERSION = 3
 
 #: the model's dataclasses: only these are walked and filled in
 _MODEL_TYPES = tuple(
@@ -51,15 +59,19 @@ def wrap(value: Any) -> StageOutput:
     return StageOutput(STAGE_OUTPUT_VERSION, value)
 
 
-def unwrap(stored: Any) -> tuple[Any, int]:
-    """The stored output's value in this version's shape, and the version it was written by."""
+def unwrap(stored: Any, settings_now: Callable[[], SettingsSnapshot] | None = None) -> tuple[Any, int]:
+    """The stored output's value in this version's shape, and the version it was written by.
+
+    ``settings_now`` gives an older text-stage output (version < 3) the settings in force now;
+    without it such an output keeps ``settings`` None, and a stage that needs them says so.
+    """
     if isinstance(stored, StageOutput):
         if stored.version == STAGE_OUTPUT_VERSION:
             return stored.value, stored.version
         version, value = stored.version, stored.value
     else:  # written before outputs carried a version
         version, value = 0, stored
-    filled = upgrade(value)
+    filled = upgrade(value, settings_now if version < 3 else None)
     log.info(
         "stage output of version %d upgraded to %d (%d field(s) given defaults)",
         version,
@@ -69,13 +81,14 @@ def unwrap(stored: Any) -> tuple[Any, int]:
     return value, version
 
 
-def upgrade(value: Any) -> int:
+def upgrade(value: Any, settings_now: Callable[[], SettingsSnapshot] | None = None) -> int:
     """Give every model dataclass inside ``value`` the fields it lacks, in place: derived from its
     other fields where the model says how (``_DERIVED``), else their defaults.
 
     Walks lists, tuples and dict values; a ``pagestore.PageList`` (pages kept on disk) is not a
-    list and is left to the page store, which reads its pages field by field. Returns
-    the number of fields filled.
+    list and is left to the page store, which reads its pages field by field. An
+    ``ExtractedDocument`` without its settings snapshot gets ``settings_now()`` where given (see
+    version 3 in the module's docstring). Returns the number of fields filled.
     """
     filled = 0
     stack = [value]
@@ -114,4 +127,11 @@ def upgrade(value: Any) -> int:
                             "re-run the stage that wrote it"
                         ) from None
                     filled += 1
+            if isinstance(obj, model.ExtractedDocument) and obj.settings is None and settings_now:
+                obj.settings = settings_now()
+                log.warning(
+                    "%s: a text-stage output stored without its settings, given those in force now (%s)",
+                    obj.source.file_name,
+                    obj.settings.hash,
+                )
     return filled

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ import pandas as pd
 from dagster_ocr.ingest import FileSighting
 from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
 from dagster_ocr.schema import create_or_upgrade
+from dagster_ocr.settings import SettingsSnapshot
 from dagster_ocr.warehouse_rows import iter_document_rows
 from dagster_ocr.warehouse_writes import (
     _INSERT_BATCH,
@@ -226,26 +226,25 @@ class Warehouse:
         labels: Sequence[PageLabel],
         tables: Sequence[Table],
         paragraphs: ParagraphResult,
-        settings_json: str | None = None,
         then: Callable[[duckdb.DuckDBPyConnection], Any] | None = None,
         locks: Sequence[str] = (),
     ) -> dict[str, int]:
         """Replace everything stored for ``doc`` with this parse. Returns row counts per table.
 
-        ``settings_json`` (the settings the parse used) is kept on the document's row, so the
-        document can be re-run later with exactly that configuration. ``then`` runs on the same
-        connection before the commit, seeing the new rows (the partition key and the quality
-        gate's verdict, so a document's load is one commit, not three; see ``gate.load_and_judge``),
-        and ``locks`` names what else it writes (for a lake's per-name locks). A long document
+        The settings the stages parsed the document under (``doc.settings``, its snapshot) are kept
+        on the document's row as ``settings_json`` and ``settings_hash``, so the document can be
+        re-run later with exactly that configuration, and the stages that start from the warehouse
+        (the knowledge base and its vectors) read them back (:meth:`document_settings`).
+        ``then`` runs on the same connection before the commit, seeing the new rows (the partition
+        key and the quality gate's verdict, so a document's load is one commit, not three; see
+        ``gate.load_and_judge``), and ``locks`` names what else it writes (for a lake's per-name
+        locks). A long document
         staged in a file commits its batches first and runs ``then`` in the swap's transaction.
         """
         self.ensure_schema()
         extra: dict[str, Any] = {}
-        if settings_json is not None:
-            extra = {
-                "settings_json": settings_json,
-                "settings_hash": hashlib.sha256(settings_json.encode()).hexdigest()[:16],
-            }
+        if doc.settings is not None:
+            extra = {"settings_json": doc.settings.json, "settings_hash": doc.settings.hash}
         doc_id = doc.source.doc_id
         counts = dict.fromkeys(("documents", *CONTENT_TABLES), 0)
         # rows are built and inserted a batch at a time: a long document's rows never exist all
@@ -426,6 +425,14 @@ class Warehouse:
         """The document's ``documents`` row, or None when it has none."""
         rows = self.query("SELECT * FROM documents WHERE doc_id = ?", [doc_id])
         return rows.iloc[0].to_dict() if len(rows) else None
+
+    def document_settings(self, doc_id: str) -> SettingsSnapshot | None:
+        """The settings the document's rows were parsed under, as its row recorded them; None when
+        it has no row, or one written without them (by a version before they were recorded)."""
+        rows = self.query("SELECT settings_json FROM documents WHERE doc_id = ?", [doc_id])
+        if not len(rows) or not isinstance(rows["settings_json"].iat[0], str):
+            return None
+        return SettingsSnapshot.from_json(rows["settings_json"].iat[0])
 
     def document_verdict(self, doc_id: str) -> pd.DataFrame:
         """The document's file name, status and reason (empty when it has none): what a recheck shows."""

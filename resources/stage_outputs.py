@@ -3,7 +3,9 @@
 Dagster's ``FilesystemIOManager`` (one file per asset and partition under ``base_dir``), except
 that a value is stored inside a ``StageOutput`` with the version of the code that wrote it, and
 one read back from an earlier version (or from before outputs carried one) is upgraded by
-:func:`dagster_ocr.stage_outputs.unwrap`, the one place that knows how.
+:func:`dagster_ocr.stage_outputs.unwrap`, the one place that knows how. An older text-stage output,
+stored before outputs carried the settings they were parsed under, is given the settings resource's
+settings as they are when it is read (what that version's stages used).
 """
 
 from __future__ import annotations
@@ -16,26 +18,43 @@ import dagster as dg
 # paths stay those of every earlier run, partition keys escaped as Dagster escapes them
 from dagster._core.storage.fs_io_manager import PickledObjectFilesystemIOManager
 
+from dagster_ocr.settings import SettingsSnapshot
 from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, unwrap, wrap
+from resources.core import SettingsResource
 
 if TYPE_CHECKING:
     from upath import UPath
 
 
 class _VersionedPickles(PickledObjectFilesystemIOManager):
+    def __init__(self, base_dir: str, settings: SettingsResource | None) -> None:
+        super().__init__(base_dir=base_dir)
+        self.settings = settings
+
+    def _settings_now(self) -> SettingsSnapshot:
+        assert self.settings is not None
+        return SettingsSnapshot.of(self.settings.load())
+
     def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
         super().dump_to_path(context, wrap(obj), path)
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> Any:
-        value, version = unwrap(super().load_from_path(context, path))
+        value, version = unwrap(
+            super().load_from_path(context, path), self._settings_now if self.settings else None
+        )
         if version != STAGE_OUTPUT_VERSION:
             context.log.info(f"{path.name}: a stage output of version {version}, upgraded on read")
         return value
 
 
 class StageOutputsIOManager(dg.FilesystemIOManager):
-    """``FilesystemIOManager`` with versioned values (see the module's docstring)."""
+    """``FilesystemIOManager`` with versioned values (see the module's docstring).
+
+    ``settings``: the pipeline's settings resource, read only to upgrade an older text-stage output.
+    """
+
+    settings: SettingsResource | None = None
 
     def create_io_manager(self, context: dg.InitResourceContext) -> _VersionedPickles:
         base_dir = self.base_dir or context.instance.storage_directory()  # type: ignore[union-attr]
-        return _VersionedPickles(base_dir=base_dir)
+        return _VersionedPickles(base_dir=base_dir, settings=self.settings)

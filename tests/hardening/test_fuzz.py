@@ -17,6 +17,7 @@ from dagster_ocr.ingest import SUPPORTED_KINDS, DocumentStore, detect_kind
 from dagster_ocr.labels import decode_hex_prefix, decode_pdf_text
 from dagster_ocr.model import DocStatus
 from dagster_ocr.pipeline import extract_document
+from dagster_ocr.settings import Settings
 from dagster_ocr.validation import FLAGS, garbage_ratio, validate_text
 
 settings.register_profile(
@@ -101,7 +102,7 @@ def test_extract_document_survives_mutated_pdfs(tmp_path_factory, ops) -> None:
     path = folder / "mutant.pdf"
     path.write_bytes(_apply(VALID, ops))
     source, _ = DocumentStore(folder / "store").register(path)
-    doc = extract_document(source)  # must not raise
+    doc = extract_document(source, Settings())  # must not raise
     assert doc.status in (DocStatus.PARSED, DocStatus.FAILED)
     if doc.status == DocStatus.FAILED:
         assert doc.error.startswith(CODES)

@@ -158,10 +158,10 @@ def test_max_page_area(tmp_path: Path) -> None:
 
 
 def test_max_image_pixels_inside_a_pdf_and_as_an_image(tmp_path: Path) -> None:
-    bomb = extract_document(_source(tmp_path, "bomb.pdf", hostile.bomb_pdf(20_000)))
+    bomb = extract_document(_source(tmp_path, "bomb.pdf", hostile.bomb_pdf(20_000)), Settings())
     assert bomb.error.startswith("over_limit: page 0 embeds a 20000x20000 image")
     png = _source(tmp_path, "small.png", hostile.small_png())
-    assert extract_document(png).status == DocStatus.PARSED
+    assert extract_document(png, Settings()).status == DocStatus.PARSED
     assert "max_image_pixels=100" in extract_document(png, _limits(max_image_pixels=100)).error
 
 
@@ -242,6 +242,6 @@ def test_unexpected_errors_become_a_recorded_failure(tmp_path: Path, monkeypatch
         raise KeyError("a MuPDF structure we did not expect")
 
     monkeypatch.setattr("dagster_ocr.textlayer.read_text_layer", boom)
-    doc = extract_document(src)
+    doc = extract_document(src, Settings())
     assert doc.status == DocStatus.FAILED
     assert doc.error.startswith("corrupt: reading page 0: KeyError")

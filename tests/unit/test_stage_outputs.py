@@ -10,7 +10,9 @@ import pytest
 from upath import UPath
 
 from dagster_ocr.model import DocStatus, ExtractedDocument, Page, ParagraphResult, SourceDocument, Table
+from dagster_ocr.settings import Settings, SettingsSnapshot
 from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, StageOutput, unwrap, upgrade, wrap
+from resources import SettingsResource
 from resources.stage_outputs import StageOutputsIOManager
 
 
@@ -36,7 +38,7 @@ def _document() -> ExtractedDocument:
 
 
 def test_a_bare_pickle_of_an_older_document_gets_the_fields_added_since():
-    old = _older(_document(), missing=3)  # before page_content, damaged_pages and blank_reasons
+    old = _older(_document(), missing=4)  # before page_content, damaged_pages, blank_reasons, settings
     with pytest.raises(AttributeError):
         old.blank_reasons  # noqa: B018 - what every reader had to guard against
     value, version = unwrap(pickle.loads(pickle.dumps(old)))
@@ -70,7 +72,7 @@ def test_the_io_manager_stores_a_version_and_reads_back_an_unversioned_pickle(tm
     manager.dump_to_path(dg.build_output_context(), _document(), path)
     stored = pickle.loads(path.read_bytes())
     assert isinstance(stored, StageOutput) and stored.version == STAGE_OUTPUT_VERSION
-    path.write_bytes(pickle.dumps(_older(_document(), missing=3)))  # as a run before versions wrote it
+    path.write_bytes(pickle.dumps(_older(_document(), missing=4)))  # as a run before versions wrote it
     value = manager.load_from_path(dg.build_input_context(), path)
     assert isinstance(value, ExtractedDocument) and value.blank_reasons == {}
 
@@ -80,3 +82,30 @@ def test_an_older_page_is_told_blank_by_its_reason_not_given_a_default():
     text = _older(Page(1, 1.0, 1.0, route_reason="text layer sound"), missing=1)
     assert upgrade([blank, text]) == 2
     assert blank.blank and not text.blank
+
+
+def test_an_older_text_output_gets_the_settings_in_force_when_it_is_read(tmp_path):
+    """Version 3: the text stage's output carries its settings; one stored before did not know
+    them, and gets what its version had every stage use: the settings as they are at the read."""
+    now = SettingsSnapshot.of(Settings.load(overrides={"tables": {"merge": False}}))
+    value, version = unwrap(StageOutput(2, _older(_document(), missing=1)), lambda: now)
+    assert version == 2 and value.settings == now and value.settings.settings().tables.merge is False
+    current = wrap(dataclasses.replace(_document(), settings=SettingsSnapshot.of(Settings())))
+    assert unwrap(current, lambda: now)[0].settings != now  # a current output keeps its own
+
+    resource = SettingsResource(overrides_json='{"tables": {"merge": false}}')
+    manager = StageOutputsIOManager(base_dir=str(tmp_path), settings=resource).create_io_manager(
+        dg.build_init_resource_context()
+    )
+    path = UPath(tmp_path / "document_text" / "d1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(pickle.dumps(StageOutput(2, _older(_document(), missing=1))))
+    assert manager.load_from_path(dg.build_input_context(), path).settings == now
+
+
+def test_a_snapshot_is_the_settings_json_and_its_hash():
+    settings = Settings.load(overrides={"kb": {"embeddings": False}})
+    snap = SettingsSnapshot.of(settings)
+    assert snap.json == settings.model_dump_json() and len(snap.hash) == 16
+    assert snap.settings() == settings and SettingsSnapshot.of(snap.settings()) == snap
+    assert SettingsSnapshot.of(Settings()).hash != snap.hash

@@ -19,6 +19,7 @@ from dagster_ocr.blocks import table_markdown
 from dagster_ocr.docinfo import describe
 from dagster_ocr.model import SourceDocument
 from dagster_ocr.pipeline import document_tables, extract_document
+from dagster_ocr.settings import Settings
 from dagster_ocr.tables.statement import units_of
 
 MONTHS = ["March 31,", "June 30,", "September 28,", "December 31,"]
@@ -107,7 +108,8 @@ def _tables(path):
         size_bytes=path.stat().st_size,
         kind="pdf",
     )
-    return document_tables(extract_document(src))
+    settings = Settings()
+    return document_tables(extract_document(src, settings), settings)
 
 
 CASES = [
