@@ -73,7 +73,8 @@ The machine-readable form of this page:
 Dagster resources (`assets/definitions.py`) are configured apart from these settings: `store`
 (inbox and store folders), `warehouse` (DuckDB path or lake spec, the analysts' snapshot on/off
 and its throttle), `settings` (the file and overrides above), `ocr` (`OcrResource`: rapidocr by
-default, or none; or `GpuOcrResource`), `notifier` (the alert webhook, from an environment
+default, or none; or `GpuOcrResource`, whose config is generated from [`ocr.engine` with `kind:
+transformers`](#ocrengine-with-kind-transformers)), `notifier` (the alert webhook, from an environment
 variable). How the text stage, the OCR engines and their settings behave, with measurements:
 [ocr.md](ocr.md) and [gpu.md](gpu.md); the quality gate's thresholds in use:
 [quality-gate.md](quality-gate.md).

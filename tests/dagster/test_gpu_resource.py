@@ -45,6 +45,45 @@ def ocr_text(ocr: GpuOcrResource) -> dg.MaterializeResult:
     )
 
 
+def test_the_resource_config_is_the_settings_class_declared_once():
+    """Every field of TransformersOcrSettings (but ``kind``) is a config field, with its type,
+    bounds, default and description: checked by pydantic in Python and by Dagster at launch."""
+    from pydantic import ValidationError
+
+    from dagster_ocr.ocr.settings import TransformersOcrSettings
+
+    fields = TransformersOcrSettings.model_fields
+    assert set(GpuOcrResource.model_fields) == set(fields) - {"kind"}
+    for name, field in GpuOcrResource.model_fields.items():
+        assert field.description == fields[name].description, name
+        if name != "target_path":  # required on the resource: nothing to run without it
+            assert field.get_default(call_default_factory=True) == fields[name].get_default(
+                call_default_factory=True
+            ), name
+    schema = GpuOcrResource.to_config_schema().as_field().config_type
+    assert set(schema.fields) == set(GpuOcrResource.model_fields)
+    resource = GpuOcrResource(target_path="/t", device="cuda", batch_size=16, adaptive_window=4)
+    assert resource.speculative_settings() == TransformersOcrSettings(
+        target_path="/t", device="cuda", batch_size=16, adaptive_window=4
+    )
+    for bad in ({"device": "tpu"}, {"batch_size": 0}, {"num_speculative_tokens": 65}):
+        with pytest.raises(ValidationError):
+            GpuOcrResource(target_path="/t", **bad)
+
+    @dg.asset
+    def batch(ocr: GpuOcrResource) -> int:
+        return ocr.speculative_settings().batch_size
+
+    config = {"resources": {"ocr": {"config": {"target_path": "/t", "device": "cpu", "batch_size": 3}}}}
+    result = dg.materialize(
+        [batch], resources={"ocr": GpuOcrResource.configure_at_launch()}, run_config=config
+    )
+    assert result.output_for_node("batch") == 3
+    config["resources"]["ocr"]["config"]["device"] = "tpu"
+    with pytest.raises(dg.DagsterInvalidConfigError, match="device"):
+        dg.materialize([batch], resources={"ocr": GpuOcrResource.configure_at_launch()}, run_config=config)
+
+
 @pytest.mark.slow  # ~20 s of imports plus a run; ~70 s on a loaded 2-core machine
 def test_resource_in_materialization(checkpoints):
     target, draft = checkpoints
