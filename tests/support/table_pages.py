@@ -1638,8 +1638,10 @@ def _shape(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
         st.size = rng.choice([7.0, 8.0, 8.5, 9.0])
         st.pitch = rng.uniform(1.2, 1.7)
         pr = _StatPrinter(t, st, x1 - x0)
+        cols = pr.cols(0.0)
+        extent = cols[-1][1] - cols[0][0]
         for row in t.rows:  # a label row is set within the table's width: words it has no room for go
-            while row.label.count(" ") > 1 and _width(row.label, st.font[1], st.size) > pr.width - 4:
+            while row.label.count(" ") > 1 and _width(row.label, st.font[1], st.size) > extent - 4:
                 row.label = row.label.rsplit(" ", 1)[0]
         if caption:
             top = _caption(
