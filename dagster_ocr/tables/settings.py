@@ -47,6 +47,12 @@ class TableSettings(BaseModel):
     max_row_gap: float = Field(
         2.2, description="A vertical gap above this many line heights ends a text-aligned table."
     )
+    max_section_gap: float = Field(
+        5.0,
+        description="A text-aligned table goes on over a wider gap than max_row_gap, up to this many "
+        "line heights, when the row after it (or after a section's label) is a data row set in the "
+        "table's columns: the space a table sets above a section of its body.",
+    )
     max_bridge_lines: int = Field(
         3,
         description="How many consecutive single-cell lines (stub-only rows) a text-aligned table may hold.",

@@ -16,6 +16,7 @@ from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
+    _bands,
     _clean,
     _column_bounds,
     _column_cover,
@@ -29,13 +30,19 @@ from dagster_ocr.tables.words import (
 
 
 def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
-    """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates."""
+    """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates.
+
+    A table's body may be cut into sections: a label row (in the stub, spanning columns or centred,
+    often with more space above) and sometimes a sub-heading under it. Such lines, and a wide gap,
+    end the run only if the row after them does not go on with the table (``_resumes``: a data row
+    set in the run's columns); bridged label lines are flagged (``_TextLine.label``)."""
     if not lines:
         return []
     h = statistics.median(ln.y1 - ln.y0 for ln in lines)
     areas: list[list[_TextLine]] = []
     cur: list[_TextLine] = []
     pending: list[_TextLine] = []
+    held: list[_TextLine] = []  # label lines that end the run unless the next row resumes it
     wrapped = 0  # leading pending lines that go on with a text cell of the row above
 
     def close() -> None:
@@ -46,13 +53,36 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     for ln in lines:
         multi = len(ln.chunks) >= 2
         if cur:
-            last = pending[-1] if pending else cur[-1]
+            last = held[-1] if held else pending[-1] if pending else cur[-1]
             gap = ln.y0 - last.y1
             if gap > s.max_row_gap * h:
+                # a section's space: the table goes on under it if a label or a data row follows
+                go_on = gap <= s.max_section_gap * h and (
+                    _resumes(cur, ln, h, s)
+                    if multi
+                    else len(held) < s.max_bridge_lines and _label_line(ln, cur, h)
+                )
+                if not go_on:
+                    close()
+                    cur, pending, wrapped, held = [], [], 0, []
+                elif not multi:
+                    held.append(ln)
+                    continue
+        if multi:
+            if cur and not held and _opens_table(cur, pending, ln, h):
                 close()
                 cur, pending, wrapped = [], [], 0
-        if multi:
+            if held:
+                if _resumes(cur, ln, h, s):
+                    for x in held:
+                        x.label = True
+                    pending.extend(held)
+                else:
+                    close()
+                    cur, pending, wrapped = [], [], 0
+                held = []
             if cur:
+                _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
             pending, wrapped = [], 0
             cur.append(ln)
@@ -63,13 +93,19 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             # a "Table N" caption opens a table: whatever aligned above it (a running header, the
             # table before) is not this table's first rows
             close()
-            cur, pending, wrapped = [], [], 0
+            cur, pending, wrapped, held = [], [], 0, []
             continue
         # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
         # the first column; a centred caption or a paragraph does not.
         left = min(x.x0 for x in cur)
         right = max(x.x1 for x in cur)
-        if len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
+        if held:
+            if len(held) < s.max_bridge_lines and _label_line(ln, cur, h):
+                held.append(ln)
+                continue
+            close()
+            cur, pending, wrapped, held = [], [], 0, []
+        elif len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
             wrapped += wrapped == len(pending)
             pending.append(ln)
         elif (
@@ -79,11 +115,105 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             and ln.x1 - ln.x0 < 0.6 * (right - left)
         ):
             pending.append(ln)
+        elif len(pending) < s.max_bridge_lines and _label_line(ln, cur, h):
+            held.append(ln)
         else:
             close()
-            cur, pending, wrapped = [], [], 0
+            cur, pending, wrapped, held = [], [], 0, []
     close()
     return [a for a in areas if len(a) >= s.min_rows]
+
+
+#: a line of figures that are all years heads columns (a header), it is no data row
+_YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
+
+
+def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, s: TableSettings) -> None:
+    """Flag the bridged one-chunk lines that cross a gutter of the rows around them: a section's
+    label set from the stub across the columns, which must not erase the gutters it crosses."""
+    lines = [x for x in pending if not x.label]
+    if not lines:
+        return
+    rows = [x for x in cur if len(x.chunks) >= 2 and not x.label] + [ln]
+    inner = _column_bounds(rows, s)[1:-1]
+    for x in lines:
+        if not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
+            x.label = True
+
+
+def _opens_table(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, h: float) -> bool:
+    """``ln`` heads a table of its own stacked under the table of ``cur``: set apart by more space
+    than the rows above keep, it holds labels in three cells or more (and in most of the columns
+    the rows above fill) and no figure but years (they head columns), under rows that hold
+    figures. A table's body may be cut by a section's label; a row of column heads opens another
+    table. With two columns a section's label beside one cell reads alike, so nothing is cut there.
+    """
+    texts = [_words_text(ch) for ch in ln.chunks[1:]]
+    if len(ln.chunks) < 3 or any(_is_num(t) and not _YEAR_RE.match(t) for t in texts):
+        return False
+    rows = [x for x in cur if len(x.chunks) >= 2]
+    data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
+    if len(data) < 2 or len(ln.chunks) < 0.6 * statistics.median(len(x.chunks) for x in rows):
+        return False
+    gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(cur)]
+    usual = statistics.median(gaps) if gaps else 0.0
+    above = (pending[-1] if pending else cur[-1]).y1
+    return ln.y0 - above > usual + 0.5 * h
+
+
+def _label_line(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+    """A one-chunk line that may be a section's label inside a table: a few words, no figure,
+    within the table's width (a title set across the columns, centred or from the stub)."""
+    text = _words_text(ln.words)
+    if _is_num(text) or len(text.split()) > 12 or _CAPTION_RE.match(text):
+        return False
+    left = min(x.x0 for x in cur)
+    right = max(x.x1 for x in cur)
+    return ln.x0 >= left - h and ln.x1 <= right + h
+
+
+def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings) -> bool:
+    """``ln`` goes on with the table of ``cur`` after a section's label or space: a data row set in
+    its columns, under rows that already read as a table. It starts at the stub, holds a figure
+    right of it (not a header of years), and none of its cells reaches across a gutter of the
+    rows above. A table stacked under another opens with its own header: it does not resume."""
+    rows = [x for x in cur if len(x.chunks) >= 2 and not x.label]
+    data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
+    if len(data) < 2 and max((len(x.chunks) for x in rows), default=0) < 3:
+        return False  # not a table yet: two rows of figures, or a header of three cells, vouch for one
+    gutters = _gutters(rows, s)
+    if len(ln.chunks) > len(gutters) + 1 or abs(ln.x0 - min(x.x0 for x in rows)) > 3 * h:
+        return False
+    if ln.x1 > max(x.x1 for x in rows) + 2 * h:
+        return False
+    figures = [t for ch in ln.chunks[1:] if _is_num(t := _words_text(ch))]
+    if not figures or all(_YEAR_RE.match(t) for t in figures):
+        return False
+    # a cell may reach into a gutter (a longer stub), not across it into the next column
+    return not any(ch[0].x0 < a and ch[-1].x1 > b for ch in ln.chunks for a, b in gutters)
+
+
+def _gutters(rows: list[_TextLine], s: TableSettings) -> list[tuple[float, float]]:
+    """The x ranges between ``rows``' columns: no chunk of them (bar ``span_tolerance`` of the
+    lines) covers them, at least ``min_col_gap`` line heights wide."""
+    x0 = min(ln.x0 for ln in rows)
+    h = statistics.median(ln.y1 - ln.y0 for ln in rows)
+    n = int(math.ceil(max(ln.x1 for ln in rows) - x0)) + 1
+    cover = _column_cover(rows, x0, n, chunks=True)
+    limit = int(s.span_tolerance * len(rows))
+    out: list[tuple[float, float]] = []
+    i = 0
+    while i < n:
+        if cover[i] <= limit:
+            j = i
+            while j < n and cover[j] <= limit:
+                j += 1
+            if i > 0 and j < n and j - i >= s.min_col_gap * h:
+                out.append((x0 + i, x0 + j))
+            i = j
+        else:
+            i += 1
+    return out
 
 
 def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
@@ -203,20 +333,40 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     n_cols = len(edges) - 1
     if n_cols < s.min_cols:
         return None
-    line_cells = [_line_cells(ln, edges) for ln in area]
+    # a section's label is one cell from its first column on, however many gutters it crosses
+    line_cells = [
+        {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
+        if ln.label
+        else _line_cells(ln, edges)
+        for ln in area
+    ]
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
 
     # Header: leading lines whose stub is empty or whose other cells hold no number.
-    def headerish(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+    def headerish(cells: dict[int, tuple[int, list[_Word]]], ln: _TextLine) -> bool:
+        if ln.label:  # a section's label: the body has begun
+            return False
         if 0 not in cells:
             return True
         return not any(_is_num(_words_text(ws)) for c, (_, ws) in cells.items() if c > 0)
 
     n_head = 0
-    while n_head < min(len(area) - 1, s.header_scan_rows) and headerish(line_cells[n_head]):
+    while n_head < min(len(area) - 1, s.header_scan_rows) and headerish(line_cells[n_head], area[n_head]):
         n_head += 1
     if n_head == len(area) - 1 or n_head == 0:
         n_head = 1 if len(area) > 2 else 0
+    heads = [k for k in range(n_head) if headerish(line_cells[k], area[k])]
+    while (c := _one_column(area, line_cells, heads, edges)) is not None:
+        del edges[c + 1]
+        n_cols -= 1
+        line_cells = [
+            {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
+            if ln.label
+            else _line_cells(ln, edges)
+            for ln in area
+        ]
+    if n_cols < s.min_cols:
+        return None
 
     # Group lines into rows. Header lines without spanning cells stack into one header row
     # (a multi-line header); body lines continue the previous row only when they fill none of
@@ -230,7 +380,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
         is_head = k < n_head
         spans = any(e > c for c, (e, _) in cells.items())
-        if rows and k > 0:
+        if rows and k > 0 and not ln.label and not area[k - 1].label:
             prev_ln = area[k - 1]
             tight = ln.y0 - prev_ln.y1 <= s.wrap_gap * h
             prev = rows[-1]
@@ -289,8 +439,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         for c, (e, ws) in sorted(row.items()):
             if texts[c] is None:  # covered by a span to its left: keep the words with that cell
                 continue
-            # order words by line, then x, so a stacked header reads top to bottom
-            ws_sorted = sorted(ws, key=lambda w: (round((w.y0 + w.y1) / 2 / max(h * 0.5, 1)), w.x0))
+            # order words by line, then x, so a stacked header reads top to bottom; lines are told
+            # by overlap (``_bands``), so a raised footnote mark stays after its figure
+            ws_sorted = [w for band in _bands(ws) for w in band]
             texts[c] = _clean(_words_text(ws_sorted))
             boxes[c] = (edges[c], min(w.y0 for w in ws), edges[e + 1], max(w.y1 for w in ws))
             for cc in range(c + 1, e + 1):
@@ -314,6 +465,45 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _one_column(
+    area: list[_TextLine],
+    line_cells: list[dict[int, tuple[int, list[_Word]]]],
+    heads: list[int],
+    edges: list[float],
+) -> int | None:
+    """The first column right of the stub that is one column with the next, or None.
+
+    A column of figures whose cells sit at more than one x position (a placeholder centred where
+    figures are set right, figures centred or on a decimal point under a wider header, a header
+    wider than its figures) leaves a gap between those positions that no row bridges, and the
+    gutter finder makes a column of each. What tells them from two sparse columns: no row fills
+    both, and over them the header has one cell, a phrase (one chunk) or text over one of them
+    only, where two columns each have a header of their own. Without a header line, nothing tells.
+    """
+    if not heads:
+        return None
+    body = [
+        lc for k, (ln, lc) in enumerate(zip(area, line_cells, strict=True)) if k not in heads and not ln.label
+    ]
+    for c in range(1, len(edges) - 2):
+        if any(c in lc and c + 1 in lc for lc in body):
+            continue
+        one = False
+        for k in heads:
+            words = [w for w in area[k].words if edges[c] <= (w.x0 + w.x1) / 2 < edges[c + 2]]
+            if not words:
+                continue
+            chunks = {id(ch) for ch in area[k].chunks for w in ch if any(w is x for x in words)}
+            cols = {_col_of((w.x0 + w.x1) / 2, edges) for w in words}
+            if len(chunks) > 1 and len(cols) > 1:
+                break  # each column has a header of its own
+            one = True
+        else:
+            if one:
+                return c
+    return None
 
 
 def _continues_text(

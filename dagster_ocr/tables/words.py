@@ -36,6 +36,9 @@ class _TextLine:
 
     words: list[_Word]
     chunks: list[list[_Word]]
+    #: a label row the text finder bridged (a section's title between a table's rows): a row of
+    #: its own, no header line, and no evidence for or against a gutter (it spans columns)
+    label: bool = False
     # the band's extent, computed once (the finders read it many times per line)
     x0: float = field(init=False)
     y0: float = field(init=False)
@@ -235,15 +238,17 @@ def _is_num(text: str) -> bool:
     return bool(_NUM_RE.match(text.strip())) if text.strip() else False
 
 
-def _column_cover(area: list[_TextLine], x0: float, n: int) -> list[int]:
-    """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n.
+def _column_cover(area: list[_TextLine], x0: float, n: int, chunks: bool = False) -> list[int]:
+    """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n (with
+    ``chunks``, a chunk: the spaces between its words covered too).
 
     Each line's words are merged into runs first, so a line counts once per column; the runs go
     into a difference array that running sums turn into counts (one pass, not one per point).
     """
     delta = [0] * (n + 1)
     for ln in area:
-        runs = sorted((max(0, int(w.x0 - x0)), min(n, int(math.ceil(w.x1 - x0)))) for w in ln.words)
+        boxes = [(ch[0].x0, ch[-1].x1) for ch in ln.chunks] if chunks else [(w.x0, w.x1) for w in ln.words]
+        runs = sorted((max(0, int(a - x0)), min(n, int(math.ceil(b - x0)))) for a, b in boxes)
         start, end = runs[0]
         for a, b in runs[1:]:
             if a > end:
@@ -261,12 +266,14 @@ def _column_cover(area: list[_TextLine], x0: float, n: int) -> list[int]:
 
 def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
+    area = [ln for ln in area if not ln.label] or area
     x0 = min(ln.x0 for ln in area)
     x1 = max(ln.x1 for ln in area)
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
     n = int(math.ceil(x1 - x0)) + 1
     cover = _column_cover(area, x0, n)
     limit = int(s.span_tolerance * len(area))
+    phrases: list[int] | None = None
     bounds: list[float] = []
     i = 0
     while i < n:
@@ -275,8 +282,12 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             while j < n and cover[j] <= limit:
                 j += 1
             if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
-                # inside the gutter, the position with the fewest crossings
-                best = min(range(i, j), key=lambda k: (cover[k], abs(k - (i + j) / 2)))
+                # inside the gutter, the position with the fewest crossings: of words, then of
+                # phrases (a header cell wider than its figures reaches into the gutter, and the
+                # space between two of its words must not be where the columns part)
+                if phrases is None:
+                    phrases = _column_cover(area, x0, n, chunks=True)
+                best = min(range(i, j), key=lambda k: (cover[k], phrases[k], abs(k - (i + j) / 2)))
                 bounds.append(x0 + best + 0.5)
             i = j
         else:

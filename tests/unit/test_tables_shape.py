@@ -1,0 +1,92 @@
+"""A table's shape (issue 37): a sparse statistical table gets one column per printed column, not
+one per position its figures sit at; a table cut into sections stays one table; two tables stacked
+under their own headers stay two.
+
+Documents from tests/support/table_pages.py (``SHAPE``), seeded tune cases that failed before the
+rules; the pass rate over many seeds is bench/tables_synthetic.py's
+``--classes sparse_stats,sectioned,two_stacked``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.model import Page  # noqa: E402
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _cells(grid: list[list[str]]) -> Counter[str]:
+    return Counter(k for row in grid for x in row if (k := _norm(x)))
+
+
+def _shape_right(seed: int, cls: str) -> None:
+    """As many tables as drawn, top to bottom each with its column count and its cells."""
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert len(tables) == len(case.tables), [t.n_rows for t in tables]
+    for t, truth in zip(tables, case.tables, strict=True):
+        assert t.n_cols == len(truth.merged[0])
+        got, want = _cells(t.grid()), _cells(truth.merged)
+        assert 2 * sum((got & want).values()) / (sum(got.values()) + sum(want.values())) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [0, 15, 24, 36])
+def test_a_sparse_statistical_table_has_one_column_per_printed_column(seed: int) -> None:
+    """Placeholders centred where figures are set right, figures on a decimal point or centred
+    under wider heads, a head's words across the gutter finder's cut, raised footnote marks."""
+    _shape_right(seed, "sparse_stats")
+
+
+@pytest.mark.parametrize("seed", [4, 13, 58, 67])
+def test_a_table_cut_into_sections_is_one_table(seed: int) -> None:
+    """Label rows (spanning from the stub, centred, in the stub) with space above, sub-headings,
+    sections that fill fewer columns."""
+    _shape_right(seed, "sectioned")
+
+
+@pytest.mark.parametrize("seed", [11, 47, 50, 56])
+def test_two_tables_stacked_under_their_own_headers_stay_two(seed: int) -> None:
+    """A second table under the first with only a little space between, its own header over three
+    columns or more: two tables (47, 50, 56 were one), each with its columns (11)."""
+    _shape_right(seed, "two_stacked")
+
+
+def _right(page: pymupdf.Page, x: float, y: float, text: str, bold: bool = False) -> None:
+    """``text`` set flush right at ``x``."""
+    font = "hebo" if bold else "helv"
+    page.insert_text(
+        (x - pymupdf.get_text_length(text, fontname=font, fontsize=9), y), text, fontname=font, fontsize=9
+    )
+
+
+def test_two_sparse_columns_with_their_own_heads_stay_two() -> None:
+    """No row fills both "Male" and "Female", but each has a head of its own: two columns, where a
+    head over both (one phrase) would have made them one."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 100), "Region", fontname="hebo", fontsize=9)
+    for x, head in ((200, "Male"), (260, "Female"), (330, "Total")):
+        _right(page, x, 100, head, bold=True)
+    rows = [("North", "12.5", "", "40.1"), ("South", "", "3.4", "12.0"), ("East", "1,204.7", "", "9.9")]
+    rows += [("West", "", "88.0", "7.5"), ("Centre", "0.4", "", "61.2"), ("Islands", "", "2.2", "3.3")]
+    for k, (stub, a, b, c) in enumerate(rows):
+        y = 116 + 14 * k
+        page.insert_text((60, y), stub, fontname="helv", fontsize=9)
+        for x, v in ((200, a), (260, b), (330, c)):
+            if v:
+                _right(page, x, y, v)
+    (table,) = extract_tables(doc, [Page(index=0, width=595, height=842)], TableSettings())
+    assert table.n_cols == 4
+    assert table.grid()[0] == ["Region", "Male", "Female", "Total"]
