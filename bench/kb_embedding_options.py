@@ -61,8 +61,7 @@ def tokens(args: argparse.Namespace) -> None:
     import pymupdf
     from kb_retrieval import find_shared
 
-    tok = embeddings.get_embedder().tokenizer
-    n = lambda t: len(tok(t)["input_ids"])  # noqa: E731
+    n = embeddings.get_embedder().count_tokens
     inputs = chunk_inputs(args.warehouse, "%10k%")
     counts = np.array([n(t) for t in inputs])
     raw = 0
@@ -96,7 +95,7 @@ def int8(args: argparse.Namespace) -> None:
     calib = [tune[i] for i in rng.choice(len(tune), 150, replace=False)]
 
     def tokenized(t: str) -> dict:
-        return dict(emb.tokenizer([t], truncation=True, max_length=256, return_tensors="np"))
+        return emb.encode([t])
 
     qmodel = nncf.quantize(
         model, nncf.Dataset(calib, tokenized), model_type=nncf.ModelType.TRANSFORMER, subset_size=150
@@ -142,8 +141,6 @@ def static(args: argparse.Namespace, rest: list[str]) -> None:
     sm = StaticModel.from_pretrained(str(folder))
 
     class StaticEmbedder:
-        tokenizer = embeddings.get_embedder().tokenizer
-
         def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
             v = sm.encode(list(texts), max_length=None).astype(np.float32)
             return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
@@ -197,10 +194,10 @@ def ort_int8(args: argparse.Namespace) -> None:
                 ).last_hidden_state
 
         names = ["input_ids", "attention_mask", "token_type_ids"]
-        ex = emb.tokenizer(["a b c", "d"], padding=True, return_tensors="pt")
+        ex = emb.encode(["a b c", "d"])
         torch.onnx.export(
             Hidden(model),
-            tuple(ex[n] for n in names),
+            tuple(torch.from_numpy(ex[n]) for n in names),
             str(f32),
             input_names=names,
             output_names=["hidden"],
@@ -224,17 +221,8 @@ def ort_int8(args: argparse.Namespace) -> None:
         order = sorted(range(len(batch_texts)), key=lambda i: len(batch_texts[i]))
         for start in range(0, len(order), 32):
             idx = order[start : start + 32]
-            b = emb.tokenizer(
-                [batch_texts[i] for i in idx],
-                padding=True,
-                pad_to_multiple_of=16,
-                truncation=True,
-                max_length=256,
-                return_tensors="np",
-            )
-            hidden = sess.run(
-                None, {k: b[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
-            )[0]
+            b = emb.encode([batch_texts[i] for i in idx])
+            hidden = sess.run(None, {k: b[k] for k in ("input_ids", "attention_mask", "token_type_ids")})[0]
             mask = b["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(1) / mask.sum(1)
             out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)

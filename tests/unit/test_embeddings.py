@@ -72,7 +72,7 @@ def test_embeddings_are_unit_vectors_and_near_for_similar_meaning():
 
 @needs_model
 def test_vector_and_hybrid_search_find_by_meaning(warehouse):
-    figures = embed_document(warehouse, "good")
+    figures = embed_document(warehouse, "good", settings=KbSettings())
     assert figures["embedded"] == 4 and not figures.get("skipped")
     stored = warehouse.query("SELECT embedding FROM kb_embeddings WHERE doc_id = 'good'")
     assert len(stored) == 4 and len(stored["embedding"].iat[0]) == embeddings.DIM
@@ -96,8 +96,8 @@ def test_vector_and_hybrid_search_find_by_meaning(warehouse):
 
 @needs_model
 def test_reload_reuses_unchanged_vectors_and_never_matches_stale_ones(warehouse):
-    embed_document(warehouse, "good")
-    again = embed_document(warehouse, "good")
+    embed_document(warehouse, "good", settings=KbSettings())
+    again = embed_document(warehouse, "good", settings=KbSettings())
     assert again["embedded"] == 0 and again["reused"] == 4
     assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 4
     # the chunk text changes but the vectors are not refreshed (a crash between the two writes):
@@ -105,7 +105,7 @@ def test_reload_reuses_unchanged_vectors_and_never_matches_stale_ones(warehouse)
     warehouse.write_kb("good", [_chunk(*TEXTS[0]), _chunk("c1", "2", "A zebra crossing.")])
     hits = search(warehouse, "customer data retention period", mode="vector", limit=5)
     assert {h.chunk_id for h in hits} <= {"c0"}
-    refreshed = embed_document(warehouse, "good")
+    refreshed = embed_document(warehouse, "good", settings=KbSettings())
     assert refreshed["embedded"] == 1 and refreshed["reused"] == 1  # c0 kept its text and vector
     assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 2
 
@@ -117,7 +117,7 @@ def test_missing_model_skips_embeddings_and_search_falls_back_to_bm25(warehouse,
     monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
     monkeypatch.setattr(embeddings, "_REPORTED", set())
     with caplog.at_level(logging.WARNING):
-        figures = embed_document(warehouse, "good")
+        figures = embed_document(warehouse, "good", settings=KbSettings())
     assert figures["skipped"].startswith("the package") and figures["embedded"] == 0
     assert "embeddings skipped" in caplog.text
     assert warehouse.query("SELECT count(*) AS n FROM kb_embeddings")["n"].iat[0] == 0
@@ -135,9 +135,9 @@ def test_load_document_without_embed_leaves_vectors_alone(warehouse, monkeypatch
     monkeypatch.setattr(kb, "build_chunks", lambda *a, **k: [_chunk("c0", "1", "x")])
     with warehouse.transaction() as con:
         con.execute("INSERT INTO pages (doc_id, page_index, page_label) VALUES ('good', 0, '1')")
-    kb.load_document(warehouse, "good", embed=False)
+    kb.load_document(warehouse, "good", embed=False, settings=KbSettings())
     assert calls == []
-    kb.load_document(warehouse, "good")
+    kb.load_document(warehouse, "good", settings=KbSettings())
     assert len(calls) == 1
 
 
@@ -249,3 +249,65 @@ def test_a_stop_point_between_batches_stops_the_embedding():
         kb_vectors.compute_vectors(plan, batch_size=2)
     assert len(calls) == 2 and not plan.known  # stopped before the second batch; nothing half-stored
     progress.stop_point()  # outside the block: no checks left
+
+
+def _word_piece_texts(corpus) -> list[str]:
+    """Texts that exercise the tokenizer: symbols, accents, CJK, Markdown tables, an empty one, one
+    over the 256-piece cap, and the text of real corpus pages."""
+    import pymupdf
+
+    texts = [
+        "",
+        "§ 4.2 The Supplier shall pay ¥ 12,000 or € 9.500,00 (net) by 31.12.2024.",
+        "Café déjà vu: naïve façade, ÆØÅ æøå, Straße, İstanbul.",
+        "合同 第三条 甲方应当支付 人民币 伍万元",
+        "| Revenue | $ | 16,388 | $ | 14,573 |\n|---|---|---|---|---|\n| (1,577) | — | 12.5% |",
+        "word " * 400,
+    ]
+    with pymupdf.open(corpus / "page_labels/bug793632.pdf") as doc:
+        texts += [page.get_text() for page in doc]
+    return texts
+
+
+@needs_model
+def test_the_start_without_torch_reads_the_same_word_pieces_and_vectors(corpus):
+    """Once the OpenVINO model is cached, an embedder starts without torch or transformers (the
+    ``tokenizers`` library on the same tokenizer.json): the model's inputs are those transformers
+    gives, and so are the vectors."""
+    texts = _word_piece_texts(corpus)
+    embeddings.Embedder(embeddings.model_dir(), dtype="float32")  # converts and caches, if not yet
+    fast = embeddings.Embedder(embeddings.model_dir(), dtype="float32")
+    assert fast.runtime == "openvino" and fast.model is None  # the start without torch was taken
+    slow = embeddings.Embedder(embeddings.model_dir(), dtype="float32", runtime="torch")
+    assert slow.model is not None
+    for text in texts:  # one at a time: each padded on its own
+        a, b = fast.encode([text]), slow.encode([text])
+        assert a.keys() == b.keys()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"{key} of {text[:40]!r}")
+    a, b = fast.encode(texts), slow.encode(texts)  # and as one padded batch
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert a["input_ids"].shape[1] == 256  # the long text is cut at the cap
+    assert fast.count_tokens(texts[5]) == slow.count_tokens(texts[5]) == 402
+    assert fast.encode([texts[5]])["input_ids"].shape[1] == 256  # counting left the cap in place
+    cos = np.sum(fast.embed(texts) * slow.embed(texts), axis=1)
+    assert float(cos.min()) > 0.9999
+
+
+@needs_model
+def test_the_start_without_torch_imports_neither_torch_nor_transformers(tmp_path):
+    import subprocess
+    import sys
+
+    embeddings.get_embedder(dtype="float32")  # the cache exists after this
+    code = (
+        "import sys\n"
+        "from dagster_ocr import embeddings\n"
+        "emb = embeddings.Embedder(embeddings.model_dir(), dtype='float32')\n"
+        "assert emb.embed(['a contract']).shape == (1, embeddings.DIM)\n"
+        "print(emb.runtime, 'torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["openvino", "False", "False"]
