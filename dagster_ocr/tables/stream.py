@@ -355,7 +355,13 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         n_head += 1
     if n_head == len(area) - 1 or n_head == 0:
         n_head = 1 if len(area) > 2 else 0
-    heads = [k for k in range(n_head) if headerish(line_cells[k], area[k])]
+    # the header lines that hold column heads: labels, no figure but years
+    heads = [
+        k
+        for k in range(n_head)
+        if headerish(line_cells[k], area[k])
+        and not any(_is_num(t := _words_text(ch)) and not _YEAR_RE.match(t) for ch in area[k].chunks)
+    ]
     while (c := _one_column(area, line_cells, heads, edges)) is not None:
         del edges[c + 1]
         n_cols -= 1
@@ -480,7 +486,8 @@ def _one_column(
     wider than its figures) leaves a gap between those positions that no row bridges, and the
     gutter finder makes a column of each. What tells them from two sparse columns: no row fills
     both, and over them the header has one cell, a phrase (one chunk) or text over one of them
-    only, where two columns each have a header of their own. Without a header line, nothing tells.
+    only, where two columns each have a header of their own. Without a header line (of labels:
+    a line of figures with an empty stub is no header), nothing tells.
     """
     if not heads:
         return None
