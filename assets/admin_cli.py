@@ -78,7 +78,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         lock=args.lock or doc.DEFAULT_LOCK,
         model_paths=model_paths,
         require_gpu=args.require_gpu,
-        settings=Settings.load(args.settings) if args.settings else None,
+        settings=Settings.load(args.settings),  # no --settings: the defaults, as `run` without one
     )
     findings += check_instance()
     text, code = doc.report(findings)

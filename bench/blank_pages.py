@@ -41,6 +41,7 @@ import pymupdf
 
 from dagster_ocr.gate import judge_document
 from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.ocr.settings import RapidOcrSettings
 from dagster_ocr.pipeline import parse
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.warehouse import Warehouse
@@ -276,7 +277,9 @@ def main() -> None:
             from dagster_ocr.ocr.rapid import RapidOcrEngine
 
             long = tuple(int(x) for x in args.long.split(",")) if args.long else None
-            rows += run_scans(Run(scratch / "ocr", RapidOcrEngine()), corpus, scratch, long)
+            rows += run_scans(
+                Run(scratch / "ocr", RapidOcrEngine(settings=RapidOcrSettings())), corpus, scratch, long
+            )
     summary(rows)
     if args.compare:
         compare(rows, args.compare)

@@ -60,6 +60,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from dagster_ocr import duck, embeddings, kb  # noqa: E402
+from dagster_ocr.kb_settings import KbSettings  # noqa: E402
 from dagster_ocr.search_index import tokenize  # noqa: E402
 from dagster_ocr.warehouse import Warehouse  # noqa: E402
 
@@ -306,9 +307,9 @@ def kb_stage_cpu(warehouse: Path, docs: dict[str, dict[str, Any]]) -> dict[str, 
             if d["status"] != "parsed":
                 continue
             c0, w0 = time.process_time(), time.perf_counter()
-            chunks = kb.load_document(wh, d["doc_id"], embed=False)
+            chunks = kb.load_document(wh, d["doc_id"], embed=False, settings=KbSettings())
             c1 = time.process_time()
-            figures = kb.embed_document(wh, d["doc_id"])
+            figures = kb.embed_document(wh, d["doc_id"], settings=KbSettings())
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
             per_doc[name] = {
                 "pages": d["n_pages"],
@@ -388,7 +389,7 @@ def main() -> None:
     if args.rebuild_kb:
         for d in docs.values():
             if d["status"] == "parsed":
-                kb.load_document(wh, d["doc_id"])
+                kb.load_document(wh, d["doc_id"], settings=KbSettings())
     report["warehouse_documents"] = docs
     missing = sorted(set(sources) - set(docs))
     if missing:

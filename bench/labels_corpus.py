@@ -62,7 +62,7 @@ def main() -> None:
         split = split_of(folder / name)
         t0 = time.perf_counter()
         pages = pages_from_pdf(doc)
-        stage = [pl.label for pl in label_pages(pdf_page_labels(doc), pages)]
+        stage = [pl.label for pl in label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())]
         ms = (time.perf_counter() - t0) * 1000
         tree = pdf_page_labels(doc)
         raw = [doc[i].get_label() for i in range(doc.page_count)]

@@ -28,7 +28,7 @@ import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dagster_ocr.labels import format_label, label_pages, pdf_page_labels, to_roman
+from dagster_ocr.labels import LabelSettings, format_label, label_pages, pdf_page_labels, to_roman
 from dagster_ocr.model import Page
 from dagster_ocr.textlayer import extract_lines
 
@@ -187,7 +187,7 @@ def run_case(doc: pymupdf.Document) -> tuple[list[str], float, float]:
         Page(index=p.number, width=p.rect.width, height=p.rect.height, lines=extract_lines(p)) for p in doc
     ]
     t1 = time.perf_counter()
-    got = [pl.label for pl in label_pages(pdf_page_labels(doc), pages)]
+    got = [pl.label for pl in label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())]
     t2 = time.perf_counter()
     return got, t2 - t0, t2 - t1
 

@@ -48,6 +48,8 @@ import _common as C
 import numpy as np
 import pymupdf
 
+from dagster_ocr.ocr.settings import RapidOcrSettings
+
 SCAN_DPI = 200
 OVERRIDES = {"kb": {"embeddings": False}}
 
@@ -373,12 +375,12 @@ def engine_rss(rounds: int, blank_every: int) -> list[tuple[int, int, float, flo
 
     doc = pymupdf.open(scan(C.POOL_PAGES, blank_every))
     pages = [p.number for p in doc if p.get_contents() and not blank_page_reason(p, TextSettings())]
-    engine = RapidOcrEngine()
+    engine = RapidOcrEngine(settings=RapidOcrSettings())
     engine.load()
     rows = []
     for r in range(rounds):
         for k in pages:
-            ocr_page(engine, doc[k], k, None, OcrSettings())
+            ocr_page(engine, doc[k], k, None, settings=OcrSettings())
             rows.append((r, k, round(C.current_rss_mib(), 1), round(C.peak_rss_mib(), 1)))
             print(*rows[-1], file=sys.stderr, flush=True)
     return rows

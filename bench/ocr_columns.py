@@ -209,7 +209,10 @@ def _texts(engine: RapidOcrEngine, image: np.ndarray, ink: bool = True) -> tuple
 
     def text() -> str:
         return normalize_whitespace(
-            " ".join(ln.text for ln in base.ocr_lines_to_model(raw, 1.0, None, upright if ink else None, s))
+            " ".join(
+                ln.text
+                for ln in base.ocr_lines_to_model(raw, 1.0, None, upright if ink else None, settings=s)
+            )
         )
 
     corrected = text()

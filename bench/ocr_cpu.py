@@ -213,7 +213,7 @@ def run_rapid(engine: RapidOcrEngine, item: Item) -> tuple[str, float, float, st
     doc = pymupdf.open(item.path)
     page = doc[item.page]
     c0, t0 = _cpu_self(), time.perf_counter()
-    result = ocr_page(engine, page, item.page, dpi=item.dpi)
+    result = ocr_page(engine, page, item.page, dpi=item.dpi, settings=OcrSettings())
     wall, cpu = time.perf_counter() - t0, _cpu_self() - c0
     doc.close()
     return result.text, wall, cpu, old_xy_cut_text(result.lines)

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dagster_ocr.ocr.settings import OcrSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("default", "arena", "mallopt")
 
@@ -47,7 +49,7 @@ def one(mode: str, pages: int) -> None:
     with pymupdf.open(long_scan.scan(12, 0)) as doc:
         for i in range(pages):
             t0 = os.times()
-            ocr_page(engine, doc[i], i)
+            ocr_page(engine, doc[i], i, settings=OcrSettings())
             t1 = os.times()
             c, k = t1.user + t1.system - t0.user - t0.system, t1.system - t0.system
             if i:

@@ -46,6 +46,7 @@ from support.text_metrics import levenshtein
 from dagster_ocr import blocks
 from dagster_ocr.blocks import place_tables, table_markdown, table_text
 from dagster_ocr.model import SourceDocument, Table
+from dagster_ocr.ocr.settings import RapidOcrSettings
 from dagster_ocr.pipeline import parse
 
 _FOLD = str.maketrans(
@@ -295,7 +296,7 @@ def run(corpus: Path, methods: dict[str, Method], with_ocr: bool) -> dict[str, A
     if with_ocr:
         from dagster_ocr.ocr.rapid import RapidOcrEngine
 
-        engine = RapidOcrEngine()
+        engine = RapidOcrEngine(settings=RapidOcrSettings())
     for name, path, ref in refs:
         row: dict[str, Any] = {"split": C.split_of(path, corpus)}
         for m, fn in methods.items():

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dagster_ocr import tables as after  # noqa: E402
 from dagster_ocr.model import Page  # noqa: E402
 from dagster_ocr.samples import build_service_agreement  # noqa: E402
+from dagster_ocr.tables import TableSettings  # noqa: E402
 from dagster_ocr.tables.grid import _has_grid  # noqa: E402
 
 
@@ -67,7 +68,7 @@ def timed(mod: ModuleType, data: bytes, repeat: int) -> tuple[float, list[Any], 
         pages = pages_of(doc)
         n = len(pages)
         t0 = time.perf_counter()
-        out = mod.extract_tables(doc, pages)
+        out = mod.extract_tables(doc, pages, settings=TableSettings())
         best = min(best, time.perf_counter() - t0)
     return best, out, n
 

@@ -23,7 +23,9 @@ from _common import find_corpus  # noqa: E402
 
 from dagster_ocr import pipeline, thumbnails  # noqa: E402
 from dagster_ocr.ingest import DocumentStore  # noqa: E402
+from dagster_ocr.limits import LimitSettings
 from dagster_ocr.settings import Settings  # noqa: E402
+from dagster_ocr.thumbnails import PreviewSettings
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -56,7 +58,14 @@ def main() -> None:
                 if not out.document.ok:
                     continue
                 t = time.process_time()
-                thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+                thumbs = thumbnails.page_thumbnails(
+                    out.document,
+                    out.labels,
+                    out.tables,
+                    out.paragraphs,
+                    limits=LimitSettings(),
+                    preview=PreviewSettings(),
+                )
                 text = thumbnails.thumbnails_markdown(thumbs, out.document.n_pages)
                 r["cpu_ms"].append(1000 * (time.process_time() - t))
                 r["image_bytes"] += [len(th.jpeg) for th in thumbs]

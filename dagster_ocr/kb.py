@@ -45,7 +45,7 @@ def build_chunks(
     tables: pd.DataFrame,
     row_pages: pd.DataFrame,
     page_labels: dict[int, str],
-    settings: KbSettings | None = None,
+    settings: KbSettings,
     document_context: str = "",
 ) -> list[dict[str, Any]]:
     """Chunks for one document, from its ``document_blocks`` sequence (in ``reading_order``).
@@ -65,7 +65,7 @@ def build_chunks(
     as printed): ``document_context`` (issuer, type and year: :meth:`docinfo.DocumentInfo.context`)
     and the section path.
     """
-    s = settings or KbSettings()
+    s = settings
     titles = dict(zip(sections["section_id"], sections["title"], strict=False)) if len(sections) else {}
     parents = dict(zip(sections["section_id"], sections["parent_id"], strict=False)) if len(sections) else {}
     about = {str(r.table_id): _table_heading(r) for r in tables.itertuples()} if len(tables) else {}
@@ -215,7 +215,7 @@ def document_context(doc: Any) -> str:
 
 
 def load_document(
-    warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None, embed: bool = True
+    warehouse: Warehouse, doc_id: str, settings: KbSettings, embed: bool = True
 ) -> list[dict[str, Any]]:
     """Build one document's chunks from its warehouse rows and replace its ``kb_chunks``.
 
@@ -243,7 +243,7 @@ def load_document(
     return chunks
 
 
-def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | None = None) -> dict[str, Any]:
+def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings) -> dict[str, Any]:
     """Embed the document's loaded chunks and replace its ``kb_embeddings`` rows (one transaction).
 
     The three steps of :mod:`dagster_ocr.kb_vectors` in a row (the Dagster asset ``kb_vectors``
@@ -252,7 +252,7 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings | Non
     ``embedded`` (computed now), ``reused``, ``seconds`` and ``skipped`` (the reason, when
     embeddings are off or unavailable here and the document keeps BM25 only).
     """
-    s = settings or KbSettings()
+    s = settings
     plan = kb_vectors.plan_vectors(warehouse, doc_id, enabled=s.embeddings)
     plan = kb_vectors.compute_vectors(plan, **embedder_options(s))
     return kb_vectors.store_vectors(warehouse, plan)

@@ -57,10 +57,10 @@ _CHUNK_COLUMNS = (
 class KbSink:
     """A PostgreSQL knowledge base; create it once per process, call :meth:`sync_document` per document."""
 
-    def __init__(self, settings: KbPgSettings | None = None) -> None:
+    def __init__(self, settings: KbPgSettings) -> None:
         import psycopg2
 
-        self.settings = settings or KbPgSettings()
+        self.settings = settings
         self._psycopg2 = psycopg2
         self.pgvector = False
         self._ensure_schema()

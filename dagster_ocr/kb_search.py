@@ -204,9 +204,12 @@ def search(
     ``prefer_named``, a question that names the issuer of one or more of the documents searched
     (and a fiscal year) gets their chunks first (:func:`named_documents`).
 
+    ``settings`` None searches with the defaults (``KbSettings()``): a query API, for the CLI's
+    ``search`` and for scripts; the pipeline never calls it.
+
     Raises :class:`SearchError` for a question without words and a filter no document matches.
     """
-    s = settings or KbSettings()
+    s = KbSettings() if settings is None else settings
     mode = mode or s.search_mode
     if isinstance(warehouse, Warehouse):
         wh = warehouse

@@ -62,7 +62,7 @@ class CheckpointedOcr:
         if self.saved is not None and (kept := self.saved.get(index)) is not None:
             self.reused_pages += 1
             return kept
-        result = ocr_page(self.engine, page, index, self.settings.dpi, self.settings)
+        result = ocr_page(self.engine, page, index, self.settings.dpi, settings=self.settings)
         calls = self.engine.take_stats()
         if calls:
             result.decode_stats = page_decode_stats(calls)

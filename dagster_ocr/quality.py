@@ -368,15 +368,13 @@ def _numbers(
     return float(n_bad), 0.0
 
 
-def evaluate_document(
-    frames: DocumentFrames, settings: QualitySettings | None = None
-) -> list[ExpectationResult]:
+def evaluate_document(frames: DocumentFrames, settings: QualitySettings) -> list[ExpectationResult]:
     """Run every suite on one document's rows; one result per expectation, in suite order.
 
     A document that could not be read is only judged by ``document_parsed``: its other suites
     would only repeat that it has no rows.
     """
-    s = settings or QualitySettings()
+    s = settings
     batches, suites, specs = _gx_state(s)
     prepared = prepare_frames(frames, s)
     n_pages = int(frames.document.get("n_pages") or 0)

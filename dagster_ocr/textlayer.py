@@ -104,13 +104,12 @@ class TextSettings(BaseModel):
     )
 
 
-def open_document(source: SourceDocument, limits: LimitSettings | None = None) -> pymupdf.Document:
+def open_document(source: SourceDocument, limits: LimitSettings) -> pymupdf.Document:
     """Open a registered file as a PyMuPDF document (images become one page per frame).
 
     Raises a ``BadInputError`` subclass with a clear reason for empty, unsupported, corrupt,
     encrypted or over-limit input; never returns a document that cannot be read.
     """
-    limits = limits or LimitSettings()
     if source.size_bytes == 0:
         raise EmptyInputError("the file is empty (0 bytes)")
     if source.size_bytes > limits.max_file_bytes:
@@ -432,7 +431,7 @@ PageOcr = Callable[[pymupdf.Page, int], Page]
 
 def iter_pages(
     doc: pymupdf.Document,
-    settings: TextSettings | None = None,
+    settings: TextSettings,
     ocr: PageOcr | None = None,
     budget: DocumentBudget | None = None,
     indices: Sequence[int] | None = None,
@@ -448,7 +447,6 @@ def iter_pages(
     ``OverLimitError`` names the page reached and the budget.
     ``indices`` limits the pages read to those (in that order; an OCR worker's page range).
     """
-    settings = settings or TextSettings()
     for page in doc if indices is None else (doc[i] for i in indices):
         if budget is not None:
             budget.check(page.number, doc.page_count)

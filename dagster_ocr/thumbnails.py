@@ -202,12 +202,11 @@ def page_thumbnails(
     labels: Sequence[PageLabel],
     tables: Sequence[Table],
     paragraphs: ParagraphResult,
-    limits: LimitSettings | None = None,
-    preview: PreviewSettings | None = None,
+    limits: LimitSettings,
+    preview: PreviewSettings,
 ) -> list[Thumbnail]:
     """Annotated thumbnails of the document's chosen pages (none for a document that was not read,
     or with ``preview.pages`` 0)."""
-    preview = preview or PreviewSettings()
     if not doc.ok or doc.n_pages == 0 or not doc.pages or preview.pages == 0:
         return []
     try:

@@ -135,9 +135,7 @@ def check_rapidocr_models(package_dir: str | Path | None = None) -> list[Finding
     return [Finding("ocr models", "ok", f"rapidocr models present: {', '.join(have)}")]
 
 
-def check_ocr_runtime(
-    settings: Settings | None = None, bf16_native: Callable[[], bool] | None = None
-) -> list[Finding]:
+def check_ocr_runtime(settings: Settings, bf16_native: Callable[[], bool] | None = None) -> list[Finding]:
     """What runs the CPU OCR engine's models, and whether this CPU computes its bf16 parts in bf16.
 
     OpenVINO (``ocr.engine.runtime``, the default) reads at about half of onnxruntime's CPU; a
@@ -145,7 +143,7 @@ def check_ocr_runtime(
     """
     from dagster_ocr.ocr.settings import RapidOcrSettings
 
-    engine = (settings or Settings()).ocr.engine
+    engine = settings.ocr.engine
     if not isinstance(engine, RapidOcrSettings):
         return []
     if engine.runtime == "onnxruntime":
@@ -177,13 +175,13 @@ def check_ocr_runtime(
     ]
 
 
-def check_cpu_numerics(settings: Settings | None = None) -> list[Finding]:
+def check_cpu_numerics(settings: Settings) -> list[Finding]:
     """What this CPU lets the int8 and bf16 numerics use (``dagster_ocr.cpu``), as the engines act."""
     from dagster_ocr.cpu import has_int8_dot, has_native_bf16
     from dagster_ocr.ocr.quantize import weight_range
     from dagster_ocr.ocr.settings import RapidOcrSettings
 
-    engine = (settings or Settings()).ocr.engine
+    engine = settings.ocr.engine
     int8 = engine.int8_models if isinstance(engine, RapidOcrSettings) else "none"
     dot = "int8 dot-product instructions (VNNI/AMX)" if has_int8_dot() else "no int8 dot-product instructions"
     weights = (
@@ -193,14 +191,12 @@ def check_cpu_numerics(settings: Settings | None = None) -> list[Finding]:
     return [Finding("cpu numerics", "ok", f"{dot}: int8 models ({int8}) built with {weights}; {bf16}")]
 
 
-def configured_model_paths(
-    settings: Settings | None = None, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def configured_model_paths(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Transformers checkpoint folders this installation is configured with: the settings'
     ``ocr.engine`` (kind transformers) and the GPU resource's environment variables."""
     env = os.environ if environ is None else environ
     paths: dict[str, str] = {}
-    engine = (settings or Settings()).ocr.engine
+    engine = settings.ocr.engine
     if isinstance(engine, TransformersOcrSettings):
         for role, value in (("target", engine.target_path), ("draft", engine.draft_path)):
             if value:
@@ -519,14 +515,15 @@ def check_instance_storage(
 
 
 def run_checks(
+    settings: Settings,
     warehouse: str | Path | None = None,
     lock: str | Path = DEFAULT_LOCK,
     model_paths: Mapping[str, str] | None = None,
     require_gpu: bool = False,
     environ: Mapping[str, str] | None = None,
-    settings: Settings | None = None,
 ) -> list[Finding]:
-    """Every core check. ``model_paths`` defaults to the ones ``settings`` and the environment
+    """Every core check, of an installation run with ``settings`` (the CLI passes the file it is
+    given, or the defaults). ``model_paths`` defaults to the ones ``settings`` and the environment
     configure."""
     found = [*check_packages(lock), *check_rapidocr_models(), *check_ocr_runtime(settings)]
     found += check_cpu_numerics(settings)

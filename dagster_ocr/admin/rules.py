@@ -265,11 +265,11 @@ def evaluate_rules(
     runs: Sequence[RunInfo],
     gpu: Sequence[GpuSample],
     now: float,
-    settings: AlertSettings | None = None,
+    settings: AlertSettings,
     last_updates: Mapping[str, float | None] | None = None,
 ) -> list[Alert]:
     """Every rule over the histories; an empty list means healthy."""
-    s = settings or AlertSettings()
+    s = settings
     found = [
         *staleness_alerts(last_updates or {}, now, s),
         failure_rate_alert(outcomes, now, s),

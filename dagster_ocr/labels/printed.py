@@ -123,9 +123,9 @@ def _parse_line(text: str, line_index: int, settings: LabelSettings) -> _Candida
     return None
 
 
-def page_number_candidates(page: Page, settings: LabelSettings | None = None) -> list[_Candidate]:
+def page_number_candidates(page: Page, settings: LabelSettings) -> list[_Candidate]:
     """Printed page-number candidates in the header and footer zones of ``page``."""
-    s = settings or LabelSettings()
+    s = settings
     if not page.lines or page.height <= 0:
         return []
     top_limit = page.height * s.zone_fraction

@@ -19,7 +19,7 @@ def _pdf_labels_broken(labels: list[str]) -> bool:
 
 
 def label_pages(
-    pdf_labels: Sequence[str] | None, pages: Sequence[Page], settings: LabelSettings | None = None
+    pdf_labels: Sequence[str] | None, pages: Sequence[Page], settings: LabelSettings
 ) -> list[PageLabel]:
     """One ``PageLabel`` per page, in the order of ``pages``.
 
@@ -28,7 +28,7 @@ def label_pages(
     They come first (unless clearly broken, see the module docstring), then printed page numbers
     inferred over consistent runs, then the physical page number.
     """
-    s = settings or LabelSettings()
+    s = settings
     found = _find_candidates(pages, s)
     printed = _infer_printed(found, s)
     pdf = list(pdf_labels) if pdf_labels is not None and s.use_pdf_labels else None

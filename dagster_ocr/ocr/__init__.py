@@ -62,9 +62,9 @@ ENGINES: dict[str, Callable[[Any], OcrEngine]] = {
 }
 
 
-def get_engine(settings: OcrSettings | None = None) -> OcrEngine | None:
+def get_engine(settings: OcrSettings) -> OcrEngine | None:
     """The engine ``settings.engine`` configures (not yet loaded), or None when OCR is disabled."""
-    engine = (settings or OcrSettings()).engine
+    engine = settings.engine
     if engine.kind == "none":
         return None
     return ENGINES[engine.kind](engine)

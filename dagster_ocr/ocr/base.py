@@ -86,7 +86,8 @@ def ocr_lines_to_model(
     scale: float,
     derotate: pymupdf.Matrix | None = None,
     image: np.ndarray | None = None,
-    settings: OcrSettings | None = None,
+    *,
+    settings: OcrSettings,
 ) -> list[Line]:
     """Convert engine lines (pixels) to ``model.Line`` in PDF points, in reading order.
 
@@ -96,7 +97,7 @@ def ocr_lines_to_model(
     reports displayed coordinates. Reading order is decided on the page as displayed.
     Each line gets one span whose ``size`` estimates the font size in points: from the ink height
     when ``image`` (the RGB image the engine saw) is given, else from the box height.
-    ``settings`` tune the reading order (``column_*`` fields; defaults when None).
+    ``settings`` tune the reading order (``column_*`` fields).
     """
     gray = channel_mean(image, _lines_region(lines)) if image is not None and lines else None
     if gray is not None:  # gutters are looked for between the lines' ink, not their padded boxes
@@ -162,7 +163,8 @@ def ocr_page(
     page: pymupdf.Page,
     index: int,
     dpi: int | None = None,
-    settings: OcrSettings | None = None,
+    *,
+    settings: OcrSettings,
 ) -> Page:
     """OCR one PyMuPDF page (of a PDF or an image document) into a ``model.Page``.
 
@@ -177,7 +179,7 @@ def ocr_page(
     turn found, clockwise) describe that upright page. ``ocr_confidence`` is the mean confidence of
     the kept lines (None when there are none).
     """
-    s = settings or OcrSettings()
+    s = settings
     if dpi is None and page.parent.is_pdf:
         dpi = s.dpi
     zoom = page_zoom(page, dpi)
@@ -207,7 +209,7 @@ def ocr_page(
             found = [_shift(ln, dx, dy) for ln in found]
             image = turn_image(image, turn) if turn else image
     raw = [ln for ln in found if ln.confidence >= s.min_confidence and ln.text.strip()]
-    lines = ocr_lines_to_model(raw, 1.0 / zoom, None, image, s)
+    lines = ocr_lines_to_model(raw, 1.0 / zoom, None, image, settings=s)
     conf = sum(ln.confidence for ln in lines) / len(lines) if lines else None
     width, height = page.rect.width, page.rect.height
     if turn in (90, 270):

@@ -110,7 +110,7 @@ def _segment(
     return out
 
 
-def reading_order(lines: list[OcrLine], settings: OcrSettings | None = None) -> list[OcrLine]:
+def reading_order(lines: list[OcrLine], settings: OcrSettings) -> list[OcrLine]:
     """Lines in the order people read them: text columns one after the other, top to bottom.
 
     Full-width lines (titles, single-column paragraphs, tables) split the page into bands; inside
@@ -126,7 +126,7 @@ def reading_order(lines: list[OcrLine], settings: OcrSettings | None = None) -> 
     """
     if len(lines) <= 1:
         return list(lines)
-    s = settings or OcrSettings()
+    s = settings
     skew = page_skew(lines)
     as_given = not skew and all(ln.ink is None for ln in lines)
     if as_given:

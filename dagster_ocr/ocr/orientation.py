@@ -66,7 +66,7 @@ def turn_image(image: np.ndarray, degrees: int) -> np.ndarray:
 
 
 def recognize_upright(
-    engine: OcrEngine, image: np.ndarray, settings: OcrSettings | None = None
+    engine: OcrEngine, image: np.ndarray, settings: OcrSettings
 ) -> tuple[list[OcrLine], int, np.ndarray]:
     """Recognise ``image``, turning it 90/180/270 degrees first when its text is not upright.
 
@@ -75,7 +75,7 @@ def recognize_upright(
     pass for an upright page; one more per orientation tried on a page that looks turned, and a
     turn is kept only when it reads more confident text than the page as given.
     """
-    s = settings or OcrSettings()
+    s = settings
     lines = engine.recognize(image)
     if not s.detect_orientation:
         return lines, 0, image

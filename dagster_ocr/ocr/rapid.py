@@ -226,8 +226,8 @@ class RapidOcrEngine(OcrEngineBase):
 
     name = "rapidocr"
 
-    def __init__(self, settings: RapidOcrSettings | None = None):
-        self.settings = settings or RapidOcrSettings()
+    def __init__(self, settings: RapidOcrSettings):
+        self.settings = settings
         self._ocr: Any = None
         self._lock = threading.Lock()
 

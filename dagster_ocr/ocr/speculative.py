@@ -297,8 +297,10 @@ class SpeculativeOcrEngine(OcrEngineBase):
         """The CPU OCR engine's lines for ``page_text`` drafts (rapidocr, bundled models)."""
         if self._cpu_ocr is None:
             from dagster_ocr.ocr.rapid import RapidOcrEngine
+            from dagster_ocr.ocr.settings import RapidOcrSettings
 
-            self._cpu_ocr = RapidOcrEngine()
+            # the CPU engine at its defaults: these settings carry no rapidocr section of their own
+            self._cpu_ocr = RapidOcrEngine(RapidOcrSettings())
         return self._cpu_ocr.recognize(image)
 
     def _regions(self, image: np.ndarray) -> list[tuple[float, float, float, float]]:

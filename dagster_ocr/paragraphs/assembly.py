@@ -40,7 +40,7 @@ def build_paragraphs(
     pages: Sequence[Page],
     labels: list[PageLabel],
     tables: list[Table],
-    settings: ParagraphSettings | None = None,
+    settings: ParagraphSettings,
 ) -> ParagraphResult:
     """Rebuild the paragraphs and the section tree of a document from its pages' lines.
 
@@ -49,7 +49,7 @@ def build_paragraphs(
     table region. See the
     package docstring (``dagster_ocr.paragraphs``) for the rules and the id scheme.
     """
-    s = settings or ParagraphSettings()
+    s = settings
     result = ParagraphResult()
     number_lines = {lab.page_index: lab.line_index for lab in labels if lab.line_index is not None}
     repeated = _repeated_furniture(in_page_order(pages), number_lines, s)

@@ -14,7 +14,8 @@
 Every byte is a function of the code and the settings: fixed metadata dates, no random ``/ID``,
 seeded noise. The sha256 of each file (the pipeline's ``doc_id``) is therefore stable across runs.
 ``SAMPLE_FACTS`` states what the contract contains, so tests elsewhere can assert the pipeline
-finds it.
+finds it. Every builder (and ``write_samples``) takes ``settings=None`` for the default samples: a
+convenience for the demo, tests and benchmarks, the only callers; no pipeline stage builds samples.
 
 Modules, bottom to top (each imports only those above it in this list):
 
@@ -68,7 +69,7 @@ def write_samples(out_dir: Path, settings: SamplesSettings | None = None) -> lis
     The output is byte-for-byte identical on every run with the same settings and library versions.
     Returns the written paths in the order of ``SAMPLE_FILES``.
     """
-    settings = settings or SamplesSettings()
+    settings = SamplesSettings() if settings is None else settings
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     contract, _ = build_service_agreement(settings)

@@ -172,7 +172,7 @@ def _signature_page(doc: pymupdf.Document, number: str, f: _Fonts) -> None:
 def build_service_agreement(settings: SamplesSettings | None = None) -> tuple[bytes, dict[str, Any]]:
     """Build the contract; returns its bytes and the facts measured while laying it out."""
     with _document() as doc:
-        return _build_service_agreement(doc, settings or SamplesSettings())
+        return _build_service_agreement(doc, SamplesSettings() if settings is None else settings)
 
 
 def _build_service_agreement(

@@ -15,7 +15,7 @@ def build_damaged(valid_pdf: bytes, settings: SamplesSettings | None = None) -> 
     objects then sit near the end of the file, so the truncated head holds no page that MuPDF's repair
     could recover. (A plain truncated PDF keeps its page tree at the head and "repairs" into blank pages.)
     """
-    settings = settings or SamplesSettings()
+    settings = SamplesSettings() if settings is None else settings
     with pymupdf.open(stream=valid_pdf, filetype="pdf") as doc:
         packed = doc.tobytes(garbage=3, deflate=True, no_new_id=True, use_objstms=1)
     head = packed[: int(len(packed) * settings.damaged_keep_fraction)]

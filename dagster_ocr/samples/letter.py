@@ -22,7 +22,7 @@ from dagster_ocr.samples.typeset import (
 def build_scanned_letter(settings: SamplesSettings | None = None) -> bytes:
     """A one-page business letter rendered to a greyscale PNG (an image-only input)."""
     with _document() as doc:
-        return _build_scanned_letter(doc, settings or SamplesSettings())
+        return _build_scanned_letter(doc, SamplesSettings() if settings is None else settings)
 
 
 def _build_scanned_letter(doc: pymupdf.Document, settings: SamplesSettings) -> bytes:

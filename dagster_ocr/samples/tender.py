@@ -20,7 +20,7 @@ _LOTS = [
 def build_tender_notice(settings: SamplesSettings | None = None) -> bytes:
     """A 3-page born-digital tender notice: "Page N of 3" footers, a ruled lot table, no /PageLabels."""
     with _document() as doc:
-        return _build_tender_notice(doc, settings or SamplesSettings())
+        return _build_tender_notice(doc, SamplesSettings() if settings is None else settings)
 
 
 def _build_tender_notice(doc: pymupdf.Document, settings: SamplesSettings) -> bytes:

@@ -46,7 +46,7 @@ class _Part:
 
 
 def _to_part(
-    tab: Any, strategy: str, page_index: int, words: list[_Word] | None = None, s: TableSettings | None = None
+    tab: Any, strategy: str, page_index: int, s: TableSettings, words: list[_Word] | None = None
 ) -> _Part | None:
     try:
         rows = tab.extract() if words is None else _cell_texts(tab, words)
@@ -73,7 +73,7 @@ def _to_part(
     if words is not None and len(edges) == n_cols + 1:
         _split_shaded_rows(rows, row_bboxes, edges, words)
         rows, row_bboxes = _split_stacked_rows(rows, row_bboxes, edges, words)
-        rows, row_bboxes, edges = _split_crowded_columns(rows, row_bboxes, edges, words, s or TableSettings())
+        rows, row_bboxes, edges = _split_crowded_columns(rows, row_bboxes, edges, words, s)
     # PyMuPDF's ``Table.header`` is not read: it re-reads the text above the table (get_textbox),
     # most of the line finder's cost. Its own fallback is kept: the top row of a grid is the header.
     header_rows = 0

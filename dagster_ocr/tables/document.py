@@ -48,9 +48,7 @@ class _Group:
     kind: str = ""
 
 
-def extract_tables(
-    doc: pymupdf.Document, pages: Sequence[Page], settings: TableSettings | None = None
-) -> list[Table]:
+def extract_tables(doc: pymupdf.Document, pages: Sequence[Page], settings: TableSettings) -> list[Table]:
     """Find the tables of a document and join those that continue across pages.
 
     An OCR'd page is searched for ruled tables only, rebuilt from its image's rules and its OCR
@@ -68,7 +66,7 @@ def extract_tables(
     """
     token = _VOCAB.set(Vocabulary())
     try:
-        return _extract_tables(doc, pages, settings or TableSettings())
+        return _extract_tables(doc, pages, settings)
     finally:
         _VOCAB.reset(token)
 
@@ -272,7 +270,7 @@ def _page_parts(
                 logger.debug("page %d: a text-aligned part is running text (%s)", page.index, why)
     else:
         for tab, strategy in _raw_tables(pg, s.finder, s.refine):
-            part = _to_part(tab, strategy, page.index)
+            part = _to_part(tab, strategy, page.index, s)
             if part is not None and _keep(part, s):
                 parts.append(part)
     parts.sort(key=lambda p: (p.bbox[1], p.bbox[0]))
@@ -335,7 +333,7 @@ def _stream_parts(
                 )
                 grids = []
             for tab in grids:
-                found = _to_part(tab, "lines", page_index, all_words, s)
+                found = _to_part(tab, "lines", page_index, s, all_words)
                 for part in _without_cut_rows(found, all_words) if found is not None else ():
                     if not _keep(part, s):
                         continue

@@ -60,9 +60,9 @@ def test_model_paths_come_from_the_settings_and_the_gpu_resource_environment(tmp
         "transformers target (ocr.engine)": "/m/target",
         "transformers draft (ocr.engine)": "/m/draft",
     }
-    from_env = doctor.configured_model_paths(None, {doctor.GPU_TARGET_ENV: "/g/target"})
+    from_env = doctor.configured_model_paths(Settings(), {doctor.GPU_TARGET_ENV: "/g/target"})
     assert from_env == {"transformers target ($DAGSTER_OCR_GPU_TARGET)": "/g/target"}
-    assert doctor.configured_model_paths(None, {}) == {}
+    assert doctor.configured_model_paths(Settings(), {}) == {}
 
 
 def test_wrong_schema_version_older_says_migrate(tmp_path):

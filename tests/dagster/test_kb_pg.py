@@ -15,6 +15,7 @@ import pytest
 from dagster_ocr import embeddings
 from dagster_ocr.kb import embed_document
 from dagster_ocr.kb_pg import KbPgSettings, KbSink
+from dagster_ocr.kb_settings import KbSettings
 from dagster_ocr.warehouse import Warehouse
 
 psycopg2 = pytest.importorskip("psycopg2")
@@ -78,7 +79,7 @@ def _rows(sink: KbSink) -> list[tuple]:
 def test_sync_is_idempotent_and_replaces_a_reloaded_document(dsn, warehouse):
     sink = KbSink(KbPgSettings(dsn=dsn))
     if embeddings.unavailable_reason() is None:
-        embed_document(warehouse, "good")
+        embed_document(warehouse, "good", settings=KbSettings())
     assert sink.sync_document(warehouse, "good") == 3
     first = _rows(sink)
     assert sink.sync_document(warehouse, "good") == 3
@@ -99,7 +100,7 @@ def test_pgvector_cosine_search(dsn, warehouse):
         pytest.skip("CREATE EXTENSION vector failed: postgresql-15-pgvector is not installable here")
     if embeddings.unavailable_reason():
         pytest.skip(f"no embedding model: {embeddings.unavailable_reason()}")
-    embed_document(warehouse, "good")
+    embed_document(warehouse, "good", settings=KbSettings())
     sink.sync_document(warehouse, "good")
     hits = sink.search_vector("how long is client information retained", limit=2)
     assert hits[0]["chunk_id"] == "c1" and hits[0]["citation"] == "good.pdf, p. 2"

@@ -19,6 +19,7 @@ from dagster_ocr.gate import judge_document
 from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.model import DocStatus
 from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.ocr.settings import RapidOcrSettings
 from dagster_ocr.pipeline import parse
 from dagster_ocr.quality import QualitySettings
 from dagster_ocr.warehouse import Warehouse
@@ -28,7 +29,7 @@ DPI = 72
 
 @pytest.fixture(scope="module")
 def engine() -> RapidOcrEngine:
-    return RapidOcrEngine()
+    return RapidOcrEngine(settings=RapidOcrSettings())
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,7 @@ def test_every_file_matches_exactly(expected, parsed):
     for name, truth in expected.items():
         doc, pages = parsed[name]
         assert pdf_page_labels(doc) == truth["labels"], name
-        result = label_pages(pdf_page_labels(doc), pages)
+        result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
         assert [pl.label for pl in result] == truth["labels"], name
         assert [pl.page_index for pl in result] == list(range(truth["pages"])), name
         assert {pl.source for pl in result} == {LabelSource.PDF}, name
@@ -71,7 +71,7 @@ def test_hex_prefix_is_decoded_where_pymupdf_is_not(parsed):
 def test_printed_numbers_alone_recover_the_book(expected, parsed):
     """GeoTopo prints i-iii and 1-114 in its running heads (title and chapter pages unnumbered)."""
     doc, pages = parsed["GeoTopo-komprimiert.pdf"]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert [pl.label for pl in result] == expected["GeoTopo-komprimiert.pdf"]["labels"]
     printed = [pl for pl in result if pl.source == LabelSource.PRINTED]
     assert len(printed) > 90
@@ -84,7 +84,7 @@ def test_printed_numbers_alone_recover_the_book(expected, parsed):
 
 def test_page_labels_confirmed_by_print_carry_the_line(parsed):
     doc, pages = parsed["GeoTopo-komprimiert.pdf"]
-    result = label_pages(pdf_page_labels(doc), pages)
+    result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
     confirmed = [pl for pl in result if pl.confidence == 1.0]
     assert len(confirmed) > 90
     assert all(pages[pl.page_index].lines[pl.line_index].text == pl.label for pl in confirmed)
@@ -93,9 +93,9 @@ def test_page_labels_confirmed_by_print_carry_the_line(parsed):
 def test_disagreeing_print_keeps_page_labels(expected, parsed):
     """issue14847 prints "iii", -, "1", "2", "3" where /PageLabels say i, ii, iii, iv, 1, 2."""
     doc, pages = parsed["issue14847.pdf"]
-    printed = label_pages(None, pages)
+    printed = label_pages(None, pages, settings=LabelSettings())
     assert [pl.label for pl in printed][:5] == ["iii", "iv", "1", "2", "3"]
-    result = label_pages(pdf_page_labels(doc), pages)
+    result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
     assert [pl.label for pl in result] == expected["issue14847.pdf"]["labels"]
     low = LabelSettings().pdf_disagree_confidence
     assert [pl.confidence for pl in result[2:5]] == [low, low, low]
@@ -104,14 +104,14 @@ def test_disagreeing_print_keeps_page_labels(expected, parsed):
 
 def test_roman_then_restart_printed(expected, parsed):
     _, pages = parsed["bug793632.pdf"]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert [pl.label for pl in result] == expected["bug793632.pdf"]["labels"]
     assert {pl.source for pl in result} == {LabelSource.PRINTED}
 
 
 def test_lookup_both_ways_on_every_file(expected, parsed):
     for name, (doc, pages) in parsed.items():
-        result = label_pages(pdf_page_labels(doc), pages)
+        result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
         want = expected[name]["labels"]
         for index, label in enumerate(want):
             assert label_for_page(result, index) == label, name
@@ -130,9 +130,10 @@ def test_a_tie_between_two_printed_numbers_is_broken_the_same_in_every_process(c
     pdf = corpus / "docling/table_mislabeled_as_picture/table_mislabeled_as_picture.pdf"
     code = (
         "import sys, pymupdf\n"
-        "from dagster_ocr.labels import label_pages\n"
-        "from dagster_ocr.textlayer import iter_pages\n"
-        "print(label_pages(None, list(iter_pages(pymupdf.open(sys.argv[1]))))[0].label)\n"
+        "from dagster_ocr.labels import LabelSettings, label_pages\n"
+        "from dagster_ocr.textlayer import TextSettings, iter_pages\n"
+        "pages = list(iter_pages(pymupdf.open(sys.argv[1]), TextSettings()))\n"
+        "print(label_pages(None, pages, LabelSettings())[0].label)\n"
     )
     labels = {
         subprocess.run(

@@ -12,8 +12,10 @@ import pytest
 from support.text_metrics import cer
 
 from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.limits import LimitSettings
 from dagster_ocr.model import TextSource
 from dagster_ocr.ocr.rapid import RapidOcrEngine
+from dagster_ocr.ocr.settings import RapidOcrSettings
 from dagster_ocr.pipeline import extract_document
 from dagster_ocr.settings import Settings
 from dagster_ocr.textlayer import TextSettings, blank_page_reason, open_document
@@ -21,7 +23,7 @@ from dagster_ocr.textlayer import TextSettings, blank_page_reason, open_document
 
 @pytest.fixture(scope="module")
 def engine() -> RapidOcrEngine:
-    return RapidOcrEngine()
+    return RapidOcrEngine(settings=RapidOcrSettings())
 
 
 def test_scans_and_images_are_read_with_one_engine_load(engine, corpus: Path, tmp_path, monkeypatch):
@@ -93,7 +95,7 @@ def test_no_corpus_scan_is_taken_for_blank_even_faded(corpus: Path, tmp_path: Pa
     settings = TextSettings()
     seen = 0
     for path in _scans(corpus):
-        with open_document(store.register(path)[0]) as doc:
+        with open_document(store.register(path)[0], limits=LimitSettings()) as doc:
             for page in doc:
                 seen += 1
                 assert blank_page_reason(page, settings) is None, (path.name, page.number)

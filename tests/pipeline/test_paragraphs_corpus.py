@@ -18,7 +18,7 @@ import pymupdf
 import pytest
 
 from dagster_ocr.model import Page, ParagraphResult
-from dagster_ocr.paragraphs import build_paragraphs
+from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs
 
 try:  # the real text-layer module when present; otherwise a minimal local reader
     from dagster_ocr.textlayer import extract_lines
@@ -87,7 +87,7 @@ def load(pdf: Path) -> list[Page]:
 def run(corpus: Path, name: str) -> tuple[list[Page], ParagraphResult, float, int]:
     d = corpus / "docling" / name
     pages = load(next(d.glob("*.pdf")))
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     gt = Counter(gt_paragraphs(next((d / "groundtruth").glob("*.md")).read_text(encoding="utf-8")))
     ours = Counter(norm(p.text) for p in result.paragraphs)
     matched = sum(min(n, ours[g]) for g, n in gt.items())
@@ -162,7 +162,9 @@ def test_symbol_font_bullets_do_not_flag_text(corpus: Path) -> None:
 def test_olmocr_page_with_two_layouts_reads_in_order(corpus: Path) -> None:
     """multi_column_miss.pdf: the top half and the article below use different gutters; a drop cap."""
     pages = load(corpus / "olmocr_bench" / "pdfs" / "multi_column_miss.pdf")
-    text = "\n\n".join(p.text for p in build_paragraphs(pages, [], []).paragraphs)
+    text = "\n\n".join(
+        p.text for p in build_paragraphs(pages, [], [], settings=ParagraphSettings()).paragraphs
+    )
     flat = re.sub(r"\s+", " ", text)
     assert "Over the past three decades increasing pressure from non-governmental" in flat
     # olmOCR-bench "order" checks: each pair must come in this order

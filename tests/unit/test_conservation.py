@@ -7,6 +7,7 @@ import pandas as pd
 from dagster_ocr.conservation import DocumentAccount, account_text, compact
 from dagster_ocr.model import Cell, Line, Page, Paragraph, ParagraphResult, Table
 from dagster_ocr.quality import DocumentFrames, evaluate_document
+from dagster_ocr.quality_settings import QualitySettings
 
 
 def _page(index, *texts, top=100.0):
@@ -99,7 +100,7 @@ def test_body_text_taken_for_running_headers_warns():
         cells=pd.DataFrame(columns=["table_id", "row_idx", "col_idx", "text"]),
         conservation=rows,
     )
-    results = {r.expectation: r for r in evaluate_document(frames)}
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
     furniture = results["furniture_char_share"]
     assert not furniture.success and furniture.severity == "WARN"
     assert furniture.observed_value.startswith("1.0000 (")

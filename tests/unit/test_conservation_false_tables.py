@@ -13,7 +13,7 @@ import pymupdf
 from dagster_ocr.conservation import DocumentAccount, account_text
 from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.model import Cell, Line, Page, Span, Table
-from dagster_ocr.paragraphs import build_paragraphs
+from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs
 from dagster_ocr.pipeline import parse
 
 
@@ -31,7 +31,7 @@ def test_a_word_two_lines_share_goes_to_the_table_once() -> None:
     lines = [Line(t, (72.0, 100 + 14 * i, 300.0, 110 + 14 * i)) for i, t in enumerate(texts)]
     page = Page(0, 595.0, 842.0, lines)
     table = _table([["0.46 Gini", "income dollars)", "Household 51,000"]], (70, 98, 302, 180))
-    result = build_paragraphs([page], [], [table])
+    result = build_paragraphs([page], [], [table], settings=ParagraphSettings())
     body = " ".join(p.text for p in result.paragraphs)
     assert body.split().count("income") == 1 and "of" in body.split()
     (account,) = account_text([page], result, [table])
@@ -55,7 +55,7 @@ def test_a_line_reaching_into_a_table_region_gives_the_table_only_the_words_insi
     ]
     page = Page(0, 595.0, 842.0, lines)
     table = _table([["Year", "TM"], ["2001", "17"]], (70, 98, 302, 126))
-    result = build_paragraphs([page], [], [table])
+    result = build_paragraphs([page], [], [table], settings=ParagraphSettings())
     body = " ".join(p.text for p in result.paragraphs)
     assert body == "M.U$S"
     (account,) = account_text([page], result, [table])

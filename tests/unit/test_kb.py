@@ -53,7 +53,9 @@ def test_chunks_cite_section_path_and_one_printed_page():
             ("paragraph", "s2", 1, "Support answers within one hour."),
         ]
     )
-    chunks = build_chunks("a.pdf", paras, SECTIONS, NO_TABLES, NO_ROWS, {0: "iv", 1: "1"})
+    chunks = build_chunks(
+        "a.pdf", paras, SECTIONS, NO_TABLES, NO_ROWS, {0: "iv", 1: "1"}, settings=KbSettings()
+    )
     assert [c["citation"] for c in chunks] == [
         "a.pdf, p. iv, 2. Services › 2.1 Scope",
         "a.pdf, p. 1, 2. Services › 2.1 Scope",
@@ -174,7 +176,9 @@ def _table(table_id, header_rows, caption, grid, pages=None, section=None, order
 def test_tables_are_chunked_from_their_markdown_block_with_header_and_separator():
     grid = [["Item", "Fees"], ["Item", "2024"], ["Hosting | backup", "1,200\nJPY"], ["Support", ""]]
     tables, rows, block = _table("t0", 2, "Table 1 — Fees", grid)
-    (chunk,) = build_chunks("a.pdf", _blocks([block]), SECTIONS, tables, rows, {0: "3"})
+    (chunk,) = build_chunks(
+        "a.pdf", _blocks([block]), SECTIONS, tables, rows, {0: "3"}, settings=KbSettings()
+    )
     assert chunk["text"].splitlines() == [
         "Table 1 — Fees",
         "| Item | Fees 2024 |",  # two header rows folded into one, the merged "Item" once
@@ -213,7 +217,7 @@ def test_chunks_follow_the_reading_order_sequence_a_table_between_paragraphs():
             ("paragraph", "s2", 0, "Fees are due monthly."),
         ]
     )
-    chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"})
+    chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"}, settings=KbSettings())
     # the run before the table ends at it; the table cites its section; the run after starts anew
     assert [(c["source_kind"], c["text"].splitlines()[0]) for c in chunks] == [
         ("paragraph", "The fees are:"),

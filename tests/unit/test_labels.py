@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import pymupdf
 import pytest
@@ -58,7 +59,7 @@ def footer_index(page: Page) -> int:
 def test_roman_front_matter_then_arabic():
     printed = ["i", "ii", "iii", "iv", "1", "2", "3", "4", "5", "6"]
     pages = [make_page(i, f) for i, f in enumerate(printed)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == printed
     assert set(sources(result)) == {LabelSource.PRINTED}
     assert [pl.line_index for pl in result] == [footer_index(p) for p in pages]
@@ -67,7 +68,7 @@ def test_roman_front_matter_then_arabic():
 
 def test_missing_number_is_filled_from_the_run():
     pages = [make_page(i, None if i == 4 else str(i + 1)) for i in range(8)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == [str(i + 1) for i in range(8)]
     assert result[4].source == LabelSource.INFERRED
     assert result[4].line_index is None
@@ -78,7 +79,7 @@ def test_missing_number_is_filled_from_the_run():
 def test_misread_number_is_outvoted():
     printed = ["1", "2", "3", "4", "8", "6", "7", "8"]  # OCR read "5" as "8"
     pages = [make_page(i, f) for i, f in enumerate(printed)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == [str(i + 1) for i in range(8)]
     assert result[4].source == LabelSource.INFERRED
     # the misread line is still the page-number line: page furniture
@@ -87,14 +88,14 @@ def test_misread_number_is_outvoted():
 
 def test_restart_on_last_page_and_roman_run():
     printed = ["i", "ii", "iii", "1"]
-    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)])
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)], settings=LabelSettings())
     assert labels(result) == printed
 
 
 def test_unnumbered_cover_and_chapter_openers():
     # cover without number, then 1.. with chapter-opening pages (3, 7) unnumbered
     footers = [None, "1", "2", None, "4", "5", "6", None, "8"]
-    result = label_pages(None, [make_page(i, f) for i, f in enumerate(footers)])
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(footers)], settings=LabelSettings())
     assert labels(result) == ["1", "1", "2", "3", "4", "5", "6", "7", "8"]
     assert result[0].source == LabelSource.PHYSICAL  # the run would give 0 there: not a page number
     assert result[3].source == result[7].source == LabelSource.INFERRED
@@ -102,7 +103,7 @@ def test_unnumbered_cover_and_chapter_openers():
 
 def test_year_on_cover_is_not_a_page_number():
     footers = ["2023"] + [str(i) for i in range(1, 6)]
-    result = label_pages(None, [make_page(i, f) for i, f in enumerate(footers)])
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(footers)], settings=LabelSettings())
     assert result[0].source == LabelSource.PHYSICAL
     assert labels(result)[1:] == ["1", "2", "3", "4", "5"]
 
@@ -125,13 +126,13 @@ def test_year_on_cover_is_not_a_page_number():
 )
 def test_printed_number_patterns(template, expected):
     pages = [make_page(i, template.format(n=i + 3)) for i in range(4)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == [expected.format(n=i + 3) for i in range(4)]
     assert set(sources(result)) == {LabelSource.PRINTED}
 
 
 def test_single_page_with_page_of_total():
-    result = label_pages(None, [make_page(0, "Page 3 of 40")])
+    result = label_pages(None, [make_page(0, "Page 3 of 40")], settings=LabelSettings())
     assert labels(result) == ["3"]
     assert result[0].source == LabelSource.PRINTED
     assert result[0].line_index == footer_index(make_page(0, "Page 3 of 40"))
@@ -140,7 +141,7 @@ def test_single_page_with_page_of_total():
 def test_number_in_running_header():
     # header "12" at the outer edge; footer none
     pages = [make_page(i, None, header=str(i + 11)) for i in range(5)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == [str(i + 11) for i in range(5)]
     assert all(pages[k].lines[pl.line_index].text == pl.label for k, pl in enumerate(result))
 
@@ -150,35 +151,35 @@ def test_number_at_the_edge_of_a_running_header():
     for i in range(6):
         text = f"{i + 1} Chapter One" if i % 2 else f"Chapter One {i + 1}"
         pages.append(Page(index=i, width=W, height=H, lines=[Line(text=text, bbox=(72, 20, 520, 32))]))
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == [str(i + 1) for i in range(6)]
 
 
 def test_no_numbers_at_all_is_physical():
     pages = [make_page(i) for i in range(5)]
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert labels(result) == ["1", "2", "3", "4", "5"]
     assert set(sources(result)) == {LabelSource.PHYSICAL}
     assert all(pl.confidence <= 0.1 and pl.line_index is None for pl in result)
 
 
 def test_empty_pages_and_empty_input():
-    assert label_pages(None, []) == []
-    result = label_pages(None, [Page(index=0, width=W, height=H)])
+    assert label_pages(None, [], settings=LabelSettings()) == []
+    result = label_pages(None, [Page(index=0, width=W, height=H)], settings=LabelSettings())
     assert labels(result) == ["1"]
 
 
 def test_result_follows_input_order_and_physical_indexes():
     pages = [make_page(i, str(i + 1)) for i in range(10, 16)]
     shuffled = [pages[3], pages[0], pages[5], pages[1], pages[4], pages[2]]
-    result = label_pages(None, shuffled)
+    result = label_pages(None, shuffled, settings=LabelSettings())
     assert [pl.page_index for pl in result] == [p.index for p in shuffled]
     assert labels(result) == [str(p.index + 1) for p in shuffled]
 
 
 def test_candidates_only_in_header_and_footer_zones():
     page = make_page(0, "5")
-    found = page_number_candidates(page)
+    found = page_number_candidates(page, settings=LabelSettings())
     assert [c.label for c in found] == ["5"]
     narrow = page_number_candidates(page, LabelSettings(zone_fraction=0.01, isolated_edge_lines=False))
     assert narrow == []
@@ -191,12 +192,14 @@ def test_isolated_centred_number_below_the_text_is_a_candidate():
         for k in range(5)
     ]
     numbered = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(293, 230, 307, 242))])
-    assert [(c.label, c.line_index) for c in page_number_candidates(numbered)] == [("62", 5)]
+    assert [(c.label, c.line_index) for c in page_number_candidates(numbered, settings=LabelSettings())] == [
+        ("62", 5)
+    ]
     # off centre (a table total, a figure value) or hugging the text above: not a page number
     off_centre = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(480, 230, 494, 242))])
     hugging = Page(index=0, width=W, height=H, lines=[*lines, Line(text="62", bbox=(293, 194, 307, 206))])
-    assert page_number_candidates(off_centre) == []
-    assert page_number_candidates(hugging) == []
+    assert page_number_candidates(off_centre, settings=LabelSettings()) == []
+    assert page_number_candidates(hugging, settings=LabelSettings()) == []
 
 
 def test_settings_reject_unknown_keys():
@@ -209,7 +212,7 @@ def test_long_document_is_fast():
 
     pages = [make_page(i, str(i + 1) if i % 7 else None) for i in range(1000)]
     t0 = time.perf_counter()
-    result = label_pages(None, pages)
+    result = label_pages(None, pages, settings=LabelSettings())
     assert time.perf_counter() - t0 < 2.0
     assert labels(result) == [str(i + 1) for i in range(1000)]
 
@@ -271,7 +274,9 @@ def test_set_page_labels_round_trip_all_styles():
     assert pdf_page_labels(doc) == expected
     # PyMuPDF agrees on plain ASCII labels
     assert [doc[i].get_label() for i in range(doc.page_count)] == expected
-    result = label_pages(pdf_page_labels(doc), [Page(index=i, width=W, height=H) for i in range(16)])
+    result = label_pages(
+        pdf_page_labels(doc), [Page(index=i, width=W, height=H) for i in range(16)], settings=LabelSettings()
+    )
     assert labels(result) == expected
     assert set(sources(result)) == {LabelSource.PDF}
 
@@ -292,7 +297,7 @@ def test_pages_before_the_first_range_fall_back():
     set_labels_object(doc, "<</Nums[2<</S/D>>]>>")
     assert pdf_page_labels(doc) == ["", "", "1", "2"]
     pages = [make_page(i) for i in range(4)]
-    result = label_pages(pdf_page_labels(doc), pages)
+    result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
     assert labels(result) == ["1", "2", "1", "2"]
     assert sources(result) == [LabelSource.PHYSICAL, LabelSource.PHYSICAL, LabelSource.PDF, LabelSource.PDF]
 
@@ -315,8 +320,10 @@ def test_malformed_tree_is_logged_not_raised(tree, caplog):
         assert pdf_page_labels(doc) is None
     assert any("page labels" in r.message for r in caplog.records)
     pages = [make_page(i, str(i + 1)) for i in range(3)]
-    assert labels(label_pages(pdf_page_labels(doc), pages)) == ["1", "2", "3"]
-    assert set(sources(label_pages(pdf_page_labels(doc), pages))) == {LabelSource.PRINTED}
+    assert labels(label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())) == ["1", "2", "3"]
+    assert set(sources(label_pages(pdf_page_labels(doc), pages, settings=LabelSettings()))) == {
+        LabelSource.PRINTED
+    }
 
 
 def test_kids_cycle_terminates():
@@ -335,7 +342,9 @@ def test_unknown_style_keeps_prefix_and_bad_start_is_one():
 
 def test_no_page_labels_and_non_pdf():
     assert pdf_page_labels(new_doc(2)) is None
-    assert labels(label_pages(pdf_page_labels(new_doc(2)), [make_page(0), make_page(1)])) == ["1", "2"]
+    assert labels(
+        label_pages(pdf_page_labels(new_doc(2)), [make_page(0), make_page(1)], settings=LabelSettings())
+    ) == ["1", "2"]
 
 
 def test_all_identical_labels_are_broken_printed_numbers_win(caplog):
@@ -344,7 +353,9 @@ def test_all_identical_labels_are_broken_printed_numbers_win(caplog):
     assert pdf_page_labels(doc) == ["1", "1", "1", "1"]
     printed = ["ix", "x", "xi", "xii"]
     with caplog.at_level(logging.WARNING, logger="dagster_ocr.labels"):
-        result = label_pages(pdf_page_labels(doc), [make_page(i, f) for i, f in enumerate(printed)])
+        result = label_pages(
+            pdf_page_labels(doc), [make_page(i, f) for i, f in enumerate(printed)], settings=LabelSettings()
+        )
     assert labels(result) == printed
     assert set(sources(result)) == {LabelSource.PRINTED}
     assert any("every page" in r.message for r in caplog.records)
@@ -355,7 +366,7 @@ def test_page_labels_win_over_disagreeing_printed_numbers():
     doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 1}])
     printed = ["iii", "iv", "v", "vi", "vii"]
     pages = [make_page(i, f) for i, f in enumerate(printed)]
-    result = label_pages(pdf_page_labels(doc), pages)
+    result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
     assert labels(result) == ["1", "2", "3", "4", "5"]
     assert set(sources(result)) == {LabelSource.PDF}
     assert all(pl.confidence == LabelSettings().pdf_disagree_confidence for pl in result)
@@ -367,7 +378,7 @@ def test_page_labels_confirmed_by_print_are_most_confident():
     doc = new_doc(3)
     doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 5}])
     pages = [make_page(0, "5"), make_page(1, None), make_page(2, "Page 7")]
-    result = label_pages(pdf_page_labels(doc), pages)
+    result = label_pages(pdf_page_labels(doc), pages, settings=LabelSettings())
     assert labels(result) == ["5", "6", "7"]
     assert [pl.confidence for pl in result] == [1.0, pytest.approx(0.95), 1.0]
     assert result[0].line_index == footer_index(pages[0])
@@ -384,18 +395,18 @@ def test_use_pdf_labels_off():
 
 def test_chinese_numerals_and_chapter_page_numbers():
     pages = [make_page(i, f) for i, f in enumerate(["第十一页", "第十二页", "第十三页"])]
-    assert labels(label_pages(None, pages)) == ["11", "12", "13"]
+    assert labels(label_pages(None, pages, settings=LabelSettings())) == ["11", "12", "13"]
     pages = [make_page(i, f"5 - {i + 3}") for i in range(3)]
-    assert labels(label_pages(None, pages)) == ["5-3", "5-4", "5-5"]
+    assert labels(label_pages(None, pages, settings=LabelSettings())) == ["5-3", "5-4", "5-5"]
 
 
 def test_lone_numbers_whole_line_believed_edge_not():
     # a one-page excerpt numbered 447: believed
-    assert labels(label_pages(None, [make_page(0, "447")])) == ["447"]
+    assert labels(label_pages(None, [make_page(0, "447")], settings=LabelSettings())) == ["447"]
     # a table row ending in a number near the bottom of one page out of five: not a page number
     pages = [make_page(i) for i in range(5)]
     pages[3].lines.append(Line(text="Plumbers Local Union 34", bbox=(72, 770, 400, 782)))
-    assert set(sources(label_pages(None, pages))) == {LabelSource.PHYSICAL}
+    assert set(sources(label_pages(None, pages, settings=LabelSettings()))) == {LabelSource.PHYSICAL}
 
 
 @pytest.mark.parametrize(
@@ -407,9 +418,8 @@ def test_lone_numbers_whole_line_believed_edge_not():
 )
 def test_the_penalties_matter(settings, test, monkeypatch):
     """The inference tests above fail with the wrong tunables: they measure the penalties."""
-    import dagster_ocr.labels.stage as mod  # label_pages looks its default settings up there
-
-    monkeypatch.setattr(mod, "LabelSettings", lambda: settings)
+    # the tests above pass ``LabelSettings()``, looked up in this module when they run
+    monkeypatch.setattr(sys.modules[__name__], "LabelSettings", lambda: settings)
     with pytest.raises(AssertionError):
         test()
 
@@ -420,7 +430,7 @@ def test_the_penalties_matter(settings, test, monkeypatch):
 
 def test_pages_for_label_finds_every_part_of_a_restarting_document():
     printed = ["i", "ii", "1", "2", "3", "1", "2"]
-    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)])
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)], settings=LabelSettings())
     assert labels(result) == printed
     assert pages_for_label(result, "1") == [2, 5]  # a label repeats across parts: every page
     assert pages_for_label(result, " ii ") == [1]  # whitespace never matters
@@ -441,7 +451,7 @@ def test_pages_for_label_falls_back_to_case_insensitive():
 
 def test_label_for_page_round_trips_and_falls_back_to_physical():
     printed = ["i", "ii", "1", "2", "A-1", "A-2"]
-    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)])
+    result = label_pages(None, [make_page(i, f) for i, f in enumerate(printed)], settings=LabelSettings())
     for pl in result:
         assert label_for_page(result, pl.page_index) == pl.label
         assert pl.page_index in pages_for_label(result, pl.label)

@@ -44,7 +44,7 @@ TERMS = "Payment due within 30 days"
 @pytest.fixture(scope="module")
 def engine() -> RapidOcrEngine:
     """One loaded rapidocr engine for the whole module (loading costs ~1-2 s)."""
-    eng = RapidOcrEngine()
+    eng = RapidOcrEngine(settings=RapidOcrSettings())
     eng.load()
     return eng
 
@@ -79,7 +79,7 @@ def _assert_bbox_close(ocr_bbox, ref_bbox, tol: float = 4.0) -> None:
 
 def test_ocr_page_reads_text_and_maps_boxes_to_points(engine):
     doc, page = _text_page()
-    result = ocr_page(engine, page, 3, dpi=200)
+    result = ocr_page(engine, page, 3, dpi=200, settings=OcrSettings())
     assert [ln.text for ln in result.lines] == [INVOICE, TERMS]
     assert result.index == 3
     assert result.text_source == TextSource.OCR
@@ -96,7 +96,7 @@ def test_ocr_page_reads_text_and_maps_boxes_to_points(engine):
 
 def test_rotated_page_is_read_upright_in_displayed_coordinates(engine):
     doc, page = _text_page(rotation=90)
-    result = ocr_page(engine, page, 0, dpi=150)
+    result = ocr_page(engine, page, 0, dpi=150, settings=OcrSettings())
     assert [ln.text for ln in result.lines] == [INVOICE, TERMS]
     assert result.rotation == 90
     assert (result.width, result.height) == (300, 420)  # page.rect, as displayed
@@ -116,7 +116,7 @@ def test_turned_scan_without_rotate_flag_is_detected_and_read(engine, corpus: Pa
     with pymupdf.open(png) as doc:
         page = doc[0]
         assert page.rotation == 0  # nothing in the file says it is turned
-        result = ocr_page(engine, page, 0, dpi=None)
+        result = ocr_page(engine, page, 0, dpi=None, settings=OcrSettings())
     assert result.rotation == (360 - turned) % 360  # the clockwise turn that put it upright
     assert (result.width, result.height) == (480, 360)  # the upright page, in points (96 dpi PNG)
     assert cer(tif.with_suffix(".txt").read_text("utf-8"), result.text) < 0.02, result.text
@@ -145,7 +145,7 @@ def test_orientation_detection_can_be_switched_off(engine, tmp_path):
         assert len(calls) == 1 and off.rotation == 0
         assert off.lines and off.lines[0].text != INVOICE  # the bottom line, upside down, read first
         calls.clear()
-        on = ocr_page(Counting(), scan_page, 0, dpi=None)
+        on = ocr_page(Counting(), scan_page, 0, dpi=None, settings=OcrSettings())
     assert len(calls) == 2 and on.rotation == 180  # exactly one retry, at the turn the hints named
     assert [ln.text for ln in on.lines] == [INVOICE, TERMS]
 
@@ -153,7 +153,7 @@ def test_orientation_detection_can_be_switched_off(engine, tmp_path):
 def test_blank_page_gives_no_lines(engine):
     doc = pymupdf.open()
     page = doc.new_page(width=300, height=300)
-    result = ocr_page(engine, page, 0, dpi=72)
+    result = ocr_page(engine, page, 0, dpi=72, settings=OcrSettings())
     assert result.lines == [] and result.ocr_confidence is None and result.text_source == TextSource.OCR
 
 
@@ -161,7 +161,7 @@ def test_phototest_character_error_rate(engine, corpus: Path):
     tif = corpus / "ocr" / "tesseract" / "phototest.tif"
     with pymupdf.open(tif) as doc:
         page = doc[0]
-        result = ocr_page(engine, page, 0, dpi=None)  # image document: native 200 dpi
+        result = ocr_page(engine, page, 0, dpi=None, settings=OcrSettings())  # image document: native 200 dpi
     ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
     # measured 0.000 with rapidocr 3.10 (PP-OCRv6): 8/8 lines exact, in reading order
     assert cer(ref, result.text) < 0.02, result.text
@@ -173,7 +173,7 @@ def test_eurotext_accents_and_quotes(engine, corpus: Path):
     tif = corpus / "ocr" / "tesseract" / "eurotext.tif"
     with pymupdf.open(tif) as doc:
         page = doc[0]
-        result = ocr_page(engine, page, 0, dpi=None)
+        result = ocr_page(engine, page, 0, dpi=None, settings=OcrSettings())
     ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
     assert cer(ref, result.text) < 0.03, result.text  # measured 0.005
     assert "über den faulen Hund" in result.text
@@ -185,7 +185,8 @@ def test_image_only_pdf(engine, corpus: Path):
     with pymupdf.open(pdf) as doc:
         page = doc[0]
         assert not page.get_text().strip()  # a scan: no text layer at all
-        result = ocr_page(engine, page, 0, dpi=100)  # large print: 100 dpi reads it exactly, quickly
+        # large print: 100 dpi reads it exactly, quickly
+        result = ocr_page(engine, page, 0, dpi=100, settings=OcrSettings())
     ref = (corpus / "ocr" / "docling" / "groundtruth" / "ocr_test.rapidocr.full_page.md").read_text("utf-8")
     assert cer(ref, result.text) < 0.02, result.text  # measured 0.000 at 72-200 dpi
     first = result.lines[0]
@@ -327,7 +328,7 @@ def test_the_text_stage_applies_its_ocr_settings_whatever_the_engine(tmp_path):
             return [_ln("kept", 10, 10, 200, 30), OcrLine("dropped", (10, 40, 200, 60), 0.7)]
 
     doc, page = _text_page()
-    result = ocr_page(Fixed(), page, 0, 72, OcrSettings(min_confidence=0.8))
+    result = ocr_page(Fixed(), page, 0, 72, settings=OcrSettings(min_confidence=0.8))
     assert [ln.text for ln in result.lines] == ["kept"]
     scan = pymupdf.open()
     pix = page.get_pixmap(dpi=100)
@@ -428,7 +429,7 @@ def test_reading_order_heading_then_columns():
         _ln(f"R3 {_TEXT}", 320, 250, 550, 270),
         _ln("Footer", 50, 800, 550, 820),
     ]
-    got = [ln.text.split()[0] for ln in reading_order(lines)]
+    got = [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())]
     assert got == ["Title", "L1", "L2", "L3", "L4", "R1", "R2", "R3", "Footer"]
 
 
@@ -451,7 +452,7 @@ def test_reading_order_magazine_page_with_figure_and_caption():
     lines.append(_ln(f"Wide {_TEXT} {_TEXT} {_TEXT}", 40, 340, 560, 360))
     shuffled = list(lines)
     random.Random(6).shuffle(shuffled)
-    got = [ln.text.split()[0] for ln in reading_order(shuffled)]
+    got = [ln.text.split()[0] for ln in reading_order(shuffled, settings=OcrSettings())]
     expected = ["dateline", *[f"L{i}" for i in range(10)], *[f"R{i}" for i in range(10)], "THE", "OF", "Wide"]
     assert got == expected
 
@@ -463,14 +464,14 @@ def test_reading_order_table_reads_row_by_row():
         y = 100 + 30 * r
         lines += [_ln(f"r{r}c{c}", 50 + 150 * c, y + (c % 2), 120 + 150 * c, y + 20) for c in range(4)]
     lines.reverse()
-    got = [ln.text for ln in reading_order(lines)]
+    got = [ln.text for ln in reading_order(lines, settings=OcrSettings())]
     assert got == [f"r{r}c{c}" for r in range(5) for c in range(4)]
 
 
 def test_reading_order_same_row_left_to_right():
     # a form row split by the detector, slightly misaligned, and a word-gap-sized split
     lines = [_ln("Total:", 400, 102, 470, 122), _ln("Name:", 50, 100, 120, 120), _ln("x", 128, 101, 140, 121)]
-    assert [ln.text for ln in reading_order(lines)] == ["Name:", "x", "Total:"]
+    assert [ln.text for ln in reading_order(lines, settings=OcrSettings())] == ["Name:", "x", "Total:"]
 
 
 def test_reading_order_on_a_real_two_column_page(corpus: Path):
@@ -488,7 +489,7 @@ def test_reading_order_on_a_real_two_column_page(corpus: Path):
         ]
     shuffled = list(lines)
     random.Random(6).shuffle(shuffled)
-    ordered = " ".join(ln.text for ln in reading_order(shuffled))
+    ordered = " ".join(ln.text for ln in reading_order(shuffled, settings=OcrSettings()))
     top_down = " ".join(ln.text for ln in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])))
     assert cer(reference, top_down) > 0.3  # the trap: reading across both columns
     # measured 0.068: the rest is the figure's labels, which the PDF stores last and reading order
@@ -534,16 +535,18 @@ def test_reading_order_of_a_scan_fed_in_askew(degrees: float):
     # by more than its width, so no white channel runs top to bottom in the upright boxes
     level = _two_columns()
     expected = ["Title", *[f"L{i}" for i in range(24)], *[f"R{i}" for i in range(24)]]
-    assert [ln.text.split()[0] for ln in reading_order(level)] == expected
+    assert [ln.text.split()[0] for ln in reading_order(level, settings=OcrSettings())] == expected
     askew = _askew(level, degrees)
     random.Random(3).shuffle(askew)
     assert math.degrees(page_skew(askew)) == pytest.approx(degrees, abs=0.01)
-    got = reading_order(askew)
+    got = reading_order(askew, settings=OcrSettings())
     assert [ln.text.split()[0] for ln in got] == expected
     assert {id(ln) for ln in got} == {id(ln) for ln in askew}, "the engine's own lines, boxes unchanged"
     if abs(degrees) < 3:  # at 3 degrees the sub-band search happens to find the gutter piecewise
         without = [OcrLine(ln.text, ln.bbox, ln.confidence) for ln in askew]  # an engine with boxes only
-        assert [ln.text.split()[0] for ln in reading_order(without)] != expected, "the trap this avoids"
+        assert [ln.text.split()[0] for ln in reading_order(without, settings=OcrSettings())] != expected, (
+            "the trap this avoids"
+        )
 
 
 def test_page_skew_needs_agreeing_long_lines():
@@ -557,11 +560,11 @@ def test_page_skew_needs_agreeing_long_lines():
 
 
 def test_ocr_lines_to_model_scales_pixels_to_points():
-    (line,) = ocr_lines_to_model([_ln(" Hello ", 200, 400, 600, 450)], scale=72 / 200)
+    (line,) = ocr_lines_to_model([_ln(" Hello ", 200, 400, 600, 450)], scale=72 / 200, settings=OcrSettings())
     assert line.text == "Hello" and line.block == -1 and line.confidence == 0.9
     assert line.bbox == pytest.approx((72.0, 144.0, 216.0, 162.0))
     assert 14 < line.size < 20  # an 18 pt box height reads as a ~17 pt font
-    assert ocr_lines_to_model([_ln("   ", 0, 0, 10, 10)], scale=1.0) == []
+    assert ocr_lines_to_model([_ln("   ", 0, 0, 10, 10)], scale=1.0, settings=OcrSettings()) == []
 
 
 # ------------------------------------------------------------------------------------- metrics
@@ -590,12 +593,16 @@ def test_reading_order_right_to_left_columns_and_rows_from_the_right():
         _ln(f"{he} ר3", 320, 250, 550, 270),
         _ln("כותרת ראשית של העמוד", 50, 100, 550, 130),
     ]
-    got = [ln.text.split()[-1] for ln in reading_order(lines)]
+    got = [ln.text.split()[-1] for ln in reading_order(lines, settings=OcrSettings())]
     assert got == ["העמוד", "ר1", "ר2", "ר3", "ש1", "ש2", "ש3"]
     # one column, one of its rows cut in two by the detector: its right part comes first
     cut = [_ln("סוף השורה", 50, 100, 200, 120), _ln("תחילת השורה", 210, 100, 550, 120)]
     below = _ln("השורה הבאה", 50, 125, 550, 145)
-    assert [ln.text for ln in reading_order([below, *cut])] == ["תחילת השורה", "סוף השורה", "השורה הבאה"]
+    assert [ln.text for ln in reading_order([below, *cut], settings=OcrSettings())] == [
+        "תחילת השורה",
+        "סוף השורה",
+        "השורה הבאה",
+    ]
 
 
 class _Blobs(OcrEngineBase):
@@ -638,7 +645,7 @@ def test_the_engine_sees_the_inked_part_only_and_lines_keep_page_coordinates():
     for crop in (False, True):
         eng = _Blobs()
         s = OcrSettings(crop_to_ink=crop, detect_orientation=False, min_confidence=0.0)
-        result = ocr_page(eng, page, 0, 150, s)
+        result = ocr_page(eng, page, 0, 150, settings=s)
         boxes[crop] = [ln.bbox for ln in result.lines]
         h, w = eng.shapes[0][:2]
         if crop:  # the margins are cut, 32 px of paper kept around the ink
@@ -793,17 +800,21 @@ def test_gutters_are_looked_for_between_the_ink_not_the_padded_boxes():
         left = OcrLine(f"L{i} {_TEXT}", (52, y, 302, y + 18), 0.9, None, None)
         right = OcrLine(f"R{i} {_TEXT}", (298, y, 548, y + 18), 0.9, None, None)
         lines += [left, right]
-    assert [ln.text.split()[0] for ln in reading_order(lines)][:2] == ["L0", "R0"], "read across"
+    assert [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())][:2] == ["L0", "R0"], (
+        "read across"
+    )
     inked = [OcrLine(ln.text, ln.bbox, ln.confidence, None, None, (8 / 250, 242 / 250)) for ln in lines]
     expected = [f"L{i}" for i in range(10)] + [f"R{i}" for i in range(10)]
-    assert [ln.text.split()[0] for ln in reading_order(inked)] == expected
+    assert [ln.text.split()[0] for ln in reading_order(inked, settings=OcrSettings())] == expected
     # ocr_lines_to_model measures the ink itself where given the image
     gray = np.full((400, 620), 255, dtype=np.uint8)
     for ln in lines:
         x0, y0, x1, y1 = (int(v) for v in ln.bbox)
         gray[y0 + 6 : y1 - 6, x0 + 8 : x1 - 8] = 0  # strokes: the minority of the box, as in print
     image = np.repeat(gray[:, :, None], 3, axis=2)
-    assert [ln.text.split()[0] for ln in ocr_lines_to_model(lines, 1.0, None, image)] == expected
+    assert [
+        ln.text.split()[0] for ln in ocr_lines_to_model(lines, 1.0, None, image, settings=OcrSettings())
+    ] == expected
 
 
 def test_a_two_column_page_with_a_one_em_gutter_reads_column_by_column(engine):
@@ -822,7 +833,9 @@ def test_a_two_column_page_with_a_one_em_gutter_reads_column_by_column(engine):
     assert len(expected) > 1000, "the columns fit their boxes"
 
     def read(eng: RapidOcrEngine) -> str:
-        return " ".join(" ".join(ln.text for ln in ocr_page(eng, page, 0, dpi=150).lines).split())
+        return " ".join(
+            " ".join(ln.text for ln in ocr_page(eng, page, 0, dpi=150, settings=OcrSettings()).lines).split()
+        )
 
     assert cer(expected, read(engine)) < 0.05
     uncut = RapidOcrEngine(RapidOcrSettings(split_at_gutters=False))

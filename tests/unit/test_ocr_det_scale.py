@@ -93,7 +93,7 @@ def _read(settings: RapidOcrSettings, page: pymupdf.Page) -> tuple[str, list[int
         return session(x)
 
     engine._ocr.text_det.session = counted
-    result = ocr_page(engine, page, 0, 150, OcrSettings(detect_orientation=False))
+    result = ocr_page(engine, page, 0, 150, settings=OcrSettings(detect_orientation=False))
     text = " ".join(ln.text for ln in result.lines)
     return text, sizes
 

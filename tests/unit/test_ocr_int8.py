@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from dagster_ocr.ocr import quantize  # noqa: E402
 from dagster_ocr.ocr.quantize import cached_path, calibration_pages, ensure_quantized  # noqa: E402
+from dagster_ocr.ocr.settings import OcrSettings  # noqa: E402
 
 
 def _tiny_conv_model(path: Path, seed: int = 0) -> None:
@@ -145,7 +146,7 @@ def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_
     assert runtime == "onnxruntime"  # int8 copies run on onnxruntime whatever the runtime setting
     tif = corpus / "ocr" / "tesseract" / "phototest.tif"
     with pymupdf.open(tif) as doc:
-        result = ocr_page(second, doc[0], 0, dpi=None)
+        result = ocr_page(second, doc[0], 0, dpi=None, settings=OcrSettings())
     ref = tif.with_suffix(".txt").read_text(encoding="utf-8")
     assert cer(ref, result.text) < 0.02, result.text  # measured 0.000, as the float model
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from dagster_ocr.labels import LabelSettings
 from dagster_ocr.model import Cell, LabelSource, Line, Page, PageLabel, Span, Table
 from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs, clause_number
 
@@ -34,7 +35,10 @@ def page(lines: list[Line], index: int = 0) -> Page:
 def texts(
     pages: list[Page], labels: list[PageLabel] | None = None, tables: list[Table] | None = None
 ) -> list[str]:
-    return [p.text for p in build_paragraphs(pages, labels or [], tables or []).paragraphs]
+    return [
+        p.text
+        for p in build_paragraphs(pages, labels or [], tables or [], settings=ParagraphSettings()).paragraphs
+    ]
 
 
 def body(
@@ -58,7 +62,7 @@ def test_new_clause_starts_paragraph_despite_tight_spacing() -> None:
             "第五条 本合同自双方签字之日起生效。",
         ]
     )
-    paras = build_paragraphs([page(lines)], [], []).paragraphs
+    paras = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings()).paragraphs
     assert [p.text for p in paras] == [
         "(a) the buyer shall pay the price within thirty days of delivery of the goods; and",
         "(b) the seller shall deliver the goods at the agreed place.",
@@ -179,7 +183,7 @@ def test_two_columns_read_column_by_column() -> None:
         for i in range(6)
     ]
     lines = [title] + [x for pair in zip(left, right, strict=True) for x in pair]  # interleaved, as in PDFs
-    result = build_paragraphs([page(lines)], [], [])
+    result = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings())
     paras = [p.text for p in result.paragraphs]
     assert paras[0] == "A Title Across Both Columns"
     joined = " ".join(paras[1:])
@@ -313,7 +317,7 @@ def test_headings_and_section_tree() -> None:
     add("Body of the definitions.")
     add("2 Methods", 14, True)
     add("Body of methods.")
-    result = build_paragraphs([page(lines)], [], [])
+    result = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings())
     secs = result.sections
     assert [(s.section_id, s.title, s.level, s.parent_id) for s in secs] == [
         ("s0", "1 Introduction", 1, None),
@@ -355,7 +359,7 @@ def test_a_scanned_page_is_measured_against_the_scans_body_size() -> None:
         _ocr_line("Date: 1 April 2025", 300, 12.9),
         _ocr_line("Title: Representative Director", 340, 12.9),
     ]
-    result = build_paragraphs([*typeset, page(scan, 1)], [], [])
+    result = build_paragraphs([*typeset, page(scan, 1)], [], [], settings=ParagraphSettings())
     assert [s.title for s in result.sections] == ["Annex B - Signature Page"]
 
 
@@ -366,7 +370,7 @@ def test_legal_headings_article_and_chinese() -> None:
         line("第五条", 250, 140, 10, bold=True),
         line("本合同自签字之日起生效。", 72, 170),
     ]
-    result = build_paragraphs([page(lines)], [], [])
+    result = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings())
     assert [s.title for s in result.sections] == ["ARTICLE V", "第五条"]
     assert [s.number for s in result.sections] == ["ARTICLE V", "第五条"]
 
@@ -388,7 +392,7 @@ def test_cross_page_continuation() -> None:
         [line("terminated by either party.", 72, 80, x1=210), line("A new paragraph.", 72, 110, x1=160)], 1
     )
     labels = [PageLabel(0, "iv", LabelSource.PDF, 1.0), PageLabel(1, "v", LabelSource.PDF, 1.0)]
-    paras = build_paragraphs([p0, p1], labels, []).paragraphs
+    paras = build_paragraphs([p0, p1], labels, [], settings=ParagraphSettings()).paragraphs
     assert len(paras) == 2
     first = paras[0]
     assert first.text.endswith("until it is terminated by either party.")
@@ -414,13 +418,13 @@ def test_furniture_removed_and_marked() -> None:
         ]
         pages.append(page(lines, i))
     labels = [PageLabel(i, str(i + 1), LabelSource.PRINTED, 0.9, line_index=3) for i in range(4)]
-    result = build_paragraphs(pages, labels, [])
+    result = build_paragraphs(pages, labels, [], settings=ParagraphSettings())
     expected = [f"Body text on page {i} that is a sentence." for i in range(4)]
     assert [p.text for p in result.paragraphs] == expected
     assert result.furniture[0] == {0: "header", 1: "footer", 3: "page_number"}
     # the pages are input: the stage returns its marks and leaves the lines as they were
     before = [dataclasses.replace(ln) for ln in pages[0].lines]
-    assert build_paragraphs(pages, labels, []).furniture == result.furniture
+    assert build_paragraphs(pages, labels, [], settings=ParagraphSettings()).furniture == result.furniture
     assert pages[0].lines == before
 
 
@@ -442,7 +446,7 @@ def test_table_regions_excluded() -> None:
 def test_symbols_survive_and_flags() -> None:
     lines = body(["Under § 3 the fee is € 12 or ¥ 1500, © ACME ™, 20 °C ± 2."])
     lines.append(line("Broken \ufffd glyph here.", 72, 140, x1=200))
-    paras = build_paragraphs([page(lines)], [], []).paragraphs
+    paras = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings()).paragraphs
     assert paras[0].text == "Under § 3 the fee is € 12 or ¥ 1500, © ACME ™, 20 °C ± 2."
     assert paras[0].flags == []
     assert paras[1].flags == ["replacement_char"]
@@ -455,7 +459,7 @@ def test_wingdings_bullets_become_list_items() -> None:
         line("\x84", 60, 114, 10, x1=66),
         line("Second option", 72, 114, x1=150),
     ]
-    paras = build_paragraphs([page(lines)], [], []).paragraphs
+    paras = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings()).paragraphs
     assert [(p.text, p.kind, p.flags) for p in paras] == [
         ("• First option of the list", "list_item", []),
         ("• Second option", "list_item", []),
@@ -476,13 +480,15 @@ def test_ids_unique_and_shaped() -> None:
             )
         )
     labels = [PageLabel(i, "A 1", LabelSource.PDF, 1.0) for i in range(3)]  # duplicate labels on purpose
-    result = build_paragraphs(pages, labels, [])
+    result = build_paragraphs(pages, labels, [], settings=ParagraphSettings())
     ids = [p.paragraph_id for p in result.paragraphs]
     assert len(set(ids)) == len(ids) == 9
     assert ids[:3] == ["p_A-1_0_0", "p_A-1_0_1", "p_A-1_0_2"]
     assert [p.reading_order for p in result.paragraphs] == list(range(9))
     assert [s.section_id for s in result.sections] == ["s0", "s1", "s2"]
-    front = build_paragraphs([page([line("No heading yet.", 72, 100, x1=150)])], [], [])
+    front = build_paragraphs(
+        [page([line("No heading yet.", 72, 100, x1=150)])], [], [], settings=ParagraphSettings()
+    )
     assert front.paragraphs[0].paragraph_id == "p_1_n_0" and front.paragraphs[0].section_id is None
 
 
@@ -496,7 +502,7 @@ def test_settings_reject_unknown_keys() -> None:
 
 
 def test_empty_input() -> None:
-    result = build_paragraphs([page([])], [], [])
+    result = build_paragraphs([page([])], [], [], settings=ParagraphSettings())
     assert result.paragraphs == [] and result.sections == []
 
 
@@ -549,7 +555,7 @@ def stack(
 
 
 def paras_of(pages: list[Page], tables: list[Table] | None = None) -> list:
-    return build_paragraphs(pages, [], tables or []).paragraphs
+    return build_paragraphs(pages, [], tables or [], settings=ParagraphSettings()).paragraphs
 
 
 def test_pdf_contract_clauses_two_points_apart_stay_apart() -> None:
@@ -725,7 +731,9 @@ def test_pdf_running_header_and_page_numbers_are_furniture() -> None:
     from dagster_ocr.labels import label_pages
 
     pages = pdf_pages(spec)
-    result = build_paragraphs(pages, label_pages(None, pages), [])
+    result = build_paragraphs(
+        pages, label_pages(None, pages, settings=LabelSettings()), [], settings=ParagraphSettings()
+    )
     assert [p.text for p in result.paragraphs] == [
         f"Body paragraph on page {i + 1} that carries the real content." for i in range(3)
     ]
@@ -745,7 +753,7 @@ def test_pdf_headings_sections_and_ids() -> None:
     items += stack(["The scope applies to all goods delivered under the agreement."], y0=190)
     items += [(72, 240, "2 Definitions", 14, "tibo")]
     items += stack(["Terms used in this agreement have the meanings below."], y0=270)
-    result = build_paragraphs(pdf_pages([items]), [], [])
+    result = build_paragraphs(pdf_pages([items]), [], [], settings=ParagraphSettings())
     assert [(s.title, s.level, s.parent_id) for s in result.sections] == [
         ("1 Introduction", 1, None),
         ("1.1 Scope", 2, "s0"),
@@ -896,7 +904,7 @@ def test_pdf_body_lines_repeated_on_three_pages_are_not_running_headers() -> Non
         spec.append(items)
     pages = pdf_pages(spec)
     assert all(ln.bbox[1] <= H * ParagraphSettings().margin_zone for ln in pages[0].lines[:3])
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     texts_ = [p.text for p in result.paragraphs]
     assert texts_ == [" ".join([*intro, *question(i)]) for i in range(3)]
     kinds = {pages[p].lines[i].text: k for p, marks in result.furniture.items() for i, k in marks.items()}
@@ -918,7 +926,7 @@ def test_pdf_running_header_tight_to_the_body_is_still_furniture() -> None:
         )
         spec.append(items)
     pages = pdf_pages(spec)
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     assert [p.text for p in result.paragraphs] == [
         f"Body text of page {i + 1} that differs from page to page, as body text does, and it runs on over"
         " a third line of the page, as the body does."
@@ -971,7 +979,9 @@ def test_right_to_left_fragments_of_one_line_join_from_the_right() -> None:
     right = line("שלום עולם", 300, 100, x1=360, block=0)
     left = line("זה טקסט בעברית.", 200, 100, x1=296, block=0)
     ltr_a, ltr_b = line("Left part", 72, 130, x1=120, block=1), line("right part.", 124, 130, x1=180, block=1)
-    paras = build_paragraphs([page([left, right, ltr_b, ltr_a])], [], []).paragraphs
+    paras = build_paragraphs(
+        [page([left, right, ltr_b, ltr_a])], [], [], settings=ParagraphSettings()
+    ).paragraphs
     assert [p.text for p in paras] == ["שלום עולם זה טקסט בעברית.", "Left part right part."]
 
 
@@ -986,7 +996,7 @@ def test_ocr_lines_keep_the_ocr_stage_reading_order() -> None:
     lines = [line(t, 72, 100 + 14 * i, x1=290, block=-1) for i, t in enumerate(left)]
     lines += [line(t, 310, 100 + 14 * i, x1=530, block=-1) for i, t in enumerate(right)]
     lines.append(line("Figure 1", 280, 150, x1=320, size=7, block=-1))
-    paras = [p.text for p in build_paragraphs([page(lines)], [], []).paragraphs]
+    paras = [p.text for p in build_paragraphs([page(lines)], [], [], settings=ParagraphSettings()).paragraphs]
     assert paras[:2] == [" ".join(left), " ".join(right)]
     assert paras[2:] == ["Figure 1"]
 
@@ -1001,7 +1011,9 @@ def test_a_caption_across_the_gutter_does_not_hide_the_columns() -> None:
         line(t, 345 if i in (3, 4) else 310, 100 + 14 * i, x1=530, block=1) for i, t in enumerate(right)
     ]
     lines.append(line("Figure 1", 270, 150, x1=330, size=7, block=2))
-    text = " ".join(p.text for p in build_paragraphs([page(lines)], [], []).paragraphs)
+    text = " ".join(
+        p.text for p in build_paragraphs([page(lines)], [], [], settings=ParagraphSettings()).paragraphs
+    )
     assert text == " ".join([*left, *right, "Figure 1"])
 
 
@@ -1020,7 +1032,7 @@ def test_pdf_a_number_with_body_text_below_it_in_the_footer_zone_is_not_a_page_n
         y0=757,
     )
     pages = pdf_pages([body + beside + below + [(290, 830, "7", 9, "tiro")]])
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
     assert kinds == {"7": "page_number"}
     text = " ".join(p.text for p in result.paragraphs)
@@ -1104,7 +1116,7 @@ def test_pdf_a_number_set_tight_in_a_line_of_text_is_not_a_page_number() -> None
     items += [(72, 770, lead, 9, "tiro"), (end + 8, 770, "0.0005", 9, "tiro"), (290, 830, "7", 9, "tiro")]
     pages = pdf_pages([items])
     assert [ln.text for ln in pages[0].lines if ln.bbox[1] > 700] == [lead, "0.0005", "7"]
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
     assert kinds == {"7": "page_number"}
     assert "significant, p < 0.0005" in " ".join(p.text for p in result.paragraphs)
@@ -1117,7 +1129,7 @@ def test_pdf_a_stamp_at_the_page_edge_is_furniture_on_a_single_page() -> None:
     items += stack([f"Body paragraph line {k} that carries the real content of the page." for k in range(4)])
     items += [(72, 836, "* Corresponding author: a note at the very foot.", 7, "tiro")]
     pages = pdf_pages([items])
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     kinds = {pages[0].lines[i].text: k for i, k in result.furniture.get(0, {}).items()}
     assert kinds == {"Downloaded from http://journal.example.org/ on July 12, 2017": "header"}
     assert "* Corresponding author: a note at the very foot." in [p.text for p in result.paragraphs]
@@ -1129,7 +1141,7 @@ def test_pdf_a_tightly_cropped_page_keeps_its_first_line() -> None:
         [f"Body paragraph line {k} of a page cropped tight to its text block." for k in range(4)], y0=14
     )
     pages = pdf_pages([items])
-    result = build_paragraphs(pages, [], [])
+    result = build_paragraphs(pages, [], [], settings=ParagraphSettings())
     assert result.furniture.get(0, {}) == {}
     assert " ".join(p.text for p in result.paragraphs).startswith("Body paragraph line 0")
 

@@ -97,11 +97,12 @@ def _frames() -> DocumentFrames:
 
 
 def _failed(frames: DocumentFrames, settings: QualitySettings | None = None) -> set[str]:
+    settings = QualitySettings() if settings is None else settings  # a test helper's default
     return {r.expectation for r in evaluate_document(frames, settings) if not r.success}
 
 
 def test_a_sound_document_passes_every_expectation():
-    results = evaluate_document(_frames())
+    results = evaluate_document(_frames(), settings=QualitySettings())
     assert [r.expectation for r in results] == EXPECTATIONS
     assert all(r.success for r in results), [r for r in results if not r.success]
     assert set(by_suite(results)) == set(SUITES)
@@ -227,7 +228,7 @@ def _no_text(f):
 def test_each_defect_fails_its_expectation(defect, expectation, blocks):
     frames = _frames()
     defect(frames)
-    results = evaluate_document(frames)
+    results = evaluate_document(frames, settings=QualitySettings())
     failed = {r.expectation for r in results if not r.success}
     assert expectation in failed
     assert bool(blocking_failures(results)) is blocks
@@ -242,7 +243,7 @@ def test_sound_blank_pages_are_emptiness_judged_by_the_text_pages_left():
     frames.document["n_pages"] = 3
     frames.pages["content"] = ["text", "blank", "text"]
     frames.pages["blank_reason"] = [None, "no ink", "left blank notice"]
-    results = {r.expectation: r for r in evaluate_document(frames)}
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
     assert results["text_page_share"].success and results["text_page_share"].observed_value == "0.3333"
     assert results["pages_have_content"].success  # not damage, however many
     # in a repaired file too: a blank page whose objects are all there is empty, not lost
@@ -260,21 +261,23 @@ def test_sound_blank_pages_are_emptiness_judged_by_the_text_pages_left():
 
 
 def test_conservation_reports_its_shares_with_the_counts():
-    results = {r.expectation: r for r in evaluate_document(_frames())}
+    results = {r.expectation: r for r in evaluate_document(_frames(), settings=QualitySettings())}
     assert results["furniture_char_share"].observed_value == "0.0600 (6 of 100 chars)"
     assert results["table_char_share"].observed_value == "0.4000 (40 of 100 chars)"
     assert results["lost_char_share"].success and results["lost_char_share"].severity == "WARN"
     frames = _frames()
     frames.conservation = frames.conservation.iloc[0:0]  # an older warehouse: nothing to judge
     assert {
-        r.expectation for r in evaluate_document(frames) if r.suite == "text_conserved" and not r.success
+        r.expectation
+        for r in evaluate_document(frames, settings=QualitySettings())
+        if r.suite == "text_conserved" and not r.success
     } == set()
 
 
 def test_an_unreadable_document_is_judged_by_document_parsed_only():
     frames = _frames()
     _unreadable(frames)
-    results = evaluate_document(frames)
+    results = evaluate_document(frames, settings=QualitySettings())
     assert {r.suite for r in results} == {"document_parsed"}
     opened = next(r for r in results if r.expectation == "document_opened")
     assert opened.observed_value == "corrupt: no readable pages"
@@ -284,7 +287,7 @@ def test_observed_values_name_the_offending_rows_and_aggregates():
     frames = _frames()
     _double_paragraph_id(frames)
     _low_ocr(frames)
-    results = {r.expectation: r for r in evaluate_document(frames)}
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
     assert results["paragraph_ids_unique"].observed_value.startswith("2 of 3: p0")
     assert float(results["ocr_mean_confidence"].observed_value) == pytest.approx(0.5)
     assert results["ocr_mean_confidence"].threshold == ">= 0.7"
@@ -312,7 +315,7 @@ def test_nothing_to_judge_passes():
     frames = _frames()
     frames.tables, frames.cells = frames.tables.iloc[0:0], frames.cells.iloc[0:0]
     frames.ocr_lines = pd.DataFrame({"confidence": []})
-    results = {r.expectation: r for r in evaluate_document(frames)}
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
     assert (
         results["ocr_mean_confidence"].success and results["ocr_mean_confidence"].observed_value == "no rows"
     )
@@ -324,7 +327,7 @@ def test_every_measured_expectation_carries_its_observation_and_threshold_as_num
     frames = _frames()
     _double_paragraph_id(frames)
     _low_ocr(frames)
-    results = {r.expectation: r for r in evaluate_document(frames)}
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
     for r in results.values():
         assert r.observed_number is not None and r.threshold_number is not None, r
     # an aggregate against its bound
@@ -353,5 +356,9 @@ def test_every_measured_expectation_carries_its_observation_and_threshold_as_num
 def test_nothing_to_measure_has_no_number():
     frames = _frames()
     frames.ocr_lines = pd.DataFrame({"confidence": []})
-    result = next(r for r in evaluate_document(frames) if r.expectation == "ocr_mean_confidence")
+    result = next(
+        r
+        for r in evaluate_document(frames, settings=QualitySettings())
+        if r.expectation == "ocr_mean_confidence"
+    )
     assert result.observed_number is None and result.threshold_number == 0.7

@@ -12,7 +12,7 @@ from support.table_pages import print_rows
 from dagster_ocr.model import Page, TextSource
 from dagster_ocr.samples import SAMPLE_FACTS, write_samples
 from dagster_ocr.tables import TableSettings, extract_tables
-from dagster_ocr.textlayer import iter_pages
+from dagster_ocr.textlayer import TextSettings, iter_pages
 
 # The classic ruling-line finder is exact and fast on drawn grids; the merge logic does not
 # depend on which finder produced the parts.
@@ -144,7 +144,7 @@ def test_borderless_table_with_stacked_header() -> None:
     # a two-line header: the lines stack into one header row (ICDAR's convention for wrapped headers)
     _borderless(page, 130, [["", "Counts", "", "Percent"], ["Area", "Pupils", "Ratio", "Share"], *body])
     page.insert_text((60, 300), LOREM, fontsize=9)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     t = tables[0]
     assert t.strategy == "stream" and t.n_cols == 4 and t.n_rows == 9
@@ -166,7 +166,7 @@ def test_two_column_prose_and_bullets_are_not_tables() -> None:
     for k in range(4):
         page.insert_text((60, 400 + 14 * k), "•", fontsize=9)
         page.insert_text((90, 400 + 14 * k), f"item number {k}", fontsize=9)
-    assert extract_tables(doc, _pages(doc)) == []
+    assert extract_tables(doc, _pages(doc), settings=TableSettings()) == []
 
 
 def test_borderless_table_continued_on_next_page_is_merged() -> None:
@@ -183,7 +183,7 @@ def test_borderless_table_continued_on_next_page_is_merged() -> None:
         p2, 80, [head, *[[f"South {i}", str(300 + i), f"{i}.75", f"{i}%"] for i in range(6)]]
     )
     p2.insert_text((60, bottom + 30), LOREM, fontsize=9)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     t = tables[0]
     assert t.pages == [0, 1] and t.merge_kind == "rows" and t.n_rows == 1 + 45 + 6
@@ -196,7 +196,11 @@ def test_sample_contract_table_merges_with_default_finder(tmp_path: Path) -> Non
     write_samples(tmp_path)
     doc = pymupdf.open(tmp_path / SAMPLE_FACTS["file_name"])
     facts = SAMPLE_FACTS["table"]
-    tables = [t for t in extract_tables(doc, _pages(doc)) if t.caption.startswith("Table 1")]
+    tables = [
+        t
+        for t in extract_tables(doc, _pages(doc), settings=TableSettings())
+        if t.caption.startswith("Table 1")
+    ]
     assert len(tables) == 1
     t = tables[0]
     assert t.pages == facts["pages"] and t.n_cols == facts["n_cols"] and t.n_rows == facts["n_rows_merged"]
@@ -242,7 +246,7 @@ def test_wide_table_continued_by_columns_is_joined_on_the_stub() -> None:
     doc = _split_by_columns_doc(
         "Table 3. Enrolment by state", "Table 3. Enrolment by state (continued)", True
     )
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     t = tables[0]
     # same column layout on both pages: only the repeated stubs tell it is not a row continuation
@@ -278,7 +282,7 @@ def test_same_stubs_need_continuation_evidence(caption1: str, caption2: str, mer
     continuation never repeats the labels of the rows it continues.
     """
     doc = _split_by_columns_doc(caption1, caption2)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     if merged:
         assert [(t.pages, t.merge_kind, t.n_cols) for t in tables] == [([0, 1], "columns", 7)]
     else:
@@ -306,7 +310,8 @@ def test_ruled_table_continued_by_columns_with_fewer_columns() -> None:
         for c, text in enumerate(row):
             if text:
                 p2.insert_text((COLS[c] + 4, y0 + r * row_h + 14), text, fontsize=10)
-    tables = extract_tables(doc, _pages(doc))  # default: ruled grids read with text from word boxes
+    # default: ruled grids read with text from word boxes
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert [(t.pages, t.merge_kind, t.n_cols, t.n_rows) for t in tables] == [([0, 1], "columns", 4, 13)]
     grid = tables[0].grid()
     assert grid[0] == ["Item", "Q1", "Q2", "Q3"] and grid[5] == ["Item 4", "4.1", "4.2", "4.3"]
@@ -360,8 +365,8 @@ def test_another_pymupdf_version_finds_ruled_tables_with_pymupdf_own_finder(
     from dagster_ocr.textlayer import iter_pages
 
     with pymupdf.open(corpus / "tables/icdar2013/us-012/us-012.pdf") as doc:
-        pages = list(iter_pages(doc))
-        ported = extract_tables(doc, pages)
+        pages = list(iter_pages(doc, settings=TextSettings()))
+        ported = extract_tables(doc, pages, settings=TableSettings())
 
         def no_port(*_args):
             raise AssertionError("the ported line finder ran on another PyMuPDF")
@@ -371,8 +376,8 @@ def test_another_pymupdf_version_finds_ruled_tables_with_pymupdf_own_finder(
         monkeypatch.setattr(grid, "_make_edges", no_port)
         monkeypatch.setattr(grid, "_GridFinder", no_port)
         with caplog.at_level(logging.WARNING, logger=grid.__name__):
-            fallback = extract_tables(doc, pages)
-            assert extract_tables(doc, pages) == fallback
+            fallback = extract_tables(doc, pages, settings=TableSettings())
+            assert extract_tables(doc, pages, settings=TableSettings()) == fallback
             pg = doc[0]  # a sideways frame: PyMuPDF's grid would be transposed, text alignment reads it
             assert grid._ruled_grids(pg, [], _words(pg), (0.0, 1.0, -1.0, 0.0, pg.rect.height, 0.0)) == []
     assert [t.strategy for t in fallback] == ["lines"]
@@ -514,17 +519,17 @@ def test_tables_read_the_words_the_text_stage_kept(corpus: Path, monkeypatch) ->
     from dagster_ocr.textlayer import extract_words, iter_pages
 
     with pymupdf.open(corpus / "tables/tabula-java/schools/schools.pdf") as doc:  # /Rotate 90
-        pages = list(iter_pages(doc))
+        pages = list(iter_pages(doc, settings=TextSettings()))
         assert all(p.words is not None and len(p.words) > 50 for p in pages)
         for pg, page in zip(doc, pages, strict=True):
             assert list(page.words) == list(extract_words(pg))  # a TextPage of its own
-        expected = extract_tables(doc, pages)
+        expected = extract_tables(doc, pages, settings=TableSettings())
 
         def no_second_read(*_args):
             raise AssertionError("the table stage read the page's words again")
 
         monkeypatch.setattr(words, "extract_words", no_second_read)
-        assert extract_tables(doc, pages) == expected and expected
+        assert extract_tables(doc, pages, settings=TableSettings()) == expected and expected
 
 
 @pytest.mark.parametrize("rotate", [90, 270])
@@ -546,7 +551,7 @@ def test_a_text_aligned_table_printed_sideways(rotate: int) -> None:
                 point = (595 - y_read, x_read)
             page.insert_text(point, text, fontsize=10, rotate=rotate)
     # the text stage's pages: it counts the characters on lines running up and down the page
-    pages = list(iter_pages(doc))
+    pages = list(iter_pages(doc, settings=TextSettings()))
     assert pages[0].vertical_chars[0 if rotate == 90 else 1] > 0
     (table,) = extract_tables(doc, pages, TableSettings())
     assert table.grid()[0] == rows[0] and table.grid()[5] == rows[5] and len(table.grid()) == len(rows)
@@ -601,7 +606,7 @@ def test_a_frame_drawn_around_a_caption_and_a_ruled_table_is_not_a_second_table(
     body = [[f"R{i}", str(2000 + i), str(i * 10)] for i in range(12)]
     _table(p, 110, [HEADER, *body])
     pdf = pymupdf.open("pdf", doc.tobytes())
-    tables = extract_tables(pdf, list(iter_pages(pdf)), TableSettings())
+    tables = extract_tables(pdf, list(iter_pages(pdf, settings=TextSettings())), TableSettings())
     assert len(tables) == 1
     assert [[c.text for c in tables[0].cells if c.row == r] for r in (0, 1)] == [HEADER, body[0]]
 
@@ -646,6 +651,6 @@ def test_prose_set_in_drawn_boxes_is_not_a_table_but_a_table_of_descriptions_is(
     table = doc.new_page(width=595, height=842)
     _boxes(table, 100, [["Requirement", "Description"], ["R1", prose[0]], ["R2", prose[1]]], height=40.0)
     pdf = pymupdf.open("pdf", doc.tobytes())
-    tables = extract_tables(pdf, list(iter_pages(pdf)), TableSettings())
+    tables = extract_tables(pdf, list(iter_pages(pdf, settings=TextSettings())), TableSettings())
     assert [t.first_page_index for t in tables] == [1]  # the cards' text stays running text
     assert [c.text for c in tables[0].cells if c.row == 0] == ["Requirement", "Description"]

@@ -18,7 +18,7 @@ from support.table_pages import print_rows
 
 from dagster_ocr.conservation import account_text
 from dagster_ocr.model import Cell, Line, Page, Table
-from dagster_ocr.paragraphs import build_paragraphs
+from dagster_ocr.paragraphs import ParagraphSettings, build_paragraphs
 from dagster_ocr.pipeline import ParsedDocument
 
 LOREM = (
@@ -99,7 +99,7 @@ def test_text_in_a_table_region_that_no_cell_holds_goes_back_to_the_paragraphs()
         for c, text in enumerate(row)
     ]
     table = Table("t0", 0, 0, 3, 2, cells, (70, 98, 402, 180), regions=[(0, (70, 98, 402, 180))])
-    result = build_paragraphs([page], [], [table])
+    result = build_paragraphs([page], [], [table], settings=ParagraphSettings())
     body = " ".join(p.text for p in result.paragraphs)
     assert "Source: a survey" in body and "Gini index" in body
     assert "Year" not in body and "2001" not in body and "-" not in body

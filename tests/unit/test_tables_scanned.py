@@ -13,7 +13,7 @@ from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.model import Line, Page, TextSource
 from dagster_ocr.pipeline import parse
 from dagster_ocr.settings import Settings
-from dagster_ocr.tables import extract_tables
+from dagster_ocr.tables import TableSettings, extract_tables
 from dagster_ocr.tables.scanned import image_rules, ocr_page_as_pdf
 
 SCANNED_TABLE = "tables/unstructured/table-multi-row-column-cells/table-multi-row-column-cells.pdf"
@@ -73,13 +73,12 @@ def test_an_ocr_page_with_a_grid_becomes_a_table_cell_by_cell():
         ("€ 4.50", (110, 120, 160, 132)),
     ]
     page = _ocr_page(lines, w, h)
-    [table] = extract_tables(doc, [page])
+    [table] = extract_tables(doc, [page], settings=TableSettings())
     cells = {(c.row, c.col): c.text for c in table.cells}
     assert cells == {(0, 0): "Item", (0, 1): "Price", (1, 0): "Tea", (1, 1): "€ 4.50"}
     # without rules, or with the setting off, an OCR'd page holds no table
     blank_doc, blank_pg = _image_page(np.full((h, w), 255, np.uint8))
     assert ocr_page_as_pdf(blank_pg, page) is None
-    from dagster_ocr.tables import TableSettings
 
     assert extract_tables(doc, [page], TableSettings(ocr_pages=False)) == []
 
@@ -99,7 +98,7 @@ def test_a_grid_with_an_empty_column_is_a_diagrams_boxes_not_a_table():
     image[80, 160:260] = 0
     doc, _ = _image_page(image)
     page = _ocr_page([("Attitude", (40, 70, 120, 90)), ("Intention", (280, 70, 370, 90))], 420, 160)
-    assert extract_tables(doc, [page]) == []
+    assert extract_tables(doc, [page], settings=TableSettings()) == []
 
 
 def test_a_page_read_turned_is_left_alone():

@@ -11,7 +11,7 @@ import pymupdf
 from support.table_pages import print_rows
 
 from dagster_ocr.model import Page
-from dagster_ocr.tables import extract_tables
+from dagster_ocr.tables import TableSettings, extract_tables
 from dagster_ocr.tables.stream import _is_num
 
 LOREM = "This paragraph of ordinary body text separates the two tables and is long enough to read as prose."
@@ -53,7 +53,7 @@ def test_price_list_rows_are_not_stacked_into_a_header() -> None:
         ["Gorse Moor reserve 2012", "£ 14"],
     ]
     _print_rows(page, 130, rows, [60.0, 400.0])
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     grid = tables[0].grid()
     assert ["Alder Farm reserve 2016", "£ 8"] in grid and ["Group North", ""] in grid
@@ -101,7 +101,7 @@ def test_table_beside_running_text_is_found() -> None:
     ]
     bottom = _print_rows(page, 190, rows, [330.0, 500.0], pitch=16.0)
     _prose_column(page, 330, bottom + 20, 8, width=7)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     grid = tables[0].grid()
     assert grid[0] == ["Payroll period", "Amount"]
@@ -136,7 +136,7 @@ def test_ruled_table_without_rules_between_body_rows_keeps_its_rows() -> None:
             page.insert_text((cols[c] + 4, head_bottom + 14 + 14 * k), text, fontsize=9)
     for c, text in enumerate(("Total", "27.0", "165", "705")):
         page.insert_text((cols[c] + 4, total_top + 14), text, fontsize=9)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     grid = tables[0].grid()
     assert grid[0] == ["Region", "Share of income", "Staff", "Budget"]
@@ -149,7 +149,7 @@ def test_numbered_references_beside_running_text_are_not_a_table(corpus: Path) -
     cut out of the running text, they align like a two-column table; with no column of figures
     right of the reference numbers they stay text."""
     doc = pymupdf.open(corpus / "olmocr_bench" / "pdfs" / "multi_column_miss.pdf")
-    assert extract_tables(doc, _pages(doc)) == []
+    assert extract_tables(doc, _pages(doc), settings=TableSettings()) == []
 
 
 def test_figures_set_midway_beside_a_wrapped_label_are_one_row() -> None:
@@ -174,7 +174,7 @@ def test_figures_set_midway_beside_a_wrapped_label_are_one_row() -> None:
             page.insert_text((cols[c], y + 7.5), text, fontsize=9)
         y += 15
     page.insert_text((60, y + 40), LOREM, fontsize=9)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     grid = tables[0].grid()
     assert ["Between-state inequality 0 (Gini index)", "0.01", "0.02", "0.03"] in grid
@@ -185,7 +185,9 @@ def test_bullets_stay_on_their_lines_in_a_ruled_cell(corpus: Path) -> None:
     """A real ruled table (ICDAR us-015, tune split) whose cells hold bulleted lists: each bullet
     leads its own item, not all of them the cell's first line."""
     doc = pymupdf.open(corpus / "tables" / "icdar2013" / "us-015" / "us-015.pdf")
-    tables = [t for t in extract_tables(doc, _pages(doc)) if t.first_page_index == 1]
+    tables = [
+        t for t in extract_tables(doc, _pages(doc), settings=TableSettings()) if t.first_page_index == 1
+    ]
     assert tables
     cell = next(r[1] for r in tables[0].grid() if r[0] == "Clarity or relevance")
     assert cell.startswith("• Reported as not relevant")
@@ -217,7 +219,7 @@ def test_framed_table_without_rules_between_figure_columns_gets_its_columns() ->
         page.insert_text((x0 + 4, head_bottom + 14 + 14 * k), row[0], fontsize=9)
         for j, text in enumerate(row[1:]):
             page.insert_text((fig[j], head_bottom + 14 + 14 * k), text, fontsize=9)
-    tables = extract_tables(doc, _pages(doc))
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
     assert len(tables) == 1
     grid = tables[0].grid()
     assert tables[0].n_cols == 5

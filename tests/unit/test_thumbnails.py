@@ -13,9 +13,11 @@ import pytest
 
 from dagster_ocr import pipeline, thumbnails
 from dagster_ocr.ingest import DocumentStore
+from dagster_ocr.limits import LimitSettings
 from dagster_ocr.model import DocStatus, Table, TextSource
 from dagster_ocr.samples import SAMPLE_FACTS, build_service_agreement
 from dagster_ocr.settings import Settings
+from dagster_ocr.thumbnails import PreviewSettings
 
 SETTINGS = Settings.model_validate({"ocr": {"engine": "none"}})
 
@@ -66,7 +68,14 @@ def test_the_pages_shown_are_the_first_then_those_with_tables() -> None:
 
 def test_each_box_is_drawn_in_its_kinds_colour(contract: pipeline.ParsedDocument) -> None:
     out = contract
-    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+    thumbs = thumbnails.page_thumbnails(
+        out.document,
+        out.labels,
+        out.tables,
+        out.paragraphs,
+        limits=LimitSettings(),
+        preview=PreviewSettings(),
+    )
     assert [t.page_index for t in thumbs] == thumbnails.chosen_pages(out.document.n_pages, out.tables)
     merged = next(t for t in out.tables if len(t.pages) > 1)
     assert merged.first_page_index in [t.page_index for t in thumbs]
@@ -102,14 +111,23 @@ def test_an_ocr_page_wears_the_ocr_badge(contract: pipeline.ParsedDocument) -> N
     pages = [dataclasses.replace(p, text_source=TextSource.OCR) for p in out.document.pages]
     doc = dataclasses.replace(out.document, pages=pages)
     one = thumbnails.PreviewSettings(pages=1)
-    (thumb,) = thumbnails.page_thumbnails(doc, out.labels, out.tables, out.paragraphs, preview=one)
+    (thumb,) = thumbnails.page_thumbnails(
+        doc, out.labels, out.tables, out.paragraphs, preview=one, limits=LimitSettings()
+    )
     assert thumb.text_source == "ocr"
     assert _near(_pixels(thumb.jpeg).pixel(3, 3), thumbnails.SOURCE_BADGES[TextSource.OCR][1])
 
 
 def test_the_markdown_shows_each_page_inline_with_a_legend(contract: pipeline.ParsedDocument) -> None:
     out = contract
-    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+    thumbs = thumbnails.page_thumbnails(
+        out.document,
+        out.labels,
+        out.tables,
+        out.paragraphs,
+        limits=LimitSettings(),
+        preview=PreviewSettings(),
+    )
     text = thumbnails.thumbnails_markdown(thumbs, out.document.n_pages)
     assert "orange: tables" in text and "red OCR" in text
     images = re.findall(r"!\[page (\d+)\]\(data:image/jpeg;base64,([A-Za-z0-9+/=]+)\)", text)
@@ -132,7 +150,14 @@ def test_a_page_of_noise_still_fits_the_bound(tmp_path) -> None:
     pdf.save(path)
     source, _ = DocumentStore(tmp_path / "store").register(path)
     out = pipeline.parse(source, SETTINGS)
-    (thumb,) = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+    (thumb,) = thumbnails.page_thumbnails(
+        out.document,
+        out.labels,
+        out.tables,
+        out.paragraphs,
+        limits=LimitSettings(),
+        preview=PreviewSettings(),
+    )
     assert 0 < len(thumb.jpeg) <= thumbnails.MAX_BYTES
     assert _pixels(thumb.jpeg).width == thumb.width > 0
 
@@ -140,9 +165,16 @@ def test_a_page_of_noise_still_fits_the_bound(tmp_path) -> None:
 def test_previews_follow_their_settings(contract: pipeline.ParsedDocument) -> None:
     out = contract
     off = thumbnails.PreviewSettings(pages=0)
-    assert thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs, preview=off) == []
+    assert (
+        thumbnails.page_thumbnails(
+            out.document, out.labels, out.tables, out.paragraphs, preview=off, limits=LimitSettings()
+        )
+        == []
+    )
     small = thumbnails.PreviewSettings(pages=5, width=150, max_image_bytes=4_000)
-    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs, preview=small)
+    thumbs = thumbnails.page_thumbnails(
+        out.document, out.labels, out.tables, out.paragraphs, preview=small, limits=LimitSettings()
+    )
     assert len(thumbs) == min(5, out.document.n_pages)
     assert all(t.width <= 150 and len(t.jpeg) <= 4_000 for t in thumbs)
     # the pipeline's settings carry them (a settings file can turn previews off)
@@ -159,7 +191,14 @@ def test_a_page_mupdf_cannot_draw_loses_its_preview_only(contract, monkeypatch) 
         return draw(page, *args, **kwargs)
 
     monkeypatch.setattr(pymupdf.Page, "get_pixmap", broken_second_page)
-    thumbs = thumbnails.page_thumbnails(out.document, out.labels, out.tables, out.paragraphs)
+    thumbs = thumbnails.page_thumbnails(
+        out.document,
+        out.labels,
+        out.tables,
+        out.paragraphs,
+        limits=LimitSettings(),
+        preview=PreviewSettings(),
+    )
     shown = thumbnails.chosen_pages(out.document.n_pages, out.tables)
     assert [t.page_index for t in thumbs] == [i for i in shown if i != 1]
 
@@ -167,10 +206,20 @@ def test_a_page_mupdf_cannot_draw_loses_its_preview_only(contract, monkeypatch) 
 def test_a_document_not_read_has_no_preview(contract: pipeline.ParsedDocument) -> None:
     out = contract
     failed = dataclasses.replace(out.document, status=DocStatus.FAILED, pages=[], n_pages=0)
-    assert thumbnails.page_thumbnails(failed, [], [], out.paragraphs) == []
+    assert (
+        thumbnails.page_thumbnails(
+            failed, [], [], out.paragraphs, limits=LimitSettings(), preview=PreviewSettings()
+        )
+        == []
+    )
     assert thumbnails.thumbnails_markdown([], 0).startswith("_No page preview")
     # the stored copy gone since the text stage: no preview, no crash
     gone = dataclasses.replace(
         out.document, source=dataclasses.replace(out.document.source, stored_path="/nonexistent/x.pdf")
     )
-    assert thumbnails.page_thumbnails(gone, out.labels, out.tables, out.paragraphs) == []
+    assert (
+        thumbnails.page_thumbnails(
+            gone, out.labels, out.tables, out.paragraphs, limits=LimitSettings(), preview=PreviewSettings()
+        )
+        == []
+    )
