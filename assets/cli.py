@@ -332,9 +332,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     where = DocumentFilter(
         doc_type=args.type, issuer=args.issuer, fiscal_year=args.year, file_name=args.document
     )
+    wh = _warehouse(args, read_only=True)
+    if not wh.exists():  # a mistyped path must not read as "nothing matched"
+        print(f"dagster-ocr search: no warehouse at {wh.location}", file=sys.stderr)
+        return 2
     try:
         # a lake is read at one pinned snapshot; only the local search file is written
-        hits = search(_warehouse(args, read_only=True), args.query, args.limit, mode=args.mode, where=where)
+        hits = search(wh, args.query, args.limit, mode=args.mode, where=where)
     except SearchError as exc:
         print(f"dagster-ocr search: {exc}", file=sys.stderr)
         return 2

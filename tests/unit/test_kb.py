@@ -290,3 +290,7 @@ def test_the_cli_answers_a_bad_question_without_a_traceback(two_filers, capsys):
     assert "no parsed document matches" in capsys.readouterr().err
     assert main(["search", "purchases", "--warehouse", str(two_filers.path), "--year", "2023"]) == 0
     assert "tesla-10k.pdf" in capsys.readouterr().out
+    # a mistyped warehouse path is an error, not "no matching chunks", and creates no file
+    missing = two_filers.path.with_name("typo.duckdb")
+    assert main(["search", "purchases", "--warehouse", str(missing)]) == 2
+    assert "no warehouse at" in capsys.readouterr().err and not missing.exists()
