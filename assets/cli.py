@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -83,6 +84,8 @@ class _RunReport:
         self.done: list = []
         self.in_flight = None
         self.abandoned = None
+        #: documents whose run failed before the warehouse had a row of them, and why
+        self.failed: list[tuple[Any, str]] = []
         self.started = started
 
     def lines(self) -> list[str]:
@@ -145,6 +148,7 @@ def run_inbox(
     from dagster_ocr.partition_keys import partition_key
 
     started = time.perf_counter()
+    _check_run_arguments(inbox, settings_file, overrides_json)
     data_dir = data_dir or default_data_dir(warehouse, lake_data)
     defs = build_definitions(
         data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine, lake_data_path=lake_data
@@ -208,11 +212,11 @@ def run_inbox(
                 )
 
             if stop is None:
-                work()
+                result = work()
             else:
                 report.in_flight = rec
                 stop.start_document()
-                _, ended = run_on_thread(work, stop, name=f"run {rec.file_name[:40]}")
+                result, ended = run_on_thread(work, stop, name=f"run {rec.file_name[:40]}")
                 if not ended:  # the grace period is over and the document holds on: exit now
                     bar.close()
                     stop.hard_exit(stop.exit_code)
@@ -220,6 +224,9 @@ def run_inbox(
                 if stop.abandoned:
                     report.abandoned = rec
                     break
+            if result is not None and not result.success and not wh.file_names([rec.doc_id]):
+                # a quarantined or damaged document has its row and reason; this one has nothing
+                report.failed.append((rec, _first_failure(result)))
             report.done.append(rec)
             ledger.mark_done(rec.doc_id)
     bar.close()
@@ -234,7 +241,54 @@ def run_inbox(
     summary = summary[summary.file_name.isin(wh.file_names(ids))] if ids else summary.iloc[0:0]
     if stopped:
         raise RunStopped(report, summary)
+    if report.failed:
+        raise RunFailed(report.failed, summary)
     return summary
+
+
+class RunArgumentError(ValueError):
+    """``dagster-ocr run`` was given something it cannot start with (no inbox, unreadable settings)."""
+
+
+class RunFailed(Exception):
+    """Documents whose run failed before the warehouse had a row of them: (record, why) each."""
+
+    def __init__(self, failed: list[tuple[Any, str]], summary: pd.DataFrame):
+        super().__init__(f"{len(failed)} document(s) failed")
+        self.failed = failed
+        self.summary = summary
+
+    def lines(self) -> list[str]:
+        return [
+            f"{rec.file_name}: its run failed before anything of it was written: {why}"
+            for rec, why in self.failed
+        ]
+
+
+def _check_run_arguments(inbox: Path, settings_file: str | None, overrides_json: str) -> None:
+    """Fail before any folder is made or run started: every document's run would fail alike."""
+    from resources.core import SettingsResource
+
+    if not Path(inbox).is_dir():
+        raise RunArgumentError(f"the inbox {inbox} is not a folder")
+    try:
+        SettingsResource(settings_file=settings_file, overrides_json=overrides_json).load()
+    except (OSError, ValueError) as exc:  # JSON, YAML and pydantic's errors are ValueErrors
+        given = [f"--settings {settings_file}"] * bool(settings_file)
+        given += [f"--set {overrides_json}"] * (overrides_json.strip() not in ("", "{}"))
+        raise RunArgumentError(f"the settings ({' and '.join(given)}) cannot be used: {exc}") from exc
+
+
+def _first_failure(result: Any) -> str:
+    """The first step failure's error of an in-process run, in one line."""
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
+            error = event.step_failure_data.error
+            while error.cause is not None:  # Dagster's "Error occurred while executing op" wraps the cause
+                error = error.cause
+            message = " ".join(error.message.split())
+            return f"{event.step_key}: {message[:300]}"
+    return "the run failed (no step failure recorded; see the Dagster event log with -v)"
 
 
 def _print_frame(frame: pd.DataFrame) -> None:
@@ -263,6 +317,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print("\n" + "\n".join(stopped.report.lines()))
             # no interpreter shutdown: it would wait for the threads the abandoned document left
             exit_now(stopped.exit_code)
+        except RunFailed as failed:
+            _print_frame(failed.summary)
+            print("\n" + "\n".join(failed.lines()), file=sys.stderr)
+            return 1
     _print_frame(summary)
     counts = summary.status.value_counts().to_dict() if len(summary) else {}
     print(
@@ -574,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except LakeError as exc:
+    except (LakeError, RunArgumentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except duckdb.IOException as exc:
