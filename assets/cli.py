@@ -345,7 +345,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # warning about it (logged while the run's progress bar is drawn) would only say it twice
     logging.getLogger("dagster_ocr").setLevel(logging.ERROR)
     start = time.perf_counter()
-    summary = run_inbox(inbox, warehouse, show_progress=not args.no_progress)
+    try:
+        summary = run_inbox(inbox, warehouse, show_progress=not args.no_progress)
+    except RunFailed as failed:
+        _print_frame(failed.summary)
+        print("\n" + "\n".join(failed.lines()), file=sys.stderr)
+        return 1
     print("\nPer-document summary:")
     _print_frame(summary)
     print(f"\n({time.perf_counter() - start:.1f}s)")
