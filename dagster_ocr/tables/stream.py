@@ -1,295 +1,31 @@
 """The text-alignment ("stream") finder: tables found in word positions alone, no rules needed.
 
-Words are cut into chunks at wide gaps, runs of multi-chunk lines form table areas, column gutters
+Words are cut into chunks at wide gaps, runs of multi-chunk lines form table areas (``areas``), column gutters
 are x ranges no word covers, rows are text lines (stacked header lines and wrapped cells joined);
 ``_keep`` then tells tables from prose set in columns and bulleted lists.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import statistics
 
 from dagster_ocr.model import BBox
+from dagster_ocr.tables.areas import _YEAR_RE, _close_below, _line_gap, _table_areas
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
+from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
     _bands,
     _clean,
     _column_bounds,
     _column_cover,
     _is_num,
-    _reads_rtl,
     _text_lines,
     _TextLine,
     _Word,
     _words_text,
 )
-
-
-def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
-    """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates.
-
-    A table's body may be cut into sections: a label row (in the stub, spanning columns or centred,
-    often with more space above) and sometimes a sub-heading under it. Such lines, and a wide gap,
-    end the run only if the row after them does not go on with the table (``_resumes``: a data row
-    set in the run's columns); bridged label lines are flagged (``_TextLine.label``)."""
-    if not lines:
-        return []
-    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
-    areas: list[list[_TextLine]] = []
-    cur: list[_TextLine] = []
-    pending: list[_TextLine] = []
-    held: list[_TextLine] = []  # label lines that end the run unless the next row resumes it
-    wrapped = 0  # leading pending lines that go on with a text cell of the row above
-
-    def close() -> None:
-        # the last row's wrapped lines belong to it; other pending lines (a caption, a note) do not
-        if cur:
-            areas.append(cur + pending[:wrapped])
-
-    for ln in lines:
-        multi = len(ln.chunks) >= 2
-        if cur:
-            last = held[-1] if held else pending[-1] if pending else cur[-1]
-            gap = ln.y0 - last.y1
-            if gap > s.max_row_gap * h:
-                # a section's space: the table goes on under it if a label or a data row follows
-                go_on = gap <= s.max_section_gap * h and (
-                    _resumes(cur, ln, h, s)
-                    if multi
-                    else len(held) < s.max_bridge_lines and _label_line(ln, cur, h)
-                )
-                if not go_on:
-                    close()
-                    cur, pending, wrapped, held = [], [], 0, []
-                elif not multi:
-                    held.append(ln)
-                    continue
-        if multi:
-            if cur and not held and _opens_table(cur, pending, ln, h):
-                close()
-                cur, pending, wrapped = [], [], 0
-            if held:
-                if _resumes(cur, ln, h, s):
-                    for x in held:
-                        x.label = True
-                    pending.extend(held)
-                else:
-                    close()
-                    cur, pending, wrapped = [], [], 0
-                held = []
-            if cur:
-                _flag_labels(cur, pending, ln, s)
-                cur.extend(pending)
-            pending, wrapped = [], 0
-            cur.append(ln)
-            continue
-        if not cur:
-            continue
-        if _CAPTION_RE.match(_words_text(ln.words)):
-            # a "Table N" caption opens a table: whatever aligned above it (a running header, the
-            # table before) is not this table's first rows
-            close()
-            cur, pending, wrapped, held = [], [], 0, []
-            continue
-        # A single-chunk line inside a table: a stub-only row (section label, wrapped stub) starts in
-        # the first column; a centred caption or a paragraph does not.
-        left = min(x.x0 for x in cur)
-        right = max(x.x1 for x in cur)
-        if held:
-            if len(held) < s.max_bridge_lines and _label_line(ln, cur, h):
-                held.append(ln)
-                continue
-            close()
-            cur, pending, wrapped, held = [], [], 0, []
-        elif len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
-            wrapped += wrapped == len(pending)
-            pending.append(ln)
-        elif (
-            len(pending) < s.max_bridge_lines
-            and abs(ln.x0 - left) <= 3 * h
-            and ln.x1 <= right + h
-            and ln.x1 - ln.x0 < 0.6 * (right - left)
-        ):
-            pending.append(ln)
-        elif len(pending) < s.max_bridge_lines and _label_line(ln, cur, h):
-            held.append(ln)
-        else:
-            close()
-            cur, pending, wrapped, held = [], [], 0, []
-    close()
-    return [a for a in areas if len(a) >= s.min_rows]
-
-
-#: a line of figures that are all years heads columns (a header), it is no data row
-_YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
-
-
-def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, s: TableSettings) -> None:
-    """Flag the bridged one-chunk lines that cross a gutter of the rows around them: a section's
-    label set from the stub across the columns, which must not erase the gutters it crosses."""
-    lines = [x for x in pending if not x.label]
-    if not lines:
-        return
-    rows = [x for x in cur if len(x.chunks) >= 2 and not x.label] + [ln]
-    inner = _column_bounds(rows, s)[1:-1]
-    for x in lines:
-        if not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
-            x.label = True
-
-
-def _opens_table(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, h: float) -> bool:
-    """``ln`` heads a table of its own stacked under the table of ``cur``: set apart by more space
-    than the rows above keep, it holds labels in three cells or more (and in most of the columns
-    the rows above fill) and no figure but years (they head columns), under rows that hold
-    figures. A table's body may be cut by a section's label; a row of column heads opens another
-    table. With two columns a section's label beside one cell reads alike, so nothing is cut there.
-    """
-    texts = [_words_text(ch) for ch in ln.chunks[1:]]
-    if len(ln.chunks) < 3 or any(_is_num(t) and not _YEAR_RE.match(t) for t in texts):
-        return False
-    rows = [x for x in cur if len(x.chunks) >= 2]
-    data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
-    if len(data) < 2 or len(ln.chunks) < 0.6 * statistics.median(len(x.chunks) for x in rows):
-        return False
-    gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(cur)]
-    usual = statistics.median(gaps) if gaps else 0.0
-    above = (pending[-1] if pending else cur[-1]).y1
-    return ln.y0 - above > usual + 0.5 * h
-
-
-def _label_line(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
-    """A one-chunk line that may be a section's label inside a table: a few words, no figure,
-    within the table's width (a title set across the columns, centred or from the stub)."""
-    text = _words_text(ln.words)
-    if _is_num(text) or len(text.split()) > 12 or _CAPTION_RE.match(text):
-        return False
-    left = min(x.x0 for x in cur)
-    right = max(x.x1 for x in cur)
-    return ln.x0 >= left - h and ln.x1 <= right + h
-
-
-def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings) -> bool:
-    """``ln`` goes on with the table of ``cur`` after a section's label or space: a data row set in
-    its columns, under rows that already read as a table. It starts at the stub, holds a figure
-    right of it (not a header of years), and none of its cells reaches across a gutter of the
-    rows above. A table stacked under another opens with its own header: it does not resume."""
-    rows = [x for x in cur if len(x.chunks) >= 2 and not x.label]
-    data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
-    if len(data) < 2 and max((len(x.chunks) for x in rows), default=0) < 3:
-        return False  # not a table yet: two rows of figures, or a header of three cells, vouch for one
-    gutters = _gutters(rows, s)
-    if len(ln.chunks) > len(gutters) + 1 or abs(ln.x0 - min(x.x0 for x in rows)) > 3 * h:
-        return False
-    if ln.x1 > max(x.x1 for x in rows) + 2 * h:
-        return False
-    figures = [t for ch in ln.chunks[1:] if _is_num(t := _words_text(ch))]
-    if not figures or all(_YEAR_RE.match(t) for t in figures):
-        return False
-    # a cell may reach into a gutter (a longer stub), not across it into the next column
-    return not any(ch[0].x0 < a and ch[-1].x1 > b for ch in ln.chunks for a, b in gutters)
-
-
-def _gutters(rows: list[_TextLine], s: TableSettings) -> list[tuple[float, float]]:
-    """The x ranges between ``rows``' columns: no chunk of them (bar ``span_tolerance`` of the
-    lines) covers them, at least ``min_col_gap`` line heights wide."""
-    x0 = min(ln.x0 for ln in rows)
-    h = statistics.median(ln.y1 - ln.y0 for ln in rows)
-    n = int(math.ceil(max(ln.x1 for ln in rows) - x0)) + 1
-    cover = _column_cover(rows, x0, n, chunks=True)
-    limit = int(s.span_tolerance * len(rows))
-    out: list[tuple[float, float]] = []
-    i = 0
-    while i < n:
-        if cover[i] <= limit:
-            j = i
-            while j < n and cover[j] <= limit:
-                j += 1
-            if i > 0 and j < n and j - i >= s.min_col_gap * h:
-                out.append((x0 + i, x0 + j))
-            i = j
-        else:
-            i += 1
-    return out
-
-
-def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
-    """The widest vertical gap a cell's wrapped line may leave to the line above: ``wrap_gap`` line
-    heights, or the table's usual gap between lines where its rows are spaced as its lines are."""
-    gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
-    usual = statistics.median(gaps) if gaps else 0.0
-    return max(s.wrap_gap * h, min(usual, h) + 0.1 * h)
-
-
-def _wrapped_cell_line(
-    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
-) -> bool:
-    """A one-chunk line that goes on with a text cell of a column right of the stub.
-
-    A description column wraps its cells over lines that hold nothing else; each starts where the
-    cell above starts (text is set left) and ends before the next column, close below the line
-    above, under a row that holds figures. Such lines do not end the table (the row builder joins
-    them to their row, ``_continues_text``).
-    """
-    multi: list[_TextLine] = []  # the last few multi-chunk lines, oldest first
-    for x in reversed(cur):
-        if len(x.chunks) >= 2:
-            multi.insert(0, x)
-            if len(multi) == 4:
-                break
-    ref = multi[-1]
-    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]) and not (
-        len(cur) == 1 and len(ref.chunks) >= 3
-    ):
-        # a data row's figures never wrap; a bulleted list's items do, and are no table (a header
-        # line of three cells or more, the only line so far, vouches for the table to come)
-        return False
-    if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
-        return False
-    return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
-
-
-def _close_below(ln: _TextLine, above: _TextLine, lines: list[_TextLine], h: float, s: TableSettings) -> bool:
-    """``ln`` close enough below ``above`` to go on with its cell: the gap between them is within
-    ``_line_gap`` of ``lines``, or their bottoms are the lines' usual pitch apart. Figures and words
-    in fonts of unlike boxes (a right-to-left script beside digits) leave gaps unlike from line to
-    line; their bottoms keep the pitch the lines are set at."""
-    if ln.y0 - above.y1 <= _line_gap(lines, h, s):
-        return True
-    pitches = [b.y1 - a.y1 for a, b in itertools.pairwise(lines) if b.y0 > a.y1 - 0.2 * h]
-    return bool(pitches) and ln.y1 - above.y1 <= min(statistics.median(pitches), 2.0 * h) + 0.1 * h
-
-
-def _aligned_below(ln: _TextLine, multi: list[_TextLine], h: float) -> bool:
-    """``ln`` starts under a cell of the last multi-chunk line right of its stub and ends before the
-    next cell, or under the last cell (a sentence) of one of the lines before. A line written in a
-    right-to-left script starts at its right: it ends under the end of such a cell, and starts
-    after the cell before ends (a right-to-left table's stub is its rightmost cell)."""
-    ref = multi[-1]
-    rtl = _reads_rtl(ln.words)
-    for k, chunk in enumerate(ref.chunks[1:], start=1):
-        if rtl:
-            if abs(chunk[-1].x1 - ln.x1) <= h and ln.x0 > ref.chunks[k - 1][-1].x1 + 0.2 * h:
-                return True
-            continue
-        nxt = ref.chunks[k + 1][0].x0 if k + 1 < len(ref.chunks) else math.inf
-        if abs(chunk[0].x0 - ln.x0) <= h and ln.x1 < nxt - 0.2 * h:
-            return True
-    # running text set beside the table, in lines spaced unlike its rows: a line of it between two
-    # rows starts where the text's lines in the rows above start, as the rows' last chunk, a
-    # sentence of words (no digit), and so do not end the table (``_prose_beside`` cuts it off)
-    for line in multi[:-1]:
-        last = _words_text(line.chunks[-1])
-        if (
-            abs(line.chunks[-1][0].x0 - ln.x0) <= h
-            and len(last.split()) >= 4
-            and not any(ch.isdigit() for ch in last)
-        ):
-            return True
-    return False
 
 
 def _col_of(x: float, edges: list[float]) -> int:
