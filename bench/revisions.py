@@ -121,8 +121,20 @@ def outputs_child() -> dict[str, dict[str, str]]:
     return out
 
 
-#: warehouse columns that differ from run to run by nature (clocks, folders, settings text)
-_VOLATILE = ("_at", "_path", "seconds", "settings_json", "settings_hash", "pipeline_version")
+#: warehouse columns that differ from run to run by nature (clocks, folders, settings text): the
+#: inbox's ``files`` and ``document_partitions`` rows carry the scan's paths, times and mtimes
+_VOLATILE = (
+    "_at",
+    "_path",
+    "path",
+    "mtime",
+    "_seen",
+    "duplicate_of",
+    "seconds",
+    "settings_json",
+    "settings_hash",
+    "pipeline_version",
+)
 
 
 def warehouse_child() -> dict[str, str]:
