@@ -455,6 +455,8 @@ _MARKER_RE = re.compile(
 
 
 #: a figure's caption: "Figure 2.", "FIGURE 3:", "Fig. 4"
+#: a word: three letters in a row (a variable of math is one or two, with primes or indices)
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _FIGURE_RE = re.compile(r"^fig(?:ure|\.)?\s*\d+[a-z]?\b", re.IGNORECASE)
 
 
@@ -475,6 +477,10 @@ def _keep(part: _Part, s: TableSettings) -> bool:
         return False
     stubs = [r[0] for r in part.rows if r[0]]
     if part.n_cols == 2 and stubs and all(_MARKER_RE.match(x) for x in stubs):
+        return False
+    # display math set on a grid (a matrix, aligned equations) aligns like a table too: its cells
+    # hold symbols and one- or two-letter variables, never a figure or a word
+    if not any(_is_num(c) or _WORD_RE.search(c) for c in filled):
         return False
     # figures side by side under their captions ("FIGURE 2. ..." beside "FIGURE 3. ..."): the
     # captions head the "columns" and the plots' labels fill the "rows"; a table has no such cell

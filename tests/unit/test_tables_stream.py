@@ -243,3 +243,18 @@ def test_a_list_with_word_processor_bullets_is_no_table() -> None:
     for marker in ("\uf0b7", "\uf0a7", "•", "➢", "◆"):
         assert not _keep(part(marker), s)
     assert _keep(part("A1"), s)  # codes in a stub column: a table
+
+
+def test_display_math_on_a_grid_is_no_table_and_a_grid_of_codes_and_figures_is() -> None:
+    """Matrices and aligned equations align like a table; their cells hold only symbols and one- or
+    two-letter variables. A grid with a word or a figure in it stays a table."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), LOREM, fontsize=9)
+    matrix = [["a", "b", "=", "a′ z + b′"], ["c", "d", "∘ z", "c′ z + d′"], ["x", "y", "=", "xy′ + yx′"]]
+    _print_rows(page, 130, matrix, [200.0, 240.0, 280.0, 330.0])
+    page.insert_text((60, 300), LOREM, fontsize=9)
+    codes = [["Code", "Unit", "Count"], ["ab", "kg", "12"], ["cd", "m", "7"], ["ef", "s", "31"]]
+    _print_rows(page, 350, codes, [200.0, 260.0, 320.0])
+    tables = extract_tables(doc, _pages(doc), settings=TableSettings())
+    assert [t.grid()[0] for t in tables] == [["Code", "Unit", "Count"]]
