@@ -11,8 +11,8 @@ import dagster as dg
 import numpy as np
 from support.scans import scanned_pdf
 
-from assets.cli import _PagePostfix
 from assets.definitions import build_definitions
+from assets.inbox_run import _PagePostfix
 from dagster_ocr.ingest import DocumentStore
 from dagster_ocr.ocr.base import OcrEngineBase, OcrLine, OcrSettings
 from dagster_ocr.progress import TextProgress
