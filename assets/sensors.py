@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,9 @@ import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.documents import SOURCE_DOCUMENTS
 from assets.file_sightings import queue_sightings, record_files_job, record_queued_sightings
 from assets.partitions import OWNERS, document_tags, documents_partitions
-from dagster_ocr.ingest import DocumentStore, FileSighting, discover, scan_files
+from dagster_ocr.ingest import DocumentStore, FileSighting, InboxScan, discover, scan_files
 from dagster_ocr.model import SourceDocument
-from dagster_ocr.partition_keys import KnownDocuments, partition_key
+from dagster_ocr.partition_keys import partition_key
 from dagster_ocr.warehouse import Warehouse
 from resources import DocumentStoreResource, WarehouseResource
 
@@ -103,11 +103,34 @@ class InboxCursor:
         return InboxCursor(mark, sorted(names))
 
 
+#: given candidate partition keys, the ones the instance already has (one bounded query)
+Registered = Callable[[Sequence[str]], Set[str]]
+
+
+def candidate_keys(scan: InboxScan) -> dict[str, str]:
+    """Every key a scanned document can already be registered under, with its doc_id: the key
+    of the name the store first recorded it by (the one every registrar uses), the key of each name
+    this scan saw it under, and the bare sha256 (keys made before readable keys)."""
+    keys: dict[str, str] = {}
+    for record, _ in scan.documents:
+        keys[partition_key(record.file_name, record.doc_id)] = record.doc_id
+        keys[record.doc_id] = record.doc_id
+    for sighting in scan.files:
+        if sighting.doc_id:
+            keys[partition_key(sighting.file_name, sighting.doc_id)] = sighting.doc_id
+    return keys
+
+
 def scan_inbox(
-    inbox: str | Path, store: DocumentStore, known: Container[str], cursor: InboxCursor | None = None
+    inbox: str | Path, store: DocumentStore, registered: Registered, cursor: InboxCursor | None = None
 ) -> tuple[list[SourceDocument], InboxCursor | None, list[FileSighting]]:
-    """Register the inbox files newer than ``cursor`` (all when None); the unknown ones, the new
-    cursor, and a sighting of every file listed (for the warehouse's ``files`` lineage).
+    """Register the inbox files newer than ``cursor`` (all when None); the ones without a
+    partition yet, the new cursor, and a sighting of every file listed (for the warehouse's
+    ``files`` lineage).
+
+    Whether a document has a partition is asked of ``registered`` for the keys it can have
+    (:func:`candidate_keys`), never by reading every key: a tick costs the same at a million
+    documents as at ten (docs/scale.md).
 
     Files the cursor has read before are not hashed again: their sightings carry no doc_id and
     only move ``last_seen`` on. A file still being written moves its modification time on, so it
@@ -126,6 +149,8 @@ def scan_inbox(
         else:
             unchanged.append(FileSighting.of(path, None, stat))
     scan = scan_files((p for p, _ in files), store)
+    keys = candidate_keys(scan)
+    known = {keys[k] for k in registered(list(keys))} if keys else set()
     new = [r for r, _ in scan.documents if r.doc_id not in known]
     return new, (cursor.advance(files) if cursor is not None else None), scan.files + unchanged
 
@@ -175,9 +200,10 @@ def _registered(new: list[SourceDocument], seen_by: str) -> list[dg.AssetMateria
     ]
 
 
-def _known(instance: dg.DagsterInstance) -> KnownDocuments:
-    """The documents with a partition already (readable keys and old sha256 keys alike)."""
-    return KnownDocuments(instance.get_dynamic_partitions(documents_partitions.name))
+def _known(instance: dg.DagsterInstance) -> Registered:
+    """Which of some keys have a document partition already: an indexed ``IN`` query on the
+    instance's partition table (``get_existing_dynamic_partitions``), bounded by the files scanned."""
+    return lambda keys: instance.get_existing_dynamic_partitions(documents_partitions.name, keys)
 
 
 @dg.sensor(

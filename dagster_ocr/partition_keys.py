@@ -80,23 +80,6 @@ def doc_id_prefix(key: str) -> str | None:
     return match["prefix"] if match else None
 
 
-class KnownDocuments:
-    """The documents an instance already has a partition for, from its partition keys alone
-    (no store or warehouse read): ``doc_id in known`` for the sensor's "is this file new?"."""
-
-    def __init__(self, keys: list[str] | set[str]):
-        self._full: set[str] = set()
-        self._short: set[str] = set()
-        for key in keys:
-            prefix = doc_id_prefix(key)
-            if prefix is None:
-                continue  # a key typed by hand that names nothing: it cannot hide a document
-            (self._full if len(prefix) == 64 else self._short).add(prefix)
-
-    def __contains__(self, doc_id: object) -> bool:
-        return isinstance(doc_id, str) and (doc_id in self._full or doc_id[:HASH_DIGITS] in self._short)
-
-
 def resolve(key: str, store: DocumentStore) -> str:
     """The doc_id a partition key names; ``PartitionKeyError`` with what to do when it names none."""
     prefix = doc_id_prefix(key)

@@ -186,3 +186,32 @@ def test_documents_known_under_old_sha256_keys_are_not_added_again(setup):
     # no document run; the files' sightings are recorded by the one-step files job
     assert [r.job_name for r in result.run_requests] == ["record_file_sightings"]
     assert sorted(instance.get_dynamic_partitions(documents_partitions.name)) == sorted(known)
+
+
+def test_a_tick_never_reads_every_partition_key(setup, monkeypatch):
+    """The tick asks only about the keys of the files it hashed (one bounded query), so its cost
+    does not grow with the documents registered (docs/scale.md: ~5 s a tick at a million keys)."""
+    instance, store, inbox, corpus = setup
+    monkeypatch.setattr(
+        instance, "get_dynamic_partitions", lambda *a, **k: pytest.fail("the whole key list was read")
+    )
+    asked: list[list[str]] = []
+    existing = instance.get_existing_dynamic_partitions
+    monkeypatch.setattr(
+        instance,
+        "get_existing_dynamic_partitions",
+        lambda name, keys: asked.append(list(keys)) or existing(name, keys),
+    )
+    first = _tick(instance, store, None)
+    assert len(first.run_requests) == 2
+    # two documents: each one's readable key and its bare sha256, and the key of the copy's name
+    assert len(asked) == 1 and len(asked[0]) == 5
+    # the same bytes under a new name, after the first tick: known, not a second partition
+    renamed = inbox / "renamed.pdf"
+    shutil.copy(corpus / "page_labels/issue14847.pdf", renamed)
+    os.utime(renamed, ns=(10**19, 10**19))
+    second = _tick(instance, store, first.cursor)
+    assert [r.job_name for r in second.run_requests] == ["record_file_sightings"]
+    resources = {"store": store, "warehouse": _warehouse(store)}
+    with dg.build_schedule_context(instance=instance, resources=resources) as ctx:
+        assert isinstance(nightly_ingestion(ctx), dg.SkipReason)  # the sweep asks the same way

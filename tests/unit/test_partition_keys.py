@@ -87,12 +87,6 @@ def test_two_documents_sharing_the_short_hash_are_told_apart_by_the_stem(tmp_pat
         pk.resolve(f"gamma-{twins[0][:12]}", store)
 
 
-def test_known_documents_match_readable_and_old_keys_and_ignore_typed_text() -> None:
-    a, b, c = "a" * 64, "b" * 64, "c" * 64
-    known = pk.KnownDocuments([pk.partition_key("x.pdf", a), b, "some text typed by hand"])
-    assert a in known and b in known and c not in known
-
-
 def test_the_warehouse_keeps_the_map_both_ways(tmp_path: Path) -> None:
     from dagster_ocr.warehouse import Warehouse
 
