@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -183,13 +184,30 @@ def test_cpu_flags_are_read_from_the_flags_line(monkeypatch, tmp_path):
 
 
 @needs_model
-def test_auto_keeps_bfloat16_only_where_it_measured_faster(monkeypatch):
+def test_auto_keeps_bfloat16_only_where_it_measured_faster(monkeypatch, tmp_path):
     monkeypatch.setattr(embeddings, "resolve_dtype", lambda dtype, device="cpu": "bfloat16")
-    emb = embeddings.Embedder(embeddings.model_dir(), dtype="auto")  # this CPU "claims" bf16
+    kept = tmp_path / "calibration.json"  # this machine's calibration, kept for later processes
+    monkeypatch.setattr(embeddings, "_calibration_path", lambda: kept)
+    emb = embeddings.Embedder(embeddings.model_dir(), dtype="auto", runtime="torch")  # "claims" bf16
     timed = emb.calibration
     assert set(timed) == {"float32", "bfloat16"} and all(t > 0 for t in timed.values())
     assert emb.dtype == ("bfloat16" if timed["bfloat16"] < 0.9 * timed["float32"] else "float32")
     assert str(next(emb.model.parameters()).dtype) == f"torch.{emb.dtype}"
+    assert json.loads(kept.read_text()) == timed
+    # a later process acts on what was measured, without measuring again, whichever way it went
+    measured = []
+    monkeypatch.setattr(embeddings.Embedder, "_calibrate", lambda self, model: measured.append(1) or model)
+    for seconds, dtype in (
+        ({"float32": 1.0, "bfloat16": 0.5}, "bfloat16"),
+        ({"float32": 1.0, "bfloat16": 0.95}, "float32"),
+    ):
+        kept.write_text(json.dumps(seconds))
+        again = embeddings.Embedder(embeddings.model_dir(), dtype="auto", runtime="torch")
+        assert again.calibration == seconds and again.dtype == dtype and not measured
+        assert str(next(again.model.parameters()).dtype) == f"torch.{dtype}"
+    kept.write_text("{not json")  # a damaged file: measured again
+    embeddings.Embedder(embeddings.model_dir(), dtype="auto", runtime="torch")
+    assert measured == [1]
     # an explicit choice is not second-guessed
     assert embeddings.Embedder(embeddings.model_dir(), dtype="bfloat16").calibration == {}
 
