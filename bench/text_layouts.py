@@ -1,0 +1,91 @@
+"""Issue 37's two text classes on generated pages: ours and plain ``get_text()`` against the truth.
+
+* ``furniture``: one-page documents whose margin bands carry a running head, a page number, a
+  date, URL or copyright line, a reference code, a letterhead (``make_single_page``): repetition
+  cannot show them; a reader drops them and keeps the body (a title, a footnote) in the bands.
+* ``interleaved``: pages whose blocks interleave: a sidebar beside the body, a pull quote across
+  the gutter, a boxed callout inside a column, a full-width figure caption between two columns
+  (``make_interleaved``).
+
+Per class and split (tune seeds from 0, held-out seeds from ``HELD_OUT``; see
+tests/support/text_layouts.py): mean edit similarity to the nearest acceptable reading for ours
+(``document_blocks`` order, Markdown stripped) and for ``get_text()``; for ``furniture`` also the
+furniture lines we keep and the body blocks we lose (must stay 0; not counted on ``interleaved``,
+whose truth paragraphs a column break may split).
+
+    .venv/bin/python bench/text_layouts.py [--n 24] [--split tune|held_out|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import _common as C
+import reading_order as RO
+from support.text_layouts import HELD_OUT, make_interleaved, make_single_page, normal, score
+
+from dagster_ocr.pipeline import parse
+
+
+def measure(kind: str, seed: int, tmp: Path) -> dict:
+    case = (make_single_page if kind == "furniture" else make_interleaved)(seed)
+    path = tmp / f"{kind}-{seed}.pdf"
+    case.doc.save(path)
+    out = parse(RO._source(path))
+    ours = RO.strip_markdown(RO.sequence_text(RO.block_sequence(out)))
+    gt = "\n".join(p.get_text() for p in case.doc)
+    rest = normal(ours)
+    for block in case.truths[0]:
+        rest = rest.replace(normal(block), "", 1)
+    kept = sum(1 for f in case.furniture if normal(f) in rest)
+    lost = sum(1 for b in case.truths[0] if normal(b) not in normal(ours))
+    return {
+        "cls": case.cls,
+        "ours": score(case, ours),
+        "get_text": score(case, gt),
+        "kept": kept,
+        "furniture": len(case.furniture),
+        "lost": lost,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=24, help="seeds per class and split")
+    ap.add_argument("--split", choices=["tune", "held_out", "both"], default="both")
+    args = ap.parse_args()
+    C.quiet_logs()
+    splits = ["tune", "held_out"] if args.split == "both" else [args.split]
+    print(
+        "| class | split | pages | ours sim | get_text sim | ours ≥ get_text | furniture kept | body lost |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for kind in ("furniture", "interleaved"):
+            for split in splits:
+                base = 0 if split == "tune" else HELD_OUT
+                rows = [measure(kind, base + k, tmp) for k in range(args.n)]
+                n = len(rows)
+                ours = sum(r["ours"] for r in rows) / n
+                gt = sum(r["get_text"] for r in rows) / n
+                wins = sum(r["ours"] >= r["get_text"] - 1e-9 for r in rows)
+                kept = (
+                    f"{sum(r['kept'] for r in rows)}/{sum(r['furniture'] for r in rows)}"
+                    if kind == "furniture"
+                    else "-"
+                )
+                lost = sum(r["lost"] for r in rows) if kind == "furniture" else "-"
+                print(f"| {kind} | {split} | {n} | {ours:.3f} | {gt:.3f} | {wins}/{n} | {kept} | {lost} |")
+                worst = sorted(rows, key=lambda r: r["ours"] - r["get_text"])[:3]
+                print(
+                    f"  worst: {[(r['cls'], round(r['ours'], 3), round(r['get_text'], 3)) for r in worst]}",
+                    file=sys.stderr,
+                )
+
+
+if __name__ == "__main__":
+    main()
