@@ -33,6 +33,10 @@ from dagster_ocr.warehouse import Warehouse
 log = logging.getLogger(__name__)
 
 
+#: a paragraph run shorter than this (half a line) is no passage of its own: see ``flush``
+STRAY_CHARS = 40
+
+
 def _citation(file_name: str, first: str, last: str, section: str | None) -> str:
     pages = f"p. {first}" if first == last else f"pp. {first}–{last}"
     return f"{file_name}, {pages}" + (f", {section}" if section else "")
@@ -121,15 +125,42 @@ def build_chunks(
 
     run: list[Any] = []
 
-    def flush() -> None:
+    def flush(table: Any = None) -> list[Any]:
+        """Chunk the paragraph run; ``table``: the table block that ends it.
+
+        Lines shorter than :data:`STRAY_CHARS` are no passage of their own (alone, a chunk's
+        vector is its context's and matches any question about the document). Those right above
+        the table, on its page and in its section (its lead-in, "(in millions)", a header line
+        printed above the grid), are returned for the table's first chunk; a short run left otherwise
+        is read with the chunk before it where that is in its section and on its page."""
+        lead: list[Any] = []
+        while (
+            table is not None
+            and run
+            and len(run[-1].text) < STRAY_CHARS
+            and _section(run[-1]) == _section(table)
+            and int(run[-1].page_index) == int(run[-1].last_page_index) == int(table.page_index)
+        ):
+            lead.insert(0, run.pop())
         if run:
             text = "\n".join(r.text for r in run)
-            last = max(int(r.last_page_index) for r in run)
-            ids = [r.source_id for r in run]
-            emit("paragraph", ids[0], _section(run[0]), int(run[0].page_index), last, text, ids)
+            first, last = int(run[0].page_index), max(int(r.last_page_index) for r in run)
+            ids, section = [r.source_id for r in run], _section(run[0])
             run.clear()
+            before = chunks[-1] if chunks else None
+            if (
+                len(text) < STRAY_CHARS
+                and before
+                and before["section_id"] == section
+                and before["last_page_index"] == first == last
+            ):
+                before["text"] += "\n" + text
+                before["paragraph_ids"] = before["paragraph_ids"] + ids
+            else:
+                emit("paragraph", ids[0], section, first, last, text, ids)
+        return lead
 
-    def emit_table(block: Any) -> None:
+    def emit_table(block: Any, lead: list[Any]) -> None:
         table_id = str(block.source_id)
         if not isinstance(block.text, str) or not block.text:
             # a table written before its Markdown was stored (schema < 4): re-materialize duckdb_tables
@@ -148,15 +179,18 @@ def build_chunks(
             lo, hi = first_row + start, first_row + start + max(len(part), 1) - 1
             first = row_page.get(lo, first_page)
             last = row_page.get(hi, last_page) if part else first
-            emit("table", table_id, _section(block), first, last, "\n".join(prefix + header + part))
+            # the lines printed right above the grid go with its first rows, as on the page (in every
+            # part they would tell the investing rows of a cash-flow statement "Operating Activities")
+            above = lead if start == 0 else []
+            text = "\n".join(prefix + [r.text for r in above] + header + part)
+            emit("table", table_id, _section(block), first, last, text, [r.source_id for r in above])
 
     for block in blocks.sort_values("reading_order").itertuples() if len(blocks) else []:
         if block.kind == "heading":
             flush()  # a heading starts a section: the run before it ends
             continue
         if block.kind == "table":
-            flush()
-            emit_table(block)
+            emit_table(block, flush(table=block))
             continue
         size = sum(len(r.text) + 1 for r in run)
         new_page = s.split_at_pages and run and block.page_index != run[-1].page_index

@@ -212,17 +212,17 @@ def test_chunks_follow_the_reading_order_sequence_a_table_between_paragraphs():
     blocks = _blocks(
         [
             ("heading", "s1", 0, "2. Services"),
-            ("paragraph", "s2", 0, "The fees are:"),
+            ("paragraph", "s2", 0, "The Customer pays the following fees each month:"),
             table,
-            ("paragraph", "s2", 0, "Fees are due monthly."),
+            ("paragraph", "s2", 0, "Fees are due on the first working day of the month."),
         ]
     )
     chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"}, settings=KbSettings())
     # the run before the table ends at it; the table cites its section; the run after starts anew
     assert [(c["source_kind"], c["text"].splitlines()[0]) for c in chunks] == [
-        ("paragraph", "The fees are:"),
+        ("paragraph", "The Customer pays the following fees each month:"),
         ("table", "| Fee | Amount |"),
-        ("paragraph", "Fees are due monthly."),
+        ("paragraph", "Fees are due on the first working day of the month."),
     ]
     assert chunks[1]["citation"] == "a.pdf, p. 3, 2. Services › 2.1 Scope"
     assert [c["chunk_id"] for c in chunks] == ["c0", "c1", "c2"]
@@ -294,3 +294,47 @@ def test_the_cli_answers_a_bad_question_without_a_traceback(two_filers, capsys):
     missing = two_filers.path.with_name("typo.duckdb")
     assert main(["search", "purchases", "--warehouse", str(missing)]) == 2
     assert "no warehouse at" in capsys.readouterr().err and not missing.exists()
+
+
+def test_a_stray_line_is_read_with_its_neighbour_on_its_page_not_as_a_chunk_of_its_own():
+    """A line of a few characters alone is a chunk whose vector is its context's: it goes with the
+    table after it (a header line printed above the grid) or else the chunk before it, in its
+    section and on its page; elsewhere (a section of one line: "None.") it stays a chunk."""
+    grid = [["Fee", "Amount"], ["Hosting", "1,200"], ["Support", "300"]]
+    tables, rows, table = _table("t0", 1, None, grid, section="s2")
+    blocks = _blocks(
+        [
+            ("heading", "s1", 0, "2. Services"),
+            ("paragraph", "s2", 0, "Hosting is billed per server and month, in advance."),
+            ("paragraph", "s2", 0, "(in thousands of JPY)"),  # printed above the grid
+            table,
+            ("paragraph", "s2", 0, "2021."),  # a cell's wrapped end, read outside the grid
+            ("paragraph", "s2", 1, "Support answers within one hour, every day of the year."),
+            ("heading", "s3", 1, "3. Unresolved comments"),
+            ("paragraph", "s3", 1, "None."),
+        ]
+    )
+    sections = pd.concat(
+        [SECTIONS, pd.DataFrame({"section_id": ["s3"], "parent_id": [None], "title": ["3. Unresolved"]})]
+    )
+    chunks = build_chunks("a.pdf", blocks, sections, tables, rows, {0: "3", 1: "4"}, KbSettings())
+    assert [(c["source_kind"], c["text"]) for c in chunks] == [
+        ("paragraph", "Hosting is billed per server and month, in advance."),
+        (
+            "table",
+            "(in thousands of JPY)\n| Fee | Amount |\n|---|---|\n"
+            "| Hosting | 1,200 |\n| Support | 300 |\n2021.",
+        ),
+        ("paragraph", "Support answers within one hour, every day of the year."),
+        ("paragraph", "None."),
+    ]
+    assert chunks[1]["paragraph_ids"] == ["p2", "p4"]  # the lines it holds stay traceable
+    # a table in parts: the line printed above the grid goes with its first rows only
+    parts = build_chunks(
+        "a.pdf", blocks, sections, tables, rows, {0: "3", 1: "4"}, KbSettings(table_rows_per_chunk=1)
+    )
+    assert [c["text"].splitlines()[0] for c in parts if c["source_kind"] == "table"] == [
+        "(in thousands of JPY)",
+        "| Fee | Amount |",
+    ]
+    assert [c["citation"] for c in chunks][-1] == "a.pdf, p. 4, 3. Unresolved"
