@@ -65,7 +65,7 @@ from dagster_ocr.settings import Settings
 CLASSES = ("clean150", "clean200", "jpeg", "noise_blur", "skew", "skew_layout", "lowdpi")
 CACHE = C.DEFAULT_CACHE / "ocr_simulated"
 #: bump when page selection changes, so the cached candidate list is rebuilt
-SELECTION_VERSION = 1
+SELECTION_VERSION = 2
 MIN_CHARS = 600
 MAX_PAGES_PER_DOC = 3
 
@@ -174,7 +174,8 @@ def candidates(corpus: Path) -> list[dict[str, Any]]:
                 continue  # figures and scans inside: the truth would lack what the scan shows
             one = pymupdf.open()
             one.insert_pdf(doc, from_page=pno, to_page=pno)
-            name = f"{Path(rel).stem}-p{pno}"
+            # by path: two corpus folders hold a us-007.pdf each
+            name = f"{rel[:-4].replace('/', '_')}-p{pno}"
             pdf = CACHE / f"{name}.pdf"
             one.save(pdf)
             text, parsed = product_text(pdf)
@@ -383,7 +384,7 @@ def run(args: argparse.Namespace) -> list[Result]:
                 results.append(res)
                 b = f"  rapidocr {res.base_cer:.3f} / {res.base_f1:.3f}" if res.base_cer is not None else ""
                 print(
-                    f"{split:5} {cls:11} {page['name']:28} CER {res.cer:.3f} F1 {res.f1:.3f} "
+                    f"{split:5} {cls:11} {page['name'][-34:]:34} CER {res.cer:.3f} F1 {res.f1:.3f} "
                     f"{cpu:5.1f} CPU s{b}  {params}",
                     file=sys.stderr,
                     flush=True,
