@@ -48,7 +48,24 @@ def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -
     ]
     if len(texty) < 2 * s.column_min_lines:
         return []
-    return find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
+    found = find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
+    if found:
+        return found
+    # A line alone on its row (a centred author line or heading over the columns, a caption) is
+    # no column's line, yet at 20+ characters and under column_max_share wide it took part in
+    # shaping the channels, and one such line across the gutter hid it: the whole page was read
+    # across its columns (issue 37). Column lines have their neighbour column beside them.
+    paired = [b for b in texty if any(o is not b and _beside(b, o) for o in texty)]
+    if len(paired) < 2 * s.column_min_lines:
+        return []
+    return find_gutters(paired, texty, 0.5 * line_h, s.column_min_lines)
+
+
+def _beside(a: BBox, b: BBox) -> bool:
+    """``b`` sits left or right of ``a`` on the same row (overlapping it vertically by half the
+    smaller height, apart horizontally)."""
+    h = min(a[3] - a[1], b[3] - b[1])
+    return v_overlap(a, b) >= 0.5 * h and (b[2] <= a[0] or b[0] >= a[2])
 
 
 def _segment(
@@ -64,7 +81,8 @@ def _segment(
     """
     gutters = _gutters(items, span, line_h, s) if depth < 4 else []
     if not gutters:
-        return [ln for row in _rows(items) for ln in row]
+        banded = _banded(items, span, line_h, s, depth) if depth < 4 else None
+        return banded if banded is not None else [ln for row in _rows(items) for ln in row]
 
     inside = [ln for ln in items if not crosses(ln.bbox, gutters)]
 
@@ -108,6 +126,43 @@ def _segment(
         flush_band()
     out.extend(x for row in _rows(wide) for x in row)
     return out
+
+
+def _banded(
+    items: list[OcrLine], span: float, line_h: float, s: OcrSettings, depth: int
+) -> list[OcrLine] | None:
+    """``items`` cut into bands at full-width lines alone on their row (a title across the page),
+    each band in reading order on its own; None where no band has columns of its own.
+
+    A page whose top half is set in two columns and bottom half in three (an article starting
+    under the end of another, with a sidebar) has no white channel running down the whole page,
+    so ``_gutters`` finds none and the page was read across every column, row by row (issue 37).
+    The full-width line between the halves is where the layout changes; above and below it each
+    band's gutters are found as on a page of its own.
+    """
+    wide = {
+        id(ln)
+        for ln in items
+        if ln.bbox[2] - ln.bbox[0] >= s.column_max_share * span
+        and not any(o is not ln and _beside(ln.bbox, o.bbox) for o in items)
+    }
+    if not wide:
+        return None
+    groups: list[list[OcrLine]] = []
+    current: list[OcrLine] = []
+    for ln in sorted(items, key=lambda ln: ((ln.bbox[1] + ln.bbox[3]) / 2, ln.bbox[0])):
+        if id(ln) in wide:
+            if current:
+                groups.append(current)
+                current = []
+            groups.append([ln])
+        else:
+            current.append(ln)
+    if current:
+        groups.append(current)
+    if not any(len(g) > 1 and _gutters(g, span, line_h, s) for g in groups):
+        return None
+    return [ln for g in groups for ln in _segment(g, span, line_h, s, depth + 1)]
 
 
 def reading_order(lines: list[OcrLine], settings: OcrSettings) -> list[OcrLine]:

@@ -457,6 +457,42 @@ def test_reading_order_magazine_page_with_figure_and_caption():
     assert got == expected
 
 
+def test_reading_order_centred_author_line_over_the_gutter_does_not_hide_it():
+    # issue 37: a journal page's centred author and affiliation lines (20+ characters, narrower
+    # than column_max_share) cross the gutter above two columns; they made the page read across
+    lines = [_ln("Jaime Raymond, MPH William Wheeler", 230, 20, 370, 40)]
+    lines.append(_ln("National Center for Environmental Health", 200, 45, 400, 65))
+    for i in range(6):
+        y = 100 + 25 * i
+        lines += [_ln(f"L{i} {_TEXT}", 40, y, 290, y + 20), _ln(f"R{i} {_TEXT}", 305, y, 560, y + 20)]
+    random.Random(37).shuffle(lines)
+    got = [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())]
+    assert got == ["Jaime", "National", *[f"L{i}" for i in range(6)], *[f"R{i}" for i in range(6)]]
+
+
+def test_reading_order_columns_that_change_under_a_full_width_title():
+    # issue 37: the end of one article in two columns, a title across the page, and the next
+    # article in three columns whose gutters do not line up with the first's: no channel runs
+    # down the whole page, yet each band has its own columns
+    lines = []
+    for i in range(5):
+        y = 40 + 25 * i
+        lines += [_ln(f"A{i} {_TEXT}", 40, y, 295, y + 20), _ln(f"B{i} {_TEXT}", 305, y, 560, y + 20)]
+    lines.append(_ln(f"Title {_TEXT} and the next article", 40, 200, 560, 230))
+    for i in range(5):
+        y = 250 + 25 * i
+        lines += [
+            _ln(f"C{i} {_TEXT}", 40, y, 200, y + 20),
+            _ln(f"D{i} {_TEXT}", 215, y, 385, y + 20),
+            _ln(f"E{i} {_TEXT}", 400, y, 560, y + 20),
+        ]
+    random.Random(7).shuffle(lines)
+    got = [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())]
+    expected = [f"{c}{i}" for c in "AB" for i in range(5)] + ["Title"]
+    expected += [f"{c}{i}" for c in "CDE" for i in range(5)]
+    assert got == expected
+
+
 def test_reading_order_table_reads_row_by_row():
     # short cells with wide white channels between them are a table, not columns of text
     lines = []
