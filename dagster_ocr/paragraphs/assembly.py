@@ -85,7 +85,11 @@ def build_paragraphs(
     for page in in_page_order(pages):
         n_pages += 1
         number_line = number_lines.get(page.index)
-        marks = {} if no_furniture else _page_furniture(page, repeated.keys, number_line, s)
+        marks = (
+            {}
+            if no_furniture
+            else _page_furniture(page, repeated.keys, number_line, s, short_document=repeated.too_short(s))
+        )
         held = tables_by_page.get(page.index)
         # a line in a table region the table holds is the table's; the words it does not hold
         # (a note or a sentence the region swallowed) stay body text: a table never costs text

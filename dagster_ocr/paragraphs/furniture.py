@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from dagster_ocr.conservation import compact
 from dagster_ocr.layout import v_overlap
 from dagster_ocr.model import BBox, Line, Page, Table
+from dagster_ocr.paragraphs.patterns import _CAPTION_RE
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 _DIGITS = re.compile(r"\d+")
@@ -83,6 +84,12 @@ class _Repeated:
     chars: int
     #: ... of them in the running headers and footers and the label stage's page-number lines
     furniture_chars: int
+    #: the document's pages
+    pages: int = 0
+
+    def too_short(self, settings: ParagraphSettings) -> bool:
+        """Has the document too few pages for a running head to recur (``repeat_min_pages``)?"""
+        return self.pages < settings.repeat_min_pages
 
     def takes_the_body(self, settings: ParagraphSettings) -> bool:
         """Would furniture take all or most of the document's text? Then what repeats is the body
@@ -144,7 +151,7 @@ def _repeated_furniture(
                 zone_pages[key].add(page.index)
     need = max(settings.repeat_min_pages, settings.repeat_min_share * n_pages)
     keys = frozenset(key for key, seen in zone_pages.items() if len(seen) >= need)
-    return _Repeated(keys, chars, number_chars + sum(zone_chars[k] for k in keys))
+    return _Repeated(keys, chars, number_chars + sum(zone_chars[k] for k in keys), n_pages)
 
 
 def _text_beyond(page: Page, index: int, zone: str, repeated: set[tuple[str, str]]) -> bool:
@@ -232,10 +239,137 @@ def _edge_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
     }
 
 
+#: what a running head or foot says and body text rarely does on its own line: a page reference
+#: ("Page 3", "3 of 5", "12 | Title", "Title · 12"), a date, an address on the web or a mail
+#: address, a copyright, a print stamp, a reference code
+_FURNITURE_FORM = re.compile(
+    r"(?i)\bpage\s+\d|\b\d+\s+of\s+\d+\b|^\d{1,4}\s*[|·•–—]|[|·•–—]\s*\d{1,4}$"
+    r"|\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"
+    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{4}\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+\d{4}\b"
+    r"|\bwww\.|https?://|\S@\S|\bdoi\b|©|\(c\)\s*\d{4}|\bcopyright\b|all rights reserved"
+    r"|\bprinted\b|\bconfidential\b|\b(?:ref|rev|no)\.\s*\S*\d|\b[A-Z]{2,}-\d+"
+)
+
+
+def _usual_pitch(lines: list[Line]) -> float:
+    """The usual distance between consecutive baselines of ``lines`` within a paragraph (their
+    lower quartile: the wider gaps between paragraphs do not count; lines on one baseline count
+    once); 0 with fewer than two baselines."""
+    baselines: list[float] = []
+    for ln in sorted(lines, key=lambda ln: ln.bbox[3]):
+        if not baselines or ln.bbox[3] - baselines[-1] >= 0.5 * max(ln.bbox[3] - ln.bbox[1], 1.0):
+            baselines.append(ln.bbox[3])
+    gaps = sorted(b - a for a, b in zip(baselines, baselines[1:], strict=False))
+    return gaps[len(gaps) // 4] if gaps else 0.0
+
+
+def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings) -> dict[int, str]:
+    """Line index -> "header" / "footer" for running heads and feet a page shows by its position and
+    their form alone: on a document too short for repetition to show them (see
+    ``_Repeated.too_short``).
+
+    A line in a margin band (``margin_zone``) is furniture when it stands apart from the body:
+    not part of the body block (``_attached_to_body``; a footnote's lines, which open with a note
+    marker and do not read as furniture, count as body) and further from the nearest line of the
+    body block than ``band_apart_pitches`` times the page's usual line pitch (a heading or a first
+    line that opens the body sits at the body's own spacing, however short the page). It is set no
+    larger than the body and not bold at its size (a heading), is no fragment of a longer line
+    (``_set_in_a_line``) nor a figure's or table's caption (``_CAPTION_RE``: a figure between
+    it and the body sets it apart), and belongs to the band's outermost block of lines standing apart, of at
+    most two visual lines (a memo's "To / From / Subject" block or an address is a block of its
+    own). And it reads as
+    furniture: one of ``_FURNITURE_FORM`` or a bare page number, or, in the header band, a short
+    line that ends no clause and is not shaped like prose (``_body_shaped``: a running title, a
+    letterhead's address, a date); in the footer band, where a letter's signature stands apart
+    too, the form or a line set smaller than the body.
+    """
+    top, bottom = _zones(page, settings)
+    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > top and ln.bbox[3] < bottom]
+    if not body:
+        return {}
+    sizes = sorted(ln.size for ln in body)
+    body_size = sizes[len(sizes) // 2]
+    measure = max(b.bbox[2] for b in body) - min(b.bbox[0] for b in body)
+    texts = [ln for ln in page.lines if ln.text.strip()]
+    pitch = _usual_pitch(body) if len({round(b.bbox[3]) for b in body}) > 1 else _usual_pitch(texts)
+    band = [
+        i
+        for i, ln in enumerate(page.lines)
+        if i not in marks and ln.text.strip() and (ln.bbox[1] <= top or ln.bbox[3] >= bottom)
+    ]
+    lines = [page.lines[i] for i in band]
+    notes = [
+        ln
+        for ln in lines
+        if ln.bbox[1] > top and _FOOTNOTE_RE.match(ln.text) and not _FURNITURE_FORM.search(ln.text)
+    ]
+    attached = _attached_to_body(lines, body + notes, settings)
+
+    # the body block: the lines between the bands and the band lines they reach (a footnote, which
+    # sits apart from the body too, is not measured from)
+    reached = _attached_to_body(lines, body, settings)
+    block = body + [ln for ln, at in zip(lines, reached, strict=True) if at]
+
+    def apart(ln: Line) -> bool:
+        nearest = min(abs(ln.bbox[3] - b.bbox[3]) for b in block)
+        return pitch <= 0 or nearest > settings.band_apart_pitches * pitch
+
+    out: dict[int, str] = {}
+    for zone in ("header", "footer"):
+        standing = [
+            (i, ln)
+            for i, ln, at in zip(band, lines, attached, strict=True)
+            if not at and (ln.bbox[1] <= top if zone == "header" else ln.bbox[3] >= bottom)
+        ]
+        # only the block of lines outermost in the band (toward the page's edge) can be a running
+        # head or foot: a memo's heading block or a footnote under it is a block of its own
+        standing.sort(key=lambda item: item[1].bbox[3], reverse=zone == "footer")
+        outer: list[tuple[int, Line]] = []
+        reach = settings.band_apart_pitches * max(pitch, 1.0)
+        for i, ln in standing:
+            if outer and abs(ln.bbox[3] - outer[-1][1].bbox[3]) > reach:
+                break
+            outer.append((i, ln))
+        baselines: list[float] = []
+        for _, ln in outer:
+            if not any(abs(ln.bbox[3] - b) < 0.5 * max(ln.bbox[3] - ln.bbox[1], 1.0) for b in baselines):
+                baselines.append(ln.bbox[3])
+        if len(baselines) > 2:
+            continue
+        for i, ln in outer:
+            text = ln.text.strip()
+            if ln.size > body_size + 0.5 or (ln.bold and ln.size >= body_size - 0.5) or not apart(ln):
+                continue
+            if _set_in_a_line(page, i):  # a fragment of a longer line of text ("p <" "0.0005")
+                continue
+            if _CAPTION_RE.match(text):  # a figure's caption stands apart from the body too
+                continue
+            furniture = bool(_FURNITURE_FORM.search(text)) or bool(_PAGE_NUMBER_RE.fullmatch(text))
+            if zone == "header" and not furniture:
+                furniture = (
+                    len(text.split()) <= 12
+                    and text[-1:] not in ".!?:;,"
+                    and not _body_shaped(ln, measure, settings)
+                )
+            elif zone == "footer" and not furniture:
+                furniture = ln.size < body_size - 0.5
+            if furniture:
+                out[i] = zone
+    return out
+
+
 def _page_furniture(
-    page: Page, repeated: frozenset[tuple[str, str]], number_line: int | None, settings: ParagraphSettings
+    page: Page,
+    repeated: frozenset[tuple[str, str]],
+    number_line: int | None,
+    settings: ParagraphSettings,
+    short_document: bool = False,
 ) -> dict[int, str]:
-    """Line index → "page_number", "header" or "footer" for the page's furniture lines."""
+    """Line index → "page_number", "header" or "footer" for the page's furniture lines.
+
+    ``short_document``: the document has too few pages for repetition to show a running head;
+    lines in the margin bands are then judged by their position and form (``_band_stamps``)."""
     marks: dict[int, str] = {}
     if number_line is not None and 0 <= number_line < len(page.lines):
         marks.setdefault(number_line, "page_number")
@@ -258,6 +392,8 @@ def _page_furniture(
             # number, a statistic "p < 0.0005" whose parts are separate text-layer lines)
             marks[i] = "page_number"
     marks.update(_edge_stamps(page, marks, settings))
+    if short_document:
+        marks.update(_band_stamps(page, marks, settings))
     # a running head printed on the same line as the page number ("Title ... 9")
     numbers = [page.lines[i].bbox for i, kind in marks.items() if kind == "page_number"]
     for i, line in enumerate(page.lines):

@@ -36,6 +36,13 @@ class ParagraphSettings(BaseModel):
         description="Share of the page height at the very top and bottom where a line set no larger "
         "than the body and apart from it is a stamp (furniture) even when it does not repeat.",
     )
+    band_apart_pitches: float = Field(
+        1.4,
+        description="On a document too short for repetition, a margin-band line is a running head "
+        "or foot only when its baseline is more than this many of the page's usual line pitches "
+        "from the nearest body line: a heading or a first line that opens the body sits at the "
+        "body's own spacing.",
+    )
     repeat_min_pages: int = Field(
         3, description="A header/footer must recur (digits normalised) on at least this many pages."
     )
