@@ -39,12 +39,16 @@ def corpus() -> Path:
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto``: one worker per CPU this process may run on (a container's or taskset's CPU set,
-    where xdist's own count is every core of the host); PYTEST_XDIST_AUTO_NUM_WORKERS overrides."""
+    """``-n auto``: one worker more than the CPUs this process may run on (a container's or
+    taskset's CPU set, where xdist's own count is every core of the host); PYTEST_XDIST_AUTO_NUM_WORKERS
+    overrides. The extra worker: many tests wait on subprocesses (a daemon's runs, signalled CLI
+    runs, lake writers, Chromium), so one worker per CPU left the CPUs idle part of the time: on 2
+    cores a quiet clean clone took 10:50 with 2 workers and 9:41 with 3 (BENCHMARKS.md)."""
     env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if env.isdigit():
         return int(env)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cpus + 1
 
 
 def pytest_collection_modifyitems(config, items) -> None:
