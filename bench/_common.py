@@ -8,6 +8,7 @@ Generated documents are deterministic (seeded) and cached under ``--cache`` (def
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import random
@@ -283,3 +284,19 @@ def quiet_logs() -> None:
 def dump(obj: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2, default=str))
+
+
+def source_of(path: Path):
+    """A file as the pipeline's SourceDocument, read in place (no store): sha256, kind by magic."""
+    from dagster_ocr.ingest import detect_kind
+    from dagster_ocr.model import SourceDocument
+
+    data = path.read_bytes()
+    return SourceDocument(
+        doc_id=hashlib.sha256(data).hexdigest(),
+        file_name=path.name,
+        source_path=str(path),
+        stored_path=str(path),
+        size_bytes=len(data),
+        kind=detect_kind(data[:1024]),
+    )

@@ -57,7 +57,6 @@ import pymupdf
 import reading_order as RO
 from support.text_metrics import levenshtein
 
-from dagster_ocr.model import SourceDocument
 from dagster_ocr.ocr import get_engine
 from dagster_ocr.pipeline import parse
 from dagster_ocr.settings import Settings
@@ -112,20 +111,8 @@ def word_f1(ref: str, hyp: str) -> float:
 # ------------------------------------------------------------------------------------ pages
 
 
-def _source(pdf: Path) -> SourceDocument:
-    data = pdf.read_bytes()
-    return SourceDocument(
-        doc_id=hashlib.sha256(data).hexdigest(),
-        file_name=pdf.name,
-        source_path=str(pdf),
-        stored_path=str(pdf),
-        size_bytes=len(data),
-        kind="pdf",
-    )
-
-
 def product_text(pdf: Path, engine: Any = None) -> tuple[str, Any]:
-    out = parse(_source(pdf), engine=engine)
+    out = parse(C.source_of(pdf), engine=engine)
     return RO.sequence_text(RO.block_sequence(out, markdown=False)), out
 
 

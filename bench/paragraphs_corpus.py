@@ -30,7 +30,6 @@ before ``after``). The page's text is its paragraphs in reading order, joined by
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import re
 import sys
@@ -43,8 +42,10 @@ from pathlib import Path
 import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dagster_ocr.model import SourceDocument
+from _common import source_of
+
 from dagster_ocr.pipeline import parse
 
 KEY = 24
@@ -58,15 +59,7 @@ Method = Callable[[Path], tuple[list[tuple[int, str]], float, int]]
 
 
 def ours(pdf: Path) -> tuple[list[tuple[int, str]], float, int]:
-    data = pdf.read_bytes()
-    source = SourceDocument(
-        doc_id=hashlib.sha256(data).hexdigest(),
-        file_name=pdf.name,
-        source_path=str(pdf),
-        stored_path=str(pdf),
-        size_bytes=len(data),
-        kind="pdf",
-    )
+    source = source_of(pdf)
     t = time.perf_counter()
     out = parse(source)
     seconds = time.perf_counter() - t

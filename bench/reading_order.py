@@ -27,7 +27,6 @@ there. Every input is reported under its MANIFEST.json split, tune and check apa
 from __future__ import annotations
 
 import argparse
-import hashlib
 import html
 import json
 import re
@@ -45,7 +44,7 @@ from support.text_metrics import levenshtein
 
 from dagster_ocr import blocks
 from dagster_ocr.blocks import place_tables, table_markdown, table_text
-from dagster_ocr.model import SourceDocument, Table
+from dagster_ocr.model import Table
 from dagster_ocr.ocr.settings import RapidOcrSettings
 from dagster_ocr.pipeline import parse
 
@@ -78,19 +77,6 @@ Method = Callable[[Path], tuple[Sequence_, int]]
 # ------------------------------------------------------------------------------------ methods
 
 
-def _source(path: Path) -> SourceDocument:
-    data = path.read_bytes()
-    kind = "pdf" if data[:4] == b"%PDF" else "png" if data[:4] == b"\x89PNG" else "tiff"
-    return SourceDocument(
-        doc_id=hashlib.sha256(data).hexdigest(),
-        file_name=path.name,
-        source_path=str(path),
-        stored_path=str(path),
-        size_bytes=len(data),
-        kind=kind,
-    )
-
-
 def block_sequence(out: Any, markdown: bool = True) -> Sequence_:
     """The document_blocks order (sql/views.sql) of a parsed document, as (page, text): the
     product's own ``blocks.block_sequence``, a table as Markdown (``markdown``) or as the plain
@@ -108,7 +94,7 @@ def block_sequence(out: Any, markdown: bool = True) -> Sequence_:
 
 
 def ours(path: Path, engine: Any = None) -> tuple[Sequence_, int]:
-    out = parse(_source(path), engine=engine)
+    out = parse(C.source_of(path), engine=engine)
     return block_sequence(out), out.document.n_pages
 
 

@@ -32,6 +32,14 @@ def _norm_furniture(text: str) -> str:
     return _WS.sub(" ", _DIGITS.sub("#", text)).strip().lower()
 
 
+def _body_between_bands(page: Page, settings: ParagraphSettings) -> tuple[list[Line], float]:
+    """The page's text lines between its header and footer bands, and their median size."""
+    top, bottom = _zones(page, settings)
+    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > top and ln.bbox[3] < bottom]
+    sizes = sorted(ln.size for ln in body)
+    return body, sizes[len(sizes) // 2] if sizes else 0.0
+
+
 def _zones(page: Page, settings: ParagraphSettings) -> tuple[float, float]:
     return page.height * settings.margin_zone, page.height * (1 - settings.margin_zone)
 
@@ -224,12 +232,9 @@ def _edge_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
     ]
     if not edge:
         return {}
-    m_top, m_bottom = _zones(page, settings)
-    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > m_top and ln.bbox[3] < m_bottom]
+    body, body_size = _body_between_bands(page, settings)
     if not body:
         return {}
-    sizes = sorted(ln.size for ln in body)
-    body_size = sizes[len(sizes) // 2]
     lines = [page.lines[i] for i in edge]
     attached = _attached_to_body(lines, body, settings)
     return {
@@ -285,11 +290,9 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
     too, the form or a line set smaller than the body.
     """
     top, bottom = _zones(page, settings)
-    body = [ln for ln in page.lines if ln.text.strip() and ln.bbox[1] > top and ln.bbox[3] < bottom]
+    body, body_size = _body_between_bands(page, settings)
     if not body:
         return {}
-    sizes = sorted(ln.size for ln in body)
-    body_size = sizes[len(sizes) // 2]
     measure = max(b.bbox[2] for b in body) - min(b.bbox[0] for b in body)
     texts = [ln for ln in page.lines if ln.text.strip()]
     pitch = _usual_pitch(body) if len({round(b.bbox[3]) for b in body}) > 1 else _usual_pitch(texts)
