@@ -138,7 +138,7 @@ def measure(path: Path, corpus: Path, whole_limit: int) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001  # a file PyMuPDF cannot open is reported, not fatal
         return {**row, "skipped": f"pymupdf: {exc}"}
     t = time.perf_counter()
-    out = parse(RO._source(path))
+    out = parse(C.source_of(path))
     row["seconds"] = round(time.perf_counter() - t, 3)
     if not out.document.ok:
         return {**row, "skipped": f"parse: {out.document.error}"}

@@ -34,7 +34,7 @@ def measure(kind: str, seed: int, tmp: Path) -> dict:
     case = (make_single_page if kind == "furniture" else make_interleaved)(seed)
     path = tmp / f"{kind}-{seed}.pdf"
     case.doc.save(path)
-    out = parse(RO._source(path))
+    out = parse(C.source_of(path))
     ours = RO.strip_markdown(RO.sequence_text(RO.block_sequence(out)))
     gt = "\n".join(p.get_text() for p in case.doc)
     rest = normal(ours)
