@@ -38,8 +38,10 @@ text line inside, as word processors export them, and compounds broken at their 
 ``new_table_tail``: a table over 3-6 pages whose last pages change column layout, and its negative;
 ``sparse_stats``, ``sectioned``, ``two_stacked``: a sparse statistical table, one table cut into sections,
 and two tables stacked under their own headers, scored also as "shape right": as many tables as
-expected, each with the expected column count and cell F1 >= 0.95), each seed's class being the seed
-modulo their number.
+expected, each with the expected column count and cell F1 >= 0.95); ``wrapped_stub``, ``blank_cells``:
+stream tables whose row labels wrap (figures on the label's first, last or middle line) and whose
+cells are partly empty, under spanning heads for the second; each seed's class being the seed modulo
+their number.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from support.table_pages import (  # noqa: E402
     NO_TABLE,
     SHAPE,
     TAIL_MULTI,
+    WRAPPED,
     Case,
     Grid,
     make_case,
@@ -305,7 +308,8 @@ def main() -> None:
         help="comma-separated classes to draw instead of the 21 (seed modulo their number); "
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
-        f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; {', '.join(TAIL_MULTI + SHAPE)} only by name)",
+        f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -318,7 +322,7 @@ def main() -> None:
     classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(every) - set(TAIL_MULTI) - set(SHAPE)
+        unknown = set(classes) - set(every) - set(TAIL_MULTI) - set(SHAPE) - set(WRAPPED)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -92,6 +92,13 @@ TAIL_MULTI = ["continued_tail", "new_table_tail"]
 #: guard ``two_stacked``: two tables one under the other, each under its own header (with a caption,
 #: a note or only space between), which must stay two.
 SHAPE = ["sparse_stats", "sectioned", "two_stacked"]
+#: (issue 37) one page, one stream table (no rules, or rules under the header and the table only)
+#: with wrapped row labels and empty cells, drawn only when named: ``wrapped_stub``, a stub whose
+#: labels wrap over two to four lines (some with a hanging indent), the row's figures set beside the
+#: label's first line, its last line or midway, some cells empty; ``blank_cells``, spanning heads over
+#: groups of columns, rows with a whole group or single cells empty (a row of a label alone), the
+#: stub's head often blank, some labels wrapping with their figures on the first or the last line.
+WRAPPED = ["wrapped_stub", "blank_cells"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -220,6 +227,10 @@ class _Spec:
     total: bool = False  # the last body row is a totals row
     hyphenate: bool = False  # wrapped cells break long words with a hyphen
     head_wrap: bool = False  # header cells of two words or more print over two lines
+    #: where a row's one-line cells sit beside its wrapped ones: on the first line ("top"), the
+    #: last ("bottom") or midway ("middle")
+    valign: str = "top"
+    indent: float = 0.0  # a wrapped cell's continuation lines start this far in (a hanging indent)
 
     @property
     def n_cols(self) -> int:
@@ -394,6 +405,11 @@ class _Printer:
     def width(self) -> float:
         return sum(self.widths) + self.st.pad * (self.spec.n_cols - 1)
 
+    def _lines(self, text: str, c: int) -> list[str]:
+        """A wrapped column's cell as its printed lines (continuation lines indented by ``indent``)."""
+        sp, st = self.spec, self.st
+        return _wrap(text.split(), self.widths[c] - sp.indent, st.font[0], st.size, sp.hyphenate)
+
     def draw(
         self,
         page: pymupdf.Page,
@@ -453,9 +469,7 @@ class _Printer:
             n_lines = 1
             for c in sp.wrap:
                 if row[c]:
-                    n_lines = max(
-                        n_lines, len(_wrap(row[c].split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
-                    )
+                    n_lines = max(n_lines, len(self._lines(row[c], c)))
             if st.rules == "zebra" and (r % 2 == 1):
                 page.draw_rect(
                     pymupdf.Rect(left, y, right_edge, y + lh * n_lines),
@@ -464,24 +478,20 @@ class _Printer:
                     overlay=False,
                 )
             for c, text in enumerate(row):
-                n_here = (
-                    len(_wrap(text.split(), self.widths[c], st.font[0], st.size, sp.hyphenate))
-                    if c in sp.wrap and text
-                    else 1
-                )
-                self.boxes.append((*col_x[c], y, y + lh * n_lines, n_here if text else 0))
+                lines = self._lines(text, c) if c in sp.wrap and text else [text]
+                self.boxes.append((*col_x[c], y, y + lh * n_lines, len(lines) if text else 0))
                 if not text:
                     continue
                 bold = sp.total and r == len(sp.body) - 1
-                if c in sp.wrap:
-                    for k, line in enumerate(
-                        _wrap(text.split(), self.widths[c], st.font[0], st.size, sp.hyphenate)
-                    ):
-                        self._text(
-                            page, line, *col_x[c], y + lh * (k + 0.5) + st.size * 0.25, sp.align[c], bold, rtl
-                        )
-                else:
-                    self._text(page, text, *col_x[c], y + lh * 0.5 + st.size * 0.25, sp.align[c], bold, rtl)
+                # lines left over beside a taller cell: below it ("top"), above it, or half and half
+                off = {"top": 0.0, "bottom": 1.0, "middle": 0.5}[sp.valign] * (n_lines - len(lines))
+                for k, line in enumerate(lines):
+                    a, b = col_x[c]
+                    if k and sp.indent and sp.align[c] == "l":
+                        a += sp.indent
+                    self._text(
+                        page, line, a, b, y + lh * (off + k + 0.5) + st.size * 0.25, sp.align[c], bold, rtl
+                    )
             y += lh * n_lines
             # a stub spanning rows: no rule across the stub column until the span ends
             if r in sp.row_span:
@@ -1684,6 +1694,78 @@ def _shape(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
     return truths
 
 
+def _wrapped(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``WRAPPED``: a page with a stream table whose row labels wrap and whose cells are partly empty."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 80)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([8.5, 9.0, 10.0, 11.0])
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    y = margin + 10
+    if rng.random() < 0.7:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 5), font[0], size, justify=rng.random() < 0.5)
+    st = _style(rng, rng.choice(["none", "header"]))
+    n_cols, n_rows = rng.randint(3, 7), rng.randint(5, 14)
+    if cls == "wrapped_stub":
+        sp = _spec(rng, n_cols, n_rows, sparse=rng.choice([0.0, 0.15, 0.3]), places=False)
+        for r in sp.body:
+            r[0] = _label(rng, rng.randint(1, 8))
+        wrap_width = rng.uniform(60, 120)
+    elif cls == "blank_cells":
+        n_cols = max(n_cols, 5)
+        sp = _spec(rng, n_cols, n_rows, sparse=rng.uniform(0.1, 0.3), places=False)
+        top: list[tuple[str, int]] = [("", 1)]
+        groups: list[range] = []
+        c = 1
+        while c < n_cols:
+            span = min(rng.choice([2, 2, 3]), n_cols - c)
+            top.append((_label(rng, 2) if span > 1 else "", span))
+            groups.append(range(c, c + span))
+            c += span
+        sp.header.insert(0, top)
+        if rng.random() < 0.6:
+            sp.header[1][0] = ("", 1)
+        for r in sp.body:
+            r[0] = _label(rng, rng.randint(1, 5))
+            if rng.random() < 0.3:  # no figures for a whole group of columns
+                for c in rng.choice(groups):
+                    r[c] = ""
+            elif rng.random() < 0.1:  # a row of a label alone
+                r[1:] = [""] * (n_cols - 1)
+        wrap_width = rng.uniform(80, 140)
+    else:
+        raise ValueError(cls)
+    sp.wrap = {0}
+    sp.valign = (
+        rng.choice(["top", "bottom", "middle"]) if cls == "wrapped_stub" else rng.choice(["top", "bottom"])
+    )
+    sp.indent = rng.choice([0.0, 0.0, st.size])
+    tags.extend([st.rules, sp.valign] + (["indent"] if sp.indent else []))
+    top_y = y + 10
+    if rng.random() < 0.5:
+        top_y = _caption(
+            page, f"Table {rng.randint(1, 30)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size
+        )
+    pr = _Printer(sp, st, x1 - x0, wrap_width=wrap_width)
+    while len(sp.body) > 3:  # rows that would run off the page are not printed (nor truth)
+        scratch = pymupdf.open()
+        low = pr.draw(scratch.new_page(width=W, height=H), x0, top_y)
+        scratch.close()
+        if low <= H - margin - 20:
+            break
+        sp.body.pop()
+    y = pr.draw(page, x0, top_y)
+    grid = sp.grid()
+    truths = [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(sp.header))]
+    if rng.random() < 0.5 and y < H - margin - 30:
+        note = rng.choice(["Source: ", "Note: ", "* "]) + _sentence(rng, rng.randint(6, 14))
+        page.insert_text((x0, y + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
+    return truths
+
+
 def _prose_page(rng: random.Random, doc: pymupdf.Document) -> tuple[pymupdf.Page, float, tuple, float]:
     """A new page of ``doc`` (A4 or Letter) and its margin, font family and body size, with page
     furniture on half of them: (page, margin, font, size). The draws come in this order, so a seed
@@ -2008,7 +2090,7 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
     rng = random.Random(
-        seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE).index(cls)
+        seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED).index(cls)
     )
     doc = pymupdf.open()
     tags: list[str] = []
@@ -2029,6 +2111,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _tail_multi(rng, cls, doc, tags)
     elif cls in SHAPE:
         tables = _shape(rng, cls, doc, tags)
+    elif cls in WRAPPED:
+        tables = _wrapped(rng, cls, doc, tags)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
