@@ -48,7 +48,11 @@ def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -
     ]
     if len(texty) < 2 * s.column_min_lines:
         return []
-    found = find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
+    found = [
+        g
+        for g in find_gutters(texty, texty, 0.5 * line_h, s.column_min_lines)
+        if not _in_a_table(g, items, s)
+    ]
     if found:
         return found
     # A line alone on its row (a centred author line or heading over the columns, a caption) is
@@ -58,7 +62,41 @@ def _gutters(items: list[OcrLine], span: float, line_h: float, s: OcrSettings) -
     paired = [b for b in texty if any(o is not b and _beside(b, o) for o in texty)]
     if len(paired) < 2 * s.column_min_lines:
         return []
-    return find_gutters(paired, texty, 0.5 * line_h, s.column_min_lines)
+    found = find_gutters(paired, texty, 0.5 * line_h, s.column_min_lines)
+    return [g for g in found if not _in_a_table(g, items, s)]
+
+
+def _figures(text: str) -> bool:
+    """A line of figures (a table row's values, ``$52,500 0.4620 6899.5``): more digits than letters."""
+    return sum(c.isdigit() for c in text) > sum(c.isalpha() for c in text)
+
+
+#: share of a gap's lines of figures that must sit on a row with a line across the gap for the gap
+#: to be a table's, not a gutter between columns of text
+_TABLE_ROW_SHARE = 0.8
+
+
+def _in_a_table(gap: tuple[float, float], items: list[OcrLine], s: OcrSettings) -> bool:
+    """Whether white ``gap`` runs between a table's columns rather than between columns of text.
+
+    The detector reads a table's row of values as one long line (``$49,497 $51,295 $52,587``), so
+    rows of figures count as running text by length alone, and the white between a table's row
+    labels and its values, or between two blocks of its columns, looked like a gutter: the table
+    was read column block by column block (the labels, then every value) where its rows belong
+    together. A gap is a table's where the lines on one side are mostly figures and nearly all of
+    them sit on a row with a line across the gap: columns of text next to each other do not pair
+    off row by row with numbers, and a column of prose holding a small table keeps its prose lines.
+    """
+    left = [ln for ln in items if ln.bbox[2] <= gap[0] + 1]
+    right = [ln for ln in items if ln.bbox[0] >= gap[1] - 1]
+    for side, across in ((left, right), (right, left)):
+        figures = [ln for ln in side if _figures(ln.text)]
+        if len(figures) < s.column_min_lines or 3 * len(figures) < 2 * len(side):
+            continue
+        paired = sum(any(_beside(ln.bbox, o.bbox) for o in across) for ln in figures)
+        if paired >= _TABLE_ROW_SHARE * len(figures):
+            return True
+    return False
 
 
 def _beside(a: BBox, b: BBox) -> bool:
@@ -101,6 +139,14 @@ def _segment(
     wide: list[OcrLine] = []
 
     def flush_band() -> None:
+        if any(_in_a_table(g, band, s) for g in gutters):
+            # a table set across the page's gutter (its labels in the left column's place, its
+            # values in the right's) between full-width lines: read on its own, by its rows
+            out.extend(_segment(band, span, line_h, s, depth + 1))
+            out.extend(ln for row in _rows(floats) for ln in row)
+            band.clear()
+            floats.clear()
+            return
         cols: dict[int, list[OcrLine]] = {}
         for ln in band:
             cols.setdefault(column(ln.bbox, gutters), []).append(ln)

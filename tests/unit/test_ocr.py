@@ -585,6 +585,77 @@ def test_reading_order_of_a_scan_fed_in_askew(degrees: float):
         )
 
 
+def _table_over_two_columns(rows: int = 6) -> tuple[list[OcrLine], list[str]]:
+    """A page with a table set across both columns' width (row labels where the left column runs,
+    each row's values read by the detector as one line where the right column runs) between a
+    title and a source note, then prose in two columns with a 16-pt gutter; and its reading order."""
+    lines = [_ln("Table 3. Items by domain and process over the years", 60, 40, 540, 60)]
+    order = ["Table"]
+    for r in range(rows):
+        y = 80 + 22 * r
+        lines.append(_ln(f"T{r} row label of the table", 60, y, 232, y + 16))
+        lines.append(
+            _ln(
+                f"{135 - 9 * r} {100 - r} {60 + r} {7.5 + r:.1f} {75 + 2 * r} {1000 + r}", 290, y, 540, y + 16
+            )
+        )
+        order += [f"T{r}", str(135 - 9 * r)]
+    y = 90 + 22 * rows
+    lines.append(_ln(f"SOURCE: a note under the table, {_TEXT} and more", 60, y, 540, y + 16))
+    order.append("SOURCE:")
+    for i in range(12):
+        yy = y + 40 + 22 * i
+        lines.append(_ln(f"L{i} {_TEXT}", 60, yy, 292, yy + 16))
+        lines.append(_ln(f"R{i} {_TEXT}", 308, yy, 540, yy + 16))
+    order += [f"L{i}" for i in range(12)] + [f"R{i}" for i in range(12)]
+    return lines, order
+
+
+@pytest.mark.parametrize("degrees", [0.0, -2.5, 1.5, 3.5])
+def test_a_table_across_the_columns_of_a_page_reads_row_by_row(degrees: float):
+    # issue 37: the white between a table's labels and its values lies in the line of the page's
+    # gutter, and rows of values count as running text by their length, so the table was read
+    # labels first, then every value; askew, the same once the page is levelled
+    lines, expected = _table_over_two_columns()
+    if degrees:
+        lines = _askew(lines, degrees)
+    random.Random(37).shuffle(lines)
+    assert [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())] == expected
+
+
+@pytest.mark.parametrize("degrees", [0.0, 2.0])
+def test_a_table_alone_keeps_its_rows_where_a_gap_splits_its_columns(degrees: float):
+    # a wide table whose values the detector read as two blocks of a row each (the years 1997-1999
+    # and 2000-2007), with a white gap between them as wide as a gutter: read row by row
+    lines = [
+        _ln("Measure 1997 1998 1999", 60, 60, 330, 76),
+        _ln("2000 2001 2002 2003 2004", 380, 60, 560, 76),
+    ]
+    expected = ["Measure", "2000"]
+    for r in range(6):
+        y = 82 + 20 * r
+        lines.append(_ln(f"Row {r} label text $49,{r}97 $51,295 $52,587", 60, y, 330, y + 16))
+        lines.append(_ln(f"${r}2,500 $51,356 $50,756 $50,711", 380, y, 560, y + 16))
+        expected += ["Row", f"${r}2,500"]
+    if degrees:
+        lines = _askew(lines, degrees)
+    random.Random(5).shuffle(lines)
+    assert [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())] == expected
+
+
+def test_a_small_table_inside_a_column_of_prose_keeps_the_columns():
+    # the other way round: a column of prose holding a few rows of figures is still a column
+    lines = []
+    for i in range(10):
+        y = 80 + 22 * i
+        lines.append(_ln(f"L{i} {_TEXT}", 60, y, 292, y + 16))
+        right = f"R{i} {_TEXT}" if i < 4 or i > 6 else f"{i}1.15 {i}42.31 {i}54.17 308.33"
+        lines.append(_ln(right, 308, y, 540, y + 16))
+    random.Random(2).shuffle(lines)
+    got = [ln.text.split()[0] for ln in reading_order(lines, settings=OcrSettings())]
+    assert got[:10] == [f"L{i}" for i in range(10)], "the left column first, whole"
+
+
 def test_page_skew_needs_agreeing_long_lines():
     level = _two_columns(rows=4)
     assert page_skew(level) == 0.0  # no polygons: not known
