@@ -5,7 +5,11 @@
   cannot show them; a reader drops them and keeps the body (a title, a footnote) in the bands.
 * ``interleaved``: pages whose blocks interleave: a sidebar beside the body, a pull quote across
   the gutter, a boxed callout inside a column, a full-width figure caption between two columns
-  (``make_interleaved``).
+  (``make_interleaved``), their text written to the content stream in reading order (the aside
+  before or after the body: ``get_text()`` reads an accepted reading by construction).
+* ``interleaved-shuffled``: the same pages, their text written to the content stream in a shuffled
+  order of pieces (title, each paragraph's lines in one column, each aside; ``stream="shuffled"``):
+  a reader that trusts the stream order cannot win here by construction.
 
 Per class and split (tune seeds from 0, held-out seeds from ``HELD_OUT``; see
 tests/support/text_layouts.py): mean edit similarity to the nearest acceptable reading for ours
@@ -13,7 +17,7 @@ tests/support/text_layouts.py): mean edit similarity to the nearest acceptable r
 furniture lines we keep and the body blocks we lose (must stay 0; not counted on ``interleaved``,
 whose truth paragraphs a column break may split).
 
-    .venv/bin/python bench/text_layouts.py [--n 24] [--split tune|held_out|both]
+    .venv/bin/python bench/text_layouts.py [--n 24] [--split tune|held_out|both] [--kind ...]
 """
 
 from __future__ import annotations
@@ -29,9 +33,17 @@ from support.text_layouts import HELD_OUT, make_interleaved, make_single_page, n
 
 from dagster_ocr.pipeline import parse
 
+KINDS = ["furniture", "interleaved", "interleaved-shuffled"]
+
+
+def make(kind: str, seed: int):
+    if kind == "furniture":
+        return make_single_page(seed)
+    return make_interleaved(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
+
 
 def measure(kind: str, seed: int, tmp: Path) -> dict:
-    case = (make_single_page if kind == "furniture" else make_interleaved)(seed)
+    case = make(kind, seed)
     path = tmp / f"{kind}-{seed}.pdf"
     case.doc.save(path)
     out = parse(C.source_of(path))
@@ -56,6 +68,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=24, help="seeds per class and split")
     ap.add_argument("--split", choices=["tune", "held_out", "both"], default="both")
+    ap.add_argument("--kind", choices=KINDS, nargs="*", help="classes to run (default: all)")
     args = ap.parse_args()
     C.quiet_logs()
     splits = ["tune", "held_out"] if args.split == "both" else [args.split]
@@ -65,7 +78,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for kind in ("furniture", "interleaved"):
+        for kind in args.kind or KINDS:
             for split in splits:
                 base = 0 if split == "tune" else HELD_OUT
                 rows = [measure(kind, base + k, tmp) for k in range(args.n)]

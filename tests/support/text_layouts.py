@@ -134,15 +134,36 @@ def score(case: LayoutCase, text: str) -> float:
 
 
 class _Pen:
-    """Writes lines on a page and records them."""
+    """Writes lines on a page and records them.
 
-    def __init__(self, page: pymupdf.Page, family: tuple[str, str, str]):
+    ``deferred``: lines are held, each under the current ``group`` (a piece of the page: the title,
+    one paragraph's lines in one column, an aside), and written by ``flush`` in an order of its
+    own, so the content stream is not the reading order.
+    """
+
+    def __init__(self, page: pymupdf.Page, family: tuple[str, str, str], deferred: bool = False):
         self.page = page
         self.regular, self.bold, self.italic = family
+        self.deferred = deferred
+        self.group: object = None
+        self._held: dict[object, list[tuple[float, float, str, float, str]]] = {}
 
     def line(self, x: float, y: float, text: str, size: float, style: str = "regular") -> None:
+        if self.deferred:
+            self._held.setdefault(self.group, []).append((x, y, text, size, style))
+            return
         font = getattr(self, style)
         self.page.insert_text((x, y), text, fontname=font, fontsize=size)
+
+    def flush(self, rng: random.Random) -> None:
+        """Write the held groups in a shuffled order (each group's lines in their own order)."""
+        groups = list(self._held.values())
+        rng.shuffle(groups)
+        self.deferred = False
+        for g in groups:
+            for x, y, text, size, style in g:
+                self.line(x, y, text, size, style)
+        self._held.clear()
 
     def width(self, text: str, size: float, style: str = "regular") -> float:
         return pymupdf.get_text_length(text, fontname=getattr(self, style), fontsize=size)
@@ -343,6 +364,7 @@ def _flow_columns(
                 y = skip[1] + size + pitch
                 continue
             text, i = lines[k]
+            pen.group = ("body", x0, i, skip is not None and y > skip[1])
             pen.line(x0, y, text, size)
             out.setdefault(i, []).append(text)
             (below if skip and y > skip[1] else above).append(text)
@@ -356,8 +378,20 @@ def _with_aside(body: list[str], aside: list[str]) -> list[list[str]]:
     return [body[:k] + aside + body[k:] for k in range(len(body) + 1)]
 
 
-def make_interleaved(seed: int) -> LayoutCase:
-    """A page whose blocks interleave (see the module docstring)."""
+#: how the content stream orders a generated page's text: as it is read (the aside before or after
+#: the body), or in pieces (the title, each paragraph's lines in one column, each aside) shuffled
+STREAMS = ["reading", "shuffled"]
+
+
+def make_interleaved(seed: int, stream: str = "reading") -> LayoutCase:
+    """A page whose blocks interleave (see the module docstring).
+
+    ``stream="shuffled"``: the same page (same seed, same drawing), its text written to the content
+    stream in a shuffled order of pieces, so that the stream order is not a reading order and a
+    reader that trusts it cannot win by construction (``get_text()`` reads the shuffled order).
+    """
+    if stream not in STREAMS:
+        raise ValueError(f"stream must be one of {STREAMS}")
     rng = random.Random(seed)
     cls = INTERLEAVED_CLASSES[seed % len(INTERLEAVED_CLASSES)]
     w, h = rng.choice(SIZES[:2])
@@ -369,7 +403,7 @@ def make_interleaved(seed: int) -> LayoutCase:
     gutter = rng.uniform(12, 24)
     doc = pymupdf.open()
     page = doc.new_page(width=w, height=h)
-    pen = _Pen(page, family)
+    pen = _Pen(page, family, deferred=stream == "shuffled")
     case = LayoutCase(seed, cls, doc)
     paras = [_paragraph(rng, rng.randint(3, 6)) for _ in range(12)]
     asize = size - rng.choice([0.5, 1.0, 1.5])
@@ -402,6 +436,7 @@ def make_interleaved(seed: int) -> LayoutCase:
         head, texts = aside_text(rng.randint(1, 3))
 
         def draw_side() -> list[str]:
+            pen.group = "aside"
             y = sy0
             out = [head]
             pen.line(bx0 + 6, y, head, asize + 1, "bold")
@@ -417,6 +452,7 @@ def make_interleaved(seed: int) -> LayoutCase:
             )
             return out
 
+        pen.group = "title"
         pen.line(body_l, top - 1.5 * size, title, size + 5, "bold")
         if body_first:
             body = draw_body(cols, top + size, bottom)
@@ -438,12 +474,14 @@ def make_interleaved(seed: int) -> LayoutCase:
         qy1 = qy0 + (len(qlines) - 1) * 1.25 * qsize
 
         def draw_quote() -> None:
+            pen.group = "aside"
             # the quote's own box blanks the columns behind it: the columns jump over it
             for i, ln in enumerate(qlines):
                 pen.line(qx, qy0 + i * 1.25 * qsize, ln, qsize, "italic")
             page.draw_line((qx, qy0 - 1.3 * qsize), (qx + qw, qy0 - 1.3 * qsize), width=0.8)
             page.draw_line((qx, qy1 + 0.7 * qsize), (qx + qw, qy1 + 0.7 * qsize), width=0.8)
 
+        pen.group = "title"
         pen.line(left, top - 1.5 * size, title, size + 5, "bold")
         skip = (qy0 - 1.3 * qsize - pitch, qy1 + 0.7 * qsize + 0.5 * pitch)
         if body_first:
@@ -468,6 +506,7 @@ def make_interleaved(seed: int) -> LayoutCase:
         by0 = top + rng.uniform(0.25, 0.5) * (bottom - top)
 
         def draw_box() -> list[str]:
+            pen.group = "aside"
             y = by0 + asize
             pen.line(bx0 + 7, y, head, asize + 0.5, "bold")
             y += 1.6 * asize
@@ -480,6 +519,7 @@ def make_interleaved(seed: int) -> LayoutCase:
             return [head, " ".join(inner)]
 
         # the box sits in column c only: the other columns run on beside it
+        pen.group = "title"
         pen.line(left, top - 1.5 * size, title, size + 5, "bold")
         lines = [(ln, i) for i, p in enumerate(paras) for ln in _wrap(p, cw, pen.regular, size)]
         out: dict[int, list[str]] = {}
@@ -497,6 +537,7 @@ def make_interleaved(seed: int) -> LayoutCase:
                         jump.append(len(printed))
                         continue
                     text, i = lines[k]
+                    pen.group = ("body", x0, i, bool(jump) and ci == c)
                     pen.line(x0, y, text, size)
                     out.setdefault(i, []).append(text)
                     printed.append(text)
@@ -524,12 +565,14 @@ def make_interleaved(seed: int) -> LayoutCase:
         cy1 = fy1 + 1.2 * asize + (len(clines) - 1) * 1.2 * asize
 
         def draw_figure() -> None:
+            pen.group = "aside"
             page.draw_rect(
                 pymupdf.Rect(left, fy0, right, fy1), color=(0.3, 0.3, 0.3), fill=(0.85, 0.85, 0.85)
             )
             for i, ln in enumerate(clines):
                 pen.line(left, fy1 + 1.2 * asize + i * 1.2 * asize, ln, asize)
 
+        pen.group = "title"
         pen.line(left, top - 1.5 * size, title, size + 5, "bold")
         skip = (fy0 - 0.5 * pitch, cy1 + 0.3 * pitch)
         if body_first:
@@ -540,4 +583,6 @@ def make_interleaved(seed: int) -> LayoutCase:
             body = draw_body(cols, top + size, bottom, skip)
         case.truths = [[title, *t] for t in _with_aside(body, [caption])]
         case.truths.append([title, bands[0], caption, bands[1]])
+    if stream == "shuffled":
+        pen.flush(random.Random(f"{seed}-stream"))
     return case
