@@ -34,6 +34,7 @@ import pandas as pd
 
 from dagster_ocr.quality_settings import QualitySettings, Severity
 from dagster_ocr.quality_specs import SUITE_DESCRIPTIONS, SUITES, _Spec, _specs  # noqa: F401 - re-exported
+from dagster_ocr.validation import GLYPH_FLAGS, glyph_chars
 
 
 @dataclass(slots=True)
@@ -134,14 +135,15 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
             {
                 "paragraph_id": merged["paragraph_id"].astype(str),
                 "text_len": _non_empty_chars(merged["text"]),
-                "flagged": merged["flags"].apply(lambda f: float(f is not None and len(f) > 0)),
+                "flagged": merged["flags"].apply(_encoding_damage),
+                "garbled_share": _garbled_share(merged),
                 "bbox_inside": inside.astype(bool),
             }
         )
     else:
         paras_out = pd.DataFrame(
-            {"paragraph_id": [], "text_len": [], "flagged": [], "bbox_inside": []}
-        ).astype({"text_len": "int64", "flagged": "float64", "bbox_inside": bool})
+            {"paragraph_id": [], "text_len": [], "flagged": [], "garbled_share": [], "bbox_inside": []}
+        ).astype({"text_len": "int64", "flagged": "float64", "garbled_share": "float64", "bbox_inside": bool})
 
     rows = []
     for t in tables.itertuples() if len(tables) else []:
@@ -174,6 +176,21 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
         "ocr_lines": ocr_out,
         "conservation": _conservation_frame(frames.conservation),
     }
+
+
+def _encoding_damage(flags: Any) -> float:
+    """1.0 for a paragraph flagged for anything but unmapped glyphs (mojibake, U+FFFD, empty)."""
+    return float(flags is not None and any(f not in GLYPH_FLAGS for f in flags))
+
+
+def _garbled_share(paras: pd.DataFrame) -> float:
+    """The share of the paragraphs' visible characters that are glyphs without a mapping
+    (:data:`GLYPH_FLAGS`); only paragraphs flagged for such glyphs are scanned again."""
+    texts = paras["text"].fillna("").astype(str)
+    total = int(texts.str.replace(r"\s+", "", regex=True).str.len().sum())
+    glyphs = paras["flags"].apply(lambda f: f is not None and any(x in GLYPH_FLAGS for x in f))
+    bad = sum(glyph_chars(t) for t in texts[glyphs.astype(bool)])
+    return bad / total if total else 0.0
 
 
 def _conservation_frame(pages: pd.DataFrame) -> pd.DataFrame:

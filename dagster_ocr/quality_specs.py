@@ -187,11 +187,25 @@ def _paragraphs_valid(gxe: Any) -> list[_Spec]:
             "flagged_paragraph_share",
             "paragraphs",
             "ERROR",
-            "Share of paragraphs carrying validation flags (replacement chars, mojibake, ...).",
+            "Share of paragraphs with text-encoding damage (mojibake, U+FFFD replacement characters).",
             lambda s: gxe.ExpectColumnMeanToBeBetween(
                 column="flagged", max_value=s.max_flagged_paragraph_share
             ),
             lambda s: f"<= {s.max_flagged_paragraph_share}",
+        ),
+        _Spec(
+            "paragraphs_valid",
+            "garbled_char_share",
+            "paragraphs",
+            "ERROR",
+            "Share of the paragraphs' characters that are glyphs without a Unicode mapping (control "
+            "characters, private-use code points): a few in formulas or bullets are sound, a font with "
+            "no mapping makes most of the text.",
+            # the document's share, the same on every paragraph row: one suite, no frame of its own
+            lambda s: gxe.ExpectColumnMaxToBeBetween(
+                column="garbled_share", max_value=s.max_garbled_char_share
+            ),
+            lambda s: f"<= {s.max_garbled_char_share}",
         ),
         _Spec(
             "paragraphs_valid",

@@ -18,8 +18,10 @@ import unicodedata
 
 __all__ = [
     "FLAGS",
+    "GLYPH_FLAGS",
     "PROTECTED_SYMBOLS",
     "garbage_ratio",
+    "glyph_chars",
     "lost_symbols",
     "suspicious_spans",
     "validate_text",
@@ -27,6 +29,12 @@ __all__ = [
 
 #: every flag :func:`validate_text` can return
 FLAGS = ("control_char", "empty", "mojibake", "private_use", "replacement_char", "unmapped_glyph")
+
+#: flags for glyphs a font printed without a Unicode mapping. Math and symbol fonts do this in sound
+#: documents (a formula line, a bullet), so the quality gate judges them by their share of the
+#: characters (:func:`glyph_chars`), not by the paragraphs they appear in; mojibake and U+FFFD are
+#: decoding damage that hits every paragraph holding the characters concerned
+GLYPH_FLAGS = frozenset({"control_char", "private_use", "unmapped_glyph"})
 
 _CJK_PUNCTUATION = (
     "\u3000\u3001\u3002\u3003\u3008\u3009\u300a\u300b\u300c\u300d\u300e\u300f\u3010\u3011"
@@ -126,6 +134,15 @@ def validate_text(text: str) -> list[str]:
     if not text or not text.strip():
         return ["empty"]
     return sorted({flag for _, _, flag in suspicious_spans(text)})
+
+
+def glyph_chars(text: str) -> int:
+    """How many visible characters of ``text`` are glyphs without a mapping (:data:`GLYPH_FLAGS`)."""
+    bad: set[int] = set()
+    for start, end, flag in suspicious_spans(text):
+        if flag in GLYPH_FLAGS:
+            bad.update(range(start, end))
+    return sum(1 for i in bad if not text[i].isspace())
 
 
 def garbage_ratio(text: str) -> float:

@@ -29,6 +29,7 @@ EXPECTATIONS = [
     "paragraphs_non_empty",
     "paragraph_ids_unique",
     "flagged_paragraph_share",
+    "garbled_char_share",
     "paragraph_bbox_inside_page",
     "tables_rectangular",
     "tables_non_empty",
@@ -138,6 +139,12 @@ def _garbled(f):
     f.paragraphs["flags"] = [["mojibake"], [], []]
 
 
+def _font_without_mapping(f):
+    """Every paragraph printed in a font whose glyphs have no Unicode mapping (control characters)."""
+    f.paragraphs["text"] = ["\x02\x03\x04 \x05\x06\x07", "\x08\x0e\x0f \x10\x11", "\x12\x13 \x14\x15"]
+    f.paragraphs["flags"] = [["control_char"]] * 3
+
+
 def _box_outside(f):
     f.paragraphs.loc[0, "x1"] = 700.0
 
@@ -210,6 +217,7 @@ def _no_text(f):
         (_empty_paragraph, "paragraphs_non_empty", True),
         (_double_paragraph_id, "paragraph_ids_unique", True),
         (_garbled, "flagged_paragraph_share", True),
+        (_font_without_mapping, "garbled_char_share", True),
         (_box_outside, "paragraph_bbox_inside_page", False),
         (_off_grid, "tables_rectangular", True),
         (_empty_table, "tables_non_empty", True),
@@ -234,6 +242,26 @@ def test_each_defect_fails_its_expectation(defect, expectation, blocks):
     assert bool(blocking_failures(results)) is blocks
     if blocks:
         assert expectation in describe_failures(results)
+
+
+def test_a_formula_line_s_unmapped_glyphs_are_judged_by_characters_not_by_paragraphs():
+    """A math paper's formula lines print glyphs without a Unicode mapping: one paragraph in three
+    carrying two such characters is sound text (the share of characters decides), where one
+    paragraph in three with mojibake is a document-wide decoding error."""
+    frames = _frames()
+    frames.paragraphs["text"] = [
+        "The trap frequency \x02h=2mv sets the scale of the phonon modes we use in the gate.",
+        "Payment within 30 days.",
+        "Signed in Tokyo.",
+    ]
+    frames.paragraphs["flags"] = [["control_char"], [], []]
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
+    assert results["flagged_paragraph_share"].success
+    assert results["garbled_char_share"].success
+    assert 0 < results["garbled_char_share"].observed_number < 0.02
+    frames.paragraphs["flags"] = [["mojibake"], [], []]
+    results = {r.expectation: r for r in evaluate_document(frames, settings=QualitySettings())}
+    assert not results["flagged_paragraph_share"].success
 
 
 def test_sound_blank_pages_are_emptiness_judged_by_the_text_pages_left():
