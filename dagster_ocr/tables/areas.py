@@ -39,6 +39,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     pending: list[_TextLine] = []
     held: list[_TextLine] = []  # label lines that end the run unless the next row resumes it
     wrapped = 0  # leading pending lines that go on with a text cell of the row above
+    conts: set[int] = set()  # ids of lines that go on with a wrapped row label (not bridged lines)
+    before: list[_TextLine] = []  # the last one-chunk lines outside any area
 
     def close() -> None:
         # the last row's wrapped lines belong to it; other pending lines (a caption, a note) do not
@@ -79,10 +81,13 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             if cur:
                 _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
+            else:
+                cur.extend(_label_above(ln, before, h, s))
             pending, wrapped = [], 0
             cur.append(ln)
             continue
         if not cur:
+            before = [*before[-3:], ln]
             continue
         if _CAPTION_RE.match(_words_text(ln.words)):
             # a "Table N" caption opens a table: whatever aligned above it (a running header, the
@@ -99,22 +104,27 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 held.append(ln)
                 continue
             close()
-            cur, pending, wrapped, held = [], [], 0, []
-        elif len(pending) < 4 * s.max_bridge_lines and _wrapped_cell_line(ln, cur, pending, h, s):
+            cur, pending, wrapped, held, before = [], [], 0, [], [ln]
+        elif len(pending) < 4 * s.max_bridge_lines and (
+            _wrapped_cell_line(ln, cur, pending, h, s)
+            or (_label_continuation(ln, cur, pending, h, s) and not conts.add(id(ln)))
+        ):
             wrapped += wrapped == len(pending)
             pending.append(ln)
         elif (
-            len(pending) < s.max_bridge_lines
+            len(pending) - sum(id(x) in conts for x in pending) < s.max_bridge_lines
             and abs(ln.x0 - left) <= 3 * h
             and ln.x1 <= right + h
             and ln.x1 - ln.x0 < 0.6 * (right - left)
         ):
             pending.append(ln)
+        elif not pending and _under_blank_stub_head(ln, cur, h):
+            pending.append(ln)
         elif len(pending) < s.max_bridge_lines and _label_line(ln, cur, h):
             held.append(ln)
         else:
             close()
-            cur, pending, wrapped, held = [], [], 0, []
+            cur, pending, wrapped, held, before = [], [], 0, [], [ln]
     close()
     return [a for a in areas if len(a) >= s.min_rows]
 
@@ -131,9 +141,19 @@ def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, 
         return
     rows = [x for x in cur if len(x.chunks) >= 2 and not x.label] + [ln]
     inner = _column_bounds(rows, s)[1:-1]
+    after = [*pending, ln]
     for x in lines:
-        if not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
+        nxt = after[after.index(x) + 1]
+        # a row label wrapped over lines (one reading on from the line above, or going on in the
+        # line below) is a stub cell, where the columns are not known yet from a few rows
+        wrapped = _reads_on(x) or (_reads_on(nxt) and abs(nxt.x0 - x.x0) <= 3 * (x.y1 - x.y0))
+        if not wrapped and not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
             x.label = True
+
+
+def _reads_on(ln: _TextLine) -> bool:
+    """The line starts mid-phrase: its first word begins with a lower-case letter."""
+    return ln.words[0].text[:1].islower()
 
 
 def _opens_table(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, h: float) -> bool:
@@ -245,6 +265,70 @@ def _wrapped_cell_line(
     if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
         return False
     return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
+
+
+def _label_continuation(
+    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
+) -> bool:
+    """A one-chunk line that goes on with the row label (stub) of the line above.
+
+    A stub of long labels wraps them over lines that hold nothing else, the row's figures beside
+    the label's first line, its last or midway: a table of such rows runs more stub-only lines
+    than a few section labels. A label's wrapped line starts at the stub (or a hanging indent in),
+    ends before the first column right of it, sits close below the line above, and reads on
+    mid-phrase: a lower-case first letter (a row's label starts with a capital). It is no bridged
+    row of its own (``max_bridge_lines``); the row builder joins it to its label.
+    """
+    text = _words_text(ln.words)
+    if not text[:1].islower() or _is_num(text):
+        return False
+    multi = [x for x in cur if len(x.chunks) >= 2][-4:]
+    if not multi:
+        return False
+    left = min(x.x0 for x in cur + pending)
+    if not (left - h <= ln.x0 <= left + 3 * h):
+        return False
+    if ln.x1 > min(x.chunks[1][0].x0 for x in multi) - 0.2 * h:
+        return False
+    return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
+
+
+def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+    """``ln``, a one-chunk line, is the first row's label under a header that leaves the stub's head
+    blank: the lines so far hold column heads only (words, no figure but years), one of them three
+    heads or more (two chunks side by side are as often a title and a date), all right of ``ln``,
+    which ends before the header's first head starts."""
+    if max(len(x.chunks) for x in cur) < 3 or _is_num(_words_text(ln.words)) or any(
+        _is_num(t) and not _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
+    ):
+        return False
+    return ln.x1 < min(x.x0 for x in cur) - h
+
+
+def _label_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:
+    """The lines of the first row's label set above ``ln``, the first line of an area, when ``ln``'s
+    stub reads on from them (its figures on the label's last line): one-chunk lines up from ``ln``,
+    each at the stub and close above the next, reading on but the first, which starts the label
+    with a capital; none when no such run ends within four lines."""
+    if len(ln.chunks) < 2 or not _reads_on(ln):
+        return []
+    out: list[_TextLine] = []
+    nxt = ln
+    for x in reversed(before):
+        if (
+            not (ln.x0 - 3 * h <= x.x0 <= ln.x0 + h)
+            or x.x1 > ln.chunks[1][0].x0 - 0.2 * h
+            or _is_num(_words_text(x.words))
+            or not _close_below(nxt, x, [x, nxt], h, s)
+        ):
+            return []
+        out.insert(0, x)
+        if not _reads_on(x):
+            return out
+        if len(out) == 4:
+            return []
+        nxt = x
+    return []
 
 
 def _close_below(ln: _TextLine, above: _TextLine, lines: list[_TextLine], h: float, s: TableSettings) -> bool:

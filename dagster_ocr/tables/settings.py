@@ -55,12 +55,16 @@ class TableSettings(BaseModel):
     )
     max_bridge_lines: int = Field(
         3,
-        description="How many consecutive single-cell lines (stub-only rows) a text-aligned table may hold.",
+        description="How many consecutive single-cell lines (stub-only rows) a text-aligned table may hold; "
+        "a line that goes on with the row label above it (at the stub, close below, starting in lower case: "
+        "a label wrapped over lines) is no such line.",
     )
     merge_wrapped: bool = Field(
         True,
         description="Join a line into the row above when it fills none of the key columns and only "
-        "columns that row fills (a cell wrapped onto a second line).",
+        "columns that row fills (a cell wrapped onto a second line), or when that row holds a label alone "
+        "and the line's label reads on from it in lower case (a row label wrapped over lines, the row's "
+        "figures on its last line).",
     )
     key_column_fill: float = Field(
         0.7, description="A column filled in at least this share of body lines is a key column."

@@ -1,0 +1,75 @@
+"""Stream tables whose row labels wrap over lines and whose cells are partly empty (issue 37): the
+generated classes ``wrapped_stub`` and ``blank_cells`` (tests/support/table_pages.py), tune seeds
+read wrong before the rules of ``tables.areas`` / ``tables.stream`` for wrapped labels."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import WRAPPED, make_case, print_rows
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _grid(doc: pymupdf.Document) -> list[list[str]]:
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    return [[_norm(x) for x in r] for r in table.grid()]
+
+
+@pytest.mark.parametrize(
+    ("seed", "cls", "where"),
+    [
+        (6, "wrapped_stub", "bottom, hanging indent"),
+        (7, "wrapped_stub", "bottom"),
+        (27, "wrapped_stub", "middle, hanging indent"),
+        (37, "wrapped_stub", "middle"),
+        (1, "wrapped_stub", "top, hanging indent"),
+        (10, "wrapped_stub", "top"),
+        (7, "blank_cells", "bottom, a blank stub head"),
+        (22, "blank_cells", "bottom"),
+    ],
+)
+def test_wrapped_row_labels_are_one_row_with_their_figures(seed: int, cls: str, where: str) -> None:
+    """Each row's label whole in one cell, its figures beside it wherever they sit on the label's
+    lines (``where``), empty cells empty: the table cell for cell as drawn."""
+    case = make_case(seed, cls)
+    assert where.split(",")[0] in case.tags
+    doc = pymupdf.open("pdf", case.pdf)
+    assert _grid(doc) == [[_norm(x) for x in r] for r in case.tables[0].merged]
+
+
+def test_the_classes_are_drawn_by_name() -> None:
+    for cls in WRAPPED:
+        case = make_case(3, cls)
+        assert case.n_pages == 1 and len(case.tables) == 1 and len(case.tables[0].merged) >= 4
+
+
+def _page(rows: list[list[str]]) -> pymupdf.Document:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    print_rows(page, 80, rows, [60, 200, 280, 360], pitch=12)
+    return doc
+
+
+def test_a_label_alone_then_a_row_starting_with_a_capital_stay_two_rows() -> None:
+    """A row of a label alone (no figures) is no wrapped label of the row below when that row's
+    label starts afresh with a capital; one read on in lower case is its label's last line."""
+    rows = [
+        ["Region", "Output", "Input", "Total"],
+        ["North", "1,200", "300", "1,500"],
+        ["Services", "", "", ""],
+        ["Retail", "410", "20", "430"],
+        ["Transport and", "", "", ""],
+        ["storage", "95", "5", "100"],
+        ["South", "870", "130", "1,000"],
+    ]
+    want = [*rows[:4], ["Transport and storage", "95", "5", "100"], rows[6]]
+    assert _grid(_page(rows)) == [[_norm(x) for x in r] for r in want]
