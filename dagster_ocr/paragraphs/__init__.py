@@ -17,9 +17,17 @@ document:
 2. **Rows.** Fragments of one visual line (the text layer often splits "5.1" from its title, or a
    bullet from its item) are merged into rows. A leading fragment made only of a lone bullet,
    control or private-use glyph (Wingdings bullets and check boxes) becomes the marker "•".
-3. **Reading order.** Recursive layout analysis per page: a vertical channel of white space with
-   enough text on both sides splits rows into columns (rows crossing it are full-width and break
-   the column flow), and each column is analysed again. Where no channel runs through a whole
+3. **Reading order.** A text-layer page is read in its content-stream order where that order is a
+   plausible reading (``stream_order``; ``columns._stream_flows``): the body's rows, taken in the
+   order the producer wrote them, each go down their column, start a column to the right (left on
+   a right-to-left page) and higher, or are a full-width row below all read so far; runs of rows
+   set apart by type (another size, bold or italic where the body is not: a sidebar, a pull quote,
+   a boxed note, a caption) are asides, read where the stream puts them (first when they lie wholly
+   above the body: a title written last). One step back up a column, across a line or down into
+   another column (a grid of blocks read band by band), or rows printed over each other, and the
+   page is read geometrically instead, by recursive layout analysis: a vertical channel of white
+   space with enough text on both sides splits rows into columns (rows crossing it are full-width
+   and break the column flow), and each column is analysed again. Where no channel runs through a whole
    region (parts of the page with different gutters), the region is cut horizontally at the
    widest gap that exposes one; a short row across a channel with column text beside it (a
    caption) floats after its band's columns. A band mostly in a right-to-left script reads its

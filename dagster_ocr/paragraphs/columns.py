@@ -218,16 +218,154 @@ def _segment(
     return [rows]
 
 
+def _stream_runs(order: list[_Row], wide: float, rtl: bool) -> list[list[list[_Row]]]:
+    """``order`` (rows in stream order) cut into runs at each step no reading takes; each run as
+    its flows. Steps a reading takes, from one row to the next:
+
+    * down its column: the next row starts below the previous one and overlaps it horizontally
+      (same flow);
+    * a new column: the next row starts higher than the previous one and lies wholly to the right
+      (left, when ``rtl``) of every row of the current flow that reaches down to it;
+    * a new band: the next row starts below every row of the run and spans at least ``wide`` of
+      the run's width (a full-width title or caption under the columns).
+
+    Anything else starts a new run: back up its own column; sideways along a line, as a stream that
+    writes across the columns line by line does; down into another column, as a grid of blocks
+    read band by band is (which way a grid reads is the geometric analysis' call: ``_band_cut``).
+    """
+    runs: list[list[list[_Row]]] = []
+    flows: list[list[_Row]] = []
+    bottom = left = right = 0.0
+    for row in order:
+        x0, y0, x1, y1 = row.bbox
+        step = None
+        if flows:
+            prev = flows[-1][-1]
+            tol = 0.5 * min(row.height, prev.height)
+            if y0 >= prev.bbox[3] - tol and min(x1, prev.bbox[2]) > max(x0, prev.bbox[0]):
+                step = "down"
+            elif y0 < prev.bbox[1] - tol and all(
+                (x1 <= r.bbox[0] + tol if rtl else x0 >= r.bbox[2] - tol)
+                for r in flows[-1]
+                if r.bbox[3] > y0 + tol
+            ):
+                step = "column"
+            elif y0 >= bottom - tol and x1 - x0 >= wide * (right - left):
+                step = "band"
+        if step is None:
+            flows = [[row]]
+            runs.append(flows)
+            bottom, left, right = y1, x0, x1
+            continue
+        if step == "down":
+            flows[-1].append(row)
+        else:
+            flows.append([row])
+        bottom, left, right = max(bottom, y1), min(left, x0), max(right, x1)
+    return runs
+
+
+def _overprinted(rows: list[_Row]) -> bool:
+    """Do two rows overlap, by half the smaller one's height and more than a point across? Text set
+    by coordinates onto other text (a superscript placed inside its line, formula parts, a stamp
+    over the body) comes in whatever order its producer drew it in: the stream's order says nothing
+    about reading there."""
+    rows = sorted(rows, key=lambda r: r.bbox[1])
+    for i, a in enumerate(rows):
+        for b in rows[i + 1 :]:
+            if b.bbox[1] >= a.bbox[3]:
+                break
+            if (
+                v_overlap(a.bbox, b.bbox) > 0.5 * min(a.height, b.height)
+                and min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0]) > 1.0
+            ):
+                return True
+    return False
+
+
+def _stream_flows(rows: list[_Row], settings: ParagraphSettings) -> list[list[_Row]] | None:
+    """The rows as flows in the text layer's own order (``_Row.seq``), where that order reads as a
+    page is read; None where it does not.
+
+    The producer wrote the page in some order; where that order is a reading order it knows what
+    geometry can only guess (a narrow sidebar that shows no white channel, a box between two
+    paragraphs, a pull quote over the gutter). The stream is cut into runs at each step no reading
+    takes (``_stream_runs``). A run set apart by its type (most of its characters in another size,
+    or bold or italic where the body is not: a sidebar, a pull quote, a boxed note, a caption, a
+    title) is an aside: producers write such frames before, after or between the body's, and it is
+    read where the stream puts it, except one that lies wholly above the body, read first (a title
+    written last). The rest, the body, must then read as one run: the page falls back to the
+    geometric analysis where it does not (one step back up a column or across a line says the
+    order is not one to trust), and where rows are printed over each other (``_overprinted``).
+    """
+    if len(rows) < 2 or any(r.seq < 0 for r in rows) or _overprinted(rows):
+        return None
+    order = sorted(rows, key=lambda r: r.seq)
+    rtl = sum(len(r.text) for r in rows if r.rtl) > sum(len(r.text) for r in rows if not r.rtl)
+    runs = _stream_runs(order, settings.column_max_share, rtl)
+    if len(runs) == 1:
+        return runs[0]
+
+    # the body's type: the size, boldness and slant that carry most of the page's characters
+    weight: dict[tuple[float, bool, bool], int] = defaultdict(int)
+    for r in rows:
+        weight[(round(r.size * 2) / 2, r.bold, r.italic)] += len(r.text)
+    size, bold, italic = max(weight, key=lambda k: weight[k])
+
+    def body_typed(r: _Row) -> bool:
+        return abs(r.size - size) <= 0.25 and r.bold == bold and r.italic == italic
+
+    aside = [
+        2 * sum(len(r.text) for f in run for r in f if body_typed(r))
+        < sum(len(r.text) for f in run for r in f)
+        for run in runs
+    ]
+    body = [r for run, a in zip(runs, aside, strict=True) if not a for f in run for r in f]
+    body_runs = _stream_runs(body, settings.column_max_share, rtl) if body else []
+    if len(body_runs) != 1:
+        return None
+    # each row's flow: the body's flows, each aside's own; a flow that an aside interrupts in the
+    # stream goes on after it as a new flow
+    key: dict[int, tuple[int, int]] = {}
+    for j, f in enumerate(body_runs[0]):
+        for r in f:
+            key[id(r)] = (-1, j)
+    top = min(r.bbox[1] for r in body)
+    first: list[_Row] = []
+    rest: list[_Row] = []
+    for i, (run, a) in enumerate(zip(runs, aside, strict=True)):
+        if a:
+            for j, f in enumerate(run):
+                for r in f:
+                    key[id(r)] = (i, j)
+        above = a and max(r.bbox[3] for f in run for r in f) <= top
+        (first if above else rest).extend(r for f in run for r in f)
+    flows: list[list[_Row]] = []
+    last = None
+    for r in first + rest:
+        if key[id(r)] != last:
+            flows.append([])
+            last = key[id(r)]
+        flows[-1].append(r)
+    return flows
+
+
 def _reading_order(rows: list[_Row], settings: ParagraphSettings, flow_start: int) -> tuple[list[_Row], int]:
-    """Rows in reading order with ``flow`` set; returns the rows and the next free flow id."""
+    """Rows in reading order with ``flow`` set; returns the rows and the next free flow id.
+
+    The text layer's own order where it is a plausible reading (``_stream_flows``), else the
+    geometric analysis (``_segment``)."""
     rows = sorted(rows, key=lambda r: (r.bbox[1], r.bbox[0]))
     if not rows:
         return rows, flow_start
-    span = max(r.bbox[2] for r in rows) - min(r.bbox[0] for r in rows)
+    flows = _stream_flows(rows, settings) if settings.stream_order else None
+    if flows is None:
+        span = max(r.bbox[2] for r in rows) - min(r.bbox[0] for r in rows)
+        flows = [_left_to_right(part) for part in _segment(rows, settings, span)]
     out: list[_Row] = []
     flow = flow_start
-    for part in _segment(rows, settings, span):
-        for r in _left_to_right(part):
+    for part in flows:
+        for r in part:
             r.flow = flow
             out.append(r)
         flow += 1

@@ -32,6 +32,9 @@ class _Row:
     #: and column order are mirrored)
     rtl: bool = False
     confidence: float = 1.0  # the least confident of its lines (1.0 for the text layer)
+    #: where the row comes in the text layer's own (content-stream) order: the position of its
+    #: first line among the page's lines; -1 where that order is not kept (OCR)
+    seq: int = -1
 
     @property
     def height(self) -> float:
@@ -112,7 +115,8 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
         else:
             best.append(line)
 
-    return _rows_of(_join_leaders(groups), page_index)
+    position = {id(ln): i for i, ln in enumerate(lines)}
+    return _rows_of(_join_leaders(groups), page_index, position)
 
 
 def _beside(left: Line, right: Line) -> bool:
@@ -165,9 +169,10 @@ def _join_leaders(groups: list[list[Line]]) -> list[list[Line]]:
     return [g for i, g in enumerate(groups) if i not in gone]
 
 
-def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
+def _rows_of(groups: list[list[Line]], page_index: int, position: dict[int, int] | None = None) -> list[_Row]:
     """Each group of fragments of one visual line as a ``_Row`` (groups in order, empty ones
-    left out); fragments are joined left to right, or right to left on a right-to-left line."""
+    left out); fragments are joined left to right, or right to left on a right-to-left line.
+    ``position``: each line's place in the text layer's order (by ``id``), for ``_Row.seq``."""
     rows: list[_Row] = []
     for g in groups:
         rtl = is_rtl("".join(ln.text for ln in g))
@@ -213,6 +218,7 @@ def _rows_of(groups: list[list[Line]], page_index: int) -> list[_Row]:
                 page_index=page_index,
                 marker=marker,
                 rtl=rtl,
+                seq=min(position[id(ln)] for ln in g) if position is not None else -1,
             )
         )
     return rows

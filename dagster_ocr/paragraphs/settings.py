@@ -97,6 +97,15 @@ class ParagraphSettings(BaseModel):
     column_max_share: float = Field(
         0.6, description="Rows wider than this share of the text width are never column rows."
     )
+    stream_order: bool = Field(
+        True,
+        description="Read a text-layer page in its content-stream order where that order is a plausible "
+        "reading: each next row of the body goes down its column, starts a column to the right and "
+        "higher, or is a full-width row below all read so far; asides set in another type (a sidebar, "
+        "a pull quote, a boxed note, a caption) are read where the stream puts them. Off, or where the "
+        "stream is implausible or rows are printed over each other, the geometric layout analysis "
+        "decides (columns.py).",
+    )
     table_overlap: float = Field(
         0.5, description="A line whose area lies this much inside a table region belongs to the table."
     )

@@ -1,7 +1,12 @@
-"""Issue 37's class (a) on generated pages (tests/support/text_layouts.py): running heads and feet
-on a one-page document. Repetition cannot show them, their position and form do
-(``furniture._band_stamps``); the body in the bands (a title, a footnote, a memo's heading block,
-a letter's signature) stays.
+"""Issue 37's classes on generated pages (tests/support/text_layouts.py).
+
+(a) Running heads and feet on a one-page document. Repetition cannot show them, their position and
+form do (``furniture._band_stamps``); the body in the bands (a title, a footnote, a memo's heading
+block, a letter's signature) stays.
+
+(b) Blocks that interleave (a sidebar, a pull quote, a boxed note, a figure caption): the page's own
+content-stream order is read where it is a plausible reading (``columns._stream_flows``), the
+geometric layout where it is not (the same pages written in shuffled pieces).
 """
 
 from __future__ import annotations
@@ -11,7 +16,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.parsed import parsed as _parsed
-from support.text_layouts import make_single_page, normal, score
+from support.text_layouts import make_interleaved, make_single_page, normal, score
+
+from dagster_ocr.paragraphs.columns import _stream_flows
+from dagster_ocr.paragraphs.rows import _Row
+from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
 def _text(out) -> str:
@@ -89,3 +98,71 @@ def test_a_heading_or_a_first_line_at_the_bodys_spacing_in_the_top_band_stays(tm
     text = _text(out)
     assert "Terms of reference" in text and "Published by the committee" in text
     assert out.paragraphs.furniture == {}
+
+
+# ---------------------------------------------------------------- class (b): interleaved blocks
+# The page's own (content-stream) order is read where it is a plausible reading
+# (``columns._stream_flows``); a stream in no reading order falls back to the geometric analysis.
+
+
+@pytest.mark.parametrize("seed", [7, 10])
+def test_a_box_or_a_caption_written_apart_from_the_body_stays_out_of_its_sentences(
+    seed: int, tmp_path: Path
+) -> None:
+    # 7: a full-width figure caption between two columns; 10: a boxed note inside a column. The
+    # geometric order read each into the middle of a sentence (0.93); the stream writes it apart
+    case = make_interleaved(seed)
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.99
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_stream_in_no_reading_order_is_not_trusted(seed: int, tmp_path: Path) -> None:
+    # the same pages written in shuffled pieces: get_text() reads the shuffle, we read the layout
+    case = make_interleaved(seed, "shuffled")
+    plain = "\n".join(p.get_text() for p in case.doc)
+    assert score(case, plain) < 0.6
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.99
+
+
+def _row(text: str, bbox: tuple[float, float, float, float], seq: int, size: float = 10.0) -> _Row:
+    return _Row(text=text, bbox=bbox, size=size, bold=False, italic=False, block=seq, page_index=0, seq=seq)
+
+
+def _two_columns(n: int = 6) -> tuple[list[_Row], list[_Row]]:
+    left = [_row(f"left {k} of the body runs on", (72, 100 + 14 * k, 290, 112 + 14 * k), 0) for k in range(n)]
+    right = [
+        _row(f"right {k} of the body runs on", (310, 100 + 14 * k, 530, 112 + 14 * k), 0) for k in range(n)
+    ]
+    return left, right
+
+
+def _numbered(rows: list[_Row]) -> list[_Row]:
+    for k, r in enumerate(rows):
+        r.seq = k
+    return rows
+
+
+def test_a_stream_read_column_by_column_with_an_aside_written_last_is_kept() -> None:
+    left, right = _two_columns()
+    note = [_row("Note: a boxed aside set smaller", (80, 150, 280, 160), 0, size=8.5)]
+    flows = _stream_flows(_numbered(left + right + note), ParagraphSettings())
+    assert flows is not None
+    assert [r.text for f in flows for r in f] == [r.text for r in left + right + note]
+    assert len(flows) == 3  # the columns and the aside are flows of their own
+
+
+def test_a_stream_written_across_the_columns_or_right_column_first_falls_back() -> None:
+    left, right = _two_columns()
+    across = [r for pair in zip(left, right, strict=True) for r in pair]
+    assert _stream_flows(_numbered(across), ParagraphSettings()) is None
+    left, right = _two_columns()
+    assert _stream_flows(_numbered(right + left), ParagraphSettings()) is None
+    left, right = _two_columns()
+    # body-typed text written up its own column
+    assert _stream_flows(_numbered(left[3:] + left[:3]), ParagraphSettings()) is None
+
+
+def test_rows_printed_over_each_other_fall_back() -> None:
+    left, _ = _two_columns()
+    stamp = _row("DRAFT", (100, 120, 250, 150), 0, size=30.0)
+    assert _stream_flows(_numbered(left + [stamp]), ParagraphSettings()) is None
