@@ -16,7 +16,13 @@ seeded class at a time:
 * ``noise_blur``: 150-200 dpi, blur (sigma 0.8-1.4), grain (sigma 10-20) and specks, lossless;
 * ``skew``: 200 dpi, turned 0.5-4 degrees either way, light grain, JPEG quality 75;
 * ``skew_layout``: ``skew`` on two-column pages and pages with tables;
-* ``lowdpi``: 100 dpi, lossless.
+* ``lowdpi``: 100 dpi, lossless;
+* ``noisy_jpeg``: what a cheap colour scan of a worn page saved small looks like: 150-200 dpi,
+  faint toner (ink at 90-140) on grey, tinted paper (185-215), blur (sigma 0.6-1.2), grain
+  (sigma 4-10), salt-and-pepper specks on 0.2-1.5% of the pixels (dust, toner spatter), then a
+  colour JPEG at quality 10-25 with 4:2:0 chroma subsampling. The ``jpeg`` class above (black
+  ink on near-white paper) read as well as clean pages and did not reproduce the unseen documents'
+  noisy JPEG pages (CER 0.34-0.40); this one does.
 
 The image becomes an image-only PDF page (the JPEG's own bytes where the class is JPEG) and is
 parsed by ``pipeline.parse`` with the default settings and CPU engine, exactly as a user's scan.
@@ -61,7 +67,7 @@ from dagster_ocr.ocr import get_engine
 from dagster_ocr.pipeline import parse
 from dagster_ocr.settings import Settings
 
-CLASSES = ("clean150", "clean200", "jpeg", "noise_blur", "skew", "skew_layout", "lowdpi")
+CLASSES = ("clean150", "clean200", "jpeg", "noise_blur", "skew", "skew_layout", "lowdpi", "noisy_jpeg")
 CACHE = C.DEFAULT_CACHE / "ocr_simulated"
 #: bump when page selection changes, so the cached candidate list is rebuilt
 SELECTION_VERSION = 2
@@ -242,6 +248,24 @@ def _turn(img: np.ndarray, degrees: float, fill: int) -> np.ndarray:
     return cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=fill)
 
 
+def _worn_colour_scan(
+    gray: np.ndarray, rng: np.random.Generator, r: random.Random
+) -> tuple[np.ndarray, dict]:
+    """``gray`` printed with faint toner on tinted grey paper, blurred, grainy and specked, as BGR."""
+    ink, paper = r.uniform(90, 140), r.uniform(185, 215)
+    blur, sigma, salt = r.uniform(0.6, 1.2), r.uniform(4, 10), r.uniform(0.002, 0.015)
+    tint = (1.0, r.uniform(0.95, 1.0), r.uniform(0.85, 0.97))  # R, G, B: a yellowed sheet
+    arr = ink + (paper - ink) * (gray.astype(np.float32) / 255.0)
+    arr = cv2.GaussianBlur(arr, (0, 0), blur)
+    bgr = np.stack([arr * tint[2], arr * tint[1], arr * tint[0]], axis=-1)
+    bgr += rng.normal(0.0, sigma, bgr.shape).astype(np.float32)
+    specks = rng.random(gray.shape)
+    bgr[specks < salt / 2] = 20.0
+    bgr[specks > 1 - salt / 2] = 255.0
+    params = {"ink": round(ink), "paper": round(paper), "blur": round(blur, 2), "salt": round(salt, 4)}
+    return np.clip(bgr, 0, 255).astype(np.uint8), params
+
+
 def degrade(pdf: str, cls: str, seed: int) -> tuple[bytes, np.ndarray, int, dict[str, Any]]:
     """The scanned image of one page in ``cls``: (encoded bytes, pixels as decoded, dpi, parameters)."""
     rng = np.random.default_rng(seed)
@@ -268,11 +292,19 @@ def degrade(pdf: str, cls: str, seed: int) -> tuple[bytes, np.ndarray, int, dict
         angle = r.uniform(0.5, 4.0) * r.choice((-1, 1))
         img = _grain(_turn(render(pdf, dpi), angle, 255), rng, 245, 4.0)
         params = {"angle": round(angle, 2)}
+    elif cls == "noisy_jpeg":
+        dpi, quality = r.choice((150, 200)), r.randint(10, 25)
+        img, params = _worn_colour_scan(render(pdf, dpi), rng, r)
+        params["quality"] = quality
     else:
         raise ValueError(cls)
     params["dpi"] = dpi
     if quality is None:
         ok, buf = cv2.imencode(".png", img)
+    elif img.ndim == 3:
+        jpeg = [cv2.IMWRITE_JPEG_QUALITY, quality]
+        jpeg += [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420]
+        ok, buf = cv2.imencode(".jpg", img, jpeg)
     else:
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
     assert ok

@@ -23,6 +23,7 @@ from dagster_ocr.ocr.ink import (
     _ink_height,
     _lines_region,
     channel_mean,
+    despeckle,
     ink_crop,
     ink_extent,
     ink_text_height,
@@ -189,7 +190,7 @@ def ocr_page(
             zoom = native
     zoom = _capped_zoom(page.rect.width, page.rect.height, zoom, s.max_image_pixels)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
-    image = _pixmap_to_array(pix)
+    image = despeckle(_pixmap_to_array(pix), s.despeckle_min_share)
     del pix  # the page's pixels are held once, as the array
     hint = getattr(engine, "page_text", None)  # engines that draft from the page's own text
     context = (

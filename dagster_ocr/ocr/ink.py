@@ -1,6 +1,6 @@
 """Ink on the page image: along each text line (where its ink starts and ends, white bands that
 split two columns' merged lines), under the lines (gray levels, ink height), and on the whole page
-(the box that holds ink, the height of its letters).
+(the box that holds ink, the height of its letters, specks of dust and toner to clean off).
 """
 
 from __future__ import annotations
@@ -413,3 +413,49 @@ def ink_text_height(image: np.ndarray) -> float | None:
     if int(keep.sum()) < 8:
         return None
     return float(np.median(h[keep]))
+
+
+# ---------------------------------------------------------------------------------- specks
+
+
+#: an ink piece of at most this many pixels is a speck (at 150-200 dpi a letter's dot or a full
+#: stop is larger; at 100 dpi some are not, which the share below allows for)
+_SPECK_MAX_PX = 3
+
+
+def speck_share(image: np.ndarray) -> float:
+    """The share of the ink's connected pieces in ``image`` (HxW gray or HxWx3) that are specks
+    (``_SPECK_MAX_PX`` pixels or fewer), ink being what Otsu's threshold of the darkest channel
+    calls dark. 0.0 on a page without ink.
+
+    Print is letters: on clean pages at 100-200 dpi specks are under a fifth of the pieces (dots,
+    full stops, a few grains). A scan peppered with dust, toner spatter or the sharp noise a low
+    JPEG quality keeps has many more specks than letters. About 20-50 ms a page (OpenCV).
+    """
+    import cv2
+
+    gray = np.minimum(np.minimum(image[..., 0], image[..., 1]), image[..., 2]) if image.ndim == 3 else image
+    if gray.size == 0:
+        return 0.0
+    gray = np.ascontiguousarray(gray)
+    level, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    n, _, stats, _ = cv2.connectedComponentsWithStats((gray <= level).astype(np.uint8), connectivity=8)
+    if n <= 1:
+        return 0.0
+    return float((stats[1:, cv2.CC_STAT_AREA] <= _SPECK_MAX_PX).mean())
+
+
+def despeckle(image: np.ndarray, min_share: float) -> np.ndarray:
+    """``image`` through a 3x3 median filter where its ink is mostly specks (``speck_share`` at
+    least ``min_share``), else ``image`` itself.
+
+    rapidocr's text detector, shown a page peppered with specks (1% of the pixels, a worn colour
+    scan saved as a small JPEG), found 2 of its 30 lines; the median removes isolated specks and
+    keeps strokes two pixels wide or more, so the same page read 30. Clean pages are left as they
+    are: the filter would thin the one-pixel strokes of small print at low resolution.
+    """
+    import cv2
+
+    if min_share > 1.0 or speck_share(image) < min_share:
+        return image
+    return cv2.medianBlur(np.ascontiguousarray(image), 3)
