@@ -1,8 +1,10 @@
 """The text-alignment ("stream") finder: tables found in word positions alone, no rules needed.
 
 Words are cut into chunks at wide gaps, runs of multi-chunk lines form table areas (``areas``), column gutters
-are x ranges no word covers, rows are text lines (stacked header lines and wrapped cells joined);
-``_keep`` then tells tables from prose set in columns and bulleted lists.
+are x ranges no word covers, rows are text lines (stacked header lines and wrapped cells joined, a row
+label wrapped over lines joined with its figures on its first, last or middle line), a header phrase
+centred over a group of columns spans them; ``_keep`` then tells tables from prose set in columns and
+bulleted lists.
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         ]
     if n_cols < s.min_cols:
         return None
+    for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
+        line_cells[k] = _phrase_spans(area[k], line_cells[k], edges, [line_cells[j] for j in heads[i + 1 :]])
 
     # Group lines into rows. Header lines without spanning cells stack into one header row
     # (a multi-line header); body lines continue the previous row only when they fill none of
@@ -223,6 +227,45 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _phrase_spans(
+    ln: _TextLine,
+    cells: dict[int, tuple[int, list[_Word]]],
+    edges: list[float],
+    below: list[dict[int, tuple[int, list[_Word]]]],
+) -> dict[int, tuple[int, list[_Word]]]:
+    """A header line's cells with a phrase cut by a column edge made one cell spanning its columns.
+
+    A head set centred over a group of columns (a spanning head) is a phrase, one chunk of its
+    line, whose words fall in two columns or more when an edge lies in one of its word spaces. It
+    spans them when a header line ``below`` holds the group's own heads (two cells at least in
+    those columns) and the phrase sits centred over the group (a head wrapped in its own column
+    that reaches over an edge does not). Figures (years) head columns of their own; the stub
+    column is left as it is.
+    """
+    chunk_of = {id(w): k for k, ch in enumerate(ln.chunks) for w in ch}
+    out: dict[int, tuple[int, list[_Word]]] = {}
+    prev: int | None = None
+    for c, (e, ws) in sorted(cells.items()):
+        if prev and out[prev][0] + 1 == c:
+            left, right = out[prev][1][-1], ws[0]
+            if chunk_of.get(id(left)) == chunk_of.get(id(right)) and not (
+                _is_num(left.text) or _is_num(right.text)
+            ):
+                out[prev] = (e, out[prev][1] + ws)
+                continue
+        out[c] = (e, list(ws))
+        prev = c
+    for c, (e, ws) in list(out.items()):
+        if e == cells[c][0]:
+            continue  # nothing joined here
+        mid, group = (ws[0].x0 + ws[-1].x1) / 2, (edges[c] + edges[e + 1]) / 2
+        heads_below = any(sum(c <= x <= e for x in lc) >= 2 for lc in below)
+        if not heads_below or abs(mid - group) > 0.2 * (edges[e + 1] - edges[c]):
+            out.pop(c)
+            out.update({x: cells[x] for x in cells if c <= x <= e})
+    return dict(sorted(out.items()))
 
 
 def _reads_on(cells: dict[int, tuple[int, list[_Word]]]) -> bool:

@@ -35,11 +35,14 @@ def _grid(doc: pymupdf.Document) -> list[list[str]]:
         (10, "wrapped_stub", "top"),
         (7, "blank_cells", "bottom, a blank stub head"),
         (22, "blank_cells", "bottom"),
+        (1, "blank_cells", "top, heads spanning groups of columns"),
+        (6, "blank_cells", "bottom, heads spanning groups of columns"),
     ],
 )
 def test_wrapped_row_labels_are_one_row_with_their_figures(seed: int, cls: str, where: str) -> None:
     """Each row's label whole in one cell, its figures beside it wherever they sit on the label's
-    lines (``where``), empty cells empty: the table cell for cell as drawn."""
+    lines (``where``), empty cells empty, a head over a group of columns one cell at the group's
+    first column: the table cell for cell as drawn."""
     case = make_case(seed, cls)
     assert where.split(",")[0] in case.tags
     doc = pymupdf.open("pdf", case.pdf)
