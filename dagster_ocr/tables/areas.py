@@ -131,6 +131,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
 
 #: a line of figures that are all years heads columns (a header), it is no data row
 _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
+#: a word: three letters in a row (a variable of math is one or two, with primes or indices)
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 
 
 def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, s: TableSettings) -> None:
@@ -142,18 +144,21 @@ def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, 
     rows = [x for x in cur if len(x.chunks) >= 2 and not x.label] + [ln]
     inner = _column_bounds(rows, s)[1:-1]
     after = [*pending, ln]
+    figures = any(_is_num(_words_text(ch)) for r in rows for ch in r.chunks[1:])
     for x in lines:
         nxt = after[after.index(x) + 1]
         # a row label wrapped over lines (one reading on from the line above, or going on in the
-        # line below) is a stub cell, where the columns are not known yet from a few rows
-        wrapped = _reads_on(x) or (_reads_on(nxt) and abs(nxt.x0 - x.x0) <= 3 * (x.y1 - x.y0))
+        # line below) beside rows of figures is a stub cell, where the columns are not known yet
+        # from a few rows
+        wrapped = figures and (_reads_on(x) or (_reads_on(nxt) and abs(nxt.x0 - x.x0) <= 3 * (x.y1 - x.y0)))
         if not wrapped and not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
             x.label = True
 
 
 def _reads_on(ln: _TextLine) -> bool:
-    """The line starts mid-phrase: its first word begins with a lower-case letter."""
-    return ln.words[0].text[:1].islower()
+    """The line starts mid-phrase: its first word begins with a lower-case letter, and it holds a
+    word (a line of math starts with a variable as often)."""
+    return ln.words[0].text[:1].islower() and bool(_WORD_RE.search(_words_text(ln.words)))
 
 
 def _opens_table(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, h: float) -> bool:
@@ -280,11 +285,11 @@ def _label_continuation(
     row of its own (``max_bridge_lines``); the row builder joins it to its label.
     """
     text = _words_text(ln.words)
-    if not text[:1].islower() or _is_num(text):
+    if not _reads_on(ln) or _is_num(text):
         return False
     multi = [x for x in cur if len(x.chunks) >= 2][-4:]
-    if not multi:
-        return False
+    if not any(_is_num(_words_text(ch)) for x in multi for ch in x.chunks[1:]):
+        return False  # a table's labels wrap beside rows of figures (display math aligns no figures)
     left = min(x.x0 for x in cur + pending)
     if not (left - h <= ln.x0 <= left + 3 * h):
         return False
@@ -298,8 +303,17 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     blank: the lines so far hold column heads only (words, no figure but years), one of them three
     heads or more (two chunks side by side are as often a title and a date), all right of ``ln``,
     which ends before the header's first head starts."""
-    if max(len(x.chunks) for x in cur) < 3 or _is_num(_words_text(ln.words)) or any(
-        _is_num(t) and not _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
+    if (
+        max(len(x.chunks) for x in cur) < 3
+        or _is_num(_words_text(ln.words))
+        or any(
+            _is_num(t) and not _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
+        )
+    ):
+        return False
+    # heads and the label are words (display math aligns symbols and short variables alike)
+    if not _WORD_RE.search(_words_text(ln.words)) or not all(
+        _WORD_RE.search(t) or _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
     ):
         return False
     return ln.x1 < min(x.x0 for x in cur) - h
@@ -310,7 +324,7 @@ def _label_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSetti
     stub reads on from them (its figures on the label's last line): one-chunk lines up from ``ln``,
     each at the stub and close above the next, reading on but the first, which starts the label
     with a capital; none when no such run ends within four lines."""
-    if len(ln.chunks) < 2 or not _reads_on(ln):
+    if len(ln.chunks) < 2 or not _reads_on(ln) or not any(_is_num(_words_text(ch)) for ch in ln.chunks[1:]):
         return []
     out: list[_TextLine] = []
     nxt = ln

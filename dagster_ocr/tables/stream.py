@@ -167,9 +167,13 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 and set(prev) == {0}
                 and _reads_on(cells)
                 and ln.y0 - prev_ln.y1 <= line_gap
+                and not _is_num(_words_text(prev[0][1]).split()[-1])
+                and not any(_WORD_RE.search(_words_text(ws)) for c, (_, ws) in cells.items() if c > 0)
             ):
                 # a row label wrapped over lines with the row's figures on its last line (or midway):
-                # the lines above the figures hold the label alone, and the label reads on here
+                # the lines above the figures hold the label alone, and the label reads on here, the
+                # line holding figures or nothing right of it (entries of an index read on in lower
+                # case too, beside words, after a page number)
                 join = True
             elif (
                 not is_head
@@ -274,7 +278,7 @@ def _reads_on(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
     if 0 not in cells:
         return False
     text = _words_text(cells[0][1])
-    return text[:1].islower() and not _is_num(text)
+    return text[:1].islower() and not _is_num(text) and bool(_WORD_RE.search(text))
 
 
 def _label_opens_body(area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]]) -> bool:
