@@ -8,6 +8,7 @@ from and checked against (``PORTED_FROM``); on any other, ``find_tables`` itself
 
 from __future__ import annotations
 
+import bisect
 import logging
 import weakref
 from collections.abc import Sequence
@@ -61,10 +62,17 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
     and the narrow cells between a ``$`` and its figure are thin boxes of the row's own colour; read
     as rules, the grid cut from them lost every unshaded row's label. A white rule between shaded
     cells (a word processor's table) still counts: its neighbours are of another colour.
+
+    Nor does a thin filled box that meets no rule across it count: it frames no cell. An HTML
+    table rendered to PDF (SEC filings) paints a column's border as one thin box per row, and its
+    totals' underlines as short bars under each figure that stop short of that border; counted as
+    rules, they let the line finder cut the page's shaded cells into a grid of every cell edge
+    (27 columns where the reader sees 10). A row rule drawn across a column rule still counts.
     """
     vert = horiz = 0
     filled: list[tuple[float, float, float, float, Any]] = []  # every filled box: the neighbours
     thin: list[tuple[float, float, float, float, Any, bool]] = []  # thin filled boxes, judged last
+    across: list[tuple[float, float, float, float, bool]] = []  # drawn lines and stroked rules
     for path in cdrawings:
         stroked = path.get("type") in ("s", "fs")
         for item in path.get("items", ()):
@@ -72,8 +80,10 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
                 (ax, ay), (bx, by) = item[1], item[2]
                 if abs(ax - bx) < 1 and abs(ay - by) > 5:
                     vert += 1
+                    across.append((min(ax, bx), min(ay, by), max(ax, bx), max(ay, by), True))
                 elif abs(ay - by) < 1 and abs(ax - bx) > 5:
                     horiz += 1
+                    across.append((min(ax, bx), min(ay, by), max(ax, bx), max(ay, by), False))
             elif item[0] == "re":
                 x0, y0, x1, y1 = item[1]
                 x0, x1, y0, y1 = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
@@ -83,6 +93,7 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
                 if (w < 3 and h > 5) or (h < 3 and w > 5):
                     if stroked:
                         vert, horiz = vert + (w < 3), horiz + (w >= 3)
+                        across.append((x0, y0, x1, y1, w < 3))
                     else:
                         thin.append((x0, y0, x1, y1, path.get("fill"), w < 3))
                 elif w > 5 and h > 5 and stroked:  # a filled box is shading, not a rule
@@ -92,13 +103,38 @@ def _has_grid(cdrawings: list[dict[str, Any]]) -> bool:
     if not thin:
         return False
     beside = _SameFillNeighbours(filled)
-    for x0, y0, x1, y1, fill, vertical in thin:
-        if beside.found(x0, y0, x1, y1, fill, vertical):
-            continue  # a cell of a shaded band, not a rule
+    rules = [
+        (x0, y0, x1, y1, v) for x0, y0, x1, y1, fill, v in thin if not beside.found(x0, y0, x1, y1, fill, v)
+    ]
+    crossing = _Crossings(rules + across)
+    for x0, y0, x1, y1, vertical in rules:  # the band cells are left out: shading, not rules
+        if not crossing.found(x0, y0, x1, y1, vertical):
+            continue  # meets no rule across it: frames no cell
         vert, horiz = vert + vertical, horiz + (not vertical)
         if vert >= 2 and horiz >= 2:
             return True
     return False
+
+
+class _Crossings:
+    """Rules (x0, y0, x1, y1, vertical) sorted by where they stand, to ask whether a rule meets
+    (crosses or touches, within a point) one of the other direction."""
+
+    def __init__(self, rules: list[tuple[float, float, float, float, bool]]):
+        # vertical rules by x, horizontal ones by y
+        self._v = sorted(((r[0] + r[2]) / 2, r[1], r[3]) for r in rules if r[4])
+        self._h = sorted(((r[1] + r[3]) / 2, r[0], r[2]) for r in rules if not r[4])
+
+    def found(self, x0: float, y0: float, x1: float, y1: float, vertical: bool) -> bool:
+        # a vertical rule looks for horizontal ones standing within its height, reaching its x
+        at, lo, hi = ((x0 + x1) / 2, y0, y1) if vertical else ((y0 + y1) / 2, x0, x1)
+        others = self._h if vertical else self._v
+        i = bisect.bisect_left(others, (lo - 1.0,))
+        while i < len(others) and others[i][0] <= hi + 1.0:
+            if others[i][1] - 1.0 <= at <= others[i][2] + 1.0:
+                return True
+            i += 1
+        return False
 
 
 class _SameFillNeighbours:
