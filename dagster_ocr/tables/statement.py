@@ -195,6 +195,14 @@ def find_context(
                 continue
             stop_at = y1
             break
+        text = " ".join(w.text for w in sorted(band, key=lambda w: w.x0))
+        if part.header_rows and is_units(text) and units_of(text) == text.strip("() "):
+            # the units line under the title, over a grid that holds its own headings: the
+            # units of every column, not a heading of each ("(in millions)" 9 times). Over a
+            # grid without them it may sit under the periods ("Year Ended" / dates / "(In
+            # millions)"), and the headings are looked for above it as before
+            stop_at = y1
+            break
         heading_bands.append(band)
         edge = min(w.y0 for w in band)
     if heading_bands:

@@ -137,6 +137,8 @@ def test_an_html_rendered_statement_is_one_table_with_its_stacked_header(tmp_pat
     table = tables[0]
     assert table.n_cols == 1 + n_cols  # the "$" columns and the spacers folded away
     assert table.header_rows >= 1 and table.n_rows - table.header_rows == len(want["rows"])
+    # the units line under the title is the table's units, not a heading over every column
+    assert table.units == "in millions" and not any("millions" in h for h in table.column_headers)
     grid = table.grid()
     header = [" ".join(row[k] for row in grid[: table.header_rows]).split() for k in range(table.n_cols)]
     for k, head in enumerate(want["heads"]):
