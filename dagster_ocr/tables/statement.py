@@ -351,18 +351,30 @@ def fold_symbol_columns(table: Table) -> Table:
     """``table`` with its sign-only and empty columns folded into their figures (in place).
 
     A lone currency sign a stream finder glued to the end of the figure before it ("78,509 $")
-    goes back to the start of the figure it precedes. Tables with a body cell spanning columns are
-    left as they are (which column a span would move with is not clear); a heading spanning
-    columns keeps spanning those that stay. The column headings move with their columns; a folded
-    column's heading joins its target's.
+    goes back to the start of the figure it precedes. A body cell spanning columns is folded only
+    where every column it spans past its first is empty or sign-only in the other rows (a long row
+    label running over the empty cells beside it, as a wrapped label's first line does): it then
+    spans what stays, like a heading. Tables with another body span are left as they are (which
+    column a span would move with is not clear). The column headings move with their columns; a
+    folded column's heading joins its target's.
     """
-    if table.n_cols < 2 or any(c.col_span > 1 and c.row >= table.header_rows for c in table.cells):
+    if table.n_cols < 2:
         return table
     by_pos = {(c.row, c.col): c for c in table.cells}
 
     def text(r: int, c: int) -> str:
         cell = by_pos.get((r, c))
         return " ".join(cell.text.split()) if cell is not None else ""
+
+    def kind_of(c: int) -> str | None:
+        return _fold_target([text(r, c) for r in range(table.header_rows, table.n_rows)]) if c else None
+
+    spans = [c for c in table.cells if c.col_span > 1 and c.row >= table.header_rows]
+    if any(
+        kind_of(c.col) is not None or any(kind_of(k) is None for k in range(c.col + 1, c.col + c.col_span))
+        for c in spans
+    ):
+        return table
 
     # a sign glued to the end of the cell before its figure
     for r in range(table.n_rows):
@@ -375,16 +387,15 @@ def fold_symbol_columns(table: Table) -> Table:
                     nxt.text = f"{words[-1]} {nxt.text.strip()}"
     # what a column holds below its header rows decides; a heading over a sign column (a period
     # printed flush left over its "$") joins the heading of the figure it folds into
-    kinds = {
-        c: _fold_target([text(r, c) for r in range(table.header_rows, table.n_rows)]) if c else None
-        for c in range(table.n_cols)
-    }
+    kinds = {c: kind_of(c) for c in range(table.n_cols)}
     for c, kind in kinds.items():  # a column with a heading and nothing under it is a column
         heading = [text(r, c) for r in range(table.header_rows)]
         heading.append(table.column_headers[c] if c < len(table.column_headers) else "")
         if kind == "drop" and any(heading):
             kinds[c] = None
     own = [c for c in range(table.n_cols) if kinds[c] is None]
+    if any(k in own for c in spans for k in range(c.col + 1, c.col + c.col_span)):
+        return table  # a span over a column that stays (one with a heading of its own)
     fate: dict[int, tuple[str, int | None]] = {}
     for c, kind in kinds.items():
         if kind == "right" and (later := [k for k in own if k > c]):

@@ -227,6 +227,33 @@ def test_signs_fold_into_their_figures_and_spacers_go():
     assert table.grid() == [["", "2024", "2023"], ["Sales", "$ 1,204", "(98)%"]]
 
 
+def test_a_long_label_running_over_the_sign_column_still_folds():
+    """A wrapped row label's first line runs over the empty "$" column beside it (a body cell spanning
+    two columns, as a stream finder reads it): the signs still fold, and the label spans what stays."""
+    from dagster_ocr.tables.statement import fold_symbol_columns
+
+    rows = [
+        ["", "", "2024", "", "2023"],
+        ["Beginning balances", "$", "73,812", "$", "64,849"],
+        ["Common stock withheld related to net share settlement of equity", "", "", "", ""],
+        ["awards", "", "(3,993)", "", "(3,521)"],
+    ]
+    table = _grid_table(rows)
+    label = next(c for c in table.cells if c.row == 2 and c.col == 0)
+    label.col_span = 2
+    table.cells = [c for c in table.cells if not (c.row == 2 and c.col == 1)]
+    table = fold_symbol_columns(table)
+    assert table.n_cols == 3
+    assert table.grid()[1] == ["Beginning balances", "$ 73,812", "$ 64,849"]
+    assert table.grid()[3] == ["awards", "(3,993)", "(3,521)"]
+    assert next(c for c in table.cells if c.row == 2 and c.col == 0).col_span == 1
+    # a span over a column with figures of its own is left alone
+    spanning = _grid_table([["", "2024", "2023"], ["A long label", "", ""], ["Sales", "1", "2"]])
+    spanning.cells[3].col_span = 2
+    spanning.cells = [c for c in spanning.cells if not (c.row == 1 and c.col == 1)]
+    assert fold_symbol_columns(spanning).n_cols == 3
+
+
 def test_column_numbers_are_a_header_not_data():
     from dagster_ocr.tables.statement import _column_numbers
 
