@@ -14,12 +14,10 @@ import random
 
 import pymupdf
 import pytest
+from support.parsed import tables_of
 
 from dagster_ocr.blocks import table_markdown
 from dagster_ocr.docinfo import describe
-from dagster_ocr.model import SourceDocument
-from dagster_ocr.pipeline import document_tables, extract_document
-from dagster_ocr.settings import Settings
 from dagster_ocr.tables.statement import units_of
 
 MONTHS = ["March 31,", "June 30,", "September 28,", "December 31,"]
@@ -99,19 +97,6 @@ def statement_pdf(path, seed: int, shaded: bool, stacked: bool, n_periods: int) 
     return {"title": title, "units": units.strip("()"), "years": years, "rows": rows}
 
 
-def _tables(path):
-    src = SourceDocument(
-        doc_id="0" * 64,
-        file_name=path.name,
-        source_path=str(path),
-        stored_path=str(path),
-        size_bytes=path.stat().st_size,
-        kind="pdf",
-    )
-    settings = Settings()
-    return document_tables(extract_document(src, settings), settings)
-
-
 CASES = [
     (seed, shaded, stacked, n)
     for seed in range(4)
@@ -127,7 +112,7 @@ def test_a_statement_reads_with_its_title_units_periods_and_figures(
 ):
     path = tmp_path / "statement.pdf"
     want = statement_pdf(path, seed, shaded, stacked, n_periods)
-    tables = _tables(path)
+    tables = tables_of(path)
     assert tables, "no table found"
     first = tables[0]
     assert first.title == want["title"]

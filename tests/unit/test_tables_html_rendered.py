@@ -15,10 +15,8 @@ import random
 
 import pymupdf
 import pytest
+from support.parsed import tables_of
 
-from dagster_ocr.model import SourceDocument
-from dagster_ocr.pipeline import document_tables, extract_document
-from dagster_ocr.settings import Settings
 from dagster_ocr.tables.grid import _has_grid
 
 SHADE = (0.8, 0.93, 1.0)
@@ -113,26 +111,13 @@ def html_statement_pdf(path, seed: int, n_cols: int, rule_across: bool = False) 
     return {"rows": rows, "heads": heads, "n_cols": n_cols}
 
 
-def _tables(path):
-    src = SourceDocument(
-        doc_id="0" * 64,
-        file_name=path.name,
-        source_path=str(path),
-        stored_path=str(path),
-        size_bytes=path.stat().st_size,
-        kind="pdf",
-    )
-    settings = Settings()
-    return document_tables(extract_document(src, settings), settings)
-
-
 @pytest.mark.parametrize(("seed", "n_cols"), [(0, 5), (1, 6), (2, 7), (3, 7)])
 def test_an_html_rendered_statement_is_one_table_with_its_stacked_header(tmp_path, seed, n_cols):
     path = tmp_path / "statement.pdf"
     want = html_statement_pdf(path, seed, n_cols)
     with pymupdf.open(path) as doc:
         assert not _has_grid(doc[0].get_cdrawings())  # one column border and underlines: no grid
-    tables = _tables(path)
+    tables = tables_of(path)
     assert len(tables) == 1, [(t.n_rows, t.n_cols) for t in tables]
     table = tables[0]
     assert table.n_cols == 1 + n_cols  # the "$" columns and the spacers folded away
