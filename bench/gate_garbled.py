@@ -51,11 +51,17 @@ def main() -> None:
             held["paragraphs (any flag)"] += any_share > q.max_flagged_paragraph_share
             held["decoding damage"] += damage > q.max_flagged_paragraph_share
             held["garbled characters"] += glyphs > q.max_garbled_char_share
-            print(
-                f"| {entry['split']} | {entry['file']} | {len(paras)} | {any_share:.3f} | {damage:.3f} | {glyphs:.4f} |",
-                flush=True,
-            )
-    print(f"\nheld back (threshold {q.max_flagged_paragraph_share} of paragraphs, {q.max_garbled_char_share} of characters): {held}")
+            cells = [
+                entry["split"],
+                entry["file"],
+                len(paras),
+                f"{any_share:.3f}",
+                f"{damage:.3f}",
+                f"{glyphs:.4f}",
+            ]
+            print("| " + " | ".join(map(str, cells)) + " |", flush=True)
+    limits = f"{q.max_flagged_paragraph_share} of paragraphs, {q.max_garbled_char_share} of characters"
+    print(f"\nheld back (threshold {limits}): {held}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def build(variant: str) -> embeddings.Embedder:
     name, _, value = variant.partition("=")
     dtype = "bfloat16" if has_native_bf16() else "float32"
     if name == "tokens":
-        return embeddings.Embedder(embeddings.model_dir(), max_tokens=int(value), dtype=dtype, runtime="openvino")
+        return embeddings.Embedder(
+            embeddings.model_dir(), max_tokens=int(value), dtype=dtype, runtime="openvino"
+        )
     if name == "layers":
         import openvino as ov
 
@@ -74,7 +76,11 @@ def main() -> None:
         wh.write(lambda con: con.execute("DELETE FROM kb_embeddings"))
         docs = wh.query("SELECT doc_id, file_name, n_pages FROM documents WHERE status = 'parsed'")
         embedder.embed(["warm up"] * 4)
-        figures: dict[str, Any] = {"variant": args.variant, "runtime": embedder.runtime, "dtype": embedder.dtype}
+        figures: dict[str, Any] = {
+            "variant": args.variant,
+            "runtime": embedder.runtime,
+            "dtype": embedder.dtype,
+        }
         total = reports = pages = report_pages = 0.0
         for doc_id, name, n_pages in docs.itertuples(index=False):
             start = cpu_seconds()
@@ -89,7 +95,15 @@ def main() -> None:
         import kb_retrieval
 
         out = Path(tmp) / "retrieval.json"
-        sys.argv = ["kb_retrieval.py", "--warehouse", str(copy), "--reuse", "--no-kb-stage", "--json", str(out)]
+        sys.argv = [
+            "kb_retrieval.py",
+            "--warehouse",
+            str(copy),
+            "--reuse",
+            "--no-kb-stage",
+            "--json",
+            str(out),
+        ]
         kb_retrieval.main()
         figures["retrieval"] = json.loads(out.read_text())
     if args.json:
