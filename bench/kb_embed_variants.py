@@ -6,7 +6,8 @@
 Every chunk is embedded again with the variant (CPU s a page, the two reports and all documents), then
 ``bench/kb_retrieval.py --reuse`` scores the product's searches with the variant's vectors and queries.
 Variants: ``tokens=N`` (the word pieces of a chunk the model reads), ``layers=N`` (the first N of the six
-transformer layers; the query is embedded by the same cut model). The runtime and precision are the
+transformer layers; the query is embedded by the same cut model), ``int8`` (the int8 copy of
+``dagster_ocr/embeddings_int8.py``). The runtime and precision are the
 product's defaults on this CPU (OpenVINO; bfloat16 where the CPU has native bf16 instructions).
 """
 
@@ -54,6 +55,17 @@ def build(variant: str) -> embeddings.Embedder:
         converted = ov.convert_model(e.model, example_input=dict(example))
         e._ov = ov.Core().compile_model(converted, "CPU", embeddings._ov_precision(dtype))
         e.runtime, e.dtype = "openvino", dtype
+        return e
+    if name == "int8":  # the int8 copy the product builds on CPUs with VNNI or AMX (embeddings_int8)
+        import openvino as ov
+
+        from dagster_ocr import embeddings_int8
+
+        e = embeddings.Embedder(embeddings.model_dir(), dtype=dtype, runtime="openvino")
+        f32_xml = embeddings._openvino_cache_path(ov.__version__)
+        path = embeddings_int8.ensure_int8(f32_xml, e.encode)
+        e._ov = ov.Core().compile_model(str(path), "CPU", embeddings._ov_precision(dtype))
+        e.dtype = "int8"
         return e
     raise SystemExit(f"unknown variant {variant!r}")
 

@@ -95,6 +95,7 @@ class Embedder:
         self._ov: Any = None
         #: the tokenizer as the ``tokenizers`` library reads it, on the start without torch
         self._pieces: Any = None
+        asked, dtype = dtype, ("auto" if dtype == "int8" else dtype)  # int8 quantizes what "auto" runs
         resolved = resolve_dtype(dtype, device)
         #: what an earlier process on this machine measured (see _calibrate): not measured again
         measured = None
@@ -111,6 +112,7 @@ class Embedder:
             and (dtype != "auto" or resolved == "float32" or measured is not None)
         ):
             if self._start_from_cache(path, resolved):
+                self._to_int8(asked)
                 return
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -135,6 +137,37 @@ class Embedder:
             self.runtime = "openvino" if self._ov is not None else "torch"
         if self._ov is None:
             self.model = model.to(dtype=getattr(torch, self.dtype))
+        else:
+            self._to_int8(asked)
+
+    def _to_int8(self, asked: str) -> None:
+        """Run the int8 copy of the OpenVINO model (:mod:`dagster_ocr.embeddings_int8`) where it pays:
+        asked by name, or "auto" on a CPU with int8 dot-product instructions (VNNI, AMX-INT8) where
+        the copy is cached or NNCF can build it. Without those instructions int8 cost more CPU than
+        f32 (docs/benchmarks-history.md), so "auto" stays on the float model there. The operations
+        left in float (softmax, normalisation) keep the float precision chosen before (bf16 or f32).
+        Any failure keeps the float model, with a warning when int8 was asked by name."""
+        from dagster_ocr import embeddings_int8
+        from dagster_ocr.cpu import has_int8_dot
+
+        if asked not in ("auto", "int8") or self.device != "cpu":
+            return
+        try:
+            import openvino as ov
+
+            f32_xml = _openvino_cache_path(ov.__version__)
+            if f32_xml is None or not f32_xml.exists():
+                raise OSError("the converted float model is not cached")
+            cached = embeddings_int8.cache_path(f32_xml)
+            if asked == "auto" and not (has_int8_dot() and (cached.exists() or embeddings_int8.available())):
+                return
+            int8 = embeddings_int8.ensure_int8(f32_xml, self.encode)
+            self._ov = ov.Core().compile_model(str(int8), "CPU", _ov_precision(self.dtype))
+        except Exception as exc:  # the float model still embeds
+            say = log.warning if asked == "int8" else log.info
+            say("embeddings stay in %s: no int8 (%s)", self.dtype, exc)
+            return
+        self.dtype = "int8"
 
     def _start_from_cache(self, path: Path, dtype: str = "float32") -> bool:
         """Start on the OpenVINO model an earlier process converted, without torch or transformers.

@@ -231,6 +231,51 @@ def test_bfloat16_vectors_agree_with_float32_ones():
         assert bf16.runtime == "torch" or not has_native_bf16()
 
 
+def test_int8_calibration_texts_are_seeded_and_shaped_like_chunks():
+    """The int8 copy is calibrated on generated text (offline, the same everywhere): prose, statement
+    rows with figures and parenthesised negatives, headings, each after a context line."""
+    from dagster_ocr import embeddings_int8
+
+    texts = embeddings_int8.calibration_texts()
+    assert texts == embeddings_int8.calibration_texts()  # seeded
+    assert len(texts) == embeddings_int8.CALIBRATION_TEXTS
+    tables = [t for t in texts if "\n| " in t]
+    assert len(tables) >= len(texts) // 4
+    assert any("(" in t and ")" in t for t in tables)
+    assert all("\n" in t and len(t.split()) >= 4 for t in texts)
+
+
+@needs_model
+def test_auto_stays_on_the_float_model_without_int8_dot_products(monkeypatch):
+    """Without VNNI or AMX the int8 copy costs more CPU than float32: "auto" never builds it there."""
+    from dagster_ocr import cpu, embeddings_int8
+
+    monkeypatch.setattr(cpu, "has_int8_dot", lambda: False)
+    monkeypatch.setattr(embeddings_int8, "ensure_int8", lambda *a: pytest.fail("int8 built"))
+    emb = embeddings.Embedder(embeddings.model_dir(), dtype="auto")
+    assert emb.dtype in ("float32", "bfloat16")
+
+
+@needs_model
+@pytest.mark.skipif(
+    not __import__("dagster_ocr.cpu", fromlist=["x"]).has_int8_dot(),
+    reason="int8 runs by default only on CPUs with VNNI or AMX",
+)
+def test_int8_vectors_agree_with_float32_ones_and_auto_picks_them():
+    """The int8 copy (NNCF, built once per machine and cached) keeps search working: near-duplicate
+    meanings stay nearest, vectors within a cosine of 0.98 of float32 ones (0.997 mean on report chunks)."""
+    texts = [t for _, _, t in TEXTS]
+    full = embeddings.get_embedder(dtype="float32").embed(texts)
+    int8 = embeddings.get_embedder(dtype="int8")
+    assert int8.dtype == "int8" and int8.runtime == "openvino"
+    low = int8.embed(texts)
+    assert float(np.min(np.sum(full * low, axis=1))) > 0.98
+    sims = low @ low.T
+    assert int(np.argsort(-sims[0])[1]) == 3  # payment terms nearest payment terms, as in float32
+    # a fresh "auto" embedder on this CPU starts on the cached copy
+    assert embeddings.Embedder(embeddings.model_dir(), dtype="auto").dtype == "int8"
+
+
 @needs_model
 def test_the_three_vector_steps_embed_a_repeated_text_once_and_survive_a_pickle(warehouse):
     """kb_vectors' ops: the plan (read), the embedding (no warehouse), the store (write); the plan
