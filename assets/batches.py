@@ -21,7 +21,6 @@ are per document and per step, a backfill picks documents by file name, and a ra
 keys follows insertion order, not the documents asked for.
 """
 
-
 import hashlib
 import math
 import os
@@ -33,6 +32,7 @@ from collections.abc import Sequence
 import dagster as dg
 from dagster._core.origin import JobPythonOrigin
 from dagster._core.remote_origin import RemoteJobOrigin
+from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import serialize_value
 from pydantic import Field
@@ -162,6 +162,22 @@ def _run_document(
     return final
 
 
+def _wait_for_other_runs(context: dg.OpExecutionContext, key: str, at_most_s: float) -> None:
+    """Never two runs of one document at once: the queue's per-partition limit does not see the runs
+    a batch starts itself, so the batch waits while another run of the document is in flight (at
+    most ``at_most_s``: a run whose process died stays "started" until run monitoring fails it)."""
+    in_flight = dg.RunsFilter(tags={PARTITION_TAG: key}, statuses=list(IN_PROGRESS_RUN_STATUSES))
+    start = time.monotonic()
+    if not context.instance.get_runs_count(in_flight):
+        return
+    context.log.info(f"{key}: another run of this document is in flight; waiting for it")
+    while context.instance.get_runs_count(in_flight):
+        if time.monotonic() - start > at_most_s:
+            context.log.warning(f"{key}: another run of it is still marked in flight; running it anyway")
+            return
+        time.sleep(POLL_S)
+
+
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()  # SIGTERM: the run stops between pages (assets/stopping.py)
     try:
@@ -250,6 +266,7 @@ def ingest_batch(context: dg.OpExecutionContext, config: BatchConfig, store: Doc
         if key in done:
             outcomes[key] = "done before"
             continue
+        _wait_for_other_runs(context, key, clock.default)
         if config.registered_by:
             _register(context, store, key, config.registered_by)
         doc_run = instance.create_run_for_job(

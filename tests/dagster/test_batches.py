@@ -252,3 +252,39 @@ def test_backfill_per_run_launches_one_batch_per_n_documents(monkeypatch, tmp_pa
     tags = {t["key"]: t["value"] for t in launched[0]["executionMetadata"]["tags"]}
     assert tags["dagster-ocr/documents"] == "3" and tags["dagster-ocr/launched_by"] == "dagster-ocr backfill"
     assert tags["dagster-ocr/covers"].startswith("doc_0.pdf, doc_1.pdf")
+
+
+def test_a_batch_waits_while_another_run_of_the_document_is_in_flight():
+    import logging
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from assets.batches import _wait_for_other_runs
+
+    key = "a-0123456789ab"
+    with dg.instance_for_test() as instance:
+        other = instance.add_run(
+            dg.DagsterRun(
+                job_name="ingest_document",
+                status=dg.DagsterRunStatus.STARTED,
+                tags={"dagster/partition": key},
+            )
+        )
+        context = SimpleNamespace(instance=instance, log=logging.getLogger("test"))
+        start = time.monotonic()
+        _wait_for_other_runs(context, "another-0123456789ab", 60)  # another document: no wait
+        assert time.monotonic() - start < 1
+        threading.Timer(1.5, lambda: instance.report_run_failed(other)).start()
+        _wait_for_other_runs(context, key, 60)  # waits until the other run ends
+        assert 1.4 < time.monotonic() - start < 10
+        instance.add_run(
+            dg.DagsterRun(
+                job_name="ingest_document",
+                status=dg.DagsterRunStatus.STARTED,
+                tags={"dagster/partition": key},
+            )
+        )
+        start = time.monotonic()
+        _wait_for_other_runs(context, key, 0.5)  # a run left "started" by a dead process: not forever
+        assert time.monotonic() - start < 5
