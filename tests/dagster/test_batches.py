@@ -22,6 +22,7 @@ from assets.batches import BATCH_JOB, BATCH_OP, BATCH_TAG, batch_run_config
 from assets.partitions import documents_partitions
 from assets.sensors import build_inbox_sensor
 from dagster_ocr.deployment import DeploymentSettings
+from dagster_ocr.partition_keys import resolve
 from dagster_ocr.samples import build_damaged
 from resources import DocumentStoreResource
 
@@ -140,27 +141,70 @@ def _document_runs(instance, batch_id):
     return instance.get_runs(dg.RunsFilter(job_name="ingest_document", tags={BATCH_TAG: batch_id}))
 
 
+def _launched_by_cli(monkeypatch, warehouse: str, names: list[str], per_run: int) -> list[dict]:
+    """What `dagster-ocr backfill ingest_document NAMES --per-run N` sends to the webserver."""
+    launched: list[dict] = []
+
+    def fake_graphql(url, query, variables=None, timeout=60.0):
+        if "repositoriesOrError" in query:
+            jobs = [{"name": "ingest_document"}, {"name": BATCH_JOB}]
+            return {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
+                {"name": "__repository__", "location": {"name": "loc"}, "jobs": jobs}
+            ]}}  # fmt: skip
+        launched.append(variables["params"])
+        return {"launchRun": {"__typename": "LaunchRunSuccess", "run": {"runId": f"r{len(launched)}"}}}
+
+    monkeypatch.setattr(backfill_cli, "_graphql", fake_graphql)
+    parser = argparse.ArgumentParser()
+    backfill_cli.add_backfill_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(
+        ["backfill", "ingest_document", *names, "--warehouse", warehouse, "--per-run", str(per_run)]
+    )
+    assert args.func(args) == 0
+    return launched
+
+
 @pytest.mark.slow
-def test_a_batch_runs_each_document_in_its_own_run_with_checks_quarantine_and_resume(location):
+def test_a_batch_runs_each_document_in_its_own_run_with_checks_quarantine_resume_and_old_keys(
+    location, monkeypatch
+):
+    """One batch over: a document an old instance ran under its bare-sha256 partition (named by file
+    name through `backfill --per-run`), a damaged document (quarantined), and a key that names no
+    document (its run fails); then the batch's resume. Four document processes in all."""
     data, repo, instance = location
     good = _pdf("a good contract")
-    keys = _register(instance, data, {"good.pdf": good, "damaged.pdf": build_damaged(good)})
-    keys.append("no_such_document-0123456789ab")  # names no document: its run fails
+    registered = _register(instance, data, {"good.pdf": good, "damaged.pdf": build_damaged(good)})
+    store = DocumentStoreResource(inbox_dir=str(data / "inbox"), store_dir=str(data / "store")).store()
+    by_name = {store.get(resolve(k, store)).file_name: k for k in registered}
+    # good.pdf as an instance from before readable keys ran it: its own run, partition = its sha256
+    doc_id = resolve(by_name["good.pdf"], store)
+    instance.add_dynamic_partitions(documents_partitions.name, [doc_id])
+    old = dg.execute_job(
+        repo.get_reconstructable_job("ingest_document"), instance=instance, tags={"dagster/partition": doc_id}
+    )
+    assert old.success
+    # named by file name, it resolves to the key the warehouse recorded: no migration
+    launched = _launched_by_cli(monkeypatch, str(data / "warehouse.duckdb"), ["good.pdf"], per_run=50)
+    assert len(launched) == 1 and launched[0]["selector"]["jobName"] == BATCH_JOB
+    assert launched[0]["runConfigData"]["ops"][BATCH_OP]["config"]["documents"] == [doc_id]
+    keys = [doc_id, by_name["damaged.pdf"], "no_such_document-0123456789ab"]
+
     result = _batch(repo, instance, keys)
     assert not result.success  # one document run failed: the batch says so, after running the rest
     batch_id = result.run_id
     first_runs = _document_runs(instance, batch_id)
-    assert sorted(r.tags["dagster/partition"] for r in first_runs) == sorted(keys), first_runs
     runs = {r.tags["dagster/partition"]: r for r in first_runs}
-    bad_run = runs.pop(keys[2])
-    named = {r.tags["dagster-ocr/file_name"]: r for r in runs.values()}
-    good_run, damaged_run = named["good.pdf"], named["damaged.pdf"]
+    assert len(first_runs) == 3 and set(runs) == set(keys)
+    good_run, damaged_run, bad_run = (runs[k] for k in keys)
     assert good_run.status == damaged_run.status == dg.DagsterRunStatus.SUCCESS
     assert bad_run.status == dg.DagsterRunStatus.FAILURE
+    # the old document re-ran as a new run of its same partition
+    assert good_run.run_id != old.run_id
     # each document run is the document's own: its tags, its checks, its verdict
     assert good_run.tags["dagster-ocr/file_name"] == "good.pdf"
     assert good_run.tags["dagster-ocr/job"] == "ingest"
     assert good_run.tags["dagster-ocr/outcome"] == "parsed"
+    assert damaged_run.tags["dagster-ocr/file_name"] == "damaged.pdf"
     assert damaged_run.tags["dagster-ocr/outcome"] in ("quarantined", "failed")
     checks = instance.event_log_storage.get_asset_check_execution_history(
         dg.AssetCheckKey(dg.AssetKey("duckdb_tables"), "document_parsed"), limit=10
@@ -184,51 +228,6 @@ def test_a_batch_runs_each_document_in_its_own_run_with_checks_quarantine_and_re
     first = {r.run_id for r in first_runs}
     reruns = [r for r in _document_runs(instance, batch_id) if r.run_id not in first]
     assert [r.tags["dagster/partition"] for r in reruns] == [keys[2]]
-
-
-@pytest.mark.slow
-def test_an_old_per_document_run_reruns_by_name_inside_a_batch(location, monkeypatch):
-    data, repo, instance = location
-    keys = _register(instance, data, {"old.pdf": _pdf("an old document")})
-    # the document as an old instance ran it: its own ingest_document run, one partition per document
-    old = dg.execute_job(
-        repo.get_reconstructable_job("ingest_document"),
-        instance=instance,
-        tags={"dagster/partition": keys[0]},
-        raise_on_error=False,
-    )
-    assert old.success
-    # `dagster-ocr backfill --per-run` names it by file name; the launch goes to the batch job
-    launched: list[dict] = []
-
-    def fake_graphql(url, query, variables=None, timeout=60.0):
-        if "repositoriesOrError" in query:
-            jobs = [{"name": "ingest_document"}, {"name": BATCH_JOB}]
-            return {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
-                {"name": "__repository__", "location": {"name": "loc"}, "jobs": jobs}
-            ]}}  # fmt: skip
-        launched.append(variables["params"])
-        return {"launchRun": {"__typename": "LaunchRunSuccess", "run": {"runId": f"r{len(launched)}"}}}
-
-    monkeypatch.setattr(backfill_cli, "_graphql", fake_graphql)
-    parser = argparse.ArgumentParser()
-    backfill_cli.add_backfill_command(parser.add_subparsers(dest="command", required=True))
-    warehouse = str(data / "warehouse.duckdb")
-    args = parser.parse_args(
-        ["backfill", "ingest_document", "old.pdf", "--warehouse", warehouse, "--per-run", "50"]
-    )
-    assert args.func(args) == 0
-    assert len(launched) == 1
-    params = launched[0]
-    assert params["selector"]["jobName"] == BATCH_JOB
-    documents = params["runConfigData"]["ops"][BATCH_OP]["config"]["documents"]
-    assert documents == keys
-    # the batch runs it again, as a new run of its same partition
-    result = _batch(repo, instance, documents)
-    assert result.success
-    runs = _document_runs(instance, result.run_id)
-    assert [r.tags["dagster/partition"] for r in runs] == keys
-    assert runs[0].status == dg.DagsterRunStatus.SUCCESS and runs[0].run_id != old.run_id
 
 
 def test_backfill_per_run_launches_one_batch_per_n_documents(monkeypatch, tmp_path):
