@@ -136,6 +136,46 @@ def launch_backfill(url: str, job: str, partition_keys: Sequence[str], file_name
     return result["backfillId"]
 
 
+_LAUNCH_RUN = """
+mutation LaunchRun($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+  }
+}
+"""
+
+
+def launch_batches(
+    url: str, partition_keys: Sequence[str], file_names: Sequence[str], per_run: int
+) -> list[str]:
+    """Batch mode: one ``ingest_documents`` run per ``per_run`` documents, launched through the
+    webserver (``launchRun``, what the launchpad sends); each runs its documents' own
+    ``ingest_document`` runs (assets/batches.py). Returns the batch runs' ids."""
+    from assets.batches import BATCH_JOB, batch_run_config, batches
+
+    location, repository = find_repository(url, BATCH_JOB)
+    ids = []
+    for keys, names in zip(batches(partition_keys, per_run), batches(file_names, per_run), strict=True):
+        params = {
+            "selector": {
+                "repositoryLocationName": location,
+                "repositoryName": repository,
+                "jobName": BATCH_JOB,
+            },
+            "runConfigData": batch_run_config(keys),
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in backfill_tags(names).items()]},
+        }
+        result = _graphql(url, _LAUNCH_RUN, {"params": params})["launchRun"]
+        if result["__typename"] != "LaunchRunSuccess":
+            detail = result.get("message") or "; ".join(e["message"] for e in result.get("errors", []))
+            raise BackfillError(f"{result['__typename']}: {detail} (after {len(ids)} batch run(s) launched)")
+        ids.append(result["run"]["runId"])
+    return ids
+
+
 def chosen_documents(wh, refs: Sequence[str], status: str | None) -> list[tuple[str, str, str]]:
     """(doc_id, partition key, file name) of the documents named, or of every one with ``status``."""
     from dagster_ocr.export import resolve_document
@@ -177,6 +217,20 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("\n".join(f"  {k}" for k in keys))
         return 0
+    per_run = getattr(args, "per_run", 0) or 0
+    if per_run:
+        if args.job != "ingest_document":
+            print("error: --per-run batches ingest_document only", file=sys.stderr)
+            return 2
+        try:
+            run_ids = launch_batches(args.url, keys, names, per_run)
+        except BackfillError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"launched {len(run_ids)} ingest_documents run(s) of up to {per_run} documents each:")
+        for run_id in run_ids:
+            print(f"  {args.url.rstrip('/')}/runs/{run_id}")
+        return 0
     try:
         backfill_id = launch_backfill(args.url, args.job, keys, names)
     except BackfillError as exc:
@@ -200,6 +254,14 @@ def add_backfill_command(sub) -> None:
     p.add_argument("--warehouse", required=True, help="where the documents are looked up (read-only)")
     p.add_argument(
         "--url", default="http://127.0.0.1:3000", help="the Dagster webserver (default: make ui's)"
+    )
+    p.add_argument(
+        "--per-run",
+        type=int,
+        default=0,
+        metavar="N",
+        help="batch mode (ingest_document only): one ingest_documents run per N documents, each document "
+        "still its own ingest_document run, instead of a backfill of one run per document (docs/scale.md)",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
     p.set_defaults(func=cmd_backfill)

@@ -12,6 +12,8 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
+- ``DAGSTER_OCR_DOCUMENTS_PER_RUN``: batch mode (default 1, off): see dagster_ocr.deployment and
+  docs/configuration.md.
 - ``DAGSTER_OCR_GPU_TARGET`` (and optionally ``DAGSTER_OCR_GPU_DRAFT``): local checkpoint folders;
   when set, OCR runs on the ``GpuOcrResource`` (transformers target plus draft, speculative
   decoding) instead of the CPU engine. Its other fields are set in the launchpad or in code.
@@ -30,13 +32,21 @@ import dagster as dg
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.alerts import alert_asset_checks, alert_sensors, with_freshness_policies
+from assets.batches import ingest_documents
 from assets.documents import document_assets
 from assets.lake import build_lake_compaction_schedule, lake_maintenance_job
 from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
-from assets.sensors import document_job, inbox_sensor, nightly_ingestion, record_files_job, reload_job
+from assets.sensors import (
+    build_inbox_sensor,
+    document_job,
+    nightly_ingestion,
+    record_files_job,
+    reload_job,
+)
 from assets.snapshot import publish_snapshot_job, snapshot_sensor
 from assets.vectors import PLAN_IO_MANAGER, VectorPlanIOManager
+from dagster_ocr.deployment import DeploymentSettings
 from dagster_ocr.lake import is_lake_spec
 from resources import (
     DocumentStoreResource,
@@ -59,12 +69,14 @@ def build_definitions(
     ocr_engine: str | None = None,
     ocr: OcrEngineResource | None = None,
     lake_data_path: str | None = None,
+    documents_per_run: int = 1,
 ) -> dg.Definitions:
     """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
 
     ``ocr`` replaces the CPU OCR resource (e.g. a ``GpuOcrResource``); ``ocr_engine`` overrides
     the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
-    (``ducklake:postgres:...``, its data under ``lake_data_path``).
+    (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` > 1: the
+    inbox sensor requests one ``ingest_documents`` run per that many new documents (batch mode).
     """
     data = Path(data_dir)
     warehouse = str(warehouse_path or data / "warehouse.duckdb")
@@ -74,6 +86,7 @@ def build_definitions(
         asset_checks=alert_asset_checks,
         jobs=[
             document_job,
+            ingest_documents,
             reload_job,
             record_files_job,
             refresh_quarantine_job,
@@ -81,7 +94,13 @@ def build_definitions(
             lake_maintenance_job,
             ocr_page_ranges,
         ],
-        sensors=[inbox_sensor, snapshot_sensor, quarantine_sensor, ocr_ranges_then_ingest, *alert_sensors],
+        sensors=[
+            build_inbox_sensor(documents_per_run),
+            snapshot_sensor,
+            quarantine_sensor,
+            ocr_ranges_then_ingest,
+            *alert_sensors,
+        ],
         schedules=[nightly_ingestion, build_lake_compaction_schedule(lake=is_lake_spec(warehouse))],
         # one process per run, not per step: the stages are a chain, so per-step processes only
         # add start-up time (~5-40 s each on 2 cores) and reload the OCR engine; pools still apply
@@ -114,6 +133,7 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         settings_file=env.get("DAGSTER_OCR_SETTINGS") or None,
         ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
         lake_data_path=env.get("DAGSTER_OCR_LAKE_DATA") or None,
+        documents_per_run=DeploymentSettings.from_env(env).documents_per_run,
         ocr=GpuOcrResource(
             target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")
         )

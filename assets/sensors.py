@@ -27,9 +27,11 @@ import dagster as dg
 import duckdb
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets.backfill_cli import DOCUMENTS_TAG, covers
+from assets.batches import BATCH_JOB, batch_run_config, batch_run_key, batches, ingest_documents
 from assets.documents import SOURCE_DOCUMENTS
 from assets.file_sightings import queue_sightings, record_files_job, record_queued_sightings
-from assets.partitions import OWNERS, document_tags, documents_partitions
+from assets.partitions import OWNERS, document_tags, documents_partitions, tag_value
 from dagster_ocr.ingest import DocumentStore, FileSighting, InboxScan, discover, scan_files
 from dagster_ocr.model import SourceDocument
 from dagster_ocr.partition_keys import partition_key
@@ -59,6 +61,7 @@ reload_job = dg.define_asset_job(
 )
 
 __all__ = [
+    "build_inbox_sensor",
     "document_job",
     "document_tags",
     "inbox_sensor",
@@ -169,7 +172,26 @@ def record_sightings(
         log.info(f"warehouse busy: {len(sightings)} file sighting(s) queued for the next writer step")
 
 
-def _run_requests(new: list[SourceDocument]) -> list[dg.RunRequest]:
+def _run_requests(
+    new: list[SourceDocument], per_run: int = 1, registered_by: str = ""
+) -> list[dg.RunRequest]:
+    """One ``ingest_document`` run per document; with ``per_run`` > 1, one ``ingest_documents`` run
+    per ``per_run`` documents (batch mode: each document still gets its own run, started by the
+    batch; ``registered_by`` tells the batch to record their ingestion as it goes)."""
+    if per_run > 1:
+        requests = []
+        for chunk in batches(new, per_run):
+            keys = [partition_key(r.file_name, r.doc_id) for r in chunk]
+            names = [r.file_name for r in chunk]
+            requests.append(
+                dg.RunRequest(
+                    job_name=BATCH_JOB,
+                    run_key=batch_run_key(keys),
+                    run_config=batch_run_config(keys, registered_by),
+                    tags={DOCUMENTS_TAG: str(len(chunk)), "dagster-ocr/covers": tag_value(covers(names))},
+                )
+            )
+        return requests
     return [
         dg.RunRequest(
             job_name=document_job.name,
@@ -206,48 +228,66 @@ def _known(instance: dg.DagsterInstance) -> Registered:
     return lambda keys: instance.get_existing_dynamic_partitions(documents_partitions.name, keys)
 
 
-@dg.sensor(
-    jobs=[document_job, record_files_job],
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.STOPPED,
-    owners=OWNERS,
-    description="Find new files in the inbox every 30 s: add one partition per document, named "
-    "<file stem>-<12 hex digits of its sha256>, and request its ingest_document run. Off by default "
-    "(a laptop ingests with `make demo` / `dagster-ocr run`): turn it on here (Automation > inbox_sensor "
-    "> toggle) to ingest what lands in DAGSTER_OCR_INBOX continuously, with the daemon running "
-    "(`dagster dev` starts one). It never opens the warehouse: file sightings are queued and recorded "
-    "by the next writer step.",
-)
-def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResource) -> dg.SensorResult:
-    """Adds one partition per new document in the inbox and requests its run.
-
-    The cursor (modification-time mark) makes each tick read only files it has not seen; the run
-    key (doc_id) makes a document's run requested once even if the cursor were reset. Every file
-    listed is queued for the warehouse's ``files`` table (duplicates included), without opening it.
-    """
-    cursor = InboxCursor.parse(context.cursor)
-    known = _known(context.instance)
-    new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
-    queue_sightings(store.store(), seen, "sensor")
-    requests = _run_requests(new)
-    if new:
-        context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}")
-    elif any(s.doc_id for s in seen):
-        # new files, none a new document (a duplicate, a known document under a new name): no load
-        # step will record them soon, so a one-step run in the writer pool does
-        requests.append(
-            dg.RunRequest(job_name=record_files_job.name, run_key=f"files-{(advanced or cursor).dump()}")
-        )
-    return dg.SensorResult(
-        run_requests=requests,
-        asset_events=_registered(new, "sensor"),
-        dynamic_partitions_requests=[
-            documents_partitions.build_add_request([partition_key(r.file_name, r.doc_id) for r in new])
-        ]
-        if new
-        else [],
-        cursor=(advanced or cursor).dump(),
+def build_inbox_sensor(documents_per_run: int = 1) -> dg.SensorDefinition:
+    """The inbox sensor; ``documents_per_run`` > 1 is batch mode (DAGSTER_OCR_DOCUMENTS_PER_RUN)."""
+    per_run = max(1, documents_per_run)
+    requests_what = (
+        f"request one ingest_documents run per {per_run} new documents (batch mode: each document still "
+        "gets its own ingest_document run)"
+        if per_run > 1
+        else "request its ingest_document run"
     )
+
+    @dg.sensor(
+        name="inbox_sensor",
+        jobs=[document_job, record_files_job, ingest_documents],
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.STOPPED,
+        owners=OWNERS,
+        description="Find new files in the inbox every 30 s: add one partition per document, named "
+        f"<file stem>-<12 hex digits of its sha256>, and {requests_what}. Off by default "
+        "(a laptop ingests with `make demo` / `dagster-ocr run`): turn it on here (Automation > inbox_sensor "
+        "> toggle) to ingest what lands in DAGSTER_OCR_INBOX continuously, with the daemon running "
+        "(`dagster dev` starts one). It never opens the warehouse: file sightings are queued and recorded "
+        "by the next writer step.",
+    )
+    def inbox_sensor(context: dg.SensorEvaluationContext, store: DocumentStoreResource) -> dg.SensorResult:
+        """Adds one partition per new document in the inbox and requests their runs.
+
+        The cursor (modification-time mark) makes each tick read only files it has not seen; the run
+        key (doc_id, or the batch's keys) makes a document's run requested once even if the cursor were
+        reset. Every file listed is queued for the warehouse's ``files`` table (duplicates included),
+        without opening it. The new partitions are added here in one statement (the daemon would check
+        and add them one key at a time, ~25 ms each); in batch mode the documents' ``source_documents``
+        materializations are recorded by their batch as each one starts, not by the tick (~30 ms each).
+        """
+        cursor = InboxCursor.parse(context.cursor)
+        known = _known(context.instance)
+        new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
+        queue_sightings(store.store(), seen, "sensor")
+        requests = _run_requests(new, per_run, "sensor")
+        if new:
+            keys = [partition_key(r.file_name, r.doc_id) for r in new]
+            context.instance.add_dynamic_partitions(documents_partitions.name, keys)
+            context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}: {len(requests)} run(s)")
+        elif any(s.doc_id for s in seen):
+            # new files, none a new document (a duplicate, a known document under a new name): no load
+            # step will record them soon, so a one-step run in the writer pool does
+            requests.append(
+                dg.RunRequest(job_name=record_files_job.name, run_key=f"files-{(advanced or cursor).dump()}")
+            )
+        return dg.SensorResult(
+            run_requests=requests,
+            asset_events=_registered(new, "sensor") if per_run == 1 else [],
+            cursor=(advanced or cursor).dump(),
+        )
+
+    return inbox_sensor
+
+
+#: the sensor with one run per document (DAGSTER_OCR_DOCUMENTS_PER_RUN unset); build_definitions
+#: builds the batching one when the deployment asks for it
+inbox_sensor = build_inbox_sensor()
 
 
 @dg.schedule(

@@ -23,6 +23,11 @@ batches, no parsing, no runs), and at each N the bench times, with the real Dags
     between chunks of 25 removed; the per-run cost is scaled to ``--backfill`` and the pauses
     (a constant: ceil(backfill / 25) - 1 seconds) added back.
 
+With ``--per-run N`` (batch mode, ``DAGSTER_OCR_DOCUMENTS_PER_RUN=N``: one ``ingest_documents`` run
+per N documents, assets/batches.py) nothing is scaled: (a) is one real daemon tick with all
+``--files`` new files (⌈files/N⌉ runs created and queued), and (b) is ``dagster-ocr backfill
+--per-run N`` launching ⌈backfill/N⌉ batch runs through GraphQL ``launchRun`` until each is queued.
+
 Nothing is executed: the queued runs stay queued (no run daemon). The database is dropped at the
 end unless ``--keep-db``.
 
@@ -193,6 +198,12 @@ def main() -> int:
     ap.add_argument("--out", default="/tmp/partitions_scale.json")
     ap.add_argument("--keep-db", action="store_true")
     ap.add_argument(
+        "--per-run",
+        type=int,
+        default=1,
+        help="batch mode: documents per ingest_documents run (DAGSTER_OCR_DOCUMENTS_PER_RUN); 1: off",
+    )
+    ap.add_argument(
         "--submit-workers",
         type=int,
         default=0,
@@ -222,6 +233,7 @@ def main() -> int:
             "DAGSTER_PG_DB": args.db,
             "DAGSTER_OCR_DATA_DIR": str(data),
             "DAGSTER_OCR_OCR_ENGINE": "none",
+            "DAGSTER_OCR_DOCUMENTS_PER_RUN": str(args.per_run),
         }
     )
     results: list[dict] = []
@@ -252,12 +264,15 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
     from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
     from dagster_graphql.test.utils import execute_dagster_graphql
 
+    import assets.backfill_cli as backfill_cli
     import assets.sensors as product_sensors
     from assets.backfill_cli import backfill_tags, backfill_title
     from assets.partitions import documents_partitions
     from resources import DocumentStoreResource
 
     name = documents_partitions.name
+    per_run = max(1, args.per_run)
+    batched = per_run > 1
     logger = logging.getLogger("partitions_scale")
     logging.getLogger("dagster").setLevel(logging.WARNING)
 
@@ -383,14 +398,14 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             )
             TIMES.clear()
             t = time.perf_counter()
-            result = product_sensors.inbox_sensor(
+            result = product_sensors.build_inbox_sensor(per_run)(
                 dg.build_sensor_context(instance=instance, cursor=None, resources={"store": store})
             )
             row["sensor_eval_s"] = round(time.perf_counter() - t, 2)
             row["sensor_eval.known_documents_s"] = round(TIMES["sensor.evaluation.known_documents"], 2)
             row["sensor_eval.scan_inbox_s"] = round(TIMES["sensor.evaluation.scan_inbox"], 2)
             row["sensor_eval_requests"] = len(result.run_requests)
-            assert len(result.run_requests) == args.files, len(result.run_requests)
+            assert len(result.run_requests) == -(-args.files // per_run), len(result.run_requests)
             shutil.rmtree(eval_inbox)
 
             # (a2) one real sensor daemon tick with --tick-files new documents: what the daemon does
@@ -399,7 +414,9 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             inbox = data / "inbox"
             for old in inbox.iterdir():
                 old.unlink()
-            write_pdfs(inbox, level, args.tick_files)
+            # batch mode: the whole --files in one real tick (1/N of the runs to create)
+            tick_files = args.files if batched else args.tick_files
+            write_pdfs(inbox, level + 100, tick_files)
             TIMES.clear()
             COUNTS.clear()
             with freeze_time(start + dt.timedelta(minutes=10 * (level + 1))):
@@ -416,13 +433,13 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
                 # wall per new document after the evaluation: with submit threads the timed parts
                 # below overlap, so this is the figure to compare across --submit-workers
                 row["tick_wall_per_doc_s"] = round(
-                    (row["tick_s"] - TIMES["sensor.evaluation"]) / args.tick_files, 3
+                    (row["tick_s"] - TIMES["sensor.evaluation"]) / tick_files, 3
                 )
-            row["tick_files"] = args.tick_files
+            row["tick_files"] = tick_files
             row["tick_sql_connections"] = COUNTS["sql.connections"]
             row["tick_sql_statements"] = COUNTS["sql.statements"]
             row["tick_runs"] = COUNTS["daemon.create_and_queue_runs"]
-            assert row["tick_runs"] == args.tick_files, row["tick_runs"]
+            assert row["tick_runs"] == -(-tick_files // per_run), row["tick_runs"]
             for k in (
                 "sensor.evaluation",
                 "daemon.asset_events",
@@ -437,14 +454,17 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
                 "daemon.run_key_lookups",
                 "daemon.create_and_queue_runs",
             )
-            per_doc = sum(TIMES[k] for k in per_doc_parts) / args.tick_files
-            fixed = row["tick_s"] - TIMES["sensor.evaluation"] - per_doc * args.tick_files
+            per_doc = sum(TIMES[k] for k in per_doc_parts) / tick_files
+            fixed = row["tick_s"] - TIMES["sensor.evaluation"] - per_doc * tick_files
             row["tick_daemon_per_doc_s"] = round(per_doc, 3)
             row["tick_fixed_s"] = round(fixed, 2)
             # the tick with --files new documents: the evaluation measured at that size, plus the
             # daemon's per-document work measured on the small tick times --files (linear in
             # documents), plus the tick's own bookkeeping
-            row["sensor_tick_est_s"] = round(row["sensor_eval_s"] + per_doc * args.files + fixed, 1)
+            if batched:  # measured whole, not estimated
+                row["sensor_tick_measured_s"] = row["tick_s"]
+            else:
+                row["sensor_tick_est_s"] = round(row["sensor_eval_s"] + per_doc * args.files + fixed, 1)
             registered = len(instance.get_dynamic_partitions(name))
 
             # (b) a backfill of --backfill documents, launched the way dagster-ocr backfill does
@@ -460,6 +480,24 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
                 "description": f"{JOB} of {len(names)} document(s): " + ", ".join(names)[:2000],
             }
             ctx = wpc.create_request_context()
+            if batched:
+                # dagster-ocr backfill --per-run N: ceil(backfill/N) launchRun mutations, each run
+                # created and queued (QueuedRunCoordinator) before the call returns
+                backfill_cli._graphql = lambda url, query, variables=None, timeout=60.0: (
+                    execute_dagster_graphql(wpc.create_request_context(), query, variables).data
+                )
+                before = instance.get_runs_count()
+                row["backfill_batches_launch_s"], ids = clock(
+                    lambda: backfill_cli.launch_batches("in-process", chosen, names, per_run)
+                )
+                row["backfill_batch_runs"] = len(ids)
+                assert instance.get_runs_count() - before == len(ids) == -(-len(chosen) // per_run)
+                row["runs_in_storage"] = instance.get_runs_count()
+                row["table_mb"] = table_mb(args.db)
+                for k, v in row.items():
+                    print(f"  {k}: {round(v, 4) if isinstance(v, float) else v}", flush=True)
+                results.append(row)
+                continue
             row["backfill_launch_s"], res = clock(
                 lambda: execute_dagster_graphql(ctx, LAUNCH, {"params": params})
             )

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from dagster_ocr.deployment import DeploymentSettings
 from dagster_ocr.settings import Settings
 
 #: where the page lives, relative to the repository root
@@ -217,6 +218,24 @@ def _section(
         _section(lines, sub_path, sub_title, sub_summary, sub, defs, classes, level + 1)
 
 
+_DEPLOYMENT = "Deployment environment variables"
+_DEPLOYMENT_SUMMARY = (
+    "how the code location schedules documents (`DeploymentSettings`, dagster_ocr/deployment.py), "
+    "read when it loads; not per document"
+)
+
+
+def _deployment(lines: list[str]) -> None:
+    """The deployment's ``DAGSTER_OCR_*`` variables (DeploymentSettings), one row each."""
+    schema = DeploymentSettings.model_json_schema()
+    lines += ["", f"## {_DEPLOYMENT}", "", _prose(schema.get("description", "")), ""]
+    lines += ["| variable | type | default | description |", "|---|---|---|---|"]
+    for key, prop in schema["properties"].items():
+        default = _default(prop, key, DeploymentSettings, False)
+        variable = DeploymentSettings.variable(key)
+        lines.append(f"| `{variable}` | {_type(prop)} | {default} | {_prose(prop.get('description', ''))} |")
+
+
 def render() -> str:
     """The whole page: the introduction, a table of contents, then one section per settings class."""
     schema = Settings.model_json_schema()
@@ -226,8 +245,10 @@ def render() -> str:
     for key, prop in schema["properties"].items():
         summary = _prose(prop.get("description") or defs[_ref_name(prop["$ref"])].get("description", ""))
         lines.append(f"- [`{key}`](#{_anchor(key)}): {summary}")
+    lines.append(f"- [Deployment environment variables](#{_anchor(_DEPLOYMENT)}): {_DEPLOYMENT_SUMMARY}")
     for key, prop in schema["properties"].items():
         _section(lines, key, f"`{key}`", prop.get("description", ""), prop, defs, classes, level=2)
+    _deployment(lines)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

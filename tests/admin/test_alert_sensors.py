@@ -211,3 +211,24 @@ def test_alert_definitions_load_next_to_the_document_assets(tmp_path):
     assert {"run_failure_alert_sensor", "ops_health_sensor", "freshness_checks_sensor"} <= names
     kb = defs.resolve_assets_def("knowledge_base").specs_by_key[dg.AssetKey("knowledge_base")]
     assert kb.freshness_policy is not None
+
+
+def test_when_documents_landed_is_asked_of_the_first_keys_only(monkeypatch):
+    """At a million documents the alert sensors must not read every key on every tick (docs/scale.md)."""
+    from assets.alerts import documents_landed_at
+
+    with dg.instance_for_test() as instance:
+        assert documents_landed_at(instance) is None
+        instance.add_dynamic_partitions("documents", [f"doc_{i}-{i:012x}" for i in range(50)])
+
+        def every_key(*args, **kwargs):
+            raise AssertionError("read every document key")
+
+        monkeypatch.setattr(instance, "get_dynamic_partitions", every_key)
+        before = time.time()
+        assert before - 1 <= documents_landed_at(instance) <= time.time()  # no run yet: landed just now
+        instance.add_run(
+            dg.DagsterRun(job_name="ingest_document", tags={"dagster/partition": "doc_0-000000000000"})
+        )
+        landed = documents_landed_at(instance)
+        assert landed is not None and landed <= time.time()

@@ -1,0 +1,312 @@
+"""Batch mode: one ``ingest_documents`` run carries N documents, each still its own ``ingest_document`` run.
+
+Creating a Dagster run costs the daemon about a second (snapshots, planned events, a new PostgreSQL
+connection per storage call: docs/scale.md), so a tick or backfill of 1,000 documents spent ~15
+minutes creating runs. With ``DAGSTER_OCR_DOCUMENTS_PER_RUN=N`` (dagster_ocr.deployment) the inbox
+sensor requests one run of this job per N new documents, and ``dagster-ocr backfill --per-run N``
+launches the same; the daemon then creates 1,000/N runs.
+
+What a document had stays its own: the batch op creates each document's ``ingest_document`` run
+(its partition, its tags, its asset checks and quarantine, its page in the run list) and executes
+it in a process of its own (``dagster api execute_run``, what the default run launcher starts), one
+after the other. A document that fails fails its own run; the batch goes on and fails at the end,
+so re-executing it (by hand or by ``run_retries``) resumes: documents whose run in this batch
+succeeded are skipped. The per-document time limit follows the document in flight: the batch's
+``dagster/max_runtime`` is moved on to the time spent plus the limit of the document running
+(its own tag, which the text stage sets from its page count, or the instance's), and the batch
+stops a document that overruns its own limit.
+
+Why not ranged or grouped partitions (docs/scale.md): the blocking quality checks and quarantine
+are per document and per step, a backfill picks documents by file name, and a range of dynamic
+keys follows insertion order, not the documents asked for.
+"""
+
+import hashlib
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+import dagster as dg
+from dagster._core.origin import JobPythonOrigin
+from dagster._core.remote_origin import RemoteJobOrigin
+from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
+from dagster._grpc.types import ExecuteRunArgs
+from dagster._serdes import serialize_value
+from pydantic import Field
+
+from assets.documents import MAX_RUNTIME_TAG, SOURCE_DOCUMENTS
+from assets.partitions import OUTCOME_TAG, OWNERS, document_tags, documents_partitions
+from dagster_ocr import partition_keys
+from resources import DocumentStoreResource
+
+#: the per-document job every batch runs, and the batch job itself
+DOCUMENT_JOB = "ingest_document"
+BATCH_JOB = "ingest_documents"
+BATCH_OP = "ingest_batch"
+#: on each document run of a batch: the batch's root run id (what a resume looks its runs up by)
+BATCH_TAG = "dagster-ocr/batch"
+#: the batch run's kind tag, not copied onto its document runs
+KIND = {"dagster-ocr/kind": "batch"}
+PARTITION_TAG = "dagster/partition"
+#: the batch's run-monitoring limit runs this far past the document in flight's own limit
+#: (process start-up, the run's own bookkeeping)
+SLACK_S = 300
+#: how often the batch looks at the document run in flight (its status, its time-limit tag)
+POLL_S = 1.0
+#: a document run stopped for its limit gets this long to stop on SIGTERM before it is killed
+STOP_GRACE_S = 60
+
+
+class BatchConfig(dg.Config):
+    documents: list[str] = Field(
+        description="Partition keys of the documents, run in this order (`dagster-ocr backfill "
+        "--per-run` and inbox_sensor fill it in)."
+    )
+    registered_by: str = Field(
+        "",
+        description="Who found these documents new ('sensor'): the batch records each one's "
+        "`source_documents` materialization as its run starts. Empty: none recorded (a backfill).",
+    )
+
+
+def batches(keys: Sequence[str], per_run: int) -> list[list[str]]:
+    """``keys`` cut into ⌈len / per_run⌉ batches of at most ``per_run``, in order."""
+    per_run = max(1, per_run)
+    return [list(keys[i : i + per_run]) for i in range(0, len(keys), per_run)]
+
+
+def batch_run_config(keys: Sequence[str], registered_by: str = "") -> dict:
+    """The ``ingest_documents`` run config that runs ``keys``."""
+    config: dict = {"documents": list(keys)}
+    if registered_by:
+        config["registered_by"] = registered_by
+    return {"ops": {BATCH_OP: {"config": config}}}
+
+
+def batch_run_key(keys: Sequence[str]) -> str:
+    """A run key for a batch of documents: the same documents are requested once."""
+    return "batch-" + hashlib.sha256("\n".join(keys).encode()).hexdigest()[:24]
+
+
+def n_batches(n: int, per_run: int) -> int:
+    return math.ceil(n / max(1, per_run))
+
+
+def _done_in_batch(instance: dg.DagsterInstance, batch_id: str) -> set[str]:
+    """Partition keys whose document run in this batch (any attempt of it) succeeded."""
+    runs = instance.get_runs(
+        dg.RunsFilter(
+            job_name=DOCUMENT_JOB, tags={BATCH_TAG: batch_id}, statuses=[dg.DagsterRunStatus.SUCCESS]
+        )
+    )
+    return {r.tags[PARTITION_TAG] for r in runs if PARTITION_TAG in r.tags}
+
+
+class _Clock:
+    """The batch's own run-monitoring limit, moved along with the document in flight."""
+
+    def __init__(self, context: dg.OpExecutionContext):
+        self.context = context
+        record = context.instance.get_run_record_by_id(context.run_id)
+        self.started = (record.start_time if record and record.start_time else None) or time.time()
+        self.default = int(getattr(context.instance, "run_monitoring_max_runtime_seconds", 0) or 7200)
+        self.tagged: str | None = None
+
+    def follow(self, doc_started: float, doc_limit: int) -> None:
+        limit = str(int(doc_started - self.started + doc_limit + SLACK_S))
+        if limit != self.tagged:
+            self.context.instance.add_run_tags(self.context.run_id, {MAX_RUNTIME_TAG: limit})
+            self.tagged = limit
+
+
+def _document_limit(run: dg.DagsterRun | None, default: int) -> int:
+    """A document run's own time limit: its tag (the text stage sets it), else the instance's."""
+    try:
+        return int(run.tags.get(MAX_RUNTIME_TAG, default)) if run is not None else default
+    except ValueError:
+        return default
+
+
+def _run_document(
+    context: dg.OpExecutionContext, run: dg.DagsterRun, origin: JobPythonOrigin, clock: _Clock
+) -> dg.DagsterRun:
+    """Execute one document run in a process of its own; its final record."""
+    instance = context.instance
+    args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=instance.get_ref())
+    started = time.time()
+    clock.follow(started, _document_limit(run, clock.default))
+    # what the default run launcher runs, with the code location's own interpreter; the arguments
+    # through the environment variable the command reads (no command-line length limit)
+    python = origin.executable_path or sys.executable
+    env = {**os.environ, "DAGSTER_EXECUTE_RUN_ARGS": serialize_value(args)}
+    proc = subprocess.Popen([python, "-m", "dagster", "api", "execute_run"], env=env)
+    try:
+        while proc.poll() is None:
+            time.sleep(POLL_S)
+            current = instance.get_run_by_id(run.run_id)
+            limit = _document_limit(current, clock.default)
+            clock.follow(started, limit)
+            if time.time() - started > limit:
+                context.log.warning(f"{run.tags.get(PARTITION_TAG)}: past its {limit} s limit, stopping it")
+                _stop(proc)
+    except BaseException:  # the batch is being stopped: stop the document in flight with it
+        _stop(proc)
+        raise
+    final = instance.get_run_by_id(run.run_id) or run
+    if not final.is_finished:  # the process died without ending its run (killed, out of memory)
+        instance.report_run_failed(final, f"the document's process ended with code {proc.returncode}")
+        final = instance.get_run_by_id(run.run_id) or final
+    return final
+
+
+def _wait_for_other_runs(context: dg.OpExecutionContext, key: str, at_most_s: float) -> None:
+    """Never two runs of one document at once: the queue's per-partition limit does not see the runs
+    a batch starts itself, so the batch waits while another run of the document is in flight (at
+    most ``at_most_s``: a run whose process died stays "started" until run monitoring fails it)."""
+    in_flight = dg.RunsFilter(tags={PARTITION_TAG: key}, statuses=list(IN_PROGRESS_RUN_STATUSES))
+    start = time.monotonic()
+    if not context.instance.get_runs_count(in_flight):
+        return
+    context.log.info(f"{key}: another run of this document is in flight; waiting for it")
+    while context.instance.get_runs_count(in_flight):
+        if time.monotonic() - start > at_most_s:
+            context.log.warning(f"{key}: another run of it is still marked in flight; running it anyway")
+            return
+        time.sleep(POLL_S)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()  # SIGTERM: the run stops between pages (assets/stopping.py)
+    try:
+        proc.wait(STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _register(context: dg.OpExecutionContext, store: DocumentStoreResource, key: str, by: str) -> None:
+    """Ingestion in the asset graph, recorded as the document's turn comes (not in the sensor tick)."""
+    try:
+        rec = store.store().get(partition_keys.resolve(key, store.store()))
+    except (partition_keys.PartitionKeyError, KeyError, FileNotFoundError):
+        return
+    context.log_event(
+        dg.AssetMaterialization(
+            asset_key=SOURCE_DOCUMENTS,
+            partition=key,
+            metadata={
+                "file_name": rec.file_name,
+                "doc_id": rec.doc_id,
+                "source_path": rec.source_path,
+                "size_bytes": rec.size_bytes,
+                "kind": str(rec.kind),
+                "registered_by": by,
+            },
+        )
+    )
+
+
+def _tags(
+    context: dg.OpExecutionContext,
+    store: DocumentStoreResource,
+    job: dg.JobDefinition,
+    key: str,
+    batch_id: str,
+) -> dict:
+    """A document run's tags: its job's, the batch's own (launched by), its partition, its document."""
+    tags = dict(job.run_tags)
+    tags |= {
+        k: v for k, v in context.dagster_run.tags.items() if not k.startswith("dagster/") and k not in KIND
+    }
+    tags |= {PARTITION_TAG: key, BATCH_TAG: batch_id}
+    try:
+        doc_id = partition_keys.resolve(key, store.store())
+        tags |= document_tags(doc_id, store.store().get(doc_id).file_name)
+    except (partition_keys.PartitionKeyError, KeyError, FileNotFoundError):
+        pass  # a key that names no document: its run fails at its first step, with what to do
+    return tags
+
+
+@dg.op(
+    description="Run each document's own ingest_document run, one after the other, each in its own "
+    "process; skip those this batch already ran (a resume); fail at the end if any document's run failed.",
+    tags=KIND,
+)
+def ingest_batch(context: dg.OpExecutionContext, config: BatchConfig, store: DocumentStoreResource) -> dict:
+    run = context.dagster_run
+    if run.job_code_origin is None:
+        raise dg.Failure(
+            description="ingest_documents starts each document in a process of its own and needs a code "
+            "location to start it from: launch it from the UI, a sensor or `dagster-ocr backfill --per-run`, "
+            "not execute_in_process",
+            allow_retries=False,
+        )
+    instance = context.instance
+    origin = JobPythonOrigin(job_name=DOCUMENT_JOB, repository_origin=run.job_code_origin.repository_origin)
+    remote = (
+        RemoteJobOrigin(repository_origin=run.remote_job_origin.repository_origin, job_name=DOCUMENT_JOB)
+        if run.remote_job_origin is not None
+        else None
+    )
+    job_def = context.repository_def.get_job(DOCUMENT_JOB)
+    batch_id = run.root_run_id or run.run_id
+    keys = list(dict.fromkeys(config.documents))
+    done = _done_in_batch(instance, batch_id)
+    # a key not registered (a document named from the warehouse of another instance): added in one
+    # statement, as the sensor adds its new documents
+    missing = set(keys) - set(instance.get_existing_dynamic_partitions(documents_partitions.name, keys))
+    if missing:
+        instance.add_dynamic_partitions(documents_partitions.name, [k for k in keys if k in missing])
+    clock = _Clock(context)
+    outcomes: dict[str, str] = {}
+    for i, key in enumerate(keys, 1):
+        if key in done:
+            outcomes[key] = "done before"
+            continue
+        _wait_for_other_runs(context, key, clock.default)
+        if config.registered_by:
+            _register(context, store, key, config.registered_by)
+        doc_run = instance.create_run_for_job(
+            job_def,
+            tags=_tags(context, store, job_def, key, batch_id),
+            job_code_origin=origin,
+            remote_job_origin=remote,
+        )
+        context.log.info(f"[{i}/{len(keys)}] {key}: run {doc_run.run_id}")
+        final = _run_document(context, doc_run, origin, clock)
+        ok = final.status == dg.DagsterRunStatus.SUCCESS
+        outcomes[key] = final.tags.get(OUTCOME_TAG, "parsed") if ok else "run failed"
+        if not ok:
+            context.log.warning(f"{key}: its run {final.run_id} ended {final.status.value}")
+    counts: dict[str, int] = {}
+    for outcome in outcomes.values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    context.add_output_metadata(
+        {"documents": len(keys), **{k.replace(" ", "_"): v for k, v in counts.items()}}
+    )
+    failed = [k for k, o in outcomes.items() if o == "run failed"]
+    if failed:
+        raise dg.Failure(
+            description=f"{len(failed)} of {len(keys)} document runs failed; re-execute this batch to "
+            "run them again (documents done are skipped): " + ", ".join(failed[:20]),
+            metadata={"failed": ", ".join(failed)[:2000]},
+            allow_retries=False,
+        )
+    return counts
+
+
+@dg.job(
+    tags={"dagster-ocr/job": "ingest", **KIND},
+    owners=OWNERS,
+    description="Many documents in one run (batch mode, DAGSTER_OCR_DOCUMENTS_PER_RUN): each document "
+    "still gets its own ingest_document run, checks and quarantine, one after the other in a process "
+    "of its own. Re-execute a failed batch to resume it.",
+)
+def ingest_documents():
+    ingest_batch()
+
+
+__all__ = ["BATCH_JOB", "BATCH_TAG", "batch_run_config", "batch_run_key", "batches", "ingest_documents"]
