@@ -1,0 +1,100 @@
+"""The whole run's CPU a page against a raw PyMuPDF pass, side by side (issue 36's end-to-end goal).
+
+    .venv/bin/python bench/run_cpu.py [--pdf A.pdf B.pdf] [--repeats 2] [--config NAME=JSON ...] [--json OUT]
+
+Each round runs, in a fresh temporary folder each time, ``dagster-ocr run INBOX --warehouse W --no-progress``
+once per configuration (``--set JSON``; by default: the shipped defaults, ``kb.embed_dtype`` bfloat16 and
+float32, embeddings off), and a raw ``page.get_text("dict")`` pass over the same files in a fresh
+interpreter; CPU is user+sys of the child processes (the run's own workers included). Rounds interleave
+the configurations, so a noisy machine hits them alike; the ratio to the raw pass of the same round is
+the figure to read. By default the two 10-K reports of ``../shared/reports``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from kb_retrieval import find_shared  # noqa: E402
+
+RAW = (
+    "import sys, pymupdf\n"
+    "for f in sys.argv[1:]:\n"
+    "    with pymupdf.open(f) as d:\n"
+    "        for p in d: p.get_text('dict')\n"
+)
+DEFAULT_CONFIGS = {
+    "defaults": "",
+    "bf16 embeddings": '{"kb": {"embed_dtype": "bfloat16"}}',
+    "f32 embeddings": '{"kb": {"embed_dtype": "float32"}}',
+    "no embeddings": '{"kb": {"embeddings": false}}',
+}
+
+
+def child_cpu(cmd: list[str], env: dict[str, str]) -> float:
+    """User+sys CPU seconds of ``cmd`` and its descendants (it must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pdf", nargs="+", type=Path)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--config", action="append", default=[], help="NAME=JSON for --set (repeatable)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    pdfs = args.pdf or sorted((find_shared() / "reports").glob("*.pdf"))
+    configs = dict(c.split("=", 1) for c in args.config) if args.config else DEFAULT_CONFIGS
+    import pymupdf
+
+    pages = 0
+    for f in pdfs:
+        with pymupdf.open(f) as d:
+            pages += d.page_count
+    exe = str(Path(sys.executable).with_name("dagster-ocr"))
+    rows: dict[str, list[float]] = {name: [] for name in configs}
+    rows["raw get_text('dict')"] = []
+    for rnd in range(args.repeats):
+        for name, overrides in configs.items():
+            with tempfile.TemporaryDirectory(prefix="run-cpu-") as tmp:
+                inbox = Path(tmp) / "inbox"
+                inbox.mkdir()
+                for f in pdfs:
+                    shutil.copy(f, inbox / f.name)
+                env = os.environ | {"DAGSTER_HOME": str(Path(tmp) / "home")}
+                (Path(tmp) / "home").mkdir()
+                cmd = [exe, "run", str(inbox), "--warehouse", str(Path(tmp) / "w.duckdb"), "--no-progress"]
+                if overrides:
+                    cmd += ["--set", overrides]
+                rows[name].append(child_cpu(cmd, env))
+            raw = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
+            rows["raw get_text('dict')"].append(raw)
+            print(f"round {rnd + 1} {name}: {rows[name][-1]:.1f} CPU s (raw pass {raw:.2f})", flush=True)
+    raw_mean = sum(rows["raw get_text('dict')"]) / len(rows["raw get_text('dict')"])
+    print(f"\n{len(pdfs)} files, {pages} pages, {args.repeats} rounds; raw pass {raw_mean:.2f} CPU s (mean)")
+    print()
+    print("| | CPU s (mean) | CPU s/page | pages/s a core | x raw pass |")
+    print("|---|---|---|---|---|")
+    out = {"pdfs": [p.name for p in pdfs], "pages": pages, "cpu_s": rows}
+    for name in configs:
+        cpu = sum(rows[name]) / len(rows[name])
+        print(f"| {name} | {cpu:.1f} | {cpu / pages:.3f} | {pages / cpu:.1f} | {cpu / raw_mean:.0f}x |")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
