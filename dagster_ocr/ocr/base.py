@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 
 import numpy as np
 import pymupdf
@@ -224,4 +225,5 @@ def ocr_page(
         engine=engine.name,
         rotation=(page.rotation + turn) % 360,
         ocr_confidence=conf,
+        skew=round(math.degrees(page_skew(raw)), 3),
     )

@@ -14,11 +14,13 @@ detector drew, not glyphs) is not trusted to tell a table from columns of prose.
 from __future__ import annotations
 
 import dataclasses
+import math
+from typing import NamedTuple
 
 import numpy as np
 import pymupdf
 
-from dagster_ocr.model import Page, Words
+from dagster_ocr.model import Line, Page, Words
 
 #: resolution the page's image is looked at for rules, that of a common scan: at 100 dpi a hairline
 #: greyed by the resampling into two light pixels was lost, and a table's outer rules with it
@@ -93,10 +95,116 @@ def ocr_words(page: Page) -> Words:
     return Words.pack(words)
 
 
-def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> tuple[pymupdf.Document, Page] | None:
+#: a residual tilt of the rules (degrees) under this is left alone: it moves a 600-pt rule's ends
+#: by under half a point, inside a stroke's width at ``RULE_DPI``
+MIN_RULE_TILT_DEG = 0.05
+#: rules measured for their tilt are at least this many times ``MIN_RULE_PT`` long (a table's
+#: width, not a letter's underline), and there must be at least this many of them
+TILT_RULE_LENGTHS, TILT_MIN_RULES = 4, 2
+#: a tilt beyond this (degrees) is not a scan's residual: left alone
+MAX_RULE_TILT_DEG = 1.0
+
+
+def rule_tilt(gray: np.ndarray, scale: float) -> float:
+    """The angle (degrees, positive when they fall to the right) by which the long horizontal rules
+    of ``gray`` lean, from a straight line fitted to each one's pixels; 0.0 where fewer than
+    ``TILT_MIN_RULES`` are found or they disagree.
+
+    The text lines' tilt (``Page.skew``) is measured on the detector's padded polygons, to a few
+    tenths of a degree; a rule across a 600-pt table tilted by 0.3 degrees drifts by 3 pixels at
+    ``RULE_DPI`` and falls apart into steps the thin-stroke search reads as several rules (or none).
+    The rules themselves, long and straight, give the rest of the tilt to a hundredth of a degree.
+    """
+    import cv2
+
+    if gray.size == 0:
+        return 0.0
+    level, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    mask = (gray <= min(level, 160)).astype(np.uint8)
+    min_len = max(3, round(MIN_RULE_PT / scale))
+    opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (min_len, 1)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    long_len = TILT_RULE_LENGTHS * min_len
+    max_drift = math.tan(math.radians(MAX_RULE_TILT_DEG))
+    angles, weights = [], []
+    for k in range(1, n):
+        x, y, w, h, _area = stats[k]
+        if w < long_len or h > w * max_drift + round(MAX_RULE_PT / scale):
+            continue
+        ys, xs = np.nonzero(labels[y : y + h, x : x + w] == k)
+        if xs.size < long_len:
+            continue
+        slope = float(np.polyfit(xs.astype(np.float64), ys.astype(np.float64), 1)[0])
+        angles.append(math.degrees(math.atan(slope)))
+        weights.append(w)
+    if len(angles) < TILT_MIN_RULES:
+        return 0.0
+    order = np.argsort(angles)
+    cum = np.cumsum(np.asarray(weights, dtype=np.float64)[order])
+    tilt = float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])  # weighted median
+    return tilt if MIN_RULE_TILT_DEG <= abs(tilt) <= MAX_RULE_TILT_DEG else 0.0
+
+
+def _turned_gray(gray: np.ndarray, degrees: float) -> np.ndarray:
+    """``gray`` turned about its centre by ``degrees`` (positive: counter-clockwise as seen,
+    what levels lines that fall to the right by as much), paper filling the corners."""
+    import cv2
+
+    h, w = gray.shape
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(gray, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=255)
+
+
+def level_matrix(width: float, height: float, degrees: float) -> tuple[float, ...]:
+    """The affine map (a, b, c, d, e, f; PyMuPDF's order) that turns a ``width`` x ``height``
+    page about its centre as :func:`_turned_gray` turns its image: the page as read into the
+    levelled page."""
+    t = math.radians(degrees)
+    c, sn = math.cos(t), math.sin(t)
+    cx, cy = width / 2, height / 2
+    # image coordinates, y down: a counter-clockwise turn as seen is (x, y) -> (c x + s y, -s x + c y)
+    return (c, -sn, sn, c, cx - c * cx - sn * cy, cy + sn * cx - c * cy)
+
+
+def _levelled_line(line: Line, m: tuple[float, ...], skew: float) -> Line:
+    """``line`` in the levelled page (``m``): its box rebuilt around its turned centre from the
+    length and height of the tilted line whose upright box it is (lines lean by ``skew`` degrees)."""
+    x0, y0, x1, y1 = line.bbox
+    bw, bh = x1 - x0, y1 - y0
+    c, sn = math.cos(math.radians(skew)), abs(math.sin(math.radians(skew)))
+    det = c * c - sn * sn
+    length, tall = (bw * c - bh * sn) / det, (bh * c - bw * sn) / det
+    # a short word's box is nearly as tall as long, and the inversion is ill-posed: keep the box
+    if length <= 0 or tall < 0.5 * bh:
+        length, tall = bw, bh
+    a, b, cc, d, e, f = m
+    mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+    ux, uy = a * mx + cc * my + e, b * mx + d * my + f
+    box = (ux - length / 2, uy - tall / 2, ux + length / 2, uy + tall / 2)
+    spans = [dataclasses.replace(sp, bbox=box) for sp in line.spans]
+    return dataclasses.replace(line, bbox=box, spans=spans)
+
+
+class OcrTablePage(NamedTuple):
+    """An OCR'd page rebuilt for the table finders (:func:`ocr_page_as_pdf`)."""
+
+    doc: pymupdf.Document
+    page: Page
+    #: the affine map from the levelled page the finders read back to the page as read (boxes
+    #: found there are mapped through it), None where the page was searched as it is
+    back: tuple[float, ...] | None
+
+
+def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> OcrTablePage | None:
     """A one-page PDF standing for the OCR'd ``page`` (``pg`` is its page in the source PDF) with
     the rules of its image drawn, and ``page`` with its words (``ocr_words``). None where it can
-    hold no ruled table (fewer than two rules each way) or its lines were read turned."""
+    hold no ruled table (fewer than two rules each way) or its lines were read turned.
+
+    A scan fed in askew is searched level: its image turned back by the lines' tilt
+    (``Page.skew``) and the rules' own residual tilt (:func:`rule_tilt`), and its lines' boxes
+    moved with it; at 2 degrees a rule across a table is a staircase of steps shorter than
+    ``MIN_RULE_PT``, and no table was found (bench/ocr_skewed_tables.py).
+    """
     lines = [ln for ln in page.lines if ln.text.strip()]
     if not lines:
         return None
@@ -105,7 +213,12 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> tuple[pymupdf.Document, Pag
     pix = pg.get_pixmap(dpi=RULE_DPI, colorspace=pymupdf.csGRAY, alpha=False)
     gray = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width)
     scale = page.width / pix.width if pix.width else 1.0
-    rules = image_rules(gray, scale)
+    skew = page.skew
+    seen = _turned_gray(gray, skew) if skew else gray
+    angle = skew + rule_tilt(seen, scale)
+    if angle != skew:
+        seen = _turned_gray(gray, angle)
+    rules = image_rules(seen, scale)
     flat = sum(y0 == y1 for _, y0, _, y1 in rules)
     if flat < 2 or len(rules) - flat < 2:
         return None
@@ -113,4 +226,9 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> tuple[pymupdf.Document, Pag
     out = doc.new_page(width=page.width, height=page.height)
     for x0, y0, x1, y1 in rules:
         out.draw_line((x0, y0), (x1, y1), width=0.8)
-    return doc, dataclasses.replace(page, words=ocr_words(page))
+    back = None
+    if angle:
+        m = level_matrix(page.width, page.height, angle)
+        page = dataclasses.replace(page, lines=[_levelled_line(ln, m, skew) for ln in page.lines])
+        back = tuple(~pymupdf.Matrix(m))
+    return OcrTablePage(doc, dataclasses.replace(page, words=ocr_words(page)), back)
