@@ -32,17 +32,31 @@ MIN_RULE_PT = 24.0
 MAX_RULE_PT = 4.0
 
 
-def _segments(
-    mask: np.ndarray, horizontal: bool, min_len: int, max_thick: int
-) -> list[tuple[int, int, int, int]]:
-    """Long thin strokes of ``mask`` running one way, as pixel segments (x0, y0, x1, y1)."""
+def _rule_mask(gray: np.ndarray) -> np.ndarray:
+    """Ink against the paper: Otsu's threshold, never above mid-gray (a light table fill is no ink)."""
+    import cv2
+
+    level, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return (gray <= min(level, 160)).astype(np.uint8)
+
+
+def _strokes(mask: np.ndarray, horizontal: bool, min_len: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The long strokes of ``mask`` running one way (a morphological opening with a ``min_len``
+    line), as OpenCV's connected components: count, labels, stats."""
     import cv2
 
     k = (min_len, 1) if horizontal else (1, min_len)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, k))
-    n, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    return n, labels, stats
+
+
+def _segments(
+    stats: np.ndarray, horizontal: bool, min_len: int, max_thick: int
+) -> list[tuple[int, int, int, int]]:
+    """The strokes (``_strokes``' stats) that are thin rules, as pixel segments (x0, y0, x1, y1)."""
     out = []
-    for x, y, w, h, _area in stats[1:n]:
+    for x, y, w, h, _area in stats[1:]:
         if horizontal and w >= min_len and h <= max_thick:
             out.append((x, y + h // 2, x + w, y + h // 2))
         elif not horizontal and h >= min_len and w <= max_thick:
@@ -50,19 +64,27 @@ def _segments(
     return out
 
 
+def _sizes(scale: float) -> tuple[int, int]:
+    """A rule's least length and greatest thickness in pixels (``scale``: points per pixel)."""
+    return max(3, round(MIN_RULE_PT / scale)), max(2, round(MAX_RULE_PT / scale))
+
+
 def image_rules(gray: np.ndarray, scale: float) -> list[tuple[float, float, float, float]]:
     """The ruled lines of a page image (``gray``, 2-D uint8) as segments in points (``scale``:
     points per pixel), horizontal ones first."""
-    import cv2
-
     if gray.size == 0:
         return []
-    # ink against the paper: Otsu's threshold, never above mid-gray (a light table fill is no ink)
-    level, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    mask = (gray <= min(level, 160)).astype(np.uint8)
-    min_len = max(3, round(MIN_RULE_PT / scale))
-    thick = max(2, round(MAX_RULE_PT / scale))
-    segs = _segments(mask, True, min_len, thick) + _segments(mask, False, min_len, thick)
+    mask = _rule_mask(gray)
+    return _rules(mask, scale, _strokes(mask, True, _sizes(scale)[0]))
+
+
+def _rules(
+    mask: np.ndarray, scale: float, flat: tuple[int, np.ndarray, np.ndarray]
+) -> list[tuple[float, float, float, float]]:
+    """``image_rules`` from the mask and its horizontal strokes (``flat``, already found)."""
+    min_len, thick = _sizes(scale)
+    segs = _segments(flat[2], True, min_len, thick)
+    segs += _segments(_strokes(mask, False, min_len)[2], False, min_len, thick)
     return [(x0 * scale, y0 * scale, x1 * scale, y1 * scale) for x0, y0, x1, y1 in segs]
 
 
@@ -108,28 +130,29 @@ MAX_RULE_TILT_DEG = 1.0
 def rule_tilt(gray: np.ndarray, scale: float) -> float:
     """The angle (degrees, positive when they fall to the right) by which the long horizontal rules
     of ``gray`` lean, from a straight line fitted to each one's pixels; 0.0 where fewer than
-    ``TILT_MIN_RULES`` are found or they disagree.
+    ``TILT_MIN_RULES`` are found or their tilt is under ``MIN_RULE_TILT_DEG`` or over
+    ``MAX_RULE_TILT_DEG``.
 
     The text lines' tilt (``Page.skew``) is measured on the detector's padded polygons, to a few
     tenths of a degree; a rule across a 600-pt table tilted by 0.3 degrees drifts by 3 pixels at
     ``RULE_DPI`` and falls apart into steps the thin-stroke search reads as several rules (or none).
     The rules themselves, long and straight, give the rest of the tilt to a hundredth of a degree.
     """
-    import cv2
-
     if gray.size == 0:
         return 0.0
-    level, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    mask = (gray <= min(level, 160)).astype(np.uint8)
-    min_len = max(3, round(MIN_RULE_PT / scale))
-    opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (min_len, 1)))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    return _tilt(_strokes(_rule_mask(gray), True, _sizes(scale)[0]), scale)
+
+
+def _tilt(flat: tuple[int, np.ndarray, np.ndarray], scale: float) -> float:
+    """``rule_tilt`` from the image's horizontal strokes (``flat``: ``_strokes``' components)."""
+    n, labels, stats = flat
+    min_len, thick = _sizes(scale)
     long_len = TILT_RULE_LENGTHS * min_len
     max_drift = math.tan(math.radians(MAX_RULE_TILT_DEG))
     angles, weights = [], []
     for k in range(1, n):
         x, y, w, h, _area = stats[k]
-        if w < long_len or h > w * max_drift + round(MAX_RULE_PT / scale):
+        if w < long_len or h > w * max_drift + thick:
             continue
         ys, xs = np.nonzero(labels[y : y + h, x : x + w] == k)
         if xs.size < long_len:
@@ -215,12 +238,17 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> OcrTablePage | None:
     scale = page.width / pix.width if pix.width else 1.0
     skew = page.skew
     seen = _turned_gray(gray, skew) if skew else gray
-    angle = skew + rule_tilt(seen, scale)
-    if angle != skew:
+    mask = _rule_mask(seen)
+    flat = _strokes(mask, True, _sizes(scale)[0])
+    tilt = _tilt(flat, scale)
+    angle = skew + tilt
+    if tilt:  # turned once more, from the scan itself (one resampling, not two)
         seen = _turned_gray(gray, angle)
-    rules = image_rules(seen, scale)
-    flat = sum(y0 == y1 for _, y0, _, y1 in rules)
-    if flat < 2 or len(rules) - flat < 2:
+        mask = _rule_mask(seen)
+        flat = _strokes(mask, True, _sizes(scale)[0])
+    rules = _rules(mask, scale, flat)
+    n_flat = sum(y0 == y1 for _, y0, _, y1 in rules)
+    if n_flat < 2 or len(rules) - n_flat < 2:
         return None
     doc = pymupdf.open()
     out = doc.new_page(width=page.width, height=page.height)
