@@ -352,34 +352,8 @@ def quad_ink_height(gray: np.ndarray, quad: Sequence[float]) -> float | None:
 
 # ------------------------------------------------------------------------------ ink on the page
 
-#: ink for :func:`ink_crop`: this much darker than the paper (the page's 90th-percentile gray) ...
+#: ink for :func:`ink_crop`: this much darker than the paper (the page's 90th-percentile gray)
 _INK_CONTRAST = 60
-#: ... or, on a faint scan whose darkest ink is closer to the paper than twice that, darker than
-#: half way between the two; a pixel is marked at all only this many gray levels under the paper,
-#: and a page with none holds no ink (``_ink_level``)
-_MIN_CONTRAST = 25
-
-
-def _ink_level(gray: np.ndarray) -> float | None:
-    """The gray under which a pixel of ``gray`` (any shape, sampled) is ink: ``_INK_CONTRAST``
-    under the paper, or half way from the paper to the darkest ink where that is nearer the paper
-    (None where nothing is ``_MIN_CONTRAST`` under the paper: no ink).
-
-    A fixed margin under the paper found nothing on a cheap scan of a worn page (toner at 90-140
-    on paper at 185-215, blurred): such a page was neither cropped to its ink nor its letters'
-    height measured for the detector (bench/ocr_simulated.py, class noisy_jpeg). On clean print
-    (paper and ink 120+ levels apart) the level is what the fixed margin gave.
-    """
-    paper = float(np.percentile(gray, 90))
-    marked = gray[gray < paper - _MIN_CONTRAST]
-    if marked.size == 0:
-        return None
-    # the darkest ink: a low percentile of what is marked at all, so a page of a few words (ink
-    # under 1% of its pixels) is measured, and a stray black speck does not stand for the toner
-    darkest = float(np.percentile(marked, 5))
-    return paper - min(_INK_CONTRAST, (paper - darkest) / 2)
-
-
 #: :func:`ink_crop` looks at blocks of this many pixels square, each as dark as its darkest pixel
 _INK_BLOCK = 4
 #: crop only when that leaves at most this share of the page's pixels
@@ -412,10 +386,7 @@ def ink_crop(image: np.ndarray, margin: int, min_side: int = 0) -> tuple[int, in
     darkest = np.minimum.reduce([pixels[:, i, :, :, :] for i in range(b)])
     darkest = np.minimum.reduce([darkest[:, :, j, :] for j in range(b)])
     darkest = np.minimum.reduce([darkest[..., c] for c in range(darkest.shape[-1])]).astype(np.int16)
-    level = _ink_level(darkest)
-    if level is None:
-        return None
-    ink = darkest < level
+    ink = darkest < float(np.percentile(darkest, 90)) - _INK_CONTRAST
     padded = np.pad(ink, 1)
     neighbours = np.zeros_like(ink)
     for dy in (0, 1, 2):
@@ -457,21 +428,18 @@ def ink_text_height(image: np.ndarray) -> float | None:
     letters of print, so about the x-height; words or stroke runs of handwriting. None when fewer
     than 8 pieces are found (a blank or nearly blank page).
 
-    Ink is what :func:`ink_crop` calls ink (``_ink_level``: 60 gray levels under the paper's
-    90th-percentile gray, less on a faint scan; each pixel as dark as its darkest channel).
-    Pieces under ``_MIN_GLYPH_PX`` high, over a fifth of the image high (pictures, borders) or
-    ``_RULE_ASPECT`` times wider than high (rules) are left out. About 40 ms on a 1400x2000 page
-    (OpenCV's connected components).
+    Ink is what :func:`ink_crop` calls ink (60 gray levels under the paper's 90th-percentile
+    gray, each pixel as dark as its darkest channel). Pieces under ``_MIN_GLYPH_PX`` high, over a
+    fifth of the image high (pictures, borders) or ``_RULE_ASPECT`` times wider than high (rules)
+    are left out. About 40 ms on a 1400x2000 page (OpenCV's connected components).
     """
     import cv2
 
     gray = np.minimum(np.minimum(image[..., 0], image[..., 1]), image[..., 2]) if image.ndim == 3 else image
     if gray.size == 0:
         return None
-    level = _ink_level(gray[::4, ::4])
-    if level is None:
-        return None
-    ink = (gray < level).astype(np.uint8)
+    paper = float(np.percentile(gray[::4, ::4], 90))
+    ink = (gray < paper - _INK_CONTRAST).astype(np.uint8)
     _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     w, h = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]
     keep = (h >= _MIN_GLYPH_PX) & (h <= 0.2 * gray.shape[0]) & (w <= _RULE_ASPECT * h)

@@ -36,21 +36,6 @@ def test_a_blank_or_nearly_blank_page_has_no_text_height():
     assert ink_text_height(np.zeros((0, 0, 3), np.uint8)) is None
 
 
-def test_a_faint_scans_letters_are_measured_and_its_ink_cropped():
-    from dagster_ocr.ocr.base import ink_crop
-
-    # toner at 150 on grey paper at 200: 50 levels apart, under the fixed 60 the ink once needed
-    image = _letters(12)
-    image[image == 250] = 200
-    image[image == 20] = 150
-    assert ink_text_height(image) == 12
-    x0, y0, x1, y1 = ink_crop(image, 4)
-    assert (x0, y0) == (16, 16) and x1 <= 490 and y1 <= 140
-    # under 25 levels apart the page holds no ink: neither measured nor cropped
-    image[image == 150] = 180
-    assert ink_text_height(image) is None and ink_crop(image, 4) is None
-
-
 def test_rapidocrs_own_resize_factor():
     assert _own_det_ratio((2000, 1400), 736, "min") == 1.0
     assert _own_det_ratio((480, 640), 736, "min") == pytest.approx(736 / 480)
