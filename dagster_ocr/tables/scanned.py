@@ -140,11 +140,13 @@ def rule_tilt(gray: np.ndarray, scale: float) -> float:
     """
     if gray.size == 0:
         return 0.0
-    return _tilt(_strokes(_rule_mask(gray), True, _sizes(scale)[0]), scale)
+    return _tilt(_strokes(_rule_mask(gray), True, _sizes(scale)[0]), scale) or 0.0
 
 
-def _tilt(flat: tuple[int, np.ndarray, np.ndarray], scale: float) -> float:
-    """``rule_tilt`` from the image's horizontal strokes (``flat``: ``_strokes``' components)."""
+def _tilt(flat: tuple[int, np.ndarray, np.ndarray], scale: float) -> float | None:
+    """``rule_tilt`` from the image's horizontal strokes (``flat``: ``_strokes``' components), or
+    None where the image holds no long rules (fewer than ``TILT_MIN_RULES``, or tilted too far for
+    their steps to hold together), which is not the same as level rules (0.0)."""
     n, labels, stats = flat
     min_len, thick = _sizes(scale)
     long_len = TILT_RULE_LENGTHS * min_len
@@ -161,11 +163,13 @@ def _tilt(flat: tuple[int, np.ndarray, np.ndarray], scale: float) -> float:
         angles.append(math.degrees(math.atan(slope)))
         weights.append(w)
     if len(angles) < TILT_MIN_RULES:
-        return 0.0
+        return None
     order = np.argsort(angles)
     cum = np.cumsum(np.asarray(weights, dtype=np.float64)[order])
     tilt = float(np.asarray(angles)[order][np.searchsorted(cum, cum[-1] / 2)])  # weighted median
-    return tilt if MIN_RULE_TILT_DEG <= abs(tilt) <= MAX_RULE_TILT_DEG else 0.0
+    if abs(tilt) > MAX_RULE_TILT_DEG:
+        return None
+    return tilt if abs(tilt) >= MIN_RULE_TILT_DEG else 0.0
 
 
 def _turned_gray(gray: np.ndarray, degrees: float) -> np.ndarray:
@@ -223,8 +227,9 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> OcrTablePage | None:
     the rules of its image drawn, and ``page`` with its words (``ocr_words``). None where it can
     hold no ruled table (fewer than two rules each way) or its lines were read turned.
 
-    A scan fed in askew is searched level: its image turned back by the lines' tilt
-    (``Page.skew``) and the rules' own residual tilt (:func:`rule_tilt`), and its lines' boxes
+    A scan fed in askew is searched level: its image turned back by its rules' tilt
+    (:func:`rule_tilt`) where they hold together as scanned (under a degree), else by the lines'
+    tilt (``Page.skew``) and the rules' residual tilt after that, and its lines' boxes
     moved with it; at 2 degrees a rule across a table is a staircase of steps shorter than
     ``MIN_RULE_PT``, and no table was found (bench/ocr_skewed_tables.py).
     """
@@ -236,16 +241,22 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> OcrTablePage | None:
     pix = pg.get_pixmap(dpi=RULE_DPI, colorspace=pymupdf.csGRAY, alpha=False)
     gray = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width)
     scale = page.width / pix.width if pix.width else 1.0
-    skew = page.skew
-    seen = _turned_gray(gray, skew) if skew else gray
-    mask = _rule_mask(seen)
-    flat = _strokes(mask, True, _sizes(scale)[0])
-    tilt = _tilt(flat, scale)
-    angle = skew + tilt
-    if tilt:  # turned once more, from the scan itself (one resampling, not two)
-        seen = _turned_gray(gray, angle)
-        mask = _rule_mask(seen)
-        flat = _strokes(mask, True, _sizes(scale)[0])
+    min_len = _sizes(scale)[0]
+    mask = _rule_mask(gray)
+    flat = _strokes(mask, True, min_len)
+    # rules that hold together as scanned (level, or tilted under a degree) say how far to turn;
+    # the lines' tilt is only the start where they do not: a table's short cells can make the
+    # detector's polygons lean on a level page (a generated stacked-header table read 1.2 degrees)
+    found = _tilt(flat, scale)
+    angle, turned_by = found or 0.0, 0.0  # the turn wanted, the turn the mask was found at
+    if found is None and page.skew:
+        mask = _rule_mask(_turned_gray(gray, page.skew))
+        flat = _strokes(mask, True, min_len)
+        turned_by = page.skew
+        angle = page.skew + (_tilt(flat, scale) or 0.0)
+    if angle != turned_by:  # turned from the scan itself by the whole angle, once
+        mask = _rule_mask(_turned_gray(gray, angle))
+        flat = _strokes(mask, True, min_len)
     rules = _rules(mask, scale, flat)
     n_flat = sum(y0 == y1 for _, y0, _, y1 in rules)
     if n_flat < 2 or len(rules) - n_flat < 2:
@@ -257,6 +268,6 @@ def ocr_page_as_pdf(pg: pymupdf.Page, page: Page) -> OcrTablePage | None:
     back = None
     if angle:
         m = level_matrix(page.width, page.height, angle)
-        page = dataclasses.replace(page, lines=[_levelled_line(ln, m, skew) for ln in page.lines])
+        page = dataclasses.replace(page, lines=[_levelled_line(ln, m, angle) for ln in page.lines])
         back = tuple(~pymupdf.Matrix(m))
     return OcrTablePage(doc, dataclasses.replace(page, words=ocr_words(page)), back)
