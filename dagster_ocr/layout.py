@@ -65,11 +65,16 @@ def outside(box: BBox, regions: Iterable[BBox], pad: float = 1.0) -> bool:
 def transform_box(box: BBox, m: tuple[float, ...]) -> BBox:
     """``box`` mapped by the affine matrix ``m`` = (a, b, c, d, e, f), as the box around the result.
 
-    Plain arithmetic: page rotations (multiples of 90 degrees) map boxes to boxes, and calling
+    Plain arithmetic: page rotations (multiples of 90 degrees) map boxes to boxes (two corners
+    suffice; any other turn takes all four), and calling
     ``pymupdf.Rect * Matrix`` once per span or word was a visible share of the text stage.
     """
     a, b, c, d, e, f = m
     x0, y0, x1, y1 = box
+    if (b or c) and (a or d):  # a turn by other than quarters (a levelled scan): all four corners
+        xs = [a * x + c * y + e for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+        ys = [b * x + d * y + f for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+        return (min(xs), min(ys), max(xs), max(ys))
     xa, xb = a * x0 + c * y0 + e, a * x1 + c * y1 + e
     ya, yb = b * x0 + d * y0 + f, b * x1 + d * y1 + f
     return (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))

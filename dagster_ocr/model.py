@@ -151,6 +151,10 @@ class Page:
     #: ``route_reason`` says why. Last, so a page stored before it existed reads back as a prefix
     #: of the fields (:func:`upgrade_page` derives it from the reason, the one place that does)
     blank: bool = False
+    #: the angle (degrees) by which an OCR'd page's text lines lean in its image, positive when
+    #: they fall to the right (``ocr.page_skew``; 0.0 when level, not OCR'd, or not measured): the
+    #: table stage looks for a scan's rules on the image turned level by it (``tables.scanned``)
+    skew: float = 0.0
 
     @property
     def text(self) -> str:

@@ -18,7 +18,10 @@ Bump :data:`STAGE_OUTPUT_VERSION` when a change to ``dagster_ocr.model`` needs m
 3. ``ExtractedDocument.settings``, the settings snapshot the text stage resolved for the later
    stages. An older output does not know what it was parsed under: it gets the settings in force
    when it is read (``settings_now``, from the IO manager's settings resource), which is what the
-   version that wrote it had every stage use, and the read is logged.
+   version that wrote it had every stage use, and the read is logged;
+4. ``Page.skew``, the tilt of an OCR'd page's lines. A slotted page pickled by version 3 has no
+   such attribute at all (a version-3 output is read as is, unfilled), so the bump is what gives
+   it the default 0.0: its tables are looked for on the image as scanned, as version 3 did.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the version of the stage outputs' shape this code writes (see the module's docstring)
-STAGE_OUTPUT_VERSION = 3
+STAGE_OUTPUT_VERSION = 4
 
 #: the model's dataclasses: only these are walked and filled in
 _MODEL_TYPES = tuple(

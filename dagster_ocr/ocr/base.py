@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 
 import numpy as np
 import pymupdf
@@ -27,6 +28,7 @@ from dagster_ocr.ocr.ink import (
     ink_crop,
     ink_extent,
     ink_text_height,
+    quad_ink_height,
     split_at_ink_bands,
 )
 from dagster_ocr.ocr.order import page_skew, reading_order
@@ -50,6 +52,7 @@ __all__ = [
     "ink_crop",
     "ink_extent",
     "ink_text_height",
+    "quad_ink_height",
     "load_image_pages",
     "ocr_lines_to_model",
     "ocr_page",
@@ -97,12 +100,14 @@ def ocr_lines_to_model(
     coordinates; ``ocr_page`` does not use it, since the pipeline (``textlayer.extract_lines``)
     reports displayed coordinates. Reading order is decided on the page as displayed.
     Each line gets one span whose ``size`` estimates the font size in points: from the ink height
-    when ``image`` (the RGB image the engine saw) is given, else from the box height.
+    when ``image`` (the RGB image the engine saw) is given (measured across the line along its
+    tilt on a page whose lines lean, ``quad_ink_height``), else from the box height.
     ``settings`` tune the reading order (``column_*`` fields).
     """
     gray = channel_mean(image, _lines_region(lines)) if image is not None and lines else None
     if gray is not None:  # gutters are looked for between the lines' ink, not their padded boxes
         lines = [_with_ink(ln, gray) for ln in lines]
+    askew = bool(page_skew(lines))
     out: list[Line] = []
     for ln in reading_order(lines, settings):
         text = ln.text.strip()
@@ -114,7 +119,10 @@ def ocr_lines_to_model(
             x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
         bbox = (round(x0, 2), round(y0, 2), round(x1, 2), round(y1, 2))
         # measured on the displayed image, where text runs horizontally whatever /Rotate says
-        ink = _ink_height(gray, ln.bbox) if gray is not None else None
+        ink = None
+        if gray is not None:  # on a scan fed askew, across the line along its tilt
+            along = askew and ln.quad is not None and len(ln.quad) == 8
+            ink = quad_ink_height(gray, ln.quad) if along else _ink_height(gray, ln.bbox)  # type: ignore[arg-type]
         if ink is not None:
             size = ink * scale / _INK_HEIGHT_PER_POINT
         else:
@@ -224,4 +232,5 @@ def ocr_page(
         engine=engine.name,
         rotation=(page.rotation + turn) % 360,
         ocr_confidence=conf,
+        skew=round(math.degrees(page_skew(raw)), 3),
     )

@@ -317,6 +317,39 @@ def _ink_height(gray: np.ndarray, bbox: BBox) -> float | None:
     return float(rows[-1] - rows[0] + 1)
 
 
+def quad_ink_height(gray: np.ndarray, quad: Sequence[float]) -> float | None:
+    """Extent in pixels of the ink across a text line's polygon (``quad``: top-left, top-right,
+    bottom-right, bottom-left), measured along the line's tilt: the type's height on a scan fed in
+    askew, where the upright box of a tilted line is taller than its letters by the line's length
+    times the tilt's sine (a 1,000-pixel line at 2 degrees: 35 pixels, three times 10-pt type at
+    200 dpi). None where the polygon is degenerate or holds no contrast.
+    """
+    tl, tr, br, bl = _quad_points(quad)
+    length = int(round(max(np.hypot(*(tr - tl)), np.hypot(*(br - bl)))))
+    height = int(round(max(np.hypot(*(bl - tl)), np.hypot(*(br - tr)))))
+    if length < 2 or height < 2:
+        return None
+    u = ((np.arange(length) + 0.5) / length)[None, :, None]
+    v = ((np.arange(height) + 0.5) / height)[:, None, None]
+    top = tl + u * (tr - tl)
+    bottom = bl + u * (br - bl)
+    pts = top + v * (bottom - top)  # rows across the line x length x (x, y)
+    h, w = gray.shape[:2]
+    xs = np.clip(np.rint(pts[..., 0]).astype(np.intp), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(np.intp), 0, h - 1)
+    crop = gray[ys, xs]
+    lo, hi = float(crop.min()), float(crop.max())
+    if hi - lo < 40:  # as _ink_height: no contrast, nothing to measure
+        return None
+    dark = crop < (lo + hi) / 2
+    ink = dark if dark.mean() < 0.5 else ~dark
+    rows = np.nonzero(ink.sum(axis=1) >= max(1.0, 0.002 * length))[0]
+    if rows.size == 0:
+        return None
+    step = float(np.hypot(*(bl - tl)) + np.hypot(*(br - tr))) / 2 / height
+    return float(rows[-1] - rows[0] + 1) * step
+
+
 # ------------------------------------------------------------------------------ ink on the page
 
 #: ink for :func:`ink_crop`: this much darker than the paper (the page's 90th-percentile gray)

@@ -22,7 +22,7 @@ from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _sam
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat, _mapped_continuation
-from dagster_ocr.tables.scanned import has_an_empty_column, ocr_page_as_pdf
+from dagster_ocr.tables.scanned import OcrTablePage, has_an_empty_column, ocr_page_as_pdf
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import (
     _reading_frame,
@@ -93,7 +93,9 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
             if scan is None:
                 continue
             # the OCR'd page rebuilt with its image's rules, and its OCR'd words (tables/scanned.py)
-            pg, page = scan[0][0], scan[1]
+            pg, page = scan.doc[0], scan.page
+            if scan.back is not None:  # searched levelled: its boxes go back to the page as read
+                back[i] = scan.back
         by_index[i], lines[i] = page, _page_lines(pg, page)
         if vocab is not None and page.text_source == TextSource.TEXT_LAYER:
             vocab.add_lines([ln.text for ln in lines[i]])
@@ -104,7 +106,8 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
             frame = _reading_frame(page, words) or _upside_down(page, words)
         if frame is not None:
             # the whole page is seen turned, so captions, gaps and merges read it as it is read
-            back[i] = tuple(~pymupdf.Matrix(frame))
+            levelled = pymupdf.Matrix(back[i]) if i in back else pymupdf.Identity
+            back[i] = tuple(~pymupdf.Matrix(frame) * levelled)
             words = [_Word(*transform_box((w.x0, w.y0, w.x1, w.y1), frame), w.text) for w in words]
             lines[i] = _turn_lines(lines[i], frame)
             quarter = frame[0] == 0.0  # a quarter turn swaps the page's sides, a half turn does not
@@ -237,7 +240,7 @@ def _join(
     return True
 
 
-def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> tuple[pymupdf.Document, Page] | None:
+def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:
     """An OCR'd page as a PDF page the finders can read, where it may hold a ruled table (the
     source page is loaded only then: a blank or unread page costs nothing here)."""
     if page.text_source != TextSource.OCR or s.finder != "auto" or not s.ocr_pages:

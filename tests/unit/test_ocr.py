@@ -1015,3 +1015,25 @@ def test_a_speckled_worn_scan_reads_its_lines(engine):
 
     assert words_read(OcrSettings()) >= 0.8 * len(truth)
     assert words_read(OcrSettings(despeckle_min_share=1.01)) < 0.5 * len(truth), "the trap this avoids"
+
+
+@pytest.mark.parametrize("degrees", [0.0, 3.0, -2.0])
+def test_the_type_size_of_a_tilted_line_is_measured_along_its_tilt(degrees):
+    import cv2
+
+    from dagster_ocr.ocr.base import quad_ink_height
+    from dagster_ocr.ocr.ink import _ink_height
+
+    image = np.full((240, 800), 255, np.uint8)
+    for x in range(50, 750, 20):  # a line of 12-pixel letters
+        image[100:112, x : x + 6] = 0
+    m = cv2.getRotationMatrix2D((400, 120), degrees, 1.0)
+    image = cv2.warpAffine(image, m, (800, 240), flags=cv2.INTER_LINEAR, borderValue=255)
+    corners = np.array([(40, 94), (760, 94), (760, 118), (40, 118)], float)
+    quad = tuple((corners @ m[:, :2].T + m[:, 2]).ravel())
+    assert quad_ink_height(image, quad) == pytest.approx(12, abs=1.5)
+    box = (min(quad[0::2]), min(quad[1::2]), max(quad[0::2]), max(quad[1::2]))
+    upright = _ink_height(image, box)
+    if degrees:  # the upright box's ink spans the line's rise, 700 px x sin(tilt)
+        assert upright > 12 + 600 * abs(np.sin(np.radians(degrees)))
+    assert quad_ink_height(np.full((50, 50), 255, np.uint8), (0, 0, 40, 0, 40, 10, 0, 10)) is None

@@ -9,7 +9,15 @@ import dagster as dg
 import pytest
 from upath import UPath
 
-from dagster_ocr.model import DocStatus, ExtractedDocument, Page, ParagraphResult, SourceDocument, Table
+from dagster_ocr.model import (
+    DocStatus,
+    ExtractedDocument,
+    Page,
+    ParagraphResult,
+    SourceDocument,
+    Table,
+    TextSource,
+)
 from dagster_ocr.settings import Settings, SettingsSnapshot
 from dagster_ocr.stage_outputs import STAGE_OUTPUT_VERSION, StageOutput, unwrap, upgrade, wrap
 from resources import SettingsResource
@@ -78,10 +86,20 @@ def test_the_io_manager_stores_a_version_and_reads_back_an_unversioned_pickle(tm
 
 
 def test_an_older_page_is_told_blank_by_its_reason_not_given_a_default():
-    blank = _older(Page(0, 1.0, 1.0, route_reason="blank page: no content", blank=True), missing=1)
-    text = _older(Page(1, 1.0, 1.0, route_reason="text layer sound"), missing=1)
-    assert upgrade([blank, text]) == 2
+    # before blank (and skew, added after it)
+    blank = _older(Page(0, 1.0, 1.0, route_reason="blank page: no content", blank=True), missing=2)
+    text = _older(Page(1, 1.0, 1.0, route_reason="text layer sound"), missing=2)
+    assert upgrade([blank, text]) == 4
     assert blank.blank and not text.blank
+    assert blank.skew == 0.0
+
+
+def test_a_version_3_page_gets_its_skew_as_level():
+    # version 3 outputs were read as stored: the bump to 4 is what fills Page.skew in
+    page = _older(Page(0, 1.0, 1.0, text_source=TextSource.OCR), missing=1)
+    value, version = unwrap(pickle.loads(pickle.dumps(StageOutput(3, [page]))))
+    assert version == 3 and STAGE_OUTPUT_VERSION == 4
+    assert value[0].skew == 0.0
 
 
 def test_an_older_text_output_gets_the_settings_in_force_when_it_is_read(tmp_path):

@@ -119,6 +119,85 @@ def test_ocr_words_lie_over_their_line_in_proportion():
     ]
 
 
+def _turned(image: np.ndarray, degrees: float) -> tuple[np.ndarray, tuple[float, ...]]:
+    """``image`` turned about its centre by ``degrees`` (counter-clockwise as seen), as a scanner
+    fed askew gives it, and the affine map of its points."""
+    import cv2
+
+    h, w = image.shape
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    turned = cv2.warpAffine(image, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=255)
+    return turned, (m[0, 0], m[1, 0], m[0, 1], m[1, 1], m[0, 2], m[1, 2])
+
+
+def _tilted_box(box: tuple[float, float, float, float], m: tuple[float, ...]) -> tuple[float, ...]:
+    """The upright box around ``box`` turned by ``m``: what the OCR stage gives a tilted line."""
+    a, b, c, d, e, f = m
+    x0, y0, x1, y1 = box
+    pts = [(a * x + c * y + e, b * x + d * y + f) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+    return (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
+
+
+@pytest.mark.parametrize("degrees", [2.0, -3.0])
+def test_a_grid_scanned_askew_is_found_on_the_levelled_image_and_mapped_back(degrees: float):
+    # a 3x3 ruled table across a 400-pt page, fed in askew: its rules are staircases of short
+    # steps in the image, too short for the rule search, until the image is turned level
+    grid = np.full((220, 440), 255, np.uint8)
+    for y in (20, 80, 140, 200):
+        grid[y, 20:421] = 0
+    for x in (20, 150, 280, 420):
+        grid[20:201, x] = 0
+    image, m = _turned(grid, degrees)
+    doc, _ = _image_page(image)
+    words = ["Region", "Units", "Value", "North", "1,200", "4.50", "South", "980", "3.75"]
+    level = [
+        (t, (x + 10.0, y + 20.0, x + 10.0 + 9 * len(t), y + 34.0))
+        for t, (y, x) in zip(words, [(y, x) for y in (20, 80, 140) for x in (20, 150, 280)], strict=True)
+    ]
+    page = _ocr_page([(t, _tilted_box(b, m)) for t, b in level], 440, 220)
+    # unlevelled, as before Page.skew: no table (the rules fall apart)
+    assert extract_tables(doc, [page], settings=TableSettings()) == []
+    page.skew = -degrees  # lines turned counter-clockwise rise to the right
+    [table] = extract_tables(doc, [page], settings=TableSettings())
+    cells = {(c.row, c.col): c.text for c in table.cells}
+    assert cells == {(r, c): words[3 * r + c] for r in range(3) for c in range(3)}
+    # the table's box is back on the page as scanned: around the turned grid, not the level one
+    corners = [_tilted_box((x, y, x, y), m)[:2] for x, y in ((20, 20), (420, 20), (420, 200), (20, 200))]
+    want = (min(p[0] for p in corners), min(p[1] for p in corners))
+    want += (max(p[0] for p in corners), max(p[1] for p in corners))
+    assert all(abs(got - w) < 6 for got, w in zip(table.bbox, want, strict=True)), (table.bbox, want)
+
+
+def test_a_level_grid_is_searched_as_scanned_whatever_tilt_its_lines_were_given():
+    # the detector's polygons over a table's short cells can lean on a level page: the rules,
+    # straight as scanned, say it is level (a generated page read at 1.2 degrees lost its table)
+    image = _grid_image(rows=2, cols=2, cell=80, letters=False)
+    doc, _ = _image_page(image)
+    h, w = image.shape
+    lines = [("Item", (30, 40, 70, 52)), ("Price", (110, 40, 160, 52)), ("Tea", (30, 120, 60, 132))]
+    page = _ocr_page([*lines, ("€ 4.50", (110, 120, 160, 132))], w, h)
+    page.skew = 1.2
+    [table] = extract_tables(doc, [page], settings=TableSettings())
+    assert {(c.row, c.col): c.text for c in table.cells}[(1, 1)] == "€ 4.50"
+    assert table.bbox == pytest.approx((20, 20, 180, 180), abs=1.5)
+
+
+def test_the_rules_residual_tilt_is_measured_from_the_rules():
+    from dagster_ocr.tables.scanned import rule_tilt
+
+    grid = np.full((400, 900), 255, np.uint8)
+    for y in (50, 150, 250, 350):
+        grid[y, 50:851] = 0
+    for x in (50, 450, 850):
+        grid[50:351, x] = 0
+    assert rule_tilt(grid, 0.5) == 0.0  # level
+    turned, _ = _turned(grid, 0.4)  # counter-clockwise: rules rise to the right
+    assert rule_tilt(turned, 0.5) == pytest.approx(-0.4, abs=0.03)
+    turned, _ = _turned(grid, -0.7)
+    assert rule_tilt(turned, 0.5) == pytest.approx(0.7, abs=0.03)
+    assert rule_tilt(np.full((100, 100), 255, np.uint8), 0.5) == 0.0  # no rules
+
+
 @pytest.mark.slow  # OCRs one 1377x648 page (about 1-2 CPU s)
 def test_a_scanned_ruled_table_is_read_as_its_expected_csv(corpus: Path, tmp_path: Path):
     pdf = corpus / SCANNED_TABLE
