@@ -16,7 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.parsed import parsed as _parsed
-from support.text_layouts import make_interleaved, make_single_page, normal, score
+from support.text_layouts import make_columns, make_interleaved, make_single_page, normal, score
 
 from dagster_ocr.paragraphs.columns import _stream_flows
 from dagster_ocr.paragraphs.rows import _Row
@@ -166,3 +166,31 @@ def test_rows_printed_over_each_other_fall_back() -> None:
     left, _ = _two_columns()
     stamp = _row("DRAFT", (100, 120, 250, 150), 0, size=30.0)
     assert _stream_flows(_numbered(left + [stamp]), ParagraphSettings()) is None
+
+
+# ---------------------------------------------------------------- class (c): narrow prose columns
+# Short lines of a few words line up in every column, so the text-alignment finder saw a table with
+# a column per page column; lines that wrap like prose are running text (``prose._wrapped_prose``).
+
+
+@pytest.mark.parametrize("seed", [7, 9, 10])
+def test_prose_in_narrow_columns_is_not_a_table(seed: int, tmp_path: Path) -> None:
+    case = make_columns(seed)  # 7 and 10: four columns, 9: five; each was one table of ~50 rows
+    out = _parsed(case.doc, tmp_path)
+    assert out.tables == []
+    assert score(case, _text(out)) >= 0.99
+
+
+def test_a_table_of_words_in_columns_stays_a_table(tmp_path: Path) -> None:
+    # a table with no figures at all: one short item a cell, the next cell's first word would have
+    # fitted beside the one above it; not prose however wordy
+    names = ["Alice Moreau", "Bob Okafor", "Carla Lind", "Dev Shaw", "Eve Park", "Femi Ade", "Gus Holt"]
+    roles = ["Chair", "Treasurer", "Secretary", "Member", "Member", "Observer", "Adviser"]
+    cities = ["Leeds", "Lyon", "Perth", "Oslo", "Turin", "Lagos", "Cork"]
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for k, row in enumerate(zip(["Name", *names], ["Role", *roles], ["City", *cities], strict=True)):
+        for x, text in zip((72, 240, 400), row, strict=True):
+            page.insert_text((x, 120 + 16 * k), text, fontsize=10)
+    out = _parsed(doc, tmp_path)
+    assert [t.n_cols for t in out.tables] == [3]
