@@ -1,4 +1,4 @@
-"""Issue 37's two text classes on generated pages: ours and plain ``get_text()`` against the truth.
+"""Issue 37's text classes on generated pages: ours and plain ``get_text()`` against the truth.
 
 * ``furniture``: one-page documents whose margin bands carry a running head, a page number, a
   date, URL or copyright line, a reference code, a letterhead (``make_single_page``): repetition
@@ -10,6 +10,9 @@
 * ``interleaved-shuffled``: the same pages, their text written to the content stream in a shuffled
   order of pieces (title, each paragraph's lines in one column, each aside; ``stream="shuffled"``):
   a reader that trusts the stream order cannot win here by construction.
+* ``columns``: prose in two to five narrow ragged-right columns under a title (``make_columns``):
+  short lines line up in every column, so a text-alignment table finder sees a table there;
+  ``columns-shuffled``: the same pages written in shuffled pieces.
 
 Per class and split (tune seeds from 0, held-out seeds from ``HELD_OUT``; see
 tests/support/text_layouts.py): mean edit similarity to the nearest acceptable reading for ours
@@ -29,16 +32,18 @@ from pathlib import Path
 
 import _common as C
 import reading_order as RO
-from support.text_layouts import HELD_OUT, make_interleaved, make_single_page, normal, score
+from support.text_layouts import HELD_OUT, make_columns, make_interleaved, make_single_page, normal, score
 
 from dagster_ocr.pipeline import parse
 
-KINDS = ["furniture", "interleaved", "interleaved-shuffled"]
+KINDS = ["furniture", "interleaved", "interleaved-shuffled", "columns", "columns-shuffled"]
 
 
 def make(kind: str, seed: int):
     if kind == "furniture":
         return make_single_page(seed)
+    if kind.startswith("columns"):
+        return make_columns(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     return make_interleaved(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
 
 

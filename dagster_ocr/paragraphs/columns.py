@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from dagster_ocr.layout import column, crosses, find_gutters, v_overlap
 from dagster_ocr.paragraphs.patterns import clause_number
-from dagster_ocr.paragraphs.rows import _Row
+from dagster_ocr.paragraphs.rows import _Row, running
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 #: a column's last row ending in one of these does not run on past a white band
@@ -17,8 +17,9 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float)
     """White vertical channels between columns, as (x_start, x_end), left to right.
 
     Rows wider than ``column_max_share`` of ``span_ref`` (the page's text width; the rows' own
-    when it is 0) are left out: a title or a full-width line may cross the channel, and is read
-    as a band separator instead.
+    when it is 0) are left out, and so are rows set larger than the body (``heading_size_ratio``):
+    a title or a full-width line may cross the channel, and is read as a band separator instead
+    (a short title over narrow columns is narrower than the share, yet crosses a gutter).
     """
     if len(rows) < 2 * settings.column_min_rows:
         return []
@@ -28,12 +29,13 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float)
     if span <= 0:
         return []
     limit = settings.column_max_share * (span_ref or span)
-    cands = [r for r in rows if r.width < limit]
+    body = _body_size(rows)
+    cands = [r for r in rows if r.width < limit and r.size <= settings.heading_size_ratio * body]
     if not cands:
         return []
     # every narrow row shapes the channels (what lies between their merged x-intervals); only
     # rows of running text count towards the rows a column needs on each side
-    texty = [r.bbox for r in cands if len(r.text) >= settings.column_min_chars]
+    texty = [r.bbox for r in cands if running(r.text, settings)]
     gaps = find_gutters([r.bbox for r in cands], texty, settings.column_min_gap, settings.column_min_rows)
     if gaps:
         return gaps
@@ -41,6 +43,14 @@ def _column_gaps(rows: list[_Row], settings: ParagraphSettings, span_ref: float)
     # above: shaped by running text alone, the channel counts when what crosses it floats beside
     # column text (see _split_columns), never when it cuts text rows
     return find_gutters(texty, texty, settings.column_min_gap, settings.column_min_rows)
+
+
+def _body_size(rows: list[_Row]) -> float:
+    """The font size that carries most of the rows' characters."""
+    weight: dict[float, int] = defaultdict(int)
+    for r in rows:
+        weight[round(r.size * 2) / 2] += len(r.text)
+    return max(weight, key=lambda k: weight[k])
 
 
 def _split_columns(rows: list[_Row], gaps: list[tuple[float, float]]) -> list[tuple[bool, list[_Row]]]:
@@ -127,9 +137,7 @@ def _band_cut(rows: list[_Row], gaps: list[tuple[float, float]], settings: Parag
             (above if k < i else below)[column(r.bbox, gaps)].append(r)
 
     def columned(side: dict[int, list[_Row]]) -> bool:
-        return (
-            sum(1 for rs in side.values() if any(len(r.text) >= settings.column_min_chars for r in rs)) >= 2
-        )
+        return sum(1 for rs in side.values() if any(running(r.text, settings) for r in rs)) >= 2
 
     if not (columned(above) and columned(below)):
         return None

@@ -109,6 +109,8 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
                 limit = 0.3 * size
             gap = x0 - lx1
             if -0.5 * size <= gap <= limit and overlap > best_overlap:
+                if gap >= settings.column_min_gap and _gutter(last, line, lines, settings):
+                    continue  # two columns' lines that the text layer put in one block
                 best, best_overlap = g, overlap
         if best is None:
             groups.append([line])
@@ -117,6 +119,51 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
 
     position = {id(ln): i for i, ln in enumerate(lines)}
     return _rows_of(_join_leaders(groups), page_index, position)
+
+
+#: a row of this many words is running text however few its characters (a narrow column's line)
+RUNNING_WORDS = 4
+
+
+def running(text: str, settings: ParagraphSettings) -> bool:
+    """Does a row of ``text`` count as running text (column text)? ``column_min_chars`` characters,
+    or ``RUNNING_WORDS`` words: a narrow column's lines hold few characters but several words."""
+    return len(text) >= settings.column_min_chars or len(text.split()) >= RUNNING_WORDS
+
+
+def _gutter(left: Line, right: Line, lines: list[Line], settings: ParagraphSettings) -> bool:
+    """Is the gap between ``left`` and ``right`` (fragments on one visual line) a gutter between two
+    columns rather than a wide space inside a line?
+
+    A text layer may put the lines of two columns side by side in one block (narrow columns with a
+    gutter of one or two font sizes), so the gap alone does not tell them from one line's parts.
+    A gutter is a white channel: just above or just below the line (``2 * column_min_rows`` line
+    heights), no line crosses a strip of the gap at least ``column_min_gap`` wide, and at least
+    ``column_min_rows`` lines of running text (``running``) lie wholly on each side of it. A wide
+    space inside a line (a justified line, a tab stop) has lines running through it above and below.
+    """
+    gs, ge = left.bbox[2], right.bbox[0]
+    y0, y1 = min(left.bbox[1], right.bbox[1]), max(left.bbox[3], right.bbox[3])
+    reach = 2 * settings.column_min_rows * max(y1 - y0, 1.0)
+    for wy0, wy1 in ((y0 - reach, y1), (y0, y1 + reach)):
+        near = [ln for ln in lines if ln.bbox[3] > wy0 and ln.bbox[1] < wy1 and ln.text.strip()]
+        # the widest strip of [gs, ge] that no nearby line covers
+        covered = sorted(
+            (max(ln.bbox[0], gs), min(ln.bbox[2], ge)) for ln in near if ln.bbox[0] < ge and ln.bbox[2] > gs
+        )
+        best, x = (0.0, gs, gs), gs
+        for a, b in covered + [(ge, ge)]:
+            if a - x > best[0]:
+                best = (a - x, x, a)
+            x = max(x, b)
+        width, ws, we = best
+        if width < settings.column_min_gap:
+            continue
+        n_left = sum(1 for ln in near if ln.bbox[2] <= ws + 1 and running(ln.text, settings))
+        n_right = sum(1 for ln in near if ln.bbox[0] >= we - 1 and running(ln.text, settings))
+        if n_left >= settings.column_min_rows and n_right >= settings.column_min_rows:
+            return True
+    return False
 
 
 def _beside(left: Line, right: Line) -> bool:

@@ -87,7 +87,11 @@ class ParagraphSettings(BaseModel):
     column_min_rows: int = Field(
         3, description="A column needs at least this many text rows (of `column_min_chars`) on each side."
     )
-    column_min_chars: int = Field(20, description="Characters a row needs to count as column text.")
+    column_min_chars: int = Field(
+        20,
+        description="Characters a row needs to count as column text; a row of four words counts too "
+        "(a narrow column's line).",
+    )
     band_min_gap: float = Field(
         2.0,
         description="A white band through every column at least this many median row heights tall "

@@ -12,6 +12,13 @@ well enough to pass its own test (``stream._keep``) and would swallow a page of 
   gaps (Arabic and Hebrew prose often are), so a few short lines seem to share gutters. Its
   gutters are only as wide as the widest word gaps of the lines, where a table's are wide and
   its columns hold short, often numeric, cells.
+* **wrapped prose**: running text set in narrow columns (a newsletter, a newspaper page, a
+  notice in three or four columns). Its short lines of a few words line up in every column and
+  the white between the columns is a clean gutter, so the finder sees a table with a column per
+  page column. Each column's lines wrap like prose: the first word of a line would not have fit
+  at the end of the line above (the line breaks because the measure is full), and nearly every
+  token is a word. A table's text column holds one item a cell: the next label would mostly have
+  fitted beside the one above it, and a table has figures somewhere.
 
 A part rejected here is not a table: its region is not claimed, so the paragraph stage reads
 its lines as body text (nothing is lost; see ``conservation``).
@@ -19,6 +26,7 @@ its lines as body text (nothing is lost; see ``conservation``).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import statistics
@@ -133,9 +141,73 @@ def _boxed_text(part: _Part) -> bool:
     return len(filled) >= 2 and all(len(c.split()) >= _SENTENCE_WORDS for c in filled)
 
 
+#: a line of a prose column holds about this many tokens or more (a table's cells hold fewer)
+_PROSE_LINE_WORDS = 3
+#: the share of a part's tokens that must be words (letters, no digit) for it to read as prose
+_PROSE_WORD_SHARE = 0.9
+
+
+def _column_lines(part: _Part, words: list[_Word]) -> list[list[list[_Word]]]:
+    """Per column of ``part``, its words grouped into text lines, top-down (a word belongs to the
+    column its middle lies in)."""
+    x0, y0, x1, y1 = part.bbox
+    edges = part.col_edges
+    cols: list[list[_Word]] = [[] for _ in range(part.n_cols)]
+    for w in words:
+        cx, cy = (w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2
+        if x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1:
+            c = min(max(bisect.bisect_right(edges, cx) - 1, 0), part.n_cols - 1)
+            cols[c].append(w)
+    out: list[list[list[_Word]]] = []
+    for ws in cols:
+        ws.sort(key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
+        lines: list[list[_Word]] = []
+        for w in ws:
+            last = lines[-1][0] if lines else None
+            mid = (w.y0 + w.y1) / 2
+            if last is not None and abs(mid - (last.y0 + last.y1) / 2) < 0.5 * (last.y1 - last.y0):
+                lines[-1].append(w)
+            else:
+                lines.append([w])
+        out.append([sorted(ln, key=lambda w: w.x0) for ln in lines])
+    return out
+
+
+def _wrapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
+    """Prose set in narrow columns (see the module): nearly every token a word, lines of a few
+    words, and in every column of three lines or more at least ``wrapped_share`` of its lines
+    followed by a line whose first word would not have fitted after it within the column's
+    measure (the right edge of its longest line)."""
+    if part.n_cols < 2 or len(part.rows) < s.min_stream_rows:
+        return False
+    cols = _column_lines(part, words)
+    tokens = [w.text for lines in cols for ln in lines for w in ln]
+    if not tokens:
+        return False
+    wordy = sum(any(c.isalpha() for c in t) and not any(c.isdigit() for c in t) for t in tokens)
+    if wordy < _PROSE_WORD_SHARE * len(tokens):
+        return False
+    tested = 0
+    for lines in cols:
+        if len(lines) < s.min_stream_rows:
+            continue
+        if statistics.median(len(ln) for ln in lines) < _PROSE_LINE_WORDS:
+            return False
+        right = max(ln[-1].x1 for ln in lines)
+        wraps = 0
+        for a, b in zip(lines, lines[1:], strict=False):
+            h = a[-1].y1 - a[-1].y0
+            # the narrowest word space a line is set with: a tenth of its height
+            wraps += a[-1].x1 + 0.1 * h + (b[0].x1 - b[0].x0) > right
+        if wraps < s.wrapped_share * (len(lines) - 1):
+            return False
+        tested += 1
+    return tested >= 2
+
+
 def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | None:
     """Why a text-aligned part is running text, not a table ("numbered lines", "gapped prose",
-    "sentences"); else None."""
+    "sentences", "wrapped prose"); else None."""
     if part.strategy != "stream":
         return None
     if _numbered_lines(part, s):
@@ -144,4 +216,6 @@ def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | No
         return "gapped prose"
     if _sentences(part):
         return "sentences"
+    if _wrapped_prose(part, words, s):
+        return "wrapped prose"
     return None

@@ -97,6 +97,12 @@ class TableSettings(BaseModel):
         description="Gapped right-to-left prose: its median gutter is narrower than this many line "
         "heights (a word gap, where a table's gutters are wide).",
     )
+    wrapped_share: float = Field(
+        0.7,
+        description="Prose in narrow columns: a text-aligned part of words whose every column has at "
+        "least this share of its lines wrapping like prose (the next line's first word would not have "
+        "fitted at the line's end) is running text, not a table (tables/prose.py).",
+    )
     suspicious_ratio: float = Field(
         1.8,
         description="A cell whose height exceeds this multiple of its row's median cell height, or a "

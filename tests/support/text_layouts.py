@@ -586,3 +586,62 @@ def make_interleaved(seed: int, stream: str = "reading") -> LayoutCase:
     if stream == "shuffled":
         pen.flush(random.Random(f"{seed}-stream"))
     return case
+
+
+# ------------------------------------------------------------------------------------ class (c)
+
+#: how many narrow columns a ``make_columns`` page sets its prose in (drawn per seed)
+COLUMN_COUNTS = [2, 3, 4, 4, 5]
+
+
+def make_columns(seed: int, stream: str = "reading") -> LayoutCase:
+    """A page of prose in narrow columns (a newsletter, a newspaper page, a notice): two to five
+    columns of 85 to 250 points, ragged right, paragraphs set apart by a little white or by
+    nothing, under a title across them. Short lines of a few words line up in every column, so a
+    text-alignment table finder sees a table with a column per page column; a reader reads each
+    column down, paragraphs running on from one column into the next.
+
+    ``stream="shuffled"``: the same page, its text written in a shuffled order of pieces (the
+    title, each paragraph's lines in one column), as ``make_interleaved`` does.
+    """
+    if stream not in STREAMS:
+        raise ValueError(f"stream must be one of {STREAMS}")
+    rng = random.Random(f"columns-{seed}")
+    w, h = rng.choice(SIZES[:2])
+    family = rng.choice(FAMILIES)
+    size = rng.choice([8.0, 8.5, 9.0, 9.5, 10.0])
+    pitch = size * rng.uniform(1.15, 1.35)
+    n_cols = rng.choice(COLUMN_COUNTS)
+    left, right = rng.uniform(36, 60), w - rng.uniform(36, 60)
+    gutter = rng.uniform(10, 20)
+    cw = (right - left - (n_cols - 1) * gutter) / n_cols
+    top, bottom = rng.uniform(0.1, 0.14) * h, h - rng.uniform(0.08, 0.12) * h
+    doc = pymupdf.open()
+    page = doc.new_page(width=w, height=h)
+    pen = _Pen(page, family, deferred=stream == "shuffled")
+    case = LayoutCase(seed, f"columns{n_cols}", doc)
+    title = rng.choice(_TOPICS)
+    pen.group = "title"
+    pen.line(left, top - 1.5 * size, title, size + rng.choice([4.0, 6.0]), "bold")
+    paras = [_paragraph(rng, rng.randint(2, 5)) for _ in range(40)]
+    cols = [(left + k * (cw + gutter), left + k * (cw + gutter) + cw) for k in range(n_cols)]
+    # paragraphs apart by white (a blank line's share) or by nothing but the last line's ragged end
+    lead = rng.choice([0.0, 0.4, 1.0])
+    lines = [(ln, i) for i, p in enumerate(paras) for ln in _wrap(p, cw, pen.regular, size)]
+    out: dict[int, list[str]] = {}
+    k = 0
+    for x0, _ in cols:
+        y = top + size
+        while k < len(lines) and y <= bottom:
+            text, i = lines[k]
+            pen.group = ("body", x0, i)
+            pen.line(x0, y, text, size)
+            out.setdefault(i, []).append(text)
+            y += pitch
+            k += 1
+            if k < len(lines) and lines[k][1] != i:
+                y += lead * pitch
+    case.truths = [[title, *(" ".join(out[i]) for i in sorted(out))]]
+    if stream == "shuffled":
+        pen.flush(random.Random(f"columns-{seed}-stream"))
+    return case

@@ -16,10 +16,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.parsed import parsed as _parsed
-from support.text_layouts import make_interleaved, make_single_page, normal, score
+from support.text_layouts import make_columns, make_interleaved, make_single_page, normal, score
 
+from dagster_ocr.model import Line, Span
 from dagster_ocr.paragraphs.columns import _stream_flows
-from dagster_ocr.paragraphs.rows import _Row
+from dagster_ocr.paragraphs.rows import _make_rows, _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
@@ -166,3 +167,67 @@ def test_rows_printed_over_each_other_fall_back() -> None:
     left, _ = _two_columns()
     stamp = _row("DRAFT", (100, 120, 250, 150), 0, size=30.0)
     assert _stream_flows(_numbered(left + [stamp]), ParagraphSettings()) is None
+
+
+# ---------------------------------------------------------------- class (c): narrow prose columns
+# Short lines of a few words line up in every column, so the text-alignment finder saw a table with
+# a column per page column; lines that wrap like prose are running text (``prose._wrapped_prose``).
+
+
+@pytest.mark.parametrize("seed", [7, 9, 10])
+def test_prose_in_narrow_columns_is_not_a_table(seed: int, tmp_path: Path) -> None:
+    case = make_columns(seed)  # 7 and 10: four columns, 9: five; each was one table of ~50 rows
+    out = _parsed(case.doc, tmp_path)
+    assert out.tables == []
+    assert score(case, _text(out)) >= 0.99
+
+
+def test_a_table_of_words_in_columns_stays_a_table(tmp_path: Path) -> None:
+    # a table with no figures at all: one short item a cell, the next cell's first word would have
+    # fitted beside the one above it; not prose however wordy
+    names = ["Alice Moreau", "Bob Okafor", "Carla Lind", "Dev Shaw", "Eve Park", "Femi Ade", "Gus Holt"]
+    roles = ["Chair", "Treasurer", "Secretary", "Member", "Member", "Observer", "Adviser"]
+    cities = ["Leeds", "Lyon", "Perth", "Oslo", "Turin", "Lagos", "Cork"]
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for k, row in enumerate(zip(["Name", *names], ["Role", *roles], ["City", *cities], strict=True)):
+        for x, text in zip((72, 240, 400), row, strict=True):
+            page.insert_text((x, 120 + 16 * k), text, fontsize=10)
+    out = _parsed(doc, tmp_path)
+    assert [t.n_cols for t in out.tables] == [3]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_narrow_columns_written_in_shuffled_pieces_read_down_each_column(seed: int, tmp_path: Path) -> None:
+    # 2: the text layer put two columns' lines in one block (a gutter of 2.6 font sizes, under the
+    # 3 a block's fragments are joined across): rows ran across the gutter (``rows._gutter``);
+    # 1: the title over the columns crossed the first gutter and hid it, so the first two columns
+    # were cut into bands at their paragraph breaks (a row set larger than the body no longer
+    # shapes the channels: ``columns._column_gaps``)
+    case = make_columns(seed, "shuffled")
+    plain = "\n".join(p.get_text() for p in case.doc)
+    assert score(case, plain) < 0.6
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.99
+
+
+def _line(text: str, x0: float, y0: float, block: int = 0, size: float = 9.0) -> Line:
+    bbox = (x0, y0, x0 + 0.45 * size * len(text), y0 + 1.2 * size)
+    return Line(text=text, bbox=bbox, spans=[Span(text, bbox, "helv", size)], block=block)
+
+
+def test_a_gutter_splits_a_row_and_a_wide_space_does_not() -> None:
+    s = ParagraphSettings()
+    # two columns' lines in one text-layer block, 20 pt apart (under 3 font sizes)
+    left = [_line("the lines of a column run on", 72, 100 + 11 * k) for k in range(6)]
+    right = [_line("and so do the other one's", 72 + 0.45 * 9 * 28 + 20, 100 + 11 * k) for k in range(6)]
+    rows = _make_rows(left + right, 0, s)
+    assert len(rows) == 12 and all(
+        r.text in ("the lines of a column run on", "and so do the other one's") for r in rows
+    )
+    # the same gap in one line of a paragraph whose other lines run through it: a wide space
+    lines = [
+        _line("a paragraph of running text that is set on a wide measure", 72, 100 + 11 * k) for k in range(5)
+    ]
+    lines += [_line("Total", 72, 155), _line("forty two", 72 + 0.45 * 9 * 5 + 20, 155)]
+    rows = _make_rows(lines, 0, s)
+    assert "Total forty two" in [r.text for r in rows]
