@@ -63,7 +63,7 @@ def build(variant: str) -> embeddings.Embedder:
 
         e = embeddings.Embedder(embeddings.model_dir(), dtype=dtype, runtime="openvino")
         f32_xml = embeddings._openvino_cache_path(ov.__version__)
-        path = embeddings_int8.ensure_int8(f32_xml, e.encode)
+        path = embeddings_int8.ensure_int8(f32_xml, e.encode, embeddings._save_atomically)
         e._ov = ov.Core().compile_model(str(path), "CPU", embeddings._ov_precision(dtype))
         e.dtype = "int8"
         return e

@@ -161,7 +161,7 @@ class Embedder:
             cached = embeddings_int8.cache_path(f32_xml)
             if asked == "auto" and not (has_int8_dot() and (cached.exists() or embeddings_int8.available())):
                 return
-            int8 = embeddings_int8.ensure_int8(f32_xml, self.encode)
+            int8 = embeddings_int8.ensure_int8(f32_xml, self.encode, _save_atomically)
             self._ov = ov.Core().compile_model(str(int8), "CPU", _ov_precision(self.dtype))
         except Exception as exc:  # the float model still embeds
             say = log.warning if asked == "int8" else log.info

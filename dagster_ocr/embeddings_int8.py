@@ -122,8 +122,11 @@ def quantize(model: Any, encode: Callable[[list[str]], dict]) -> Any:
     )
 
 
-def ensure_int8(f32_xml: Path, encode: Callable[[list[str]], dict]) -> Path:
-    """The cached int8 copy of ``f32_xml``, built first when missing (one process at a time)."""
+def ensure_int8(
+    f32_xml: Path, encode: Callable[[list[str]], dict], save: Callable[[Any, Any, Path], None]
+) -> Path:
+    """The cached int8 copy of ``f32_xml``, built first when missing (one process at a time) and
+    written by ``save(openvino, model, path)`` (the embedder's atomic writer)."""
     import openvino as ov
 
     from dagster_ocr.ocr.quantize import _file_lock
@@ -137,9 +140,7 @@ def ensure_int8(f32_xml: Path, encode: Callable[[list[str]], dict]) -> Path:
         log.info("embeddings: building the int8 copy of the model (once per machine, about a minute)")
         core = ov.Core()
         qmodel = quantize(core.read_model(str(f32_xml)), encode)
-        from dagster_ocr.embeddings import _save_atomically
-
-        _save_atomically(ov, qmodel, target)
+        save(ov, qmodel, target)
     if not target.exists():  # a read-only cache folder: the caller stays on the float model
         raise OSError(f"the int8 copy could not be written to {target.parent}")
     return target
