@@ -2219,13 +2219,17 @@ def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> li
         )
 
     # columns: the stub, then per year a "$" slot and the figure, right-aligned, ")" hanging
-    widest = max(_width(r[0], f0, size) + r[1] * step for r in rows)
-    fig_w = max(_width(f.rstrip(")"), f0, size) for r in rows for f in r[2] if f) + size * 0.6
-    fig_w = max(fig_w, _width(years[0], f1, size))
-    dollar = _width("$", f0, size) + size * 0.4
     gap = rng.uniform(10, 26)
-    hang = _width(")", f0, size) + 1.0
-    stub_w = min(widest + 6, x1 - x0 - n_fig * (dollar + fig_w + gap + hang))
+    for _ in range(12):  # a statement too wide for the page is set smaller (its labels never overlap)
+        widest = max(_width(r[0], f0, size) + r[1] * step for r in rows)
+        fig_w = max(_width(f.rstrip(")"), f0, size) for r in rows for f in r[2] if f) + size * 0.6
+        fig_w = max(fig_w, _width(years[0], f1, size))
+        dollar = _width("$", f0, size) + size * 0.4
+        hang = _width(")", f0, size) + 1.0
+        stub_w = widest + 6
+        if stub_w + n_fig * (dollar + fig_w + gap + hang) <= x1 - x0:
+            break
+        size, gap, lh = size * 0.92, max(6.0, gap * 0.85), lh * 0.92
     fx = []  # (x of "$", right edge of the figure)
     x = x0 + stub_w + gap
     for _ in range(n_fig):
