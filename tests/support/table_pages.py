@@ -101,11 +101,11 @@ SHAPE = ["sparse_stats", "sectioned", "two_stacked"]
 WRAPPED = ["wrapped_stub", "blank_cells"]
 #: (issue 37) one page, one financial statement, drawn only when named: ``statement``: row labels
 #: indented under section heads ("Revenues:", "Current assets:"), more indent for totals and
-#: sub-items; a header row of years (descending), often under a lone spanning period head ("Year
-#: Ended December 31,"); "$" set apart at the left of the figure columns on a section's first row
-#: and on totals; negatives in parentheses whose ")" hangs; nil figures as dashes; short rules above
-#: totals; a title, units line and a note around the table. Scored like ``SHAPE``. Its own list so
-#: that the other lists' figures do not move.
+#: sub-items; a header row of years (descending), often under a lone period head ("Year Ended
+#: December 31,": the columns' context, not a row of the truth); "$" set apart at the left of the
+#: figure columns on a section's first row and on totals; negatives in parentheses whose ")" hangs;
+#: nil figures as dashes; short rules above totals; a title, units line and a note around the
+#: table. Scored like ``SHAPE``. Its own list so that the other lists' figures do not move.
 STATEMENT = ["statement"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
@@ -2238,7 +2238,8 @@ def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> li
     header: list[list[tuple[str, int]]] = []
     if rng.random() < 0.65:
         period = rng.choice(_PERIOD_HEADS)
-        header.append([("", 1), (period, n_fig)])
+        # printed once over the years, the period is the columns' context (``Table.column_headers``,
+        # tables/statement.py), no row of the table
         w = _width(period, f1, size)
         page.insert_text(((fx[0][0] + fx[-1][1] - w) / 2, y + lh), period, fontname=f1, fontsize=size)
         page.draw_line((fx[0][0], y + lh + 2.5), (fx[-1][1], y + lh + 2.5), width=0.4)
