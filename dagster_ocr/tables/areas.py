@@ -312,8 +312,11 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     if (
         (
             max(len(x.chunks) for x in cur) < 3
-            and not all(
-                _PERIOD_RE.match(_words_text(ch)) for x in cur if len(x.chunks) > 1 for ch in x.chunks
+            and not (
+                max(len(x.chunks) for x in cur) == 2
+                and all(
+                    _PERIOD_RE.match(_words_text(ch)) for x in cur if len(x.chunks) > 1 for ch in x.chunks
+                )
             )
         )
         or _is_num(_words_text(ln.words))

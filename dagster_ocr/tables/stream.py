@@ -366,30 +366,27 @@ def _one_column(
 def _phrase_tail_column(
     area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]], edges: list[float]
 ) -> int | None:
-    """A column right of the stub that holds nothing but the ends of phrases begun in the column to
-    its left, or None. The longest row label of a statement may run past where the others end,
-    and the gutter finder (which lets a line or two cross a gutter) cuts it at a word space: its
-    last words make a column of their own. Chunks are cut at wide gaps only, so words of one chunk
-    on both sides of an edge are one phrase; a column holding only such tails, in every line that
-    fills it, is the column left of it."""
-    for c in range(1, len(edges) - 1):
-        tails = 0
-        for ln, lc in zip(area, line_cells, strict=True):
-            if c not in lc or ln.label:
-                continue
-            words = lc[c][1]
-            left = lc.get(c - 1)
-            if left is None or not any(
-                any(w is x for x in ch) and any(v is y for y in ch for v in left[1])
-                for ch in ln.chunks
-                for w in words[:1]
-            ):
-                break
-            tails += 1
-        else:
-            if tails:
-                return c
-    return None
+    """The column right of the stub when it holds nothing but the ends of row labels begun in the
+    stub, or None. The longest row label of a statement may run past where the others end, and the
+    gutter finder (which lets a line or two cross a gutter) cuts it at a word space: its last words
+    make a column of their own. Chunks are cut at wide gaps only, so words of one chunk on both
+    sides of the edge are one phrase. Such a column is filled in a line or two, by words (no
+    figure); a column filled in many lines is a column even where its cells sit close to the stub's
+    (a date beside a phone number, one chunk)."""
+    if len(edges) < 3:
+        return None
+    tails = 0
+    for ln, lc in zip(area, line_cells, strict=True):
+        if 1 not in lc or ln.label:
+            continue
+        words, left = lc[1][1], lc.get(0)
+        if left is None or any(ch.isdigit() for w in words for ch in w.text):
+            return None
+        chunk = next((ch for ch in ln.chunks if any(words[0] is x for x in ch)), [])
+        if not any(v is y for y in chunk for v in left[1]):
+            return None
+        tails += 1
+    return 1 if 0 < tails <= max(2, len(area) // 10) else None
 
 
 def _continues_text(
