@@ -28,9 +28,9 @@ def _tables(seed: int, cls: str) -> tuple[object, list]:
     return case, extract_tables(doc, TI.pages_of(doc), TableSettings())
 
 
-# tune seeds, each a mechanism: 35 and 56 two years under a period head (56 a short head centred
-# between them), 10 three years and no head, 23 a label longer than the others (its last word
-# was a column), 0 dash rows under section heads, 5 a head over two $ columns
+# tune seeds, each a mechanism: 35 and 56 two years under a period head (the years were dropped with
+# the first section label), 10 three years and no head, 23 a label longer than the others (its
+# last word was a column), 0 dash rows under section heads, 5 a period head over two $ columns
 @pytest.mark.parametrize("seed", [0, 5, 10, 23, 35, 56])
 def test_a_statement_is_one_table_as_generated(seed: int) -> None:
     case, tables = _tables(seed, "statement")
@@ -41,8 +41,8 @@ def test_a_statement_is_one_table_as_generated(seed: int) -> None:
 
 
 def test_a_paragraph_above_a_header_of_words_stays_out_of_the_table() -> None:
-    """A period head is taken only over periods: over heads of words the line above (a paragraph's
-    last line here) is no head of the table's."""
+    """The rules for a header of periods leave a header of words alone: the paragraph's last line
+    above it stays out of the table (a guard kept from a period-head rule tried and dropped)."""
     case, tables = _tables(88, "sparse")
     (table,) = tables
     assert [[_norm(x) for x in r] for r in table.grid()] == [
