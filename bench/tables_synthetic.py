@@ -40,8 +40,10 @@ text line inside, as word processors export them, and compounds broken at their 
 and two tables stacked under their own headers, scored also as "shape right": as many tables as
 expected, each with the expected column count and cell F1 >= 0.95); ``wrapped_stub``, ``blank_cells``:
 stream tables whose row labels wrap (figures on the label's first, last or middle line) and whose
-cells are partly empty, under spanning heads for the second; each seed's class being the seed modulo
-their number.
+cells are partly empty, under spanning heads for the second; ``statement``: a financial statement
+(indented row labels under section heads, a year header row under a period head, "$" set apart,
+negatives in parentheses, dash rows), scored as "shape right" too; each seed's class being the seed
+modulo their number.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from support.table_pages import (  # noqa: E402
     MULTI,
     NO_TABLE,
     SHAPE,
+    STATEMENT,
     TAIL_MULTI,
     WRAPPED,
     Case,
@@ -158,8 +161,8 @@ def merge_right(case: Case, tables: list[Table]) -> tuple[bool, str]:
 
 
 def shape_right(case: Case, tables: list[Table]) -> tuple[bool, str]:
-    """Whether the tables of a ``SHAPE`` case have the expected shape: as many tables as expected,
-    top to bottom each with the expected column count and cell F1 >= 0.95 against it."""
+    """Whether the tables of a ``SHAPE`` (or ``STATEMENT``) case have the expected shape: as many
+    tables as expected, top to bottom each with the expected column count and cell F1 >= 0.95."""
     if len(tables) != len(case.tables):
         return False, f"{len(tables)} tables, {len(case.tables)} expected ({[t.n_rows for t in tables]} rows)"
     for t, e in zip(tables, case.tables, strict=True):
@@ -228,7 +231,7 @@ def run_split(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
                         )
                         continue
-                    if case.cls in SHAPE and name == "dagster_ocr":
+                    if case.cls in SHAPE + STATEMENT and name == "dagster_ocr":
                         ok, why = shape_right(case, tables)
                         shape.append(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
@@ -309,7 +312,7 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED)} only by name)",
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -322,7 +325,7 @@ def main() -> None:
     classes = {"extra": EXTRA, "later": LATER, "all": every, None: None}.get(args.classes)
     if classes is None and args.classes:
         classes = args.classes.split(",")
-        unknown = set(classes) - set(every) - set(TAIL_MULTI) - set(SHAPE) - set(WRAPPED)
+        unknown = set(classes) - set(every) - set(TAIL_MULTI) - set(SHAPE) - set(WRAPPED) - set(STATEMENT)
         if unknown:
             ap.error(f"unknown classes {sorted(unknown)}")
     results = {}

@@ -131,6 +131,11 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
 
 #: a line of figures that are all years heads columns (a header), it is no data row
 _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
+#: a period heading a column: a year, alone or after a few words and a day ("December 31, 2023",
+#: "Fiscal 2024")
+_PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)\d\d$")
+#: a nil figure: a dash where a statement has no amount ("—"); it fills a cell as a figure does
+_NIL_RE = re.compile(r"^[—–-]{1,3}$")
 #: a word: three letters in a row (a variable of math is one or two, with primes or indices)
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 
@@ -301,10 +306,19 @@ def _label_continuation(
 def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
     """``ln``, a one-chunk line, is the first row's label under a header that leaves the stub's head
     blank: the lines so far hold column heads only (words, no figure but years), one of them three
-    heads or more (two chunks side by side are as often a title and a date), all right of ``ln``,
-    which ends before the header's first head starts."""
+    heads or more (two chunks side by side are as often a title and a date) or all of them periods
+    (a statement's two years or dates), all right of ``ln``, which ends before the header's first head
+    starts."""
     if (
-        max(len(x.chunks) for x in cur) < 3
+        (
+            max(len(x.chunks) for x in cur) < 3
+            and not (
+                max(len(x.chunks) for x in cur) == 2
+                and all(
+                    _PERIOD_RE.match(_words_text(ch)) for x in cur if len(x.chunks) > 1 for ch in x.chunks
+                )
+            )
+        )
         or _is_num(_words_text(ln.words))
         or any(
             _is_num(t) and not _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)

@@ -9,6 +9,7 @@ from typing import Any
 
 from dagster_ocr.layout import outside
 from dagster_ocr.model import BBox, Cell, Line, Page, Table
+from dagster_ocr.tables.areas import _PERIOD_RE
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
 from dagster_ocr.tables.words import _is_num, _norm
@@ -115,7 +116,7 @@ def _placed_as_continuation(
     # A fresh caption that is not a continuation ("Table 5" under "Table 4") starts a new table.
     if b.caption and not continued and a.caption and _norm(a.caption) != _norm(b.caption):
         return False
-    if not continued and _fresh_header(a, b, s):
+    if not continued and (_fresh_header(a, b, s) or _own_header(a, b, s)):
         return False
     return below_a and above_b
 
@@ -140,6 +141,23 @@ def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     first = b.rows[0]
     labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
     return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
+
+
+def _own_header(a: _Part, b: _Part, s: TableSettings) -> bool:
+    """``b`` opens with a row of periods of its own: years or dates over two columns or more right
+    of an empty stub (a statement's header, under at most a line of heads such as "Year Ended December
+    31,"), which ``a``'s first rows do not hold. A statement continued on the next page repeats
+    its years or goes on with data rows; one that prints its own years is another statement, as
+    is the next table of a note under its own years."""
+    for row in b.rows[: s.header_scan_rows]:
+        filled = [(c, " ".join(t.split())) for c, t in enumerate(row) if t and t.strip()]
+        if not filled:
+            continue
+        if len(filled) >= 2 and all(c > 0 and _PERIOD_RE.match(t) for c, t in filled):
+            return _header_repeat(a, b, s) == 0
+        if any(_is_num(t) for _c, t in filled):
+            return False  # a data row before any row of years
+    return False
 
 
 def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:

@@ -14,7 +14,7 @@ import re
 import statistics
 
 from dagster_ocr.model import BBox
-from dagster_ocr.tables.areas import _YEAR_RE, _close_below, _line_gap, _table_areas
+from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
@@ -81,20 +81,22 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
 
     # Header: leading lines whose stub is empty or whose other cells hold no number.
-    def headerish(cells: dict[int, tuple[int, list[_Word]]], ln: _TextLine) -> bool:
+    def headerish(k: int) -> bool:
+        cells, ln = line_cells[k], area[k]
         if ln.label:  # a section's label: the body has begun
             return False
         if 0 not in cells:
             return True
-        return not any(_is_num(_words_text(ws)) for c, (_, ws) in cells.items() if c > 0)
+        if set(cells) == {0} and k and _periods_only(line_cells[k - 1]):
+            return False  # a label under the periods' row: a statement's first section
+        # a dash stands for a nil figure: a row of them is a data row
+        return not any(
+            _is_num(t) or _NIL_RE.match(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws))
+        )
 
     n_head = 0
     headless = _label_opens_body(area, line_cells)
-    while (
-        not headless
-        and n_head < min(len(area) - 1, s.header_scan_rows)
-        and headerish(line_cells[n_head], area[n_head])
-    ):
+    while not headless and n_head < min(len(area) - 1, s.header_scan_rows) and headerish(n_head):
         n_head += 1
     if (n_head == len(area) - 1 or n_head == 0) and not headless:
         n_head = 1 if len(area) > 2 else 0
@@ -102,11 +104,20 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     heads = [
         k
         for k in range(n_head)
-        if headerish(line_cells[k], area[k])
+        if headerish(k)
         and not any(_is_num(t := _words_text(ch)) and not _YEAR_RE.match(t) for ch in area[k].chunks)
     ]
     while (c := _one_column(area, line_cells, heads, edges)) is not None:
         del edges[c + 1]
+        n_cols -= 1
+        line_cells = [
+            {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
+            if ln.label
+            else _line_cells(ln, edges)
+            for ln in area
+        ]
+    while (c := _phrase_tail_column(area, line_cells, edges)) is not None:
+        del edges[c]
         n_cols -= 1
         line_cells = [
             {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
@@ -233,6 +244,12 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     return part
 
 
+def _periods_only(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+    """The line holds periods alone (years, dates), right of the stub: a statement's row of periods."""
+    texts = [_words_text(ws) for c, (_, ws) in cells.items()]
+    return 0 not in cells and len(texts) >= 2 and all(_PERIOD_RE.match(t) for t in texts)
+
+
 def _phrase_spans(
     ln: _TextLine,
     cells: dict[int, tuple[int, list[_Word]]],
@@ -344,6 +361,32 @@ def _one_column(
             if one:
                 return c
     return None
+
+
+def _phrase_tail_column(
+    area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]], edges: list[float]
+) -> int | None:
+    """The column right of the stub when it holds nothing but the ends of row labels begun in the
+    stub, or None. The longest row label of a statement may run past where the others end, and the
+    gutter finder (which lets a line or two cross a gutter) cuts it at a word space: its last words
+    make a column of their own. Chunks are cut at wide gaps only, so words of one chunk on both
+    sides of the edge are one phrase. Such a column is filled in a line or two, by words (no
+    figure); a column filled in many lines is a column even where its cells sit close to the stub's
+    (a date beside a phone number, one chunk)."""
+    if len(edges) < 3:
+        return None
+    tails = 0
+    for ln, lc in zip(area, line_cells, strict=True):
+        if 1 not in lc or ln.label:
+            continue
+        words, left = lc[1][1], lc.get(0)
+        if left is None or any(ch.isdigit() for w in words for ch in w.text):
+            return None
+        chunk = next((ch for ch in ln.chunks if any(words[0] is x for x in ch)), [])
+        if not any(v is y for y in chunk for v in left[1]):
+            return None
+        tails += 1
+    return 1 if 0 < tails <= max(2, len(area) // 10) else None
 
 
 def _continues_text(

@@ -191,3 +191,20 @@ def test_column_merge_scores_like_separate_parts(corpus: Path) -> None:
     ]
     assert not any(d["merged"] for d in apart["docs"].values())
     assert merged["f1"] >= apart["f1"] >= 0.97, (merged["f1"], apart["f1"])
+
+
+def test_a_note_table_under_its_own_years_does_not_continue_the_table_before(corpus: Path) -> None:
+    """Tesla's 10-K, pages 78-79 (0-based): the lease balances end page 78; page 79 opens with the
+    lease expense table under its own "Year Ended December 31," and years. It is a table of its own
+    (issue 37: it was joined to the balances as their continuation), headed by its years."""
+    path = corpus.parent / "reports" / "tesla-10k-fy2023.pdf"
+    if not path.is_file():
+        pytest.skip(f"reports not found: {path}")
+    doc = pymupdf.open(path)
+    doc.select([78, 79])
+    tables = extract_tables(doc, bench.pages_of(doc), TableSettings())
+    assert [(t.first_page_index, t.last_page_index) for t in tables][:2] == [(0, 0), (1, 1)]
+    expense = tables[1]
+    assert expense.header_rows == 1 and [x for x in expense.grid()[0] if x] == ["2023", "2022", "2021"]
+    assert "Year Ended December 31," in expense.column_headers  # the period, the years' context
+    assert expense.grid()[1][0] == "Operating lease expense:"

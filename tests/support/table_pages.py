@@ -99,6 +99,14 @@ SHAPE = ["sparse_stats", "sectioned", "two_stacked"]
 #: groups of columns, rows with a whole group or single cells empty (a row of a label alone), the
 #: stub's head often blank, some labels wrapping with their figures on the first or the last line.
 WRAPPED = ["wrapped_stub", "blank_cells"]
+#: (issue 37) one page, one financial statement, drawn only when named: ``statement``: row labels
+#: indented under section heads ("Revenues:", "Current assets:"), more indent for totals and
+#: sub-items; a header row of years (descending), often under a lone period head ("Year Ended
+#: December 31,": the columns' context, not a row of the truth); "$" set apart at the left of the
+#: figure columns on a section's first row and on totals; negatives in parentheses whose ")" hangs;
+#: nil figures as dashes; short rules above totals; a title, units line and a note around the
+#: table. Scored like ``SHAPE``. Its own list so that the other lists' figures do not move.
+STATEMENT = ["statement"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -2085,12 +2093,216 @@ def _flow_chart(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> N
         _paragraph(page, rng, x0, x1, yy + 12, rng.randint(2, 6), font[0], size)
 
 
+# ------------------------------------------------------------------- financial statements (issue 37)
+
+_STATEMENT_SECTIONS = [
+    ("Revenues:", ["Product sales", "Services", "Subscriptions and support", "Leasing", "Other revenue"]),
+    ("Cost of revenues:", ["Product", "Services and other", "Amortisation of acquired technology"]),
+    (
+        "Operating expenses:",
+        [
+            "Research and development",
+            "Selling, general and administrative",
+            "Restructuring and other",
+            "Impairment of goodwill",
+        ],
+    ),
+    (
+        "Current assets:",
+        [
+            "Cash and cash equivalents",
+            "Short-term investments",
+            "Accounts receivable, net",
+            "Inventory",
+            "Prepaid expenses and other current assets",
+        ],
+    ),
+    (
+        "Current liabilities:",
+        [
+            "Accounts payable",
+            "Accrued liabilities and other",
+            "Deferred revenue",
+            "Current portion of long-term debt",
+        ],
+    ),
+    (
+        "Cash flows from operating activities:",
+        ["Net income", "Depreciation and amortisation", "Stock-based compensation", "Deferred income taxes"],
+    ),
+    (
+        "Cash flows from investing activities:",
+        [
+            "Purchases of property and equipment",
+            "Purchases of marketable securities",
+            "Business combinations",
+        ],
+    ),
+    ("Other income (expense):", ["Interest income", "Interest expense", "Foreign exchange gains (losses)"]),
+]
+_STATEMENT_TITLES = [
+    "CONSOLIDATED STATEMENTS OF OPERATIONS",
+    "CONSOLIDATED BALANCE SHEETS",
+    "CONSOLIDATED STATEMENTS OF CASH FLOWS",
+    "CONSOLIDATED STATEMENTS OF COMPREHENSIVE INCOME",
+]
+_PERIOD_HEADS = ["Year Ended December 31,", "Years ended", "As of December 31,", "Fiscal Years Ended"]
+
+
+def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``STATEMENT``: a page with one financial statement (see ``STATEMENT``)."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 70)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    f0, f1 = font
+    size = rng.choice([7.5, 8.0, 8.5, 9.0, 10.0])
+    lh = size * rng.uniform(1.3, 1.7)
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(30, 120), margin)
+    y = margin + 10
+    for line, fnt in (
+        (f"{_label(rng, 2).upper()} INC.", f1),
+        (rng.choice(_STATEMENT_TITLES), f1),
+        (rng.choice(["(in millions, except per share data)", "(in thousands)", "(in millions)"]), f0),
+    ):
+        page.insert_text(
+            ((W - _width(line, fnt, size + 1)) / 2, y + size), line, fontname=fnt, fontsize=size + 1
+        )
+        y += (size + 1) * 1.4
+    if rng.random() < 0.3:
+        y = _paragraph(page, rng, x0, x1, y + 4, rng.randint(2, 3), f0, size)
+    n_fig = rng.choice([2, 3, 3])
+    year = rng.randint(2012, 2025)
+    years = [str(year - k) for k in range(n_fig)]
+    step = rng.choice([8.0, 10.0, 12.0])  # indent per level, pt
+    dec = rng.random() < 0.2
+    scale = rng.uniform(2.5, 5.5)
+
+    def figure() -> str:
+        v = 10 ** rng.uniform(0.3, scale)
+        text = f"{v:,.2f}" if dec else f"{round(v):,}"
+        return f"({text})" if rng.random() < 0.2 else text
+
+    # body rows: (label, level, figures, dollar, total, is section head)
+    rows: list[tuple[str, int, list[str], bool, bool, bool]] = []
+    for head, items in rng.sample(_STATEMENT_SECTIONS, rng.randint(2, 4)):
+        rows.append((head, 0, [""] * n_fig, False, False, True))
+        first = True
+        for item in rng.sample(items, rng.randint(2, len(items))):
+            figs = [figure() for _ in range(n_fig)]
+            if rng.random() < 0.15:  # a nil row: dashes where a figure would be
+                figs = ["—" if k or rng.random() < 0.5 else f for k, f in enumerate(figs)]
+            elif rng.random() < 0.12:
+                figs[rng.randrange(n_fig)] = "—"
+            rows.append((item, 1, figs, first and rng.random() < 0.7, False, False))
+            first = False
+            if rng.random() < 0.12:  # a sub-item, one level deeper
+                rows.append(
+                    (_label(rng, rng.randint(2, 4)), 2, [figure() for _ in range(n_fig)], False, False, False)
+                )
+        total = "Total " + head.rstrip(":").split(" from ")[0].lower()
+        rows.append(
+            (total, rng.choice([1, 2]), [figure() for _ in range(n_fig)], rng.random() < 0.5, True, False)
+        )
+    if rng.random() < 0.6:  # a closing row at the margin, in dollars
+        rows.append(
+            (
+                rng.choice(["Net income", "Net income (loss)", "Total assets"]),
+                0,
+                [figure() for _ in range(n_fig)],
+                True,
+                True,
+                False,
+            )
+        )
+
+    # columns: the stub, then per year a "$" slot and the figure, right-aligned, ")" hanging
+    gap = rng.uniform(10, 26)
+    for _ in range(12):  # a statement too wide for the page is set smaller (its labels never overlap)
+        widest = max(_width(r[0], f0, size) + r[1] * step for r in rows)
+        fig_w = max(_width(f.rstrip(")"), f0, size) for r in rows for f in r[2] if f) + size * 0.6
+        fig_w = max(fig_w, _width(years[0], f1, size))
+        dollar = _width("$", f0, size) + size * 0.4
+        hang = _width(")", f0, size) + 1.0
+        stub_w = widest + 6
+        if stub_w + n_fig * (dollar + fig_w + gap + hang) <= x1 - x0:
+            break
+        size, gap, lh = size * 0.92, max(6.0, gap * 0.85), lh * 0.92
+    fx = []  # (x of "$", right edge of the figure)
+    x = x0 + stub_w + gap
+    for _ in range(n_fig):
+        fx.append((x, x + dollar + fig_w))
+        x += dollar + fig_w + hang + gap
+    header: list[list[tuple[str, int]]] = []
+    if rng.random() < 0.65:
+        period = rng.choice(_PERIOD_HEADS)
+        # printed once over the years, the period is the columns' context (``Table.column_headers``,
+        # tables/statement.py), no row of the table
+        w = _width(period, f1, size)
+        page.insert_text(((fx[0][0] + fx[-1][1] - w) / 2, y + lh), period, fontname=f1, fontsize=size)
+        page.draw_line((fx[0][0], y + lh + 2.5), (fx[-1][1], y + lh + 2.5), width=0.4)
+        y += lh
+        tags.append("period_head")
+    header.append([("", 1)] + [(yr, 1) for yr in years])
+    for (a, b), yr in zip(fx, years, strict=True):
+        page.insert_text((b - _width(yr, f1, size), y + lh), yr, fontname=f1, fontsize=size)
+        if rng.random() < 0.5:
+            page.draw_line((a, y + lh + 2.5), (b, y + lh + 2.5), width=0.4)
+    y += lh * 1.3
+    grid: Grid = []
+    for row in header:
+        cells: list[str] = []
+        for text, span in row:
+            cells += [text] + [""] * (span - 1)
+        grid.append(cells)
+    bold_heads = rng.random() < 0.5
+    for label, level, figs, usd, total, head in rows:
+        if head and rng.random() < 0.5:
+            y += lh * 0.3
+        if total:  # short rules above the figures
+            for a, b in fx:
+                page.draw_line((a, y + lh * 0.2), (b, y + lh * 0.2), width=0.4)
+            y += lh * 0.15
+        base = y + lh
+        page.insert_text(
+            (x0 + level * step, base), label, fontname=f1 if head and bold_heads else f0, fontsize=size
+        )
+        cells = [label]
+        for (a, b), f in zip(fx, figs, strict=True):
+            if not f:
+                cells.append("")
+                continue
+            core = f[:-1] if f.endswith(")") else f
+            if f == "—" and _DEJAVU.exists():  # the base-14 fonts' encoding has no em dash
+                w = _width(f, "dejavu", size)
+                page.insert_text((b - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
+            else:
+                page.insert_text((b - _width(core, f0, size), base), f, fontname=f0, fontsize=size)
+            if usd and f != "—":
+                page.insert_text((a, base), "$", fontname=f0, fontsize=size)
+                cells.append(f"$ {f}")
+            else:
+                cells.append(f)
+        grid.append(cells)
+        y += lh
+        if y > H - margin - 3 * lh:
+            break
+    if rng.random() < 0.6:
+        note = "See accompanying notes to consolidated financial statements."
+        page.insert_text((x0, y + lh * 1.6), note, fontname=f0, fontsize=max(6.5, size - 1))
+    tags.append(f"years:{n_fig}")
+    return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(header))]
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
     rng = random.Random(
-        seed * 7919 + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED).index(cls)
+        seed * 7919
+        + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT).index(cls)
     )
     doc = pymupdf.open()
     tags: list[str] = []
@@ -2113,6 +2325,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _shape(rng, cls, doc, tags)
     elif cls in WRAPPED:
         tables = _wrapped(rng, cls, doc, tags)
+    elif cls in STATEMENT:
+        tables = _statement(rng, doc, tags)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
