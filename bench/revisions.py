@@ -110,7 +110,9 @@ def outputs_child() -> dict[str, dict[str, str]]:
         acc: dict[str, list[str]] = {}
         doc = parsed.document
         for f in dataclasses.fields(doc):
-            if f.name != "source":  # the store's paths and the file's clock differ by nature
+            # the store's paths and the file's clock differ by nature; the settings' text and hash
+            # change with any new setting, which is no change of what was extracted
+            if f.name not in ("source", "settings"):
                 value = getattr(doc, f.name)
                 _facets(list(value) if f.name == "pages" else value, f"document.{f.name}", acc)
         _facets(parsed.labels, "labels", acc)
