@@ -37,7 +37,7 @@ from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import serialize_value
 from pydantic import Field
 
-from assets.documents import MAX_RUNTIME_TAG, SOURCE_DOCUMENTS
+from assets.documents import MAX_RUNTIME_TAG, registration
 from assets.partitions import OUTCOME_TAG, OWNERS, document_tags, documents_partitions
 from dagster_ocr import partition_keys
 from resources import DocumentStoreResource
@@ -193,20 +193,7 @@ def _register(context: dg.OpExecutionContext, store: DocumentStoreResource, key:
         rec = store.store().get(partition_keys.resolve(key, store.store()))
     except (partition_keys.PartitionKeyError, KeyError, FileNotFoundError):
         return
-    context.log_event(
-        dg.AssetMaterialization(
-            asset_key=SOURCE_DOCUMENTS,
-            partition=key,
-            metadata={
-                "file_name": rec.file_name,
-                "doc_id": rec.doc_id,
-                "source_path": rec.source_path,
-                "size_bytes": rec.size_bytes,
-                "kind": str(rec.kind),
-                "registered_by": by,
-            },
-        )
-    )
+    context.log_event(registration(rec, key, by))
 
 
 def _tags(

@@ -44,7 +44,7 @@ from assets.vectors import kb_vectors_asset
 from dagster_ocr import kb, kb_vectors, pipeline, preview, thumbnails
 from dagster_ocr.admin.usage import UsageMeter
 from dagster_ocr.gate import Approval, load_and_judge
-from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, Table
+from dagster_ocr.model import DocStatus, ExtractedDocument, PageLabel, ParagraphResult, SourceDocument, Table
 from dagster_ocr.progress import TextProgress
 from dagster_ocr.quality import SUITE_DESCRIPTIONS, SUITES
 from dagster_ocr.textlayer import run_max_runtime
@@ -96,6 +96,25 @@ class _TextProgressLog:
 #: the inbox's documents as registered (the ingestion the sensor and the nightly sweep do): an
 #: external asset, not built by a run, so the graph starts where a document does
 SOURCE_DOCUMENTS = "source_documents"
+
+
+def registration(rec: SourceDocument, partition: str, by: str) -> dg.AssetMaterialization:
+    """Ingestion in the asset graph: the ``source_documents`` materialization of one registered
+    document (by the inbox sensor, the schedule, or a batch run as the document's turn comes)."""
+    return dg.AssetMaterialization(
+        asset_key=SOURCE_DOCUMENTS,
+        partition=partition,
+        metadata={
+            "file_name": rec.file_name,
+            "doc_id": rec.doc_id,
+            "source_path": rec.source_path,
+            "size_bytes": rec.size_bytes,
+            "kind": str(rec.kind),
+            "registered_by": by,
+        },
+    )
+
+
 #: the gate's verdict on each document (parsed / quarantined / failed), what knowledge_base and the
 #: reviewers' quarantine list read; a second output of the duckdb_tables step (one commit)
 QUALITY_GATE = "quality_gate"

@@ -29,7 +29,7 @@ import duckdb
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets.backfill_cli import DOCUMENTS_TAG, covers
 from assets.batches import BATCH_JOB, batch_run_config, batch_run_key, batches, ingest_documents
-from assets.documents import SOURCE_DOCUMENTS
+from assets.documents import registration
 from assets.file_sightings import queue_sightings, record_files_job, record_queued_sightings
 from assets.partitions import OWNERS, document_tags, documents_partitions, tag_value
 from dagster_ocr.ingest import DocumentStore, FileSighting, InboxScan, discover, scan_files
@@ -205,21 +205,7 @@ def _run_requests(
 
 def _registered(new: list[SourceDocument], seen_by: str) -> list[dg.AssetMaterialization]:
     """Ingestion in the asset graph: one ``source_documents`` materialization per new document."""
-    return [
-        dg.AssetMaterialization(
-            asset_key=SOURCE_DOCUMENTS,
-            partition=partition_key(rec.file_name, rec.doc_id),
-            metadata={
-                "file_name": rec.file_name,
-                "doc_id": rec.doc_id,
-                "source_path": rec.source_path,
-                "size_bytes": rec.size_bytes,
-                "kind": str(rec.kind),
-                "registered_by": seen_by,
-            },
-        )
-        for rec in new
-    ]
+    return [registration(rec, partition_key(rec.file_name, rec.doc_id), seen_by) for rec in new]
 
 
 def _known(instance: dg.DagsterInstance) -> Registered:
