@@ -26,6 +26,16 @@ def _quad_points(quad: Sequence[float]) -> np.ndarray:
     return np.asarray(quad, dtype=float).reshape(4, 2)
 
 
+def _quad_frame(quad: Sequence[float]) -> tuple[np.ndarray, int, int] | None:
+    """A line polygon's corners (top-left, top-right, bottom-right, bottom-left), its length along
+    the line and its height across it in whole pixels; None where it is under 2 pixels either way."""
+    corners = _quad_points(quad)
+    tl, tr, br, bl = corners
+    length = int(round(max(np.hypot(*(tr - tl)), np.hypot(*(br - bl)))))
+    height = int(round(max(np.hypot(*(bl - tl)), np.hypot(*(br - tr)))))
+    return None if length < 2 or height < 2 else (corners, length, height)
+
+
 def line_ink(gray: np.ndarray, quad: Sequence[float]) -> np.ndarray | None:
     """Ink along a text line: one flag per pixel of the polygon's length (``quad``: top-left,
     top-right, bottom-right, bottom-left corners), left to right, True where the polygon holds ink
@@ -35,11 +45,10 @@ def line_ink(gray: np.ndarray, quad: Sequence[float]) -> np.ndarray | None:
     Ink is the minority side of the midpoint between the darkest and lightest pixel, so light text
     on a dark band is measured as well as dark text on paper.
     """
-    tl, tr, br, bl = _quad_points(quad)
-    length = int(round(max(np.hypot(*(tr - tl)), np.hypot(*(br - bl)))))
-    height = int(round(max(np.hypot(*(bl - tl)), np.hypot(*(br - tr)))))
-    if length < 2 or height < 2:
+    frame = _quad_frame(quad)
+    if frame is None:
         return None
+    (tl, tr, br, bl), length, height = frame
     u = ((np.arange(length) + 0.5) / length)[None, :, None]
     v = np.linspace(_INK_ROWS[0], _INK_ROWS[1], max(2, int(height * (_INK_ROWS[1] - _INK_ROWS[0]))))
     v = v[:, None, None]
@@ -324,11 +333,10 @@ def quad_ink_height(gray: np.ndarray, quad: Sequence[float]) -> float | None:
     times the tilt's sine (a 1,000-pixel line at 2 degrees: 35 pixels, three times 10-pt type at
     200 dpi). None where the polygon is degenerate or holds no contrast.
     """
-    tl, tr, br, bl = _quad_points(quad)
-    length = int(round(max(np.hypot(*(tr - tl)), np.hypot(*(br - bl)))))
-    height = int(round(max(np.hypot(*(bl - tl)), np.hypot(*(br - tr)))))
-    if length < 2 or height < 2:
+    frame = _quad_frame(quad)
+    if frame is None:
         return None
+    (tl, tr, br, bl), length, height = frame
     u = ((np.arange(length) + 0.5) / length)[None, :, None]
     v = ((np.arange(height) + 0.5) / height)[:, None, None]
     top = tl + u * (tr - tl)

@@ -66,18 +66,23 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
     return cells
 
 
-def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
-    edges = _column_bounds(area, s)
-    n_cols = len(edges) - 1
-    if n_cols < s.min_cols:
-        return None
-    # a section's label is one cell from its first column on, however many gutters it crosses
-    line_cells = [
+def _area_cells(area: list, edges: list[float]) -> list[dict]:
+    """Each line's cells between ``edges``: a section's label is one cell from its first column on,
+    however many gutters it crosses."""
+    return [
         {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
         if ln.label
         else _line_cells(ln, edges)
         for ln in area
     ]
+
+
+def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
+    edges = _column_bounds(area, s)
+    n_cols = len(edges) - 1
+    if n_cols < s.min_cols:
+        return None
+    line_cells = _area_cells(area, edges)
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
 
     # Header: leading lines whose stub is empty or whose other cells hold no number.
@@ -110,21 +115,11 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     while (c := _one_column(area, line_cells, heads, edges)) is not None:
         del edges[c + 1]
         n_cols -= 1
-        line_cells = [
-            {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
-            if ln.label
-            else _line_cells(ln, edges)
-            for ln in area
-        ]
+        line_cells = _area_cells(area, edges)
     while (c := _phrase_tail_column(area, line_cells, edges)) is not None:
         del edges[c]
         n_cols -= 1
-        line_cells = [
-            {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
-            if ln.label
-            else _line_cells(ln, edges)
-            for ln in area
-        ]
+        line_cells = _area_cells(area, edges)
     if n_cols < s.min_cols:
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
