@@ -35,7 +35,7 @@ import unicodedata
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.stream import _column_cover
-from dagster_ocr.tables.words import _text_lines, _Word
+from dagster_ocr.tables.words import _bands, _text_lines, _Word
 
 _INT_RE = re.compile(r"^\d{1,5}$")
 _RTL_BIDI = ("R", "AL")
@@ -158,19 +158,7 @@ def _column_lines(part: _Part, words: list[_Word]) -> list[list[list[_Word]]]:
         if x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1:
             c = min(max(bisect.bisect_right(edges, cx) - 1, 0), part.n_cols - 1)
             cols[c].append(w)
-    out: list[list[list[_Word]]] = []
-    for ws in cols:
-        ws.sort(key=lambda w: ((w.y0 + w.y1) / 2, w.x0))
-        lines: list[list[_Word]] = []
-        for w in ws:
-            last = lines[-1][0] if lines else None
-            mid = (w.y0 + w.y1) / 2
-            if last is not None and abs(mid - (last.y0 + last.y1) / 2) < 0.5 * (last.y1 - last.y0):
-                lines[-1].append(w)
-            else:
-                lines.append([w])
-        out.append([sorted(ln, key=lambda w: w.x0) for ln in lines])
-    return out
+    return [_bands(ws) for ws in cols]
 
 
 def _wrapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
