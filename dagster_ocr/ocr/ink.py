@@ -48,23 +48,41 @@ def line_ink(gray: np.ndarray, quad: Sequence[float]) -> np.ndarray | None:
     frame = _quad_frame(quad)
     if frame is None:
         return None
-    (tl, tr, br, bl), length, height = frame
-    u = ((np.arange(length) + 0.5) / length)[None, :, None]
+    corners, length, height = frame
     v = np.linspace(_INK_ROWS[0], _INK_ROWS[1], max(2, int(height * (_INK_ROWS[1] - _INK_ROWS[0]))))
-    v = v[:, None, None]
+    ink = _minority_ink(_sample_quad(gray, corners, length, v))
+    return None if ink is None else _without_slivers(ink.sum(axis=0) >= _INK_MIN_PIXELS, height)
+
+
+def _sample_quad(gray: np.ndarray, corners: np.ndarray, length: int, v: np.ndarray) -> np.ndarray:
+    """``gray`` read along a line's polygon: one row per fraction ``v`` of the way from its top edge
+    to its bottom edge, ``length`` pixels along it (so a tilted line is read along its tilt)."""
+    tl, tr, br, bl = corners
+    u = ((np.arange(length) + 0.5) / length)[None, :, None]
     top = tl + u * (tr - tl)
     bottom = bl + u * (br - bl)
-    pts = top + v * (bottom - top)  # rows x length x (x, y)
+    pts = top + v[:, None, None] * (bottom - top)  # rows x length x (x, y)
     h, w = gray.shape[:2]
     xs = np.clip(np.rint(pts[..., 0]).astype(np.intp), 0, w - 1)
     ys = np.clip(np.rint(pts[..., 1]).astype(np.intp), 0, h - 1)
-    crop = gray[ys, xs]
+    return gray[ys, xs]
+
+
+def _minority_ink(crop: np.ndarray) -> np.ndarray | None:
+    """Where ``crop`` holds ink: the minority side of the midpoint between its darkest and
+    lightest pixel (so light text on a dark band counts too); None where it has no contrast."""
     lo, hi = float(crop.min()), float(crop.max())
     if hi - lo < 40:
         return None
     dark = crop < (lo + hi) / 2
-    ink = dark if dark.mean() < 0.5 else ~dark
-    return _without_slivers(ink.sum(axis=0) >= _INK_MIN_PIXELS, height)
+    return dark if dark.mean() < 0.5 else ~dark
+
+
+def _inked_rows(ink: np.ndarray) -> float | None:
+    """How many rows of ``ink`` lie from its first to its last inked row (a row counts with ink in
+    at least 0.2% of its pixels); None where none does."""
+    rows = np.nonzero(ink.sum(axis=1) >= max(1.0, 0.002 * ink.shape[1]))[0]
+    return None if rows.size == 0 else float(rows[-1] - rows[0] + 1)
 
 
 def _without_slivers(ink: np.ndarray, height: float) -> np.ndarray:
@@ -314,16 +332,8 @@ def _ink_height(gray: np.ndarray, bbox: BBox) -> float | None:
     crop = gray[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)]
     if crop.size == 0:
         return None
-    lo, hi = float(crop.min()), float(crop.max())
-    if hi - lo < 40:  # no contrast: nothing to measure
-        return None
-    mid = (lo + hi) / 2
-    # ink is the minority colour; this also handles light text on a dark background
-    ink = crop < mid if (crop < mid).mean() < 0.5 else crop >= mid
-    rows = np.nonzero(ink.sum(axis=1) >= max(1.0, 0.002 * crop.shape[1]))[0]
-    if rows.size == 0:
-        return None
-    return float(rows[-1] - rows[0] + 1)
+    ink = _minority_ink(crop)
+    return None if ink is None else _inked_rows(ink)
 
 
 def quad_ink_height(gray: np.ndarray, quad: Sequence[float]) -> float | None:
@@ -336,26 +346,14 @@ def quad_ink_height(gray: np.ndarray, quad: Sequence[float]) -> float | None:
     frame = _quad_frame(quad)
     if frame is None:
         return None
-    (tl, tr, br, bl), length, height = frame
-    u = ((np.arange(length) + 0.5) / length)[None, :, None]
-    v = ((np.arange(height) + 0.5) / height)[:, None, None]
-    top = tl + u * (tr - tl)
-    bottom = bl + u * (br - bl)
-    pts = top + v * (bottom - top)  # rows across the line x length x (x, y)
-    h, w = gray.shape[:2]
-    xs = np.clip(np.rint(pts[..., 0]).astype(np.intp), 0, w - 1)
-    ys = np.clip(np.rint(pts[..., 1]).astype(np.intp), 0, h - 1)
-    crop = gray[ys, xs]
-    lo, hi = float(crop.min()), float(crop.max())
-    if hi - lo < 40:  # as _ink_height: no contrast, nothing to measure
+    corners, length, height = frame
+    ink = _minority_ink(_sample_quad(gray, corners, length, (np.arange(height) + 0.5) / height))
+    rows = None if ink is None else _inked_rows(ink)
+    if rows is None:
         return None
-    dark = crop < (lo + hi) / 2
-    ink = dark if dark.mean() < 0.5 else ~dark
-    rows = np.nonzero(ink.sum(axis=1) >= max(1.0, 0.002 * length))[0]
-    if rows.size == 0:
-        return None
-    step = float(np.hypot(*(bl - tl)) + np.hypot(*(br - tr))) / 2 / height
-    return float(rows[-1] - rows[0] + 1) * step
+    tl, tr, br, bl = corners
+    step = float(np.hypot(*(bl - tl)) + np.hypot(*(br - tr))) / 2 / height  # pixels a sampled row
+    return rows * step
 
 
 # ------------------------------------------------------------------------------ ink on the page
