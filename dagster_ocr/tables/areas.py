@@ -309,25 +309,18 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     heads or more (two chunks side by side are as often a title and a date) or all of them periods
     (a statement's two years or dates), all right of ``ln``, which ends before the header's first head
     starts."""
+    heads = [[_words_text(ch) for ch in x.chunks] for x in cur]
+    widest = max(len(row) for row in heads)
+    periods = widest == 2 and all(_PERIOD_RE.match(t) for row in heads if len(row) > 1 for t in row)
     if (
-        (
-            max(len(x.chunks) for x in cur) < 3
-            and not (
-                max(len(x.chunks) for x in cur) == 2
-                and all(
-                    _PERIOD_RE.match(_words_text(ch)) for x in cur if len(x.chunks) > 1 for ch in x.chunks
-                )
-            )
-        )
+        (widest < 3 and not periods)
         or _is_num(_words_text(ln.words))
-        or any(
-            _is_num(t) and not _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
-        )
+        or any(_is_num(t) and not _YEAR_RE.match(t) for row in heads for t in row)
     ):
         return False
     # heads and the label are words (display math aligns symbols and short variables alike)
     if not _WORD_RE.search(_words_text(ln.words)) or not all(
-        _WORD_RE.search(t) or _YEAR_RE.match(t) for x in cur for t in (_words_text(ch) for ch in x.chunks)
+        _WORD_RE.search(t) or _YEAR_RE.match(t) for row in heads for t in row
     ):
         return False
     return ln.x1 < min(x.x0 for x in cur) - h

@@ -66,7 +66,7 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
     return cells
 
 
-def _area_cells(area: list, edges: list[float]) -> list[dict]:
+def _area_cells(area: list[_TextLine], edges: list[float]) -> list[dict[int, tuple[int, list[_Word]]]]:
     """Each line's cells between ``edges``: a section's label is one cell from its first column on,
     however many gutters it crosses."""
     return [
