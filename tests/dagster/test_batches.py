@@ -141,20 +141,26 @@ def _document_runs(instance, batch_id):
     return instance.get_runs(dg.RunsFilter(job_name="ingest_document", tags={BATCH_TAG: batch_id}))
 
 
-def _launched_by_cli(monkeypatch, warehouse: str, names: list[str], per_run: int) -> list[dict]:
-    """What `dagster-ocr backfill ingest_document NAMES --per-run N` sends to the webserver."""
+def _fake_webserver(monkeypatch, jobs: list[str]) -> list[dict]:
+    """A webserver whose repository holds ``jobs`` and that launches every run asked for: the
+    ``launchRun`` parameters it received, in order (filled as the CLI calls it)."""
     launched: list[dict] = []
 
     def fake_graphql(url, query, variables=None, timeout=60.0):
         if "repositoriesOrError" in query:
-            jobs = [{"name": "ingest_document"}, {"name": BATCH_JOB}]
             return {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
-                {"name": "__repository__", "location": {"name": "loc"}, "jobs": jobs}
+                {"name": "__repository__", "location": {"name": "loc"}, "jobs": [{"name": j} for j in jobs]}
             ]}}  # fmt: skip
         launched.append(variables["params"])
         return {"launchRun": {"__typename": "LaunchRunSuccess", "run": {"runId": f"r{len(launched)}"}}}
 
     monkeypatch.setattr(backfill_cli, "_graphql", fake_graphql)
+    return launched
+
+
+def _launched_by_cli(monkeypatch, warehouse: str, names: list[str], per_run: int) -> list[dict]:
+    """What `dagster-ocr backfill ingest_document NAMES --per-run N` sends to the webserver."""
+    launched = _fake_webserver(monkeypatch, ["ingest_document", BATCH_JOB])
     parser = argparse.ArgumentParser()
     backfill_cli.add_backfill_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(
@@ -231,18 +237,7 @@ def test_a_batch_runs_each_document_in_its_own_run_with_checks_quarantine_resume
 
 
 def test_backfill_per_run_launches_one_batch_per_n_documents(monkeypatch, tmp_path):
-    launched: list[dict] = []
-
-    def fake_graphql(url, query, variables=None, timeout=60.0):
-        if "repositoriesOrError" in query:
-            jobs = [{"name": BATCH_JOB}]
-            return {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
-                {"name": "__repository__", "location": {"name": "loc"}, "jobs": jobs}
-            ]}}  # fmt: skip
-        launched.append(variables["params"])
-        return {"launchRun": {"__typename": "LaunchRunSuccess", "run": {"runId": f"r{len(launched)}"}}}
-
-    monkeypatch.setattr(backfill_cli, "_graphql", fake_graphql)
+    launched = _fake_webserver(monkeypatch, [BATCH_JOB])
     keys = [f"doc_{i}-{i:012x}" for i in range(7)]
     names = [f"doc_{i}.pdf" for i in range(7)]
     ids = backfill_cli.launch_batches("http://x", keys, names, per_run=3)
