@@ -6,19 +6,19 @@ against the shipped embedder on the same chunks:
 - ``tokens``: how many word pieces the stage embeds (chunk text, the context line before it, the
   Markdown of table chunks) against a plain ``get_text()`` of the same PDFs, and what caps would cut;
 - ``ort-int8``: onnxruntime's dynamic int8 of the same model (exported to ONNX here), on report text;
-- ``int8``: the OpenVINO model quantized by NNCF (static int8 with SmoothQuant, calibrated on
-  chunks of the tune report, Apple's), timed and compared with f32 on the check report's (Tesla's)
-  chunks: CPU seconds, cosine to the f32 vectors, overlap of each chunk's 5 nearest neighbours;
+- ``int8``: the product's int8 copy (``dagster_ocr/embeddings_int8.py``: NNCF, static int8 with
+  SmoothQuant, calibrated on generated chunk-like text), timed and compared with f32 (and bf16) on
+  the check report's (Tesla's) chunks: CPU seconds, cosine to the f32 vectors, overlap of each
+  chunk's 5 nearest neighbours;
 - ``static``: a model2vec static model distilled from the same bundled weights, run as the product's
   embedder through ``bench/kb_retrieval.py --reuse --rebuild-kb`` (recall and the stage's CPU; the
   naive MiniLM anchor stays on the real model).
 
-nncf and model2vec are not product dependencies; install them beside the venv for this bench only:
+model2vec is not a product dependency (nncf is); install it beside the venv for this bench only:
 
-    .venv/bin/pip install --target /tmp/kbx/site nncf==3.4.0
     .venv/bin/pip install --no-deps --target /tmp/kbx/site2 model2vec==0.10.0 skeletoken
     .venv/bin/python bench/kb_embedding_options.py tokens --warehouse /tmp/kb/base.duckdb
-    .venv/bin/python bench/kb_embedding_options.py int8 --warehouse /tmp/kb/base.duckdb --site /tmp/kbx/site
+    .venv/bin/python bench/kb_embedding_options.py int8 --warehouse /tmp/kb/base.duckdb
     .venv/bin/python bench/kb_embedding_options.py ort-int8 --chunks 300
     .venv/bin/python bench/kb_embedding_options.py static --warehouse /tmp/kbx/static.duckdb \
         --site /tmp/kbx/site2 -- --reuse --rebuild-kb --json /tmp/kbx/static.json
@@ -83,23 +83,16 @@ def cpu_embed(embedder: embeddings.Embedder, texts: list[str]) -> tuple[np.ndarr
 
 
 def int8(args: argparse.Namespace) -> None:
-    sys.path.append(str(args.site))
-    import nncf
+    """The shipped int8 copy (``embeddings_int8.quantize``: NNCF, calibrated on generated text)
+    against f32 (and bf16 where the CPU has it) on the check report's chunks."""
     import openvino as ov
 
-    emb = embeddings.get_embedder()
+    from dagster_ocr import embeddings_int8
+
+    emb = embeddings.get_embedder(dtype="float32")
     core = ov.Core()
     model = core.read_model(str(embeddings._openvino_cache_path(ov.__version__)))
-    rng = np.random.default_rng(0)
-    tune = chunk_inputs(args.warehouse, "apple%")
-    calib = [tune[i] for i in rng.choice(len(tune), 150, replace=False)]
-
-    def tokenized(t: str) -> dict:
-        return emb.encode([t])
-
-    qmodel = nncf.quantize(
-        model, nncf.Dataset(calib, tokenized), model_type=nncf.ModelType.TRANSFORMER, subset_size=150
-    )
+    qmodel = embeddings_int8.quantize(model, emb.encode)
     check = chunk_inputs(args.warehouse, "tesla%")[: args.chunks]
     variants = {
         "f32": core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}),
@@ -264,7 +257,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("tokens", "int8", "ort-int8", "static"))
     ap.add_argument("--warehouse", type=Path, help="tokens, int8, static: a warehouse kb_retrieval.py parsed")
-    ap.add_argument("--site", type=Path, help="where nncf / model2vec are installed (pip --target)")
+    ap.add_argument("--site", type=Path, help="where model2vec is installed (pip --target)")
     ap.add_argument("--chunks", type=int, default=300, help="int8: check chunks timed")
     ap.add_argument(
         "--model-dir", type=Path, default=Path("/tmp/kbx/m2v"), help="static: the distilled model"
