@@ -221,6 +221,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--cpu-threads", type=int, default=0)
     ap.add_argument("--json", type=Path, help="also write the rows here")
+    ap.add_argument(
+        "--batch-variance",
+        action="store_true",
+        help="also decode with the target alone one region at a time: its 'same text' against the batched"
+        " reference is how far the target's own greedy output moves with the batch (bf16/fp16 kernels)",
+    )
     args = ap.parse_args()
 
     h = 32 if args.family == "ed" else 56
@@ -265,6 +271,9 @@ def main() -> None:
                         )
 
                 row("transformers generate", None, base_s, peak, ref)
+                if args.batch_variance and batch > 1:
+                    one, one_s, one_peak = timed(lambda b=base, c=crops: hf_generate(b, c, 1), base, 1)
+                    row("transformers generate, one region at a time", None, one_s, one_peak, one)
                 refs = ref  # the page text that matches what the target reads
                 plans: list[tuple[str, str | None, str, list[str] | None, int]] = [
                     ("own loop", None, "off", None, 1)
