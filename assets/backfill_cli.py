@@ -123,13 +123,34 @@ def find_repository(url: str, job: str) -> tuple[str, str]:
 READD_PER_REQUEST = 100
 
 
+_LIVE = """
+query Live($selector: RepositorySelector!, $name: String!) {
+  partitionSetOrError(repositorySelector: $selector, partitionSetName: $name) {
+    __typename
+    ... on PartitionSet { partitionsOrError { __typename ... on Partitions { results { name } } } }
+  }
+}
+"""
+
+
+def live_partitions(url: str, selector: dict, job: str = "ingest_document") -> list[str]:
+    """The document partitions the instance has now (the live ones: bounded once loaded ones retire)."""
+    answer = _graphql(url, _LIVE, {"selector": selector, "name": f"{job}_partition_set"})
+    found = answer["partitionSetOrError"]
+    parts = found.get("partitionsOrError") or {}
+    if found["__typename"] != "PartitionSet" or parts.get("__typename") != "Partitions":
+        raise BackfillError(f"listing the partitions: {found['__typename']} {parts.get('__typename', '')}")
+    return [p["name"] for p in parts["results"]]
+
+
 def readd_partitions(url: str, location: str, repository: str, partition_keys: Sequence[str]) -> list[str]:
     """Add the document partitions the instance lacks (retired after their load, assets/retire.py)
     through the webserver (``addDynamicPartition``, the UI's "Add partition"); keys it has are left
     as they are. Returns the keys added."""
     selector = {"repositoryLocationName": location, "repositoryName": repository}
     added: list[str] = []
-    keys = list(dict.fromkeys(partition_keys))
+    live = set(live_partitions(url, selector))  # one request; an add costs ~30-60 ms even when present
+    keys = [k for k in dict.fromkeys(partition_keys) if k not in live]
     for start in range(0, len(keys), READD_PER_REQUEST):
         chunk = keys[start : start + READD_PER_REQUEST]
         fields = "\n".join(
