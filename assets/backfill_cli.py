@@ -10,6 +10,10 @@ job), with ``dagster-ocr/documents`` (how many), ``dagster-ocr/covers`` (the fir
 ``dagster-ocr/launched_by`` as tags, which the Runs page shows on the backfill's row, and a title
 and description that say the same (the backfill's API record keeps them).
 
+A document whose partition was retired after its load (assets/retire.py) has its partition added
+again first (``addDynamicPartition``, the UI's "Add partition"); ``dagster-ocr rerun NAME`` is
+``backfill ingest_document NAME``.
+
 The documents are named as every command names them (doc_id, partition key, doc_id prefix, file
 name) or chosen by their verdict (``--status quarantined``: re-judge every held-back document
 after a threshold changed), read from the warehouse.
@@ -115,9 +119,64 @@ def find_repository(url: str, job: str) -> tuple[str, str]:
     raise BackfillError(f"no code location at {url} defines the job {job}")
 
 
+#: re-adds sent in one GraphQL request (aliased mutations: one HTTP round trip per this many keys)
+READD_PER_REQUEST = 100
+
+
+_LIVE = """
+query Live($selector: RepositorySelector!, $name: String!) {
+  partitionSetOrError(repositorySelector: $selector, partitionSetName: $name) {
+    __typename
+    ... on PartitionSet { partitionsOrError { __typename ... on Partitions { results { name } } } }
+  }
+}
+"""
+
+
+def live_partitions(url: str, selector: dict, job: str = "ingest_document") -> list[str]:
+    """The document partitions the instance has now (the live ones: bounded once loaded ones retire)."""
+    answer = _graphql(url, _LIVE, {"selector": selector, "name": f"{job}_partition_set"})
+    found = answer["partitionSetOrError"]
+    parts = found.get("partitionsOrError") or {}
+    if found["__typename"] != "PartitionSet" or parts.get("__typename") != "Partitions":
+        raise BackfillError(f"listing the partitions: {found['__typename']} {parts.get('__typename', '')}")
+    return [p["name"] for p in parts["results"]]
+
+
+def readd_partitions(url: str, location: str, repository: str, partition_keys: Sequence[str]) -> list[str]:
+    """Add the document partitions the instance lacks (retired after their load, assets/retire.py)
+    through the webserver (``addDynamicPartition``, the UI's "Add partition"); keys it has are left
+    as they are. Returns the keys added."""
+    selector = {"repositoryLocationName": location, "repositoryName": repository}
+    added: list[str] = []
+    live = set(live_partitions(url, selector))  # one request; an add costs ~30-60 ms even when present
+    keys = [k for k in dict.fromkeys(partition_keys) if k not in live]
+    for start in range(0, len(keys), READD_PER_REQUEST):
+        chunk = keys[start : start + READD_PER_REQUEST]
+        fields = "\n".join(
+            f'a{i}: addDynamicPartition(repositorySelector: $repo, partitionsDefName: "documents", '
+            f"partitionKey: $k{i}) {{ __typename ... on PythonError {{ message }} "
+            "... on UnauthorizedError { message } }"
+            for i in range(len(chunk))
+        )
+        params = ", ".join(f"$k{i}: String!" for i in range(len(chunk)))
+        query = f"mutation Readd($repo: RepositorySelector!, {params}) {{\n{fields}\n}}"
+        variables = {"repo": selector} | {f"k{i}": k for i, k in enumerate(chunk)}
+        answer = _graphql(url, query, variables)
+        for i, key in enumerate(chunk):
+            kind = answer[f"a{i}"]["__typename"]
+            if kind == "AddDynamicPartitionSuccess":
+                added.append(key)
+            elif kind != "DuplicateDynamicPartitionError":  # already there: nothing to do
+                raise BackfillError(f"adding partition {key}: {kind}: {answer[f'a{i}'].get('message', '')}")
+    return added
+
+
 def launch_backfill(url: str, job: str, partition_keys: Sequence[str], file_names: Sequence[str]) -> str:
-    """Launch a job backfill of ``partition_keys`` through the webserver; returns its id."""
+    """Launch a job backfill of ``partition_keys`` through the webserver, re-adding the partitions
+    retired since their load first (a backfill of a key the instance lacks is refused); its id."""
     location, repository = find_repository(url, job)
+    readd_partitions(url, location, repository, partition_keys)
     tags = backfill_tags(file_names)
     params = {
         "selector": {
@@ -240,6 +299,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rerun(args: argparse.Namespace) -> int:
+    """``dagster-ocr rerun NAME...``: ``backfill ingest_document NAME...`` (re-adding retired partitions)."""
+    args.job, args.status = "ingest_document", None
+    return cmd_backfill(args)
+
+
 def add_backfill_command(sub) -> None:
     """``dagster-ocr backfill`` on the CLI's subcommands."""
     p = sub.add_parser(
@@ -265,3 +330,15 @@ def add_backfill_command(sub) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
     p.set_defaults(func=cmd_backfill)
+
+    r = sub.add_parser(
+        "rerun",
+        help="re-run documents by name through every stage on the Dagster webserver (ingest_document), "
+        "re-adding the partitions retired after their load first",
+    )
+    r.add_argument("docs", nargs="+", help="file name, doc_id, partition key, or doc_id prefix")
+    r.add_argument("--warehouse", required=True, help="where the documents are looked up (read-only)")
+    r.add_argument("--url", default="http://127.0.0.1:3000", help="the Dagster webserver")
+    r.add_argument("--per-run", type=int, default=0, metavar="N", help="batch mode, as for backfill")
+    r.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
+    r.set_defaults(func=cmd_rerun)

@@ -40,7 +40,7 @@ from pydantic import Field
 from assets.documents import MAX_RUNTIME_TAG, registration
 from assets.partitions import OUTCOME_TAG, OWNERS, document_tags, documents_partitions
 from dagster_ocr import partition_keys
-from resources import DocumentStoreResource
+from resources import DocumentStoreResource, WarehouseResource
 
 #: the per-document job every batch runs, and the batch job itself
 DOCUMENT_JOB = "ingest_document"
@@ -62,8 +62,10 @@ STOP_GRACE_S = 60
 
 class BatchConfig(dg.Config):
     documents: list[str] = Field(
-        description="Partition keys of the documents, run in this order (`dagster-ocr backfill "
-        "--per-run` and inbox_sensor fill it in)."
+        description="The documents, run in this order: partition keys (`dagster-ocr backfill --per-run` "
+        "and inbox_sensor fill them in), or file names, doc_ids or doc_id prefixes, looked up in the "
+        "warehouse (re-run a document by name from the launchpad). A partition retired after its load "
+        "(assets/retire.py) is added again first."
     )
     registered_by: str = Field(
         "",
@@ -187,6 +189,51 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def document_keys(
+    instance: dg.DagsterInstance, store, warehouse: WarehouseResource | None, refs: Sequence[str]
+) -> list[str]:
+    """The partition keys ``refs`` name, in order, once each: a readable key or a key the instance
+    has stays as it is; anything else (a file name, a doc_id, a prefix) is looked up in the warehouse
+    (``dagster_ocr.export.resolve_document``) and becomes the key the document was retired under, the
+    one the warehouse recorded, or its readable key. Raises ``dg.Failure`` naming what matched nothing."""
+    refs = list(dict.fromkeys(r.strip() for r in refs if r.strip()))
+    existing = set(instance.get_existing_dynamic_partitions(documents_partitions.name, refs))
+    keys: list[str] = []
+    wh = None
+    for ref in refs:
+        prefix = partition_keys.doc_id_prefix(ref)
+        if ref in existing or (prefix is not None and len(prefix) == partition_keys.HASH_DIGITS):
+            keys.append(ref)
+            continue
+        from dagster_ocr.export import ExportError, resolve_document
+
+        if wh is None:
+            if warehouse is None:
+                raise dg.Failure(f"{ref!r} is not a partition key, and no warehouse to look it up in")
+            wh = warehouse.warehouse()
+        try:
+            doc_id = resolve_document(wh, ref)
+        except ExportError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from None
+        doc = wh.document(doc_id)
+        name = str(doc["file_name"]) if doc is not None else doc_id
+        keys.append(
+            store.retired_key(doc_id)
+            or partition_keys.recorded_key(wh, doc_id)
+            or partition_keys.partition_key(name, doc_id)
+        )
+    return list(dict.fromkeys(keys))
+
+
+def _readd(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[str]:
+    """Add the keys the instance does not have (new to it, or retired since), in one statement."""
+    missing = set(keys) - set(instance.get_existing_dynamic_partitions(documents_partitions.name, keys))
+    added = [k for k in keys if k in missing]
+    if added:
+        instance.add_dynamic_partitions(documents_partitions.name, added)
+    return added
+
+
 def _register(context: dg.OpExecutionContext, store: DocumentStoreResource, key: str, by: str) -> None:
     """Ingestion in the asset graph, recorded as the document's turn comes (not in the sensor tick)."""
     try:
@@ -222,7 +269,12 @@ def _tags(
     "process; skip those this batch already ran (a resume); fail at the end if any document's run failed.",
     tags=KIND,
 )
-def ingest_batch(context: dg.OpExecutionContext, config: BatchConfig, store: DocumentStoreResource) -> dict:
+def ingest_batch(
+    context: dg.OpExecutionContext,
+    config: BatchConfig,
+    store: DocumentStoreResource,
+    warehouse: WarehouseResource,
+) -> dict:
     run = context.dagster_run
     if run.job_code_origin is None:
         raise dg.Failure(
@@ -240,13 +292,13 @@ def ingest_batch(context: dg.OpExecutionContext, config: BatchConfig, store: Doc
     )
     job_def = context.repository_def.get_job(DOCUMENT_JOB)
     batch_id = run.root_run_id or run.run_id
-    keys = list(dict.fromkeys(config.documents))
+    keys = document_keys(instance, store.store(), warehouse, config.documents)
     done = _done_in_batch(instance, batch_id)
-    # a key not registered (a document named from the warehouse of another instance): added in one
-    # statement, as the sensor adds its new documents
-    missing = set(keys) - set(instance.get_existing_dynamic_partitions(documents_partitions.name, keys))
-    if missing:
-        instance.add_dynamic_partitions(documents_partitions.name, [k for k in keys if k in missing])
+    # a key not registered (retired once loaded, or a document named from the warehouse of another
+    # instance): added in one statement, as the sensor adds its new documents
+    readded = _readd(instance, keys)
+    if readded:
+        context.log.info(f"{len(readded)} partition(s) added (again): {', '.join(readded[:20])}")
     clock = _Clock(context)
     outcomes: dict[str, str] = {}
     for i, key in enumerate(keys, 1):
@@ -254,6 +306,7 @@ def ingest_batch(context: dg.OpExecutionContext, config: BatchConfig, store: Doc
             outcomes[key] = "done before"
             continue
         _wait_for_other_runs(context, key, clock.default)
+        _readd(instance, [key])  # retired while the batch ran the documents before it
         if config.registered_by:
             _register(context, store, key, config.registered_by)
         doc_run = instance.create_run_for_job(

@@ -14,6 +14,9 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
 - ``DAGSTER_OCR_DOCUMENTS_PER_RUN``: batch mode (default 1, off): see dagster_ocr.deployment and
   docs/configuration.md.
+- ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``: when the
+  ``retire_loaded_partitions`` sensor retires a loaded document's partition (default 7 days, 500 a
+  tick; assets/retire.py, docs/scale.md).
 - ``DAGSTER_OCR_GPU_TARGET`` (and optionally ``DAGSTER_OCR_GPU_DRAFT``): local checkpoint folders;
   when set, OCR runs on the ``GpuOcrResource`` (transformers target plus draft, speculative
   decoding) instead of the CPU engine. Its other fields are set in the launchpad or in code.
@@ -36,6 +39,7 @@ from assets.batches import ingest_documents
 from assets.documents import document_assets
 from assets.lake import build_lake_compaction_schedule, lake_maintenance_job
 from assets.page_ranges import ocr_page_ranges, ocr_ranges_then_ingest
+from assets.retire import build_retire_sensor
 from assets.review import quarantine, quarantine_sensor, refresh_quarantine_job
 from assets.sensors import (
     build_inbox_sensor,
@@ -70,6 +74,8 @@ def build_definitions(
     ocr: OcrEngineResource | None = None,
     lake_data_path: str | None = None,
     documents_per_run: int = 1,
+    retire_after_days: float = 7.0,
+    retire_per_tick: int = 500,
 ) -> dg.Definitions:
     """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
 
@@ -77,6 +83,8 @@ def build_definitions(
     the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
     (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` > 1: the
     inbox sensor requests one ``ingest_documents`` run per that many new documents (batch mode).
+    ``retire_after_days`` / ``retire_per_tick``: when ``retire_loaded_partitions`` retires a loaded
+    document's partition, and how many a tick (assets/retire.py).
     """
     data = Path(data_dir)
     warehouse = str(warehouse_path or data / "warehouse.duckdb")
@@ -96,6 +104,7 @@ def build_definitions(
         ],
         sensors=[
             build_inbox_sensor(documents_per_run),
+            build_retire_sensor(retire_after_days, retire_per_tick),
             snapshot_sensor,
             quarantine_sensor,
             ocr_ranges_then_ingest,
@@ -126,6 +135,7 @@ def build_definitions(
 def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definitions:
     """The definitions a deployment gets: paths and the OCR engine from ``DAGSTER_OCR_*`` variables."""
     env = os.environ if environ is None else environ
+    deployment = DeploymentSettings.from_env(env)
     return build_definitions(
         data_dir=env.get("DAGSTER_OCR_DATA_DIR") or "data",
         warehouse_path=env.get("DAGSTER_OCR_WAREHOUSE") or None,
@@ -133,7 +143,9 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         settings_file=env.get("DAGSTER_OCR_SETTINGS") or None,
         ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
         lake_data_path=env.get("DAGSTER_OCR_LAKE_DATA") or None,
-        documents_per_run=DeploymentSettings.from_env(env).documents_per_run,
+        documents_per_run=deployment.documents_per_run,
+        retire_after_days=deployment.retire_after_days,
+        retire_per_tick=deployment.retire_per_tick,
         ocr=GpuOcrResource(
             target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")
         )

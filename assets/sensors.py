@@ -133,7 +133,8 @@ def scan_inbox(
 
     Whether a document has a partition is asked of ``registered`` for the keys it can have
     (:func:`candidate_keys`), never by reading every key: a tick costs the same at a million
-    documents as at ten (docs/scale.md).
+    documents as at ten (docs/scale.md). A document whose partition was retired after its load
+    (the store's marker, ``DocumentStore.retired_key``) is not new either: it is re-run by name.
 
     Files the cursor has read before are not hashed again: their sightings carry no doc_id and
     only move ``last_seen`` on. A file still being written moves its modification time on, so it
@@ -154,7 +155,9 @@ def scan_inbox(
     scan = scan_files((p for p, _ in files), store)
     keys = candidate_keys(scan)
     known = {keys[k] for k in registered(list(keys))} if keys else set()
-    new = [r for r, _ in scan.documents if r.doc_id not in known]
+    # a document whose partition was retired once it was loaded (assets/retire.py) is known too:
+    # the store says so beside its kept copy (one file look-up per document the scan hashed)
+    new = [r for r, _ in scan.documents if r.doc_id not in known and store.retired_key(r.doc_id) is None]
     return new, (cursor.advance(files) if cursor is not None else None), scan.files + unchanged
 
 

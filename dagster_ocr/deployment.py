@@ -32,6 +32,27 @@ class DeploymentSettings(BaseModel):
         "files then creates 1,000/N runs instead of 1,000 (about 1 s of the daemon each). "
         "`dagster-ocr backfill --per-run N` batches a backfill the same way. See docs/scale.md.",
     )
+    retire_after_days: float = Field(
+        7.0,
+        ge=0,
+        le=3650,
+        description="Retire loaded documents' partitions (the `retire_loaded_partitions` sensor, when "
+        "it is on): a document whose knowledge_base load succeeded this many days ago, whose last "
+        "verdict is still that load and which has no run in flight loses its Dagster partition, so "
+        "the UI's partition picker lists only documents in flight, quarantined or loaded within "
+        "this window. The warehouse (`documents`, `files`, `document_partitions`) keeps every "
+        "document; `dagster-ocr rerun NAME`, `dagster-ocr backfill` and `ingest_documents` re-add a "
+        "retired partition before running it. 7 days keeps a week of re-runs in the picker (about "
+        "20,000 partitions at a million documents a year); 0 retires at the sensor's next tick.",
+    )
+    retire_per_tick: int = Field(
+        500,
+        ge=1,
+        le=100_000,
+        description="Most partitions `retire_loaded_partitions` retires in one tick (every 5 "
+        "minutes): Dagster deletes a dynamic partition one key per statement, so a tick stays "
+        "within a sensor's time limit. 500 a tick is 144,000 a day.",
+    )
 
     @staticmethod
     def variable(name: str) -> str:

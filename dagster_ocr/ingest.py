@@ -142,6 +142,22 @@ class DocumentStore:
         except ValueError:
             return False
 
+    def mark_retired(self, doc_id: str, partition_key: str) -> None:
+        """Record that ``doc_id``'s Dagster partition ``partition_key`` was retired once it was loaded
+        (docs/scale.md): the inbox sensor counts the document as known without its partition, and the
+        file names the key a re-run re-adds. Idempotent; a re-added partition leaves it in place."""
+        marker = self._blob(doc_id).with_suffix(".retired")
+        tmp = marker.with_suffix(".retired.part")
+        tmp.write_text(partition_key, encoding="utf-8")
+        os.replace(tmp, marker)
+
+    def retired_key(self, doc_id: str) -> str | None:
+        """The partition key ``doc_id`` had when it was retired; None when it never was."""
+        try:
+            return self._blob(doc_id).with_suffix(".retired").read_text(encoding="utf-8").strip() or None
+        except (FileNotFoundError, ValueError):
+            return None
+
     def doc_ids(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("??/*.json"))
 
