@@ -283,19 +283,23 @@ def _mapped_continuation(
     """
     if _same_columns(a, b, s):
         return None  # the same layout: ``_continues`` said no for another reason
-    cmap = _column_map(a, b, s)
-    m = _remapped(a, b, cmap) if cmap is not None else None
-    dx = a.col_edges[0] - b.col_edges[0]
-    if m is None and dx:
-        # mirrored margins (odd pages set further right or left): the table's left edge, where its
-        # stub starts, moves with the page; the columns are compared from there
-        moved = _shifted(b, dx)
-        cmap = _column_map(a, moved, s)
-        m = _shifted(_remapped(a, moved, cmap), -dx) if cmap is not None else None
-    if m is None and b.n_cols == a.n_cols and _header_repeat(first, b, s) >= max(1, first.header_rows):
-        # the same columns under the header repeated whole, set in widths fitted to the page's own
-        # rows (a narrower last column no longer lies inside the one it continues)
+    m = None
+    if b.n_cols == a.n_cols and _header_repeat(first, b, s) >= max(1, first.header_rows):
+        # the same columns under the header repeated whole: the header says which column is which,
+        # whatever widths the page fitted to its own rows or wherever its margins set it
         m = b
+    # mirrored margins (odd pages set further right or left) move the whole table with the page:
+    # its left edge, where its stub starts flush left, tells by how much, and the columns are
+    # compared from there first
+    dx = a.col_edges[0] - b.col_edges[0]
+    shifts = () if m is not None else (dx, 0.0) if abs(dx) > 1.0 else (0.0,)
+    for shift in shifts:
+        moved = _shifted(b, shift) if shift else b
+        cmap = _column_map(a, moved, s)
+        if cmap is not None:
+            m = _remapped(a, moved, cmap)
+            m = _shifted(m, -shift) if shift else m
+            break
     if m is None:
         return None
     if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:

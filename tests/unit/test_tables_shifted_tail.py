@@ -34,6 +34,7 @@ def _cells(grid: list[list[str]]) -> Counter[str]:
         (5, ["header", "no_repeat", "totals", "mirror"]),  # the header's page set left, the next right
         (27, ["header", "repeat", "wide", "mirror"]),  # a wider last column on a page set right
         (7, ["ruled", "repeat", "totals", "refit"]),  # a totals page whose columns are narrower
+        (79, ["none", "repeat", "totals", "mirror"]),  # a totals page set left, under its header
     ],
 )
 def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
