@@ -242,6 +242,11 @@ def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
     return dataclasses.replace(b, rows=rows, row_bboxes=bboxes, col_edges=edges)
 
 
+def _shifted(part: _Part, dx: float) -> _Part:
+    """``part`` with its column edges moved by ``dx`` (its cells and boxes where they are)."""
+    return dataclasses.replace(part, col_edges=[x + dx for x in part.col_edges])
+
+
 def _opens_with_labels(a: _Part, b: _Part) -> bool:
     """``b``'s first row holds labels over (most of) the columns where ``a`` holds figures; True
     too when ``a`` has no column of figures, where nothing tells a header from a row of data."""
@@ -278,10 +283,25 @@ def _mapped_continuation(
     """
     if _same_columns(a, b, s):
         return None  # the same layout: ``_continues`` said no for another reason
-    cmap = _column_map(a, b, s)
-    if cmap is None:
+    m = None
+    if b.n_cols == a.n_cols and _header_repeat(first, b, s) >= max(1, first.header_rows):
+        # the same columns under the header repeated whole: the header says which column is which,
+        # whatever widths the page fitted to its own rows or wherever its margins set it
+        m = b
+    # mirrored margins (odd pages set further right or left) move the whole table with the page:
+    # its left edge, where its stub starts flush left, tells by how much, and the columns are
+    # compared from there first
+    dx = a.col_edges[0] - b.col_edges[0]
+    shifts = () if m is not None else (dx, 0.0) if abs(dx) > 1.0 else (0.0,)
+    for shift in shifts:
+        moved = _shifted(b, shift) if shift else b
+        cmap = _column_map(a, moved, s)
+        if cmap is not None:
+            m = _remapped(a, moved, cmap)
+            m = _shifted(m, -shift) if shift else m
+            break
+    if m is None:
         return None
-    m = _remapped(a, b, cmap)
     if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:
         return None
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None

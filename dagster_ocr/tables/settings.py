@@ -157,7 +157,8 @@ class TableSettings(BaseModel):
         0.6,
         description="Where a continuation's column layout differs (a wider last column, a column "
         "split in two, a totals page), the share of each of its columns' width that must lie inside "
-        "one column of the part it continues for the two to be joined by x-extents.",
+        "one column of the part it continues for the two to be joined by x-extents (measured from "
+        "the tables' left edges first where the page moved them: mirrored margins).",
     )
     header_scan_rows: int = Field(
         6, description="How many leading rows may form a (multi-line) header repeated on a continuation."

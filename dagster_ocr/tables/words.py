@@ -58,7 +58,40 @@ def _page_words(pg: pymupdf.Page, page: Page) -> list[_Word]:
     else read from the PDF here.
     """
     words = page.words if page.words is not None else extract_words(pg)
-    return [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
+    return _join_digit_groups([_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()])
+
+
+#: a figure's leading digits, before a space-set thousands group: "1" of "1 234", "(12 345" of
+#: "(12 345 678)" (groups already joined)
+_LEAD_GROUP_RE = re.compile(r"^[(\[]?[-–−+]?\d{1,3}(?: \d{3})*$")
+#: a thousands group after a space, perhaps the last: "234", "567.8", "345)", "901,5"
+_NEXT_GROUP_RE = re.compile(r"^\d{3}(?:[.,]\d+)?[)\]]?%?$")
+
+
+def _join_digit_groups(words: list[_Word]) -> list[_Word]:
+    """Figures whose thousands are set apart by a space ("1 234 567", as statistical offices and
+    most of Europe print them) as one word each.
+
+    Read as words, such a figure is two to three of them, and in a column of figures set right the
+    space before each thousands group lines up from row to row: a gutter as wide as a space, and a
+    column per digit position. A group joins the word before it on its line when that word is a
+    figure's first one to three digits and the space between is no wider than a digit of the group
+    (a word space is narrower than a digit in every common font; a column's gutter is wider).
+    """
+    out: list[_Word] = []
+    for w in words:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and _NEXT_GROUP_RE.match(w.text)
+            and _LEAD_GROUP_RE.match(prev.text)
+            and 0 <= w.x0 - prev.x1 <= 1.1 * (w.x1 - w.x0) / len(w.text)
+            and min(w.y1, prev.y1) - max(w.y0, prev.y0) > 0.5 * (w.y1 - w.y0)
+        ):
+            out[-1] = _Word(prev.x0, min(prev.y0, w.y0), w.x1, max(prev.y1, w.y1), f"{prev.text} {w.text}")
+            continue
+        out.append(w)
+    return out
 
 
 def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:

@@ -107,6 +107,14 @@ WRAPPED = ["wrapped_stub", "blank_cells"]
 #: nil figures as dashes; short rules above totals; a title, units line and a note around the
 #: table. Scored like ``SHAPE``. Its own list so that the other lists' figures do not move.
 STATEMENT = ["statement"]
+#: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
+#: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
+#: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
+#: print them), so a figure is several words whose count varies with its size; ``shifted_tail``,
+#: a long table whose last pages change their column layout (as ``continued_tail``) on pages that
+#: do not line up: mirrored margins (odd pages set further right), column widths fitted to each
+#: page's own rows, or a "(continued)" caption over the repeated header.
+UNSEEN = ["spaced_stats", "shifted_tail"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1204,8 +1212,12 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
     furniture = rng.random() < 0.8
     repeat = rng.random() < 0.6
     tags.append("repeat" if repeat else "no_repeat")
-    variant = rng.choice(["wide", "split", "totals"]) if cls == "continued_tail" else "new_table"
+    variant = rng.choice(["wide", "split", "totals"]) if cls != "new_table_tail" else "new_table"
     tags.append(variant)
+    shift = rng.choice(["mirror", "refit", "contd"]) if cls == "shifted_tail" else ""
+    if shift:
+        tags.append(shift)
+    dx = rng.uniform(15.0, 40.0) if shift == "mirror" else 0.0
     n_pages = rng.randint(3, 6)
     n_cols = rng.randint(3, 6)
     sp = _spec(rng, n_cols, 400)
@@ -1238,7 +1250,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
         return out
 
     for _ in range(10):  # size down until the widest layout fits
-        if layout(widths([head] + sp.body[:200]))[-1][1] <= x1 - st.pad / 2:
+        if layout(widths([head] + sp.body[:200]))[-1][1] + dx <= x1 - st.pad / 2:
             break
         st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
     lh = st.size * st.pitch
@@ -1259,6 +1271,8 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
         if p == 0:
             y = _paragraph(pg, rng, x0, x1, y, rng.randint(2, 8), font[0], size)
             y = _caption(pg, caption, x0, y + 6, size)
+        elif shift == "contd":
+            y = _caption(pg, f"{caption} (continued)", x0, y + 6, size)
         if variant == "new_table" and tail:
             # another table: its own columns and header, straight at the top of the page
             nc = rng.choice([k for k in range(3, 7) if k != n_cols])
@@ -1287,6 +1301,10 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
         if last_page:
             n = rng.randint(0 if variant == "totals" else 3, max(4, n // 3))
         body_src = sp.body if tail and variant in ("wide", "split") else plain
+        if shift == "refit":  # the widths of this page's own rows (and the header)
+            cols = layout(widths([head] + body_src[r : r + max(n, 1)]))
+        if shift == "mirror" and p % 2:
+            cols = [(a + dx, b + dx) for a, b in cols]
         for k in range(r, r + n):
             rows.append([(t, 1) for t in body_src[k]])
             grid.append([t.replace("|", " ") for t in body_src[k]])
@@ -1387,16 +1405,22 @@ class _StatTable:
         return out + [r.texts(self.n_cols) for r in self.rows]
 
 
-def _stat_figure(rng: random.Random, scale: float, dec: int, neg: str) -> str:
+def _stat_figure(rng: random.Random, scale: float, dec: int, neg: str, sep: str = ",") -> str:
     v = 10 ** rng.uniform(-0.5, scale)
-    text = f"{v:,.{dec}f}"
+    text = f"{v:,.{dec}f}".replace(",", sep)
     if rng.random() < 0.12:
         text = f"({text})" if neg == "paren" else f"-{text}"
     return text
 
 
 def _stat_rows(
-    rng: random.Random, n_fig: int, n_rows: int, fill: list[float], marks: str, places: list[str]
+    rng: random.Random,
+    n_fig: int,
+    n_rows: int,
+    fill: list[float],
+    marks: str,
+    places: list[str],
+    sep: str = ",",
 ) -> list[_StatRow]:
     """Data rows: a stub (some indented under the row before), per column a figure (or an empty
     cell, a placeholder) and now and then a mark."""
@@ -1415,14 +1439,14 @@ def _stat_rows(
                 mark = ""
                 if rng.random() < mark_share:
                     mark = rng.choice(_FLAGS if marks == "flag" else _NOTE_MARKS)
-                cells.append((_stat_figure(rng, scales[c], decs[c], neg), mark))
+                cells.append((_stat_figure(rng, scales[c], decs[c], neg, sep), mark))
             elif places and rng.random() < 0.5:
                 cells.append((rng.choice(places), ""))
             else:
                 cells.append(("", ""))
         if not any(f for f, _m in cells[1:]):
             c = rng.randrange(n_fig)
-            cells[c + 1] = (_stat_figure(rng, scales[c], decs[c], neg), "")
+            cells[c + 1] = (_stat_figure(rng, scales[c], decs[c], neg, sep), "")
         rows.append(_StatRow(cells=cells, indent=indent))
     return rows
 
@@ -1575,13 +1599,13 @@ class _StatPrinter:
                 )
 
 
-def _stat_table(rng: random.Random, n_fig: int, n_rows: int, sparse: bool) -> _StatTable:
+def _stat_table(rng: random.Random, n_fig: int, n_rows: int, sparse: bool, sep: str = ",") -> _StatTable:
     fill = [rng.uniform(0.25, 0.8) if sparse else rng.uniform(0.8, 1.0) for _ in range(n_fig)]
     marks = rng.choice(["none", "note", "flag"])
     places = rng.sample(_PLACEHOLDERS, rng.randint(1, 2)) if rng.random() < 0.6 else []
     t = _StatTable(
         header=_stat_header(rng, n_fig),
-        rows=_stat_rows(rng, n_fig, n_rows, fill, marks, places),
+        rows=_stat_rows(rng, n_fig, n_rows, fill, marks, places, sep),
         align=rng.choice(["right", "right", "right", "decimal", "centre"]),
         place=rng.choice(["same", "centre"]),
     )
@@ -1671,9 +1695,15 @@ def _shape(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str])
         return bottom
 
     caption = rng.random() < 0.6
-    if cls in ("sparse_stats", "sectioned"):
-        n_fig = rng.randint(3, 8) if cls == "sparse_stats" else rng.randint(2, 6)
-        t = _stat_table(rng, n_fig, rng.randint(8, 22), sparse=cls == "sparse_stats" or rng.random() < 0.3)
+    if cls in ("sparse_stats", "sectioned", "spaced_stats"):
+        n_fig = rng.randint(3, 8) if cls != "sectioned" else rng.randint(2, 6)
+        t = _stat_table(
+            rng,
+            n_fig,
+            rng.randint(8, 22),
+            sparse=cls != "sectioned" or rng.random() < 0.3,
+            sep=" " if cls == "spaced_stats" else ",",
+        )
         if cls == "sectioned":
             _sections(rng, t, n_fig)
             tags.append(t.rows[0].style)
@@ -2300,10 +2330,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    rng = random.Random(
-        seed * 7919
-        + (CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT).index(cls)
-    )
+    drawn = CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN
+    rng = random.Random(seed * 7919 + drawn.index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
     tables: list[TruthTable] = []
@@ -2319,9 +2347,9 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _turned(rng, cls, doc, tags)
     elif cls in MULTI:
         tables = _multi(rng, cls, doc, tags)
-    elif cls in TAIL_MULTI:
+    elif cls in TAIL_MULTI or cls == "shifted_tail":
         tables = _tail_multi(rng, cls, doc, tags)
-    elif cls in SHAPE:
+    elif cls in SHAPE or cls == "spaced_stats":
         tables = _shape(rng, cls, doc, tags)
     elif cls in WRAPPED:
         tables = _wrapped(rng, cls, doc, tags)

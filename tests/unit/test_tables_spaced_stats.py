@@ -1,0 +1,55 @@
+"""A statistical table whose thousands are set apart by a space ("1 234 567", issue 37's "a column
+per number position"): one column per printed column, each figure one cell.
+
+Documents from tests/support/table_pages.py (``UNSEEN``: ``spaced_stats``), seeded tune cases that
+failed before the rule; the pass rate over many seeds is bench/tables_synthetic.py's
+``--classes spaced_stats``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _join_digit_groups, _norm, _Word  # noqa: E402
+
+
+def _cells(grid: list[list[str]]) -> Counter[str]:
+    return Counter(k for row in grid for x in row if (k := _norm(x).replace(" ", "")))
+
+
+@pytest.mark.parametrize("seed", [16, 24, 26])
+def test_space_set_thousands_make_no_column_of_their_own(seed: int) -> None:
+    case = make_case(seed, "spaced_stats")
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    (truth,) = case.tables
+    (table,) = tables
+    assert table.n_cols == len(truth.merged[0])
+    got, want = _cells(table.grid()), _cells(truth.merged)
+    assert 2 * sum((got & want).values()) / (sum(got.values()) + sum(want.values())) >= 0.95
+
+
+def _w(x0: float, text: str, digit: float = 5.0) -> _Word:
+    return _Word(x0, 100.0, x0 + digit * len(text), 110.0, text)
+
+
+def test_digit_groups_join_across_a_word_space_only() -> None:
+    # "(12 345 678.9)": a space (2.5 pt) narrower than a digit (5 pt) before each group
+    words = [_w(50, "Norway"), _w(200, "(12"), _w(217.5, "345"), _w(235, "678.9)")]
+    assert [w.text for w in _join_digit_groups(words)] == ["Norway", "(12 345 678.9)"]
+    # a gutter wider than a digit parts two columns; a year is no figure's leading digits
+    assert [w.text for w in _join_digit_groups([_w(200, "12"), _w(218, "345")])] == ["12", "345"]
+    assert [w.text for w in _join_digit_groups([_w(200, "2019"), _w(222.5, "345")])] == ["2019", "345"]
+    # a group is three digits: "12 34" is two cells
+    assert [w.text for w in _join_digit_groups([_w(200, "12"), _w(212.5, "34")])] == ["12", "34"]
