@@ -2,7 +2,8 @@
 
 (a) Running heads and feet on a one-page document. Repetition cannot show them, their position and
 form do (``furniture._band_stamps``); the body in the bands (a title, a footnote, a memo's heading
-block, a letter's signature) stays.
+block, a letter's signature) stays. A letterhead (a bold or larger name over address and contact
+lines) and a letter's company details at the foot go whole, however many lines they hold.
 
 (b) Blocks that interleave (a sidebar, a pull quote, a boxed note, a figure caption): the page's own
 content-stream order is read where it is a plausible reading (``columns._stream_flows``), the
@@ -16,7 +17,14 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.parsed import parsed as _parsed
-from support.text_layouts import make_columns, make_interleaved, make_single_page, normal, score
+from support.text_layouts import (
+    make_columns,
+    make_interleaved,
+    make_letterhead,
+    make_single_page,
+    normal,
+    score,
+)
 
 from dagster_ocr.model import Line, Span
 from dagster_ocr.paragraphs.columns import _stream_flows
@@ -41,6 +49,52 @@ def test_a_one_page_document_loses_its_running_head_and_foot_and_keeps_its_body(
         rest = rest.replace(normal(block), "", 1)
     assert [f for f in case.furniture if normal(f) in rest] == []
     assert score(case, _text(out)) >= 0.99
+
+
+@pytest.mark.parametrize("seed", [0, 6, 9, 13])
+def test_a_letterhead_and_the_company_details_at_the_foot_go_and_the_letter_stays(
+    seed: int, tmp_path: Path
+) -> None:
+    # 0 and 13: a bold name over an address (no telephone or web line); 6: three contact lines set
+    # at the body's size under a 16 pt name; 9: three lines of company details at the foot
+    case = make_letterhead(seed)
+    out = _parsed(case.doc, tmp_path)
+    ours = normal(_text(out))
+    rest = ours
+    for block in case.truths[0]:
+        assert normal(block) in ours, block  # the date, the recipient's address, the signature too
+        rest = rest.replace(normal(block), "", 1)
+    assert [f for f in case.furniture if normal(f) in rest] == []
+    assert score(case, _text(out)) >= 0.99
+
+
+def _letter_page(tmp_path: Path, band: list[tuple[float, str, float, str]], name: str) -> str:
+    """A one-page document: ``band`` lines (baseline, text, size, font) over ``_BODY``; its text."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for y, t, size, font in band:
+        page.insert_text((72, y), t, fontsize=size, fontname=font)
+    for k, t in enumerate(_BODY):
+        page.insert_text((72, 130 + 14 * k), t, fontsize=10)
+    return _text(_parsed(doc, tmp_path, name))
+
+
+def test_a_title_over_a_subtitle_or_a_memo_block_with_a_mail_address_is_no_letterhead(
+    tmp_path: Path,
+) -> None:
+    # a report's title (bold, larger) over a smaller subtitle in the top band, apart from the body:
+    # no contact line under it
+    title = [(50, "Annual budget review", 16, "hebo"), (68, "Finance committee, spring session", 9, "helv")]
+    assert "Annual budget review" in _letter_page(tmp_path, title, "title.pdf")
+    # a memo's heading block at the body's size, one line a mail address: no line set apart
+    memo = [
+        (50, "To: All regional offices", 10, "helv"),
+        (64, "From: finance@contoso.example", 10, "helv"),
+        (78, "Subject: Budget", 10, "helv"),
+    ]
+    text = _letter_page(tmp_path, memo, "memo.pdf")
+    for _, t, _, _ in memo:
+        assert t in text, t
 
 
 def _page(tmp_path: Path, lines: list[tuple[float, float, str, float]]):
