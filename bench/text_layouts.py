@@ -14,6 +14,9 @@
 * ``interleaved-shuffled``: the same pages, their text written to the content stream in a shuffled
   order of pieces (title, each paragraph's lines in one column, each aside; ``stream="shuffled"``):
   a reader that trusts the stream order cannot win here by construction.
+* ``inset``: a pull quote or a shaded note set into one side of a column, the body's lines beside
+  it set short (``make_inset``): each inset line shares its baseline band with a body line;
+  ``inset-shuffled``: the same pages written in shuffled pieces.
 * ``columns``: prose in two to five narrow ragged-right columns under a title (``make_columns``):
   short lines line up in every column, so a text-alignment table finder sees a table there;
   ``columns-shuffled``: the same pages written in shuffled pieces.
@@ -39,6 +42,7 @@ import reading_order as RO
 from support.text_layouts import (
     HELD_OUT,
     make_columns,
+    make_inset,
     make_interleaved,
     make_letterhead,
     make_single_page,
@@ -48,7 +52,16 @@ from support.text_layouts import (
 
 from dagster_ocr.pipeline import parse
 
-KINDS = ["furniture", "letterhead", "interleaved", "interleaved-shuffled", "columns", "columns-shuffled"]
+KINDS = [
+    "furniture",
+    "letterhead",
+    "interleaved",
+    "interleaved-shuffled",
+    "inset",
+    "inset-shuffled",
+    "columns",
+    "columns-shuffled",
+]
 
 
 def make(kind: str, seed: int):
@@ -56,6 +69,8 @@ def make(kind: str, seed: int):
         return make_single_page(seed)
     if kind == "letterhead":
         return make_letterhead(seed)
+    if kind.startswith("inset"):
+        return make_inset(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     if kind.startswith("columns"):
         return make_columns(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     return make_interleaved(seed, "shuffled" if kind.endswith("-shuffled") else "reading")

@@ -785,3 +785,109 @@ def make_letterhead(seed: int) -> LayoutCase:
     blocks += [closing[0], " ".join(closing[1:])]
     case.truths = [blocks]
     return case
+
+
+# ------------------------------------------------------------------------------------ class (e)
+
+#: where an inset sits in its column: the body's lines beside it are set short on the other side
+INSET_SIDES = ["right", "left"]
+
+
+def make_inset(seed: int, stream: str = "reading") -> LayoutCase:
+    """A page of one or two columns with an inset (a pull quote in larger italic between rules, or
+    a shaded note) set into one column at one side: the body's lines beside it are set short, so
+    each of the inset's lines shares its baseline band with a line of body text, and a sentence of
+    the body runs on past it. A reader keeps each body line whole and reads the inset as one unit
+    (before, between or after the paragraphs); reading across the row mixes their words.
+
+    ``stream="shuffled"``: the same page written in a shuffled order of pieces (as
+    ``make_interleaved``)."""
+    if stream not in STREAMS:
+        raise ValueError(f"stream must be one of {STREAMS}")
+    rng = random.Random(f"inset-{seed}")
+    w, h = rng.choice(SIZES[:2])
+    family = rng.choice(FAMILIES)
+    size = rng.choice([9.0, 9.5, 10.0, 10.5])
+    pitch = size * rng.uniform(1.2, 1.4)
+    left, right = rng.uniform(50, 72), w - rng.uniform(50, 72)
+    top, bottom = rng.uniform(0.1, 0.14) * h, h - rng.uniform(0.1, 0.14) * h
+    gutter = rng.uniform(14, 24)
+    n_cols = rng.choice([1, 1, 2])
+    cw = (right - left - (n_cols - 1) * gutter) / n_cols
+    cols = [(left + k * (cw + gutter), left + k * (cw + gutter) + cw) for k in range(n_cols)]
+    side = rng.choice(INSET_SIDES)
+    kind = rng.choice(["quote", "note"])
+    doc = pymupdf.open()
+    page = doc.new_page(width=w, height=h)
+    pen = _Pen(page, family, deferred=stream == "shuffled")
+    case = LayoutCase(seed, f"inset-{kind}-{side}-{n_cols}col", doc)
+    title = rng.choice(_TOPICS)
+    pen.group = "title"
+    pen.line(left, top - 1.5 * size, title, size + 5, "bold")
+
+    # the inset: in the first column, its width a share of the column's, at a height drawn
+    ix0, ix1 = cols[0]
+    iw = rng.uniform(0.38, 0.5) * cw
+    bx0, bx1 = (ix1 - iw, ix1) if side == "right" else (ix0, ix0 + iw)
+    isize = size + (rng.choice([2.0, 3.0, 4.0]) if kind == "quote" else -rng.choice([0.5, 1.0]))
+    style = "italic" if kind == "quote" else "regular"
+    text = f"“{_sentence(rng, 8, 14)}”" if kind == "quote" else _paragraph(rng, 2)
+    pad = 6.0
+    ilines = _wrap(text, iw - 2 * pad, getattr(pen, style), isize)
+    ipitch = 1.25 * isize
+    iy0 = top + size + rng.uniform(0.2, 0.45) * (bottom - top)
+    iy1 = iy0 + (len(ilines) - 1) * ipitch
+    # the band of the column the body's lines must keep clear of (box and padding)
+    clear = (iy0 - isize - pad, iy1 + 0.5 * isize + pad)
+
+    def draw_inset() -> None:
+        pen.group = "aside"
+        if kind == "quote":
+            page.draw_line((bx0, clear[0] + 2), (bx1, clear[0] + 2), width=0.8)
+            page.draw_line((bx0, clear[1] - 2), (bx1, clear[1] - 2), width=0.8)
+        else:
+            page.draw_rect(
+                pymupdf.Rect(bx0, clear[0] + 2, bx1, clear[1] - 2),
+                color=(0.4, 0.4, 0.4),
+                fill=(0.9, 0.9, 0.95),
+                overlay=False,
+            )
+        for i, ln in enumerate(ilines):
+            pen.line(bx0 + pad, iy0 + i * ipitch, ln, isize, style)
+
+    body_first = rng.random() < 0.6
+    if not body_first:
+        draw_inset()
+    paras = [_paragraph(rng, rng.randint(3, 6)) for _ in range(14)]
+    words = [(wd, i) for i, p in enumerate(paras) for wd in p.split()]
+    out: dict[int, list[str]] = {}
+    k = 0
+    beside = 0
+    for c, (x0, x1) in enumerate(cols):
+        y = top + size
+        while k < len(words) and y <= bottom:
+            short = c == 0 and clear[0] <= y <= clear[1] + size
+            lx0, lx1 = (x0, bx0 - gutter / 2) if short and side == "right" else (x0, x1)
+            if short and side == "left":
+                lx0 = bx1 + gutter / 2
+            beside += short
+            i = words[k][1]
+            line = words[k][0]
+            k += 1
+            while k < len(words) and words[k][1] == i:
+                trial = f"{line} {words[k][0]}"
+                if pen.width(trial, size) > lx1 - lx0:
+                    break
+                line = trial
+                k += 1
+            pen.group = ("body", x0, i, short)
+            pen.line(lx0, y, line, size)
+            out.setdefault(i, []).append(line)
+            y += pitch
+    if body_first:
+        draw_inset()
+    body = [" ".join(out[i]) for i in sorted(out)]
+    case.truths = [[title, *t] for t in _with_aside(body, [" ".join(ilines)])]
+    if stream == "shuffled":
+        pen.flush(random.Random(f"inset-{seed}-stream"))
+    return case

@@ -19,6 +19,7 @@ import pytest
 from support.parsed import parsed as _parsed
 from support.text_layouts import (
     make_columns,
+    make_inset,
     make_interleaved,
     make_letterhead,
     make_single_page,
@@ -27,7 +28,7 @@ from support.text_layouts import (
 )
 
 from dagster_ocr.model import Line, Span
-from dagster_ocr.paragraphs.columns import _stream_flows
+from dagster_ocr.paragraphs.columns import _reading_order, _stream_flows
 from dagster_ocr.paragraphs.rows import _make_rows, _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -285,3 +286,47 @@ def test_a_gutter_splits_a_row_and_a_wide_space_does_not() -> None:
     lines += [_line("Total", 72, 155), _line("forty two", 72 + 0.45 * 9 * 5 + 20, 155)]
     rows = _make_rows(lines, 0, s)
     assert "Total forty two" in [r.text for r in rows]
+
+
+# ------------------------------------------------------------ class (e): an inset beside short lines
+# A pull quote or a note set into one side of a column, the column's lines set short beside it:
+# the band of rows side by side is cut out and read as two columns (``columns._inset``).
+
+
+@pytest.mark.parametrize(("seed", "stream"), [(3, "reading"), (3, "shuffled")])
+def test_an_inset_beside_a_columns_short_lines_is_read_apart_from_them(
+    seed: int, stream: str, tmp_path: Path
+) -> None:
+    # 3: a note in a shaded box at the left of the first of two columns; read row by row,
+    # each short body line took the note's line beside it (0.93)
+    case = make_inset(seed, stream)
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.98
+
+
+def _inset_rows(label_size: float) -> list[str]:
+    """A column's rows in reading order (geometric analysis): four lines of running text, four rows
+    of a short line at the left (set at ``label_size``) beside a line at the body's size, four more
+    lines of running text."""
+    s = ParagraphSettings(stream_order=False)
+    text = "a paragraph of running text that is set on a wide measure"
+    lines = [_line(text, 72, 100 + 11 * k) for k in range(4)]
+    for k in range(4):
+        lines += [_line(f"short {k}", 72, 144 + 11 * k, 1, label_size)]
+        lines += [_line(f"the body's line {k} set short beside it", 160, 144 + 11 * k, 2)]
+    lines += [_line(text, 72, 188 + 11 * k, 3) for k in range(4)]
+    rows, _ = _reading_order(_make_rows(lines, 0, s), s, 0)
+    return [r.text for r in rows]
+
+
+def test_an_inset_in_its_own_type_is_read_apart_and_a_label_list_in_the_bodys_stays_row_by_row() -> None:
+    # the short lines set smaller than the body: an inset, read apart from the body's lines beside
+    # it (row by row, each of its lines spliced into the body's sentence), after them
+    inset = _inset_rows(7.0)
+    assert inset[4:12] == [f"the body's line {k} set short beside it" for k in range(4)] + [
+        f"short {k}" for k in range(4)
+    ]
+    # the same rows in the body's type: a label and value list, read row by row
+    listed = _inset_rows(9.0)
+    assert listed[4:12] == [
+        t for k in range(4) for t in (f"short {k}", f"the body's line {k} set short beside it")
+    ]
