@@ -244,8 +244,9 @@ def _inset(rows: list[_Row], settings: ParagraphSettings) -> tuple[list[_Row], l
     apart is their type: a white channel (``column_min_gap``) runs between the rows set in the
     body's size and slant (the type that carries most of the band's characters) and those set in
     another, every one of each on its own side, with at least two rows on the inset's side (a
-    two-line pull quote is one) and ``column_min_rows`` rows of running text on the body's. A label and value list, a form's fields, a table's columns
-    share one type (a bold label aside) and keep their rows."""
+    two-line pull quote is one) and ``column_min_rows`` rows of running text on the body's. A label
+    and value list, a form's fields, a table's columns share one type (a bold label aside) and keep
+    their rows."""
 
     def kind(r: _Row) -> tuple[float, bool]:
         return round(r.size * 2) / 2, r.italic
