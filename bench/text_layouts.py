@@ -3,6 +3,10 @@
 * ``furniture``: one-page documents whose margin bands carry a running head, a page number, a
   date, URL or copyright line, a reference code, a letterhead (``make_single_page``): repetition
   cannot show them; a reader drops them and keeps the body (a title, a footnote) in the bands.
+* ``letterhead``: one-page business letters on letterhead paper (``make_letterhead``): a bold or
+  larger name over one to three address and contact lines in the top band, one to three small lines
+  of company details in the bottom band; the body opens with a date and the recipient's address.
+  Held-out seeds also draw right-aligned and split letterheads, which tune seeds never show.
 * ``interleaved``: pages whose blocks interleave: a sidebar beside the body, a pull quote across
   the gutter, a boxed callout inside a column, a full-width figure caption between two columns
   (``make_interleaved``), their text written to the content stream in reading order (the aside
@@ -10,15 +14,18 @@
 * ``interleaved-shuffled``: the same pages, their text written to the content stream in a shuffled
   order of pieces (title, each paragraph's lines in one column, each aside; ``stream="shuffled"``):
   a reader that trusts the stream order cannot win here by construction.
+* ``inset``: a pull quote or a shaded note set into one side of a column, the body's lines beside
+  it set short (``make_inset``): each inset line shares its baseline band with a body line;
+  ``inset-shuffled``: the same pages written in shuffled pieces.
 * ``columns``: prose in two to five narrow ragged-right columns under a title (``make_columns``):
   short lines line up in every column, so a text-alignment table finder sees a table there;
   ``columns-shuffled``: the same pages written in shuffled pieces.
 
 Per class and split (tune seeds from 0, held-out seeds from ``HELD_OUT``; see
 tests/support/text_layouts.py): mean edit similarity to the nearest acceptable reading for ours
-(``document_blocks`` order, Markdown stripped) and for ``get_text()``; for ``furniture`` also the
-furniture lines we keep and the body blocks we lose (must stay 0; not counted on ``interleaved``,
-whose truth paragraphs a column break may split).
+(``document_blocks`` order, Markdown stripped) and for ``get_text()``; for ``furniture`` and
+``letterhead`` also the furniture lines we keep and the body blocks we lose (must stay 0; not
+counted on ``interleaved``, whose truth paragraphs a column break may split).
 
     .venv/bin/python bench/text_layouts.py [--n 24] [--split tune|held_out|both] [--kind ...]
 """
@@ -32,16 +39,38 @@ from pathlib import Path
 
 import _common as C
 import reading_order as RO
-from support.text_layouts import HELD_OUT, make_columns, make_interleaved, make_single_page, normal, score
+from support.text_layouts import (
+    HELD_OUT,
+    make_columns,
+    make_inset,
+    make_interleaved,
+    make_letterhead,
+    make_single_page,
+    normal,
+    score,
+)
 
 from dagster_ocr.pipeline import parse
 
-KINDS = ["furniture", "interleaved", "interleaved-shuffled", "columns", "columns-shuffled"]
+KINDS = [
+    "furniture",
+    "letterhead",
+    "interleaved",
+    "interleaved-shuffled",
+    "inset",
+    "inset-shuffled",
+    "columns",
+    "columns-shuffled",
+]
 
 
 def make(kind: str, seed: int):
     if kind == "furniture":
         return make_single_page(seed)
+    if kind == "letterhead":
+        return make_letterhead(seed)
+    if kind.startswith("inset"):
+        return make_inset(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     if kind.startswith("columns"):
         return make_columns(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     return make_interleaved(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
@@ -93,10 +122,10 @@ def main() -> None:
                 wins = sum(r["ours"] >= r["get_text"] - 1e-9 for r in rows)
                 kept = (
                     f"{sum(r['kept'] for r in rows)}/{sum(r['furniture'] for r in rows)}"
-                    if kind == "furniture"
+                    if kind in ("furniture", "letterhead")
                     else "-"
                 )
-                lost = sum(r["lost"] for r in rows) if kind == "furniture" else "-"
+                lost = sum(r["lost"] for r in rows) if kind in ("furniture", "letterhead") else "-"
                 print(f"| {kind} | {split} | {n} | {ours:.3f} | {gt:.3f} | {wins}/{n} | {kept} | {lost} |")
                 worst = sorted(rows, key=lambda r: r["ours"] - r["get_text"])[:3]
                 print(

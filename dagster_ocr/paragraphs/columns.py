@@ -223,7 +223,68 @@ def _segment(
             return _segment(top, settings, span_ref, depth + 1) + _segment(
                 rest, settings, span_ref, depth + 1
             )
+    band = _side_by_side(rows)
+    if band is not None and (band[0] > 0 or band[1] < len(rows)):
+        i, j = band
+        inset = _inset(rows[i:j], settings)
+        if inset is not None:
+            above = _segment(rows[:i], settings, span_ref, depth + 1) if i else []
+            below = _segment(rows[j:], settings, span_ref, depth + 1) if j < len(rows) else []
+            return above + list(inset) + below
     return [rows]
+
+
+def _inset(rows: list[_Row], settings: ParagraphSettings) -> tuple[list[_Row], list[_Row]] | None:
+    """A band of rows (``_side_by_side``) as the column's lines set short beside an inset and the
+    inset's lines, in that order (the body's sentence runs on beside the inset: it is read on
+    first); None when the band is no such thing.
+
+    The inset's lines are few and short (a pull quote's words in a larger type, a note's in a
+    smaller one), so they are no running text by the count ``_column_gaps`` needs; what sets them
+    apart is their type: a white channel (``column_min_gap``) runs between the rows set in the
+    body's size and slant (the type that carries most of the band's characters) and those set in
+    another, every one of each on its own side, with at least two rows on the inset's side (a
+    two-line pull quote is one) and ``column_min_rows`` rows of running text on the body's. A label
+    and value list, a form's fields, a table's columns share one type (a bold label aside) and keep
+    their rows."""
+
+    def kind(r: _Row) -> tuple[float, bool]:
+        return round(r.size * 2) / 2, r.italic
+
+    weight: dict[tuple[float, bool], int] = defaultdict(int)
+    for r in rows:
+        weight[kind(r)] += len(r.text)
+    body = max(weight, key=lambda k: weight[k])
+    typed = [r for r in rows if kind(r) == body]
+    other = [r for r in rows if kind(r) != body]
+    n = settings.column_min_rows
+    if len(other) < 2 or sum(1 for r in typed if running(r.text, settings)) < n:
+        return None
+    boxes = [r.bbox for r in rows]
+    for gs, _ in find_gutters(boxes, boxes, settings.column_min_gap, 2):
+        sides = [{r.bbox[2] <= gs + 1 for r in part} for part in (typed, other)]
+        if all(len(side) == 1 for side in sides) and sides[0] != sides[1]:
+            return typed, other
+    return None
+
+
+def _side_by_side(rows: list[_Row]) -> tuple[int, int] | None:
+    """The rows (sorted top-down) from the first to the last that shares its baseline band with
+    another row set apart from it on the left or right, as (start, end) indices; None if none.
+
+    An inset (a pull quote, a note in a box) set into one side of a column has the column's lines
+    set short beside it: a band of the column holds two columns, and no white band above or below
+    it (the column's lines run on at their pitch) cuts it off from the rows above and below, as
+    the horizontal cuts of ``_segment`` need. Cut out as a band of its own, its channel shows."""
+    found: list[int] = []
+    for k, r in enumerate(rows):
+        for m in range(max(0, k - 3), min(len(rows), k + 4)):
+            o = rows[m]
+            if m != k and v_overlap(r.bbox, o.bbox) > 0.5 * min(r.height, o.height):
+                if o.bbox[2] <= r.bbox[0] or o.bbox[0] >= r.bbox[2]:
+                    found.append(k)
+                    break
+    return (found[0], found[-1] + 1) if found else None
 
 
 def _stream_runs(order: list[_Row], wide: float, rtl: bool) -> list[list[list[_Row]]]:

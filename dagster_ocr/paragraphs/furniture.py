@@ -257,6 +257,35 @@ _FURNITURE_FORM = re.compile(
 )
 
 
+#: what a letterhead's contact lines say: a telephone or fax number, a mail or web address, a
+#: postal address (a house number and street, a comma, a place with a postal code: "4 Rue des
+#: Lilas, 69001 Lyon", "Hauptstraße 5, 10115 Berlin")
+_CONTACT_FORM = re.compile(
+    r"(?i)\b(?:tel|phone|fax|mobile)\b|\+\d{1,3}[\s(]\d|\(\d{3}\)\s*\d{3}-\d{4}|\S@\S|\bwww\.|https?://"
+    r"|^\s*\d{1,5}[a-z]?\s+[^\d,]+,[^,]*\d{3}|^[^\d,]+\s\d{1,5}[a-z]?,\s*\S*\d{4}"
+)
+
+
+def _letterhead_name(outer: list[tuple[int, Line]], body_size: float) -> Line | None:
+    """The name of a letterhead, when the header band's outermost block is one: exactly one of its
+    lines set larger than the body or bold (the sender's name: at most six words, ending no
+    clause), the others no larger than the body and not bold, one of them a contact line
+    (``_CONTACT_FORM``: a telephone number, a mail, web or postal address). A report's title over a
+    date or a subtitle has no contact line under it; a memo's heading block has no line set apart by size
+    or weight."""
+    strong = [ln for _, ln in outer if ln.size > body_size + 0.5 or ln.bold]
+    if len(strong) != 1 or len(outer) < 2:
+        return None
+    name = strong[0]
+    text = name.text.strip()
+    if len(text.split()) > 6 or text[-1:] in ".!?:;,":
+        return None
+    rest = [ln for _, ln in outer if ln is not name]
+    if any(ln.size > body_size + 0.5 for ln in rest):
+        return None
+    return name if any(_CONTACT_FORM.search(ln.text) for ln in rest) else None
+
+
 def _usual_pitch(lines: list[Line]) -> float:
     """The usual distance between consecutive baselines of ``lines`` within a paragraph (their
     lower quartile: the wider gaps between paragraphs do not count; lines on one baseline count
@@ -338,10 +367,23 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
         for _, ln in outer:
             if not any(abs(ln.bbox[3] - b) < 0.5 * max(ln.bbox[3] - ln.bbox[1], 1.0) for b in baselines):
                 baselines.append(ln.bbox[3])
-        if len(baselines) > 2:
+        name = _letterhead_name(outer, body_size) if zone == "header" else None
+        rest = [ln for _, ln in outer if ln is not name]
+        # a block of more than two lines is a running head or foot only when it is a letterhead
+        # (a name over contact lines), is set apart from the body by size (a letter's company
+        # details at the foot, set smaller than the body) or every line of it reads as furniture
+        if len(baselines) > 2 and not (
+            name is not None
+            or all(ln.size < body_size - 0.5 for ln in rest)
+            or all(_FURNITURE_FORM.search(ln.text) or _CONTACT_FORM.search(ln.text) for ln in rest)
+        ):
             continue
         for i, ln in outer:
             text = ln.text.strip()
+            if ln is name:
+                if apart(ln) and not _set_in_a_line(page, i):
+                    out[i] = zone
+                continue
             if ln.size > body_size + 0.5 or (ln.bold and ln.size >= body_size - 0.5) or not apart(ln):
                 continue
             if _set_in_a_line(page, i):  # a fragment of a longer line of text ("p <" "0.0005")
@@ -349,6 +391,7 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
             if _CAPTION_RE.match(text):  # a figure's caption stands apart from the body too
                 continue
             furniture = bool(_FURNITURE_FORM.search(text)) or bool(_PAGE_NUMBER_RE.fullmatch(text))
+            furniture = furniture or (name is not None and bool(_CONTACT_FORM.search(text)))
             if zone == "header" and not furniture:
                 furniture = (
                     len(text.split()) <= 12

@@ -6,6 +6,9 @@
   copyright line, a document code, a letterhead. Repetition across pages cannot show any of it:
   there is one page. The body may run into the bands (a title, a section heading set at the top,
   a paragraph's last lines near the foot, a footnote): that is kept.
+* ``make_letterhead(seed)``: a one-page business letter on letterhead paper: a name over address
+  and contact lines in the top band, company details in the bottom band, a recipient's address in
+  the body (which stays).
 * ``make_interleaved(seed)``: a page whose blocks interleave: a sidebar beside one or two body
   columns, a pull quote across the gutter, a boxed callout inside a column, a full-width figure
   caption between two columns. The body's sentences run on across the interruption.
@@ -644,4 +647,247 @@ def make_columns(seed: int, stream: str = "reading") -> LayoutCase:
     case.truths = [[title, *(" ".join(out[i]) for i in sorted(out))]]
     if stream == "shuffled":
         pen.flush(random.Random(f"columns-{seed}-stream"))
+    return case
+
+
+# ------------------------------------------------------------------------------------ class (d)
+
+#: where a letterhead sets its name and contact lines; the held-out split draws from all of them,
+#: the tune split only from the first two (held-out pages carry layouts never tuned on)
+LETTERHEAD_LAYOUTS = ["left", "centre", "right", "split"]
+_NAMES = ["Ms Shaw", "Mr Okafor", "Dr Lind", "Ms Moreau", "Mr Novak"]
+_CITIES = ["Leeds LS1 4AB", "69001 Lyon", "Perth WA 6000", "Utrecht 3511 AB"]
+_ROADS = ["12 Harbour Road", "4 Rue des Lilas", "77 King Street", "9 Mill Lane", "31 Station Road"]
+
+
+def make_letterhead(seed: int) -> LayoutCase:
+    """A one-page business letter on letterhead paper: the sender's name (bold, often larger than
+    the body) over one to three lines of address and contact details in the top band, sometimes a
+    rule under them, and one to three small lines of company details (registration, registered
+    office, VAT, a page number) in the bottom band. Its body opens with a date and the recipient's
+    address (an address in the body, which stays), a salutation, paragraphs and a signature block.
+
+    A reader keeps the body and drops the letterhead and the company details: with one page,
+    repetition cannot show them; their position, size, separation and form (contact details,
+    registration numbers) do. Seeds from ``HELD_OUT`` also draw right-aligned and split letterheads
+    (the name on the left, the contacts on the right), which the tune split never shows.
+    """
+    rng = random.Random(f"letterhead-{seed}")
+    layouts = LETTERHEAD_LAYOUTS if seed >= HELD_OUT else LETTERHEAD_LAYOUTS[:2]
+    layout = rng.choice(layouts)
+    w, h = rng.choice(SIZES[:2])
+    family = rng.choice(FAMILIES)
+    size = rng.choice([9.5, 10.0, 10.5, 11.0])
+    pitch = size * rng.uniform(1.2, 1.4)
+    left = rng.uniform(0.09, 0.14) * w
+    right = w - rng.uniform(0.09, 0.14) * w
+    org = rng.choice(_ORGS)
+    slug = org.split()[0].lower()
+    doc = pymupdf.open()
+    page = doc.new_page(width=w, height=h)
+    pen = _Pen(page, family)
+    case = LayoutCase(seed, f"letterhead-{layout}", doc)
+
+    def at(text: str, y: float, s: float, style: str = "regular", where: str = layout) -> None:
+        tw = pen.width(text, s, style)
+        x = {"left": left, "centre": (w - tw) / 2, "right": right - tw}.get(where, left)
+        pen.line(x, y, text, s, style)
+
+    # the letterhead: a name, then contact lines (smaller than the body, or at its size)
+    nsize = size + rng.choice([1.0, 2.0, 4.0, 6.0])
+    csize = size - rng.choice([0.0, 1.0, 1.5, 2.0])
+    contacts = [
+        f"{rng.choice(_ROADS)}, {rng.choice(_CITIES)}",
+        rng.choice(
+            [
+                f"Tel. +44 113 496 {rng.randint(1000, 9999)}",
+                f"Tel +31 30 {rng.randint(100, 999)} {rng.randint(1000, 9999)} · Fax +31 30 123 4567",
+                f"Phone: (555) {rng.randint(200, 999)}-{rng.randint(1000, 9999)}",
+            ]
+        ),
+        rng.choice([f"info@{slug}.example · www.{slug}.example", f"www.{slug}.example"]),
+    ][: rng.randint(1, 3)]
+    y = rng.uniform(0.035, 0.055) * h + nsize
+    if layout == "split":
+        at(org, y, nsize, "bold", "left")
+        cy = y - nsize + csize
+        for c in contacts:
+            at(c, cy, csize, where="right")
+            cy += 1.25 * csize
+        y = max(y, cy - 1.25 * csize)
+    else:
+        at(org, y, nsize, "bold")
+        y += 0.4 * nsize
+        for c in contacts:
+            y += 1.25 * csize
+            at(c, y, csize)
+    case.furniture += [org, *contacts]
+    if rng.random() < 0.5:
+        page.draw_line((left, y + 0.8 * csize), (right, y + 0.8 * csize), width=0.6)
+
+    # the bottom band: company details, small, centred or at the left
+    fsize = size - rng.choice([1.5, 2.0, 2.5])
+    number = f"{rng.randint(1000000, 9999999):08d}"
+    details = [
+        rng.choice(
+            [
+                f"Registered in England and Wales No. {number}",
+                f"{org} · Company No. {number}",
+                f"KvK {number[:8]} · BTW NL{number}B01",
+            ]
+        ),
+        f"Registered office: {rng.choice(_ROADS)}, {rng.choice(_CITIES)}",
+        rng.choice([f"VAT No. GB {number[:3]} {number[3:7]} 21", "Page 1 of 1", f"IBAN NL91 ABNA {number}"]),
+    ][: rng.randint(1, 3)]
+    fwhere = rng.choice(["left", "centre"])
+    fy = h - rng.uniform(0.03, 0.045) * h - (len(details) - 1) * 1.25 * fsize
+    bottom = fy - rng.uniform(2.5, 4.0) * size
+    if rng.random() < 0.4:
+        page.draw_line((left, fy - 1.3 * fsize), (right, fy - 1.3 * fsize), width=0.4)
+    for d in details:
+        at(d, fy, fsize, where=fwhere)
+        fy += 1.25 * fsize
+    case.furniture += details
+
+    # the body: date, the recipient's address, salutation, paragraphs, signature
+    blocks: list[str] = []
+    y += rng.uniform(3.0, 5.0) * pitch
+    date = f"{rng.randint(1, 28)} {rng.choice(_MONTHS)} {2020 + rng.randint(0, 6)}"
+    at(date, y, size, where=rng.choice(["left", "right"]))
+    blocks.append(date)
+    y += 2 * pitch
+    recipient = [rng.choice(_NAMES), rng.choice(_ORGS), rng.choice(_ROADS), rng.choice(_CITIES)]
+    for ln in recipient:
+        pen.line(left, y, ln, size)
+        y += pitch
+    blocks.append(" ".join(recipient))
+    y += pitch
+    salutation = f"Dear {recipient[0]},"
+    pen.line(left, y, salutation, size)
+    blocks.append(salutation)
+    y += 2 * pitch
+    closing = ["Yours sincerely,", rng.choice(_NAMES), rng.choice(["Director", "Head of Finance", "Manager"])]
+    room_for_close = 4.5 * pitch
+    while True:
+        lines = _wrap(_paragraph(rng), right - left, pen.regular, size)
+        if y + len(lines) * pitch + room_for_close > bottom:
+            break
+        for ln in lines:
+            pen.line(left, y, ln, size)
+            y += pitch
+        blocks.append(" ".join(lines))
+        y += 0.8 * pitch
+    pen.line(left, y, closing[0], size)
+    y += 2.5 * pitch
+    for ln in closing[1:]:
+        pen.line(left, y, ln, size)
+        y += pitch
+    blocks += [closing[0], " ".join(closing[1:])]
+    case.truths = [blocks]
+    return case
+
+
+# ------------------------------------------------------------------------------------ class (e)
+
+#: where an inset sits in its column: the body's lines beside it are set short on the other side
+INSET_SIDES = ["right", "left"]
+
+
+def make_inset(seed: int, stream: str = "reading") -> LayoutCase:
+    """A page of one or two columns with an inset (a pull quote in larger italic between rules, or
+    a shaded note) set into one column at one side: the body's lines beside it are set short, so
+    each of the inset's lines shares its baseline band with a line of body text, and a sentence of
+    the body runs on past it. A reader keeps each body line whole and reads the inset as one unit
+    (before, between or after the paragraphs); reading across the row mixes their words.
+
+    ``stream="shuffled"``: the same page written in a shuffled order of pieces (as
+    ``make_interleaved``)."""
+    if stream not in STREAMS:
+        raise ValueError(f"stream must be one of {STREAMS}")
+    rng = random.Random(f"inset-{seed}")
+    w, h = rng.choice(SIZES[:2])
+    family = rng.choice(FAMILIES)
+    size = rng.choice([9.0, 9.5, 10.0, 10.5])
+    pitch = size * rng.uniform(1.2, 1.4)
+    left, right = rng.uniform(50, 72), w - rng.uniform(50, 72)
+    top, bottom = rng.uniform(0.1, 0.14) * h, h - rng.uniform(0.1, 0.14) * h
+    gutter = rng.uniform(14, 24)
+    n_cols = rng.choice([1, 1, 2])
+    cw = (right - left - (n_cols - 1) * gutter) / n_cols
+    cols = [(left + k * (cw + gutter), left + k * (cw + gutter) + cw) for k in range(n_cols)]
+    side = rng.choice(INSET_SIDES)
+    kind = rng.choice(["quote", "note"])
+    doc = pymupdf.open()
+    page = doc.new_page(width=w, height=h)
+    pen = _Pen(page, family, deferred=stream == "shuffled")
+    case = LayoutCase(seed, f"inset-{kind}-{side}-{n_cols}col", doc)
+    title = rng.choice(_TOPICS)
+    pen.group = "title"
+    pen.line(left, top - 1.5 * size, title, size + 5, "bold")
+
+    # the inset: in the first column, its width a share of the column's, at a height drawn
+    ix0, ix1 = cols[0]
+    iw = rng.uniform(0.38, 0.5) * cw
+    bx0, bx1 = (ix1 - iw, ix1) if side == "right" else (ix0, ix0 + iw)
+    isize = size + (rng.choice([2.0, 3.0, 4.0]) if kind == "quote" else -rng.choice([0.5, 1.0]))
+    style = "italic" if kind == "quote" else "regular"
+    text = f"“{_sentence(rng, 8, 14)}”" if kind == "quote" else _paragraph(rng, 2)
+    pad = 6.0
+    ilines = _wrap(text, iw - 2 * pad, getattr(pen, style), isize)
+    ipitch = 1.25 * isize
+    iy0 = top + size + rng.uniform(0.2, 0.45) * (bottom - top)
+    iy1 = iy0 + (len(ilines) - 1) * ipitch
+    # the band of the column the body's lines must keep clear of (box and padding)
+    clear = (iy0 - isize - pad, iy1 + 0.5 * isize + pad)
+
+    def draw_inset() -> None:
+        pen.group = "aside"
+        if kind == "quote":
+            page.draw_line((bx0, clear[0] + 2), (bx1, clear[0] + 2), width=0.8)
+            page.draw_line((bx0, clear[1] - 2), (bx1, clear[1] - 2), width=0.8)
+        else:
+            page.draw_rect(
+                pymupdf.Rect(bx0, clear[0] + 2, bx1, clear[1] - 2),
+                color=(0.4, 0.4, 0.4),
+                fill=(0.9, 0.9, 0.95),
+                overlay=False,
+            )
+        for i, ln in enumerate(ilines):
+            pen.line(bx0 + pad, iy0 + i * ipitch, ln, isize, style)
+
+    body_first = rng.random() < 0.6
+    if not body_first:
+        draw_inset()
+    paras = [_paragraph(rng, rng.randint(3, 6)) for _ in range(14)]
+    words = [(wd, i) for i, p in enumerate(paras) for wd in p.split()]
+    out: dict[int, list[str]] = {}
+    k = 0
+    beside = 0
+    for c, (x0, x1) in enumerate(cols):
+        y = top + size
+        while k < len(words) and y <= bottom:
+            short = c == 0 and clear[0] <= y <= clear[1] + size
+            lx0, lx1 = (x0, bx0 - gutter / 2) if short and side == "right" else (x0, x1)
+            if short and side == "left":
+                lx0 = bx1 + gutter / 2
+            beside += short
+            i = words[k][1]
+            line = words[k][0]
+            k += 1
+            while k < len(words) and words[k][1] == i:
+                trial = f"{line} {words[k][0]}"
+                if pen.width(trial, size) > lx1 - lx0:
+                    break
+                line = trial
+                k += 1
+            pen.group = ("body", x0, i, short)
+            pen.line(lx0, y, line, size)
+            out.setdefault(i, []).append(line)
+            y += pitch
+    if body_first:
+        draw_inset()
+    body = [" ".join(out[i]) for i in sorted(out)]
+    case.truths = [[title, *t] for t in _with_aside(body, [" ".join(ilines)])]
+    if stream == "shuffled":
+        pen.flush(random.Random(f"inset-{seed}-stream"))
     return case

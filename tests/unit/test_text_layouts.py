@@ -2,7 +2,8 @@
 
 (a) Running heads and feet on a one-page document. Repetition cannot show them, their position and
 form do (``furniture._band_stamps``); the body in the bands (a title, a footnote, a memo's heading
-block, a letter's signature) stays.
+block, a letter's signature) stays. A letterhead (a bold or larger name over address and contact
+lines) and a letter's company details at the foot go whole, however many lines they hold.
 
 (b) Blocks that interleave (a sidebar, a pull quote, a boxed note, a figure caption): the page's own
 content-stream order is read where it is a plausible reading (``columns._stream_flows``), the
@@ -16,10 +17,18 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.parsed import parsed as _parsed
-from support.text_layouts import make_columns, make_interleaved, make_single_page, normal, score
+from support.text_layouts import (
+    make_columns,
+    make_inset,
+    make_interleaved,
+    make_letterhead,
+    make_single_page,
+    normal,
+    score,
+)
 
 from dagster_ocr.model import Line, Span
-from dagster_ocr.paragraphs.columns import _stream_flows
+from dagster_ocr.paragraphs.columns import _reading_order, _stream_flows
 from dagster_ocr.paragraphs.rows import _make_rows, _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
@@ -41,6 +50,52 @@ def test_a_one_page_document_loses_its_running_head_and_foot_and_keeps_its_body(
         rest = rest.replace(normal(block), "", 1)
     assert [f for f in case.furniture if normal(f) in rest] == []
     assert score(case, _text(out)) >= 0.99
+
+
+@pytest.mark.parametrize("seed", [0, 6, 9, 13])
+def test_a_letterhead_and_the_company_details_at_the_foot_go_and_the_letter_stays(
+    seed: int, tmp_path: Path
+) -> None:
+    # 0 and 13: a bold name over an address (no telephone or web line); 6: three contact lines set
+    # at the body's size under a 16 pt name; 9: three lines of company details at the foot
+    case = make_letterhead(seed)
+    out = _parsed(case.doc, tmp_path)
+    ours = normal(_text(out))
+    rest = ours
+    for block in case.truths[0]:
+        assert normal(block) in ours, block  # the date, the recipient's address, the signature too
+        rest = rest.replace(normal(block), "", 1)
+    assert [f for f in case.furniture if normal(f) in rest] == []
+    assert score(case, _text(out)) >= 0.99
+
+
+def _letter_page(tmp_path: Path, band: list[tuple[float, str, float, str]], name: str) -> str:
+    """A one-page document: ``band`` lines (baseline, text, size, font) over ``_BODY``; its text."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for y, t, size, font in band:
+        page.insert_text((72, y), t, fontsize=size, fontname=font)
+    for k, t in enumerate(_BODY):
+        page.insert_text((72, 130 + 14 * k), t, fontsize=10)
+    return _text(_parsed(doc, tmp_path, name))
+
+
+def test_a_title_over_a_subtitle_or_a_memo_block_with_a_mail_address_is_no_letterhead(
+    tmp_path: Path,
+) -> None:
+    # a report's title (bold, larger) over a smaller subtitle in the top band, apart from the body:
+    # no contact line under it
+    title = [(50, "Annual budget review", 16, "hebo"), (68, "Finance committee, spring session", 9, "helv")]
+    assert "Annual budget review" in _letter_page(tmp_path, title, "title.pdf")
+    # a memo's heading block at the body's size, one line a mail address: no line set apart
+    memo = [
+        (50, "To: All regional offices", 10, "helv"),
+        (64, "From: finance@contoso.example", 10, "helv"),
+        (78, "Subject: Budget", 10, "helv"),
+    ]
+    text = _letter_page(tmp_path, memo, "memo.pdf")
+    for _, t, _, _ in memo:
+        assert t in text, t
 
 
 def _page(tmp_path: Path, lines: list[tuple[float, float, str, float]]):
@@ -231,3 +286,47 @@ def test_a_gutter_splits_a_row_and_a_wide_space_does_not() -> None:
     lines += [_line("Total", 72, 155), _line("forty two", 72 + 0.45 * 9 * 5 + 20, 155)]
     rows = _make_rows(lines, 0, s)
     assert "Total forty two" in [r.text for r in rows]
+
+
+# ------------------------------------------------------------ class (e): an inset beside short lines
+# A pull quote or a note set into one side of a column, the column's lines set short beside it:
+# the band of rows side by side is cut out and read as two columns (``columns._inset``).
+
+
+@pytest.mark.parametrize(("seed", "stream"), [(3, "reading"), (3, "shuffled")])
+def test_an_inset_beside_a_columns_short_lines_is_read_apart_from_them(
+    seed: int, stream: str, tmp_path: Path
+) -> None:
+    # 3: a note in a shaded box at the left of the first of two columns; read row by row,
+    # each short body line took the note's line beside it (0.93)
+    case = make_inset(seed, stream)
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.98
+
+
+def _inset_rows(label_size: float) -> list[str]:
+    """A column's rows in reading order (geometric analysis): four lines of running text, four rows
+    of a short line at the left (set at ``label_size``) beside a line at the body's size, four more
+    lines of running text."""
+    s = ParagraphSettings(stream_order=False)
+    text = "a paragraph of running text that is set on a wide measure"
+    lines = [_line(text, 72, 100 + 11 * k) for k in range(4)]
+    for k in range(4):
+        lines += [_line(f"short {k}", 72, 144 + 11 * k, 1, label_size)]
+        lines += [_line(f"the body's line {k} set short beside it", 160, 144 + 11 * k, 2)]
+    lines += [_line(text, 72, 188 + 11 * k, 3) for k in range(4)]
+    rows, _ = _reading_order(_make_rows(lines, 0, s), s, 0)
+    return [r.text for r in rows]
+
+
+def test_an_inset_in_its_own_type_is_read_apart_and_a_label_list_in_the_bodys_stays_row_by_row() -> None:
+    # the short lines set smaller than the body: an inset, read apart from the body's lines beside
+    # it (row by row, each of its lines spliced into the body's sentence), after them
+    inset = _inset_rows(7.0)
+    assert inset[4:12] == [f"the body's line {k} set short beside it" for k in range(4)] + [
+        f"short {k}" for k in range(4)
+    ]
+    # the same rows in the body's type: a label and value list, read row by row
+    listed = _inset_rows(9.0)
+    assert listed[4:12] == [
+        t for k in range(4) for t in (f"short {k}", f"the body's line {k} set short beside it")
+    ]
