@@ -8,6 +8,7 @@ run failed before its warehouse row); :class:`RunArgumentError` before anything 
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -142,6 +143,9 @@ def run_inbox(
         data_dir, warehouse, inbox, settings_file, overrides_json, ocr_engine, lake_data_path=lake_data
     )
     job = defs.resolve_job_def("ingest_document")
+    # what is imported and built so far lives as long as the process: out of the collector's sight, so
+    # the run's full collections walk only what the documents make (they cost ~0.1 s each here)
+    gc.freeze()
     if stop is not None:
         job = job.with_hooks({stop.hook()})
     scan = register_inbox(inbox, DocumentStore(data_dir / "store"))

@@ -59,7 +59,8 @@ def main() -> None:
             trees = {f"base {args.base}": tmp / "base"} | trees
             add = ["git", "worktree", "add", "-q", "--detach", str(tmp / "base"), args.base]
             subprocess.run(add, cwd=REPO, check=True)
-        one_run(REPO, pdfs, tmp / "warm")  # the first run on a machine converts and caches models
+        for src in trees.values():  # the first run caches models and compiles the tree's modules
+            one_run(src, pdfs, tmp / "warm")
         figures: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
         for i in range(args.repeats):
             for name, src in trees.items():

@@ -1,6 +1,7 @@
 """The whole run's CPU a page against a raw PyMuPDF pass, side by side (issue 36's end-to-end goal).
 
-    .venv/bin/python bench/run_cpu.py [--pdf A.pdf B.pdf] [--repeats 2] [--config NAME=JSON ...] [--json OUT]
+    .venv/bin/python bench/run_cpu.py [--pdf A.pdf B.pdf] [--repeats 2] [--config NAME=JSON ...]
+        [--base COMMIT] [--instance home|ephemeral] [--json OUT]
 
 Each round runs, in a fresh temporary folder each time, ``dagster-ocr run INBOX --warehouse W --no-progress``
 once per configuration (``--set JSON``; by default: the shipped defaults, ``kb.embed_dtype`` bfloat16 and
@@ -8,6 +9,13 @@ float32, embeddings off), and a raw ``page.get_text("dict")`` pass over the same
 interpreter; CPU is user+sys of the child processes (the run's own workers included). Rounds interleave
 the configurations, so a noisy machine hits them alike; the ratio to the raw pass of the same round is
 the figure to read. By default the two 10-K reports of ``../shared/reports``.
+
+The run is this source tree's code (``PYTHONPATH``, whatever the virtualenv's editable install points
+at); with ``--base COMMIT`` every configuration also runs, interleaved, on that commit checked out in a
+temporary git worktree (same virtualenv), and the table gains its before/after ratio. ``--instance``:
+``home`` (the default) runs with ``DAGSTER_HOME`` set to a fresh folder, so the run is recorded in a
+SQLite Dagster instance as a user with a local instance has it; ``ephemeral`` runs without
+``DAGSTER_HOME``, as ``dagster-ocr run`` does out of the box (an in-memory instance).
 """
 
 from __future__ import annotations
@@ -49,11 +57,19 @@ def child_cpu(cmd: list[str], env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def run_cmd(src: Path, argv: list[str]) -> list[str]:
+    """``dagster-ocr ARGV`` as the source tree ``src`` has it, in a new interpreter."""
+    code = f"import sys; sys.argv = {['dagster-ocr', *argv]!r}; from assets.cli import main; main()"
+    return [sys.executable, "-c", code]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pdf", nargs="+", type=Path)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--config", action="append", default=[], help="NAME=JSON for --set (repeatable)")
+    ap.add_argument("--base", help="a commit to run side by side (a temporary git worktree)")
+    ap.add_argument("--instance", choices=("home", "ephemeral"), default="home")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     pdfs = args.pdf or sorted((find_shared() / "reports").glob("*.pdf"))
@@ -64,34 +80,69 @@ def main() -> None:
     for f in pdfs:
         with pymupdf.open(f) as d:
             pages += d.page_count
-    exe = str(Path(sys.executable).with_name("dagster-ocr"))
-    rows: dict[str, list[float]] = {name: [] for name in configs}
+    scratch = Path(tempfile.mkdtemp(prefix="run-cpu-trees-"))
+    trees = {"": REPO}
+    if args.base:
+        base = scratch / "base"
+        subprocess.run(
+            ["git", "worktree", "add", "-q", "--detach", str(base), args.base], cwd=REPO, check=True
+        )
+        trees = {f"base {args.base}: ": base, "this tree: ": REPO}
+    for src in trees.values():  # no tree pays its modules' first compile inside a measured run
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "assets", "resources", "dagster_ocr"], cwd=src
+        )
+    runs = {
+        prefix + name: (src, overrides)
+        for name, overrides in configs.items()
+        for prefix, src in trees.items()
+    }
+    rows: dict[str, list[float]] = {name: [] for name in runs}
     rows["raw get_text('dict')"] = []
-    for rnd in range(args.repeats):
-        for name, overrides in configs.items():
-            with tempfile.TemporaryDirectory(prefix="run-cpu-") as tmp:
-                inbox = Path(tmp) / "inbox"
-                inbox.mkdir()
-                for f in pdfs:
-                    shutil.copy(f, inbox / f.name)
-                env = os.environ | {"DAGSTER_HOME": str(Path(tmp) / "home")}
-                (Path(tmp) / "home").mkdir()
-                cmd = [exe, "run", str(inbox), "--warehouse", str(Path(tmp) / "w.duckdb"), "--no-progress"]
-                if overrides:
-                    cmd += ["--set", overrides]
-                rows[name].append(child_cpu(cmd, env))
-            raw = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
-            rows["raw get_text('dict')"].append(raw)
-            print(f"round {rnd + 1} {name}: {rows[name][-1]:.1f} CPU s (raw pass {raw:.2f})", flush=True)
+    try:
+        for rnd in range(args.repeats):
+            for name, (src, overrides) in runs.items():
+                with tempfile.TemporaryDirectory(prefix="run-cpu-") as tmp:
+                    inbox = Path(tmp) / "inbox"
+                    inbox.mkdir()
+                    for f in pdfs:
+                        shutil.copy(f, inbox / f.name)
+                    env = os.environ | {"PYTHONPATH": str(src)}
+                    env.pop("DAGSTER_HOME", None)
+                    if args.instance == "home":
+                        env["DAGSTER_HOME"] = str(Path(tmp) / "home")
+                        (Path(tmp) / "home").mkdir()
+                    argv = ["run", str(inbox), "--warehouse", str(Path(tmp) / "w.duckdb"), "--no-progress"]
+                    if overrides:
+                        argv += ["--set", overrides]
+                    rows[name].append(child_cpu(run_cmd(src, argv), env))
+                raw = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
+                rows["raw get_text('dict')"].append(raw)
+                print(f"round {rnd + 1} {name}: {rows[name][-1]:.1f} CPU s (raw pass {raw:.2f})", flush=True)
+    finally:
+        if args.base:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(scratch / "base")], cwd=REPO, check=False
+            )
+        shutil.rmtree(scratch, ignore_errors=True)
     raw_mean = sum(rows["raw get_text('dict')"]) / len(rows["raw get_text('dict')"])
-    print(f"\n{len(pdfs)} files, {pages} pages, {args.repeats} rounds; raw pass {raw_mean:.2f} CPU s (mean)")
+    print(
+        f"\n{len(pdfs)} files, {pages} pages, {args.repeats} rounds, instance {args.instance}; "
+        f"raw pass {raw_mean:.2f} CPU s (mean)"
+    )
     print()
-    print("| | CPU s (mean) | CPU s/page | pages/s a core | x raw pass |")
-    print("|---|---|---|---|---|")
-    out = {"pdfs": [p.name for p in pdfs], "pages": pages, "cpu_s": rows}
-    for name in configs:
-        cpu = sum(rows[name]) / len(rows[name])
-        print(f"| {name} | {cpu:.1f} | {cpu / pages:.3f} | {pages / cpu:.1f} | {cpu / raw_mean:.0f}x |")
+    ratio = " | this tree / base" if args.base else ""
+    print(f"| | CPU s (mean) | CPU s/page | pages/s a core | x raw pass{ratio} |")
+    print("|---|---|---|---|---|" + "---|" * bool(args.base))
+    out = {"pdfs": [p.name for p in pdfs], "pages": pages, "instance": args.instance, "cpu_s": rows}
+    mean = {name: sum(rows[name]) / len(rows[name]) for name in runs}
+    for name in runs:
+        cpu = mean[name]
+        cells = f"| {name} | {cpu:.1f} | {cpu / pages:.3f} | {pages / cpu:.1f} | {cpu / raw_mean:.1f}x |"
+        if args.base:
+            base_name = name.replace("this tree: ", f"base {args.base}: ")
+            cells += f" {cpu / mean[base_name]:.2f} |" if name.startswith("this tree") else " |"
+        print(cells)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
 

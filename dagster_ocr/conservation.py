@@ -326,7 +326,9 @@ class TextAccountant:
                 missing = len(found) - len(kinds)
                 dropped = _chars(w.raw) - len(w.key)  # hyphens and bullets compact() left out
                 if kinds:  # the dropped characters go with the word's found ones
-                    account.add(max(set(kinds), key=kinds.count), len(kinds) + dropped)
+                    # to the kind most of them went to; a tie to the one its first characters went to
+                    # (not a set's order, which changes with each process's string hashing)
+                    account.add(max(dict.fromkeys(kinds), key=kinds.count), len(kinds) + dropped)
                 if missing:
                     account.add("lost", missing + (0 if kinds else dropped))
                     lost.append(

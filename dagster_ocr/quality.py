@@ -19,11 +19,14 @@ back as pandas DataFrames and validated with GX Core 1.x through an ephemeral pa
 Every expectation carries a severity: ERROR results block the knowledge-base load, WARN results
 are reported only. Thresholds and severities live in :class:`QualitySettings`.
 
-GX costs 2-6 s to import, so it is imported on first use and its context is built once per process.
+GX costs 2-6 s to import, so it is imported on first use (without scipy.stats, altair and boto3, which serve
+expectations and stores the gate does not use: :mod:`dagster_ocr.deferred_imports`) and its context is built
+once per process.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import warnings
@@ -32,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from dagster_ocr.deferred_imports import deferred
 from dagster_ocr.quality_settings import QualitySettings, Severity
 from dagster_ocr.quality_specs import SUITE_DESCRIPTIONS, SUITES, _Spec, _specs  # noqa: F401 - re-exported
 from dagster_ocr.validation import GLYPH_FLAGS, glyph_chars
@@ -270,6 +274,8 @@ def _page_content_columns(pages: pd.DataFrame, repaired: bool) -> dict[str, pd.S
 # ------------------------------------------------------------------------------ GX, once per process
 
 _GX_LOCK = threading.Lock()
+#: modules GX imports for expectations the gate never runs: imported only if one of them is used
+GX_DEFERRED = ("scipy.stats", "altair", "boto3")
 _GX: dict[str, Any] = {}
 
 
@@ -280,8 +286,10 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
             with warnings.catch_warnings():
                 # GX's import chain warns about sre_constants; it is not ours to fix
                 warnings.simplefilter("ignore", DeprecationWarning)
-                import great_expectations as gx
-                from great_expectations.data_context.types.base import ProgressBarsConfig
+                # scipy.stats and altair serve an expectation the gate does not use (~1.1 CPU s)
+                with deferred(*GX_DEFERRED):
+                    import great_expectations as gx
+                    from great_expectations.data_context.types.base import ProgressBarsConfig
 
             # its INFO lines ("Created temporary directory ...") are noise in every run's log; the
             # module that logs it sets its own logger to INFO on import, so quiet that one too
@@ -298,6 +306,9 @@ def _gx_state(settings: QualitySettings) -> tuple[dict[str, Any], dict[str, Any]
                 f: source.add_dataframe_asset(f).add_batch_definition_whole_dataframe(f) for f in frames
             }
             _GX["suites"] = {}
+            # GX's modules and context live as long as the process: out of the collector's sight,
+            # so every full collection of a run no longer walks them (~0.1 s each; see gc.freeze)
+            gc.freeze()
         key = settings.model_dump_json()
         if key not in _GX["suites"]:
             gx, context = _GX["gx"], _GX["context"]

@@ -277,6 +277,36 @@ def test_int8_vectors_agree_with_float32_ones_and_auto_picks_them():
 
 
 @needs_model
+@pytest.mark.skipif(
+    not __import__("dagster_ocr.cpu", fromlist=["x"]).has_int8_dot(),
+    reason="the int8 copy is built (a minute) only where it runs by default: CPUs with VNNI or AMX",
+)
+def test_a_start_on_the_cached_int8_copy_compiles_it_alone_and_embeds_as_before(monkeypatch):
+    """With the int8 copy cached, an embedder compiles it and not the float model first (issue 36: one
+    compile less a process); its vectors are those of the float start followed by the int8 switch."""
+    import openvino as ov
+
+    embeddings.get_embedder(dtype="int8")  # converts and builds the copies, if not yet
+    texts = [t for _, _, t in TEXTS]
+    compiled: list[str] = []
+    real = ov.Core.compile_model
+
+    def counting(core, model, *args, **kwargs):
+        compiled.append(model if isinstance(model, str) else "a read model")
+        return real(core, model, *args, **kwargs)
+
+    monkeypatch.setattr(ov.Core, "compile_model", counting)
+    one = embeddings.Embedder(embeddings.model_dir(), dtype="int8")
+    assert one.dtype == "int8" and one.runtime == "openvino"
+    assert len(compiled) == 1 and ".int8." in compiled[0]
+    # the two-step start, as before: the float model, then the int8 copy
+    monkeypatch.setattr(embeddings.Embedder, "_cached_int8", lambda self, asked: None)
+    two = embeddings.Embedder(embeddings.model_dir(), dtype="int8")
+    assert two.dtype == "int8" and len(compiled) == 3
+    np.testing.assert_array_equal(one.embed(texts), two.embed(texts))
+
+
+@needs_model
 def test_the_three_vector_steps_embed_a_repeated_text_once_and_survive_a_pickle(warehouse):
     """kb_vectors' ops: the plan (read), the embedding (no warehouse), the store (write); the plan
     crosses ops as a pickle, and a text two chunks share is embedded once, stored for both."""
