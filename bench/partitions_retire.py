@@ -35,7 +35,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -46,12 +45,11 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from partitions_scale import (  # noqa: E402
     LAUNCH,
-    PG,
     UI_ASSET_QUERY,
     UI_JOB_PARTITIONS,
-    admin,
     clock,
     doc_key,
+    scratch_instance,
     table_mb,
 )
 
@@ -180,26 +178,7 @@ def main() -> int:
     ap.add_argument("--out", default="/tmp/partitions_retire.json")
     args = ap.parse_args()
 
-    con = admin()
-    with con.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
-        cur.execute(f'CREATE DATABASE "{args.db}"')
-    root = Path(tempfile.mkdtemp(prefix="partitions-retire-"))
-    home = root / "home"
-    home.mkdir()
-    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
-    data = root / "data"
-    (data / "inbox").mkdir(parents=True)
-    env = {
-        "DAGSTER_HOME": str(home),
-        "DAGSTER_PG_HOST": PG["host"],
-        "DAGSTER_PG_PORT": str(PG["port"]),
-        "DAGSTER_PG_USER": PG["user"],
-        "DAGSTER_PG_PASSWORD": "unused-with-trust-auth",
-        "DAGSTER_PG_DB": args.db,
-        "DAGSTER_OCR_DATA_DIR": str(data),
-        "DAGSTER_OCR_OCR_ENGINE": "none",
-    }
+    con, root, data, env = scratch_instance(args.db, "partitions-retire-")
     os.environ.update(env)
     result: dict = {"args": vars(args), "levels": []}
     web = None

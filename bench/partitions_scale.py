@@ -57,6 +57,7 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -186,6 +187,32 @@ mutation Launch($params: LaunchBackfillParams!) {
 """
 
 
+def scratch_instance(db: str, prefix: str) -> tuple[Any, Path, Path, dict[str, str]]:
+    """A fresh PostgreSQL database ``db`` (dropped first) and a temporary Dagster home and data folder
+    for it: (admin connection, root folder, data folder, the environment a process needs to use them)."""
+    con = admin()
+    with con.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        cur.execute(f'CREATE DATABASE "{db}"')
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    home = root / "home"
+    home.mkdir()
+    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    data = root / "data"
+    (data / "inbox").mkdir(parents=True)
+    env = {
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_HOST": PG["host"],
+        "DAGSTER_PG_PORT": str(PG["port"]),
+        "DAGSTER_PG_USER": PG["user"],
+        "DAGSTER_PG_PASSWORD": "unused-with-trust-auth",
+        "DAGSTER_PG_DB": db,
+        "DAGSTER_OCR_DATA_DIR": str(data),
+        "DAGSTER_OCR_OCR_ENGINE": "none",
+    }
+    return con, root, data, env
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="registered documents at each step")
@@ -213,29 +240,8 @@ def main() -> int:
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    con = admin()
-    with con.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{args.db}" WITH (FORCE)')
-        cur.execute(f'CREATE DATABASE "{args.db}"')
-    root = Path(tempfile.mkdtemp(prefix="partitions-scale-"))
-    home = root / "home"
-    home.mkdir()
-    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
-    data = root / "data"
-    (data / "inbox").mkdir(parents=True)
-    os.environ.update(
-        {
-            "DAGSTER_HOME": str(home),
-            "DAGSTER_PG_HOST": PG["host"],
-            "DAGSTER_PG_PORT": str(PG["port"]),
-            "DAGSTER_PG_USER": PG["user"],
-            "DAGSTER_PG_PASSWORD": "unused-with-trust-auth",
-            "DAGSTER_PG_DB": args.db,
-            "DAGSTER_OCR_DATA_DIR": str(data),
-            "DAGSTER_OCR_OCR_ENGINE": "none",
-            "DAGSTER_OCR_DOCUMENTS_PER_RUN": str(args.per_run),
-        }
-    )
+    con, root, data, env = scratch_instance(args.db, "partitions-scale-")
+    os.environ.update(env | {"DAGSTER_OCR_DOCUMENTS_PER_RUN": str(args.per_run)})
     results: list[dict] = []
     try:
         run_levels(args, sizes, data, results)
