@@ -1037,6 +1037,9 @@ def test_grey_print_scanned_in_colour_is_read_as_grey_and_colour_print_keeps_its
     assert chroma(coloured) > 2 * limit and grey_if_uncoloured(coloured, limit) is coloured
     clean = np.repeat(_gray(render_text(_CLAUSE_TEXT, dpi=150, size=10))[..., None], 3, axis=2)
     assert chroma(clean) == 0 and grey_if_uncoloured(clean, limit) is clean
+    # brown ink on yellowed paper: the colour is the ink's, and the grey read it worse (CER 0.25 -> 0.30)
+    letter = _rendered(corpus / "olmocr_bench" / "pdfs" / "lincoln_letter.pdf")
+    assert 0 < chroma(letter) <= limit and grey_if_uncoloured(letter, limit) is letter
 
 
 class _Seen(OcrEngineBase):
