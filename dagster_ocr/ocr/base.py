@@ -25,6 +25,7 @@ from dagster_ocr.ocr.ink import (
     _lines_region,
     channel_mean,
     despeckle,
+    grey_if_uncoloured,
     ink_crop,
     ink_extent,
     ink_text_height,
@@ -198,7 +199,7 @@ def ocr_page(
             zoom = native
     zoom = _capped_zoom(page.rect.width, page.rect.height, zoom, s.max_image_pixels)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
-    image = despeckle(_pixmap_to_array(pix), s.despeckle_min_share)
+    image = grey_if_uncoloured(despeckle(_pixmap_to_array(pix), s.despeckle_min_share), s.grey_max_chroma)
     del pix  # the page's pixels are held once, as the array
     hint = getattr(engine, "page_text", None)  # engines that draft from the page's own text
     context = (

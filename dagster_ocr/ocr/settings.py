@@ -450,6 +450,16 @@ class OcrSettings(BaseModel):
         "before it is read: rapidocr's detector loses most lines of a speckled page. Clean print "
         "is under 0.2 at 100-200 dpi and is left alone. Above 1 never.",
     )
+    grey_max_chroma: int = Field(
+        40,
+        ge=0,
+        le=255,
+        description="A page rendered in colour whose colour is at most this (``ink.chroma``: the "
+        "channel spread 0.1% of its pixels reach after a 5x5 median; grey print on tinted paper "
+        "stays under about 35, coloured print reaches 100 or more) and whose ink is no more coloured "
+        "than its paper is read as its grey: rapidocr misread faint, tinted colour scans saved as "
+        "small JPEGs. 0 never.",
+    )
 
     @model_validator(mode="before")
     @classmethod

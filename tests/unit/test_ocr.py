@@ -33,7 +33,7 @@ from dagster_ocr.ocr import (
     render_page,
 )
 from dagster_ocr.ocr.base import orientation_candidates, page_skew, turn_image
-from dagster_ocr.ocr.ink import despeckle, speck_share
+from dagster_ocr.ocr.ink import chroma, despeckle, grey_if_uncoloured, speck_share
 from dagster_ocr.ocr.rapid import RapidOcrEngine
 from dagster_ocr.pipeline import extract_document
 from dagster_ocr.settings import Settings
@@ -1015,6 +1015,61 @@ def test_a_speckled_worn_scan_reads_its_lines(engine):
 
     assert words_read(OcrSettings()) >= 0.8 * len(truth)
     assert words_read(OcrSettings(despeckle_min_share=1.01)) < 0.5 * len(truth), "the trap this avoids"
+
+
+def _rendered(pdf: Path, dpi: int = 72) -> np.ndarray:
+    with pymupdf.open(pdf) as doc:
+        pix = doc[0].get_pixmap(dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
+    return np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3).copy()
+
+
+def test_grey_print_scanned_in_colour_is_read_as_grey_and_colour_print_keeps_its_colour(corpus: Path):
+    import cv2
+
+    limit = OcrSettings().grey_max_chroma
+    worn = cv2.imdecode(np.frombuffer(_worn_colour_scan(), np.uint8), cv2.IMREAD_COLOR)[:, :, ::-1]
+    assert 0 < chroma(worn) <= limit  # yellowed paper and JPEG colour noise: no colour print
+    grey = grey_if_uncoloured(worn, limit)
+    assert grey.shape == worn.shape and chroma(grey) == 0
+    assert np.array_equal(grey[..., 0], grey[..., 1]) and np.array_equal(grey[..., 1], grey[..., 2])
+    assert grey_if_uncoloured(worn, 0) is worn  # 0: never
+    coloured = _rendered(corpus / "page_labels" / "colors.pdf")  # coloured print on a real page
+    assert chroma(coloured) > 2 * limit and grey_if_uncoloured(coloured, limit) is coloured
+    clean = np.repeat(_gray(render_text(_CLAUSE_TEXT, dpi=150, size=10))[..., None], 3, axis=2)
+    assert chroma(clean) == 0 and grey_if_uncoloured(clean, limit) is clean
+    # brown ink on yellowed paper: the colour is the ink's, and the grey read it worse (CER 0.25 -> 0.30)
+    letter = _rendered(corpus / "olmocr_bench" / "pdfs" / "lincoln_letter.pdf")
+    assert 0 < chroma(letter) <= limit and grey_if_uncoloured(letter, limit) is letter
+
+
+class _Seen(OcrEngineBase):
+    """Keeps the images it is shown, reads nothing."""
+
+    name = "seen"
+
+    def __init__(self) -> None:
+        self.images: list[np.ndarray] = []
+
+    def recognize(self, image: np.ndarray) -> list[OcrLine]:
+        self.images.append(image)
+        return []
+
+
+def test_ocr_page_shows_the_engine_a_tinted_colour_scan_in_grey(corpus: Path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_image(page.rect, stream=_worn_colour_scan())
+    settings = OcrSettings(crop_to_ink=False)
+
+    def shown(pg: pymupdf.Page, s: OcrSettings) -> np.ndarray:
+        engine = _Seen()
+        ocr_page(engine, pg, 0, settings=s)
+        return engine.images[0]
+
+    assert chroma(shown(page, settings)) == 0
+    assert chroma(shown(page, settings.model_copy(update={"grey_max_chroma": 0}))) > 0
+    with pymupdf.open(corpus / "page_labels" / "colors.pdf") as coloured:
+        assert chroma(shown(coloured[0], settings)) > 2 * settings.grey_max_chroma
 
 
 @pytest.mark.parametrize("degrees", [0.0, 3.0, -2.0])
