@@ -264,7 +264,7 @@ def build_inbox_sensor(documents_per_run: int = 1, carry_status_cache: bool = Tr
             context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}: {len(requests)} run(s)")
         if new and carry_status_cache:  # (the retire sensor carries changes made elsewhere)
             status_cache.carry_status_cache(
-                context.instance, status_cache.document_asset_keys(context.repository_def)
+                context.instance, status_cache.document_asset_keys(context.repository_def), fresh=keys
             )
         elif any(s.doc_id for s in seen):
             # new files, none a new document (a duplicate, a known document under a new name): no load

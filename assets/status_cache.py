@@ -1,12 +1,12 @@
 """Keeping Dagster's partition status cache of the document assets valid across key changes (issue 39).
 
-The asset page and the partition picker read each asset's partition status (materialized, failed,
-in progress) from a cache Dagster stores on the asset's row (``AssetStatusCacheValue``). The cache
+The asset page and the partition picker read each asset's partition status (materialized, failed, in
+progress) from a cache Dagster stores on the asset's row (``AssetStatusCacheValue``). The cache
 names the key set it was built for: a hash of every key of the ``documents`` definition
-(``get_serializable_unique_identifier``). Any add (an inbox sensor tick with new files) or delete
-(a retire tick) changes that hash, and the next asset page throws the cache away and rebuilds it
-from every materialized partition of the asset in the event log (``get_materialized_partitions``,
-a ``GROUP BY`` over all its materializations, retired documents' included): 5.5 s with 100,000
+(``get_serializable_unique_identifier``). Any add (an inbox sensor tick with new files) or delete (a
+retire tick) changes that hash, and the next asset page throws the cache away and rebuilds it from
+every materialized partition of the asset in the event log (``get_materialized_partitions``, a
+``GROUP BY`` over all its materializations, retired documents' included): 5.5 s with 100,000
 materialized documents, 17.8 s with 300,000 (docs/scale.md). ``instance.wipe_asset_partitions``
 would shrink that history, but the SQL event log storages (SQLite, PostgreSQL) raise
 ``NotImplementedError`` for it in 1.13.
@@ -16,15 +16,17 @@ after this code changes the keys: the materialized, failed and in-progress subse
 keys still in the definition, and the keys the stored cache does not know as materialized are looked
 up for a materialization (one indexed query per 1,000 keys: ``get_latest_storage_id_by_partition``),
 so a re-added retired document shows materialized again, as Dagster's rebuild would show it. The
-event cursor (``latest_storage_id``) is kept, so Dagster's own incremental update adds what
-happened since. It costs the live keys (read once) and the keys not known materialized, not the
-history. What differs from a rebuild: a key not in the stored cache whose last run failed before
-materializing (a re-added document that had failed; retired documents had loaded) is not shown
-failed until its next run; keys gone from the definition leave the failed and in-progress subsets
-as they do in a rebuild. Off with ``DAGSTER_OCR_CARRY_STATUS_CACHE=0``: then the next asset page
-rebuilds, as Dagster does by default. Changes made elsewhere (the UI's "Add partition", ``dagster-ocr
-rerun``'s GraphQL re-add) are carried at the next tick of ``retire_loaded_partitions`` (every 5
-minutes, when it is on), which carries on every tick; the inbox sensor carries only after it adds.
+event cursor (``latest_storage_id``) is kept, so Dagster's own incremental update adds what happened
+since. It costs the live keys (read once) and a look-up of the keys not known materialized (~1 s per
+1,000 at 300,000 materializations on 2 loaded cores; the inbox sensor's new documents are known
+unmaterialized and skipped), not the history. What differs from a rebuild: a key not in the stored
+cache whose last run failed before materializing (a re-added document that had failed; retired
+documents had loaded) is not shown failed until its next run; keys gone from the definition leave
+the failed and in-progress subsets as they do in a rebuild. Off with
+``DAGSTER_OCR_CARRY_STATUS_CACHE=0``: then the next asset page rebuilds, as Dagster does by default.
+Changes made elsewhere (the UI's "Add partition", ``dagster-ocr rerun``'s GraphQL re-add) are
+carried at the next tick of ``retire_loaded_partitions`` (every 5 minutes, when it is on), which
+carries on every tick; the inbox sensor carries only after it adds.
 """
 
 from __future__ import annotations
@@ -58,14 +60,17 @@ def carry_status_cache(
     instance: dg.DagsterInstance,
     asset_keys: Iterable[dg.AssetKey],
     partitions_def: dg.DynamicPartitionsDefinition = documents_partitions,
+    fresh: Iterable[str] = (),
 ) -> list[Carried]:
     """Rewrite the stored status cache of each of ``asset_keys`` (partitioned by ``partitions_def``)
     for the definition's current keys, where it was built for other keys. Assets without a stored
-    cache, or whose cache is current, are left alone (Dagster builds those itself)."""
+    cache, or whose cache is current, are left alone (Dagster builds those itself). ``fresh``: keys
+    known never materialized (the inbox sensor's new documents), not looked up."""
     if not instance.can_read_asset_status_cache():
         return []
     events = instance.event_log_storage
     live: list[str] | None = None
+    fresh_set = set(fresh)
     out = []
     for record in instance.get_asset_records(list(asset_keys)):
         cached = record.asset_entry.cached_status
@@ -85,7 +90,7 @@ def carry_status_cache(
 
         known = subset(cached.serialized_materialized_partition_subset)
         materialized = known & live_set
-        missing = [k for k in live if k not in materialized]
+        missing = [k for k in live if k not in materialized and k not in fresh_set]
         found: set[str] = set()
         for start in range(0, len(missing), CHUNK):
             found |= set(

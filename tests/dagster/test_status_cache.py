@@ -91,6 +91,12 @@ def test_a_carried_cache_is_what_a_rebuild_gives_and_the_next_read_does_not_rebu
         assert status == _rebuilt(instance, asset)
         assert carry_status_cache(instance, [asset]) == []  # current already: nothing to do
 
+        # new documents the inbox sensor knows were never materialized: not looked up
+        instance.add_dynamic_partitions(NAME, ["f", "g"])
+        (carried,) = carry_status_cache(instance, [asset], fresh=["f", "g"])
+        assert (carried.looked_up, carried.found) == (1, 0)  # d only
+        assert _status(instance, asset) == _rebuilt(instance, asset)
+
 
 def test_failed_keys_stay_failed_and_leave_with_their_key():
     asset = dg.AssetKey("parsed")
