@@ -20,6 +20,12 @@ instance from deploy/dagster.yaml (PostgreSQL storages) in a scratch database,
   (``readd_partitions``: aliased ``addDynamicPartition`` mutations, as ``dagster-ocr rerun`` sends
   them, for ``--readd`` keys, all retired) and the backfill launch of those keys.
 
+With ``--carry`` (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py) each live key is also
+materialized once, as the inbox sensor registers it, the status is built once from the history, and
+after the level's adds and after the retire ticks the bench times ``carry_status_cache``, Dagster's
+status read and the asset page on the carried cache, then the page rebuilt from the history (the
+cache wiped), and asserts both pages give the same statuses.
+
     .venv/bin/python bench/partitions_retire.py --registered 1000000 --history 200000 \\
         --live 1000,20000,100000 --retire 1000 --readd 1000 --db scale_h39 --browser \\
         --out bench/partitions_retire.json
