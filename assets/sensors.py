@@ -134,7 +134,8 @@ def scan_inbox(
 
     Whether a document has a partition is asked of ``registered`` for the keys it can have
     (:func:`candidate_keys`), never by reading every key: a tick costs the same at a million
-    documents as at ten (docs/scale.md). A document whose partition was retired after its load
+    documents as at ten (docs/scale.md); only the status cache's carry after a tick that added
+    keys reads them all, once (assets/status_cache.py). A document whose partition was retired after its load
     (the store's marker, ``DocumentStore.retired_key``) is not new either: it is re-run by name.
 
     Files the cursor has read before are not hashed again: their sightings carry no doc_id and
