@@ -17,6 +17,8 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``: when the
   ``retire_loaded_partitions`` sensor retires a loaded document's partition (default 7 days, 500 a
   tick; assets/retire.py, docs/scale.md).
+- ``DAGSTER_OCR_CARRY_STATUS_CACHE``: the inbox and retire sensors keep the document assets'
+  partition status cache valid across their key changes (default on; assets/status_cache.py).
 - ``DAGSTER_OCR_GPU_TARGET`` (and optionally ``DAGSTER_OCR_GPU_DRAFT``): local checkpoint folders;
   when set, OCR runs on the ``GpuOcrResource`` (transformers target plus draft, speculative
   decoding) instead of the CPU engine. Its other fields are set in the launchpad or in code.
@@ -76,6 +78,7 @@ def build_definitions(
     documents_per_run: int = 1,
     retire_after_days: float = 7.0,
     retire_per_tick: int = 500,
+    carry_status_cache: bool = True,
 ) -> dg.Definitions:
     """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
 
@@ -84,7 +87,9 @@ def build_definitions(
     (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` > 1: the
     inbox sensor requests one ``ingest_documents`` run per that many new documents (batch mode).
     ``retire_after_days`` / ``retire_per_tick``: when ``retire_loaded_partitions`` retires a loaded
-    document's partition, and how many a tick (assets/retire.py).
+    document's partition, and how many a tick (assets/retire.py). ``carry_status_cache``: both
+    sensors keep the assets' partition status cache valid across their key changes
+    (assets/status_cache.py).
     """
     data = Path(data_dir)
     warehouse = str(warehouse_path or data / "warehouse.duckdb")
@@ -103,8 +108,8 @@ def build_definitions(
             ocr_page_ranges,
         ],
         sensors=[
-            build_inbox_sensor(documents_per_run),
-            build_retire_sensor(retire_after_days, retire_per_tick),
+            build_inbox_sensor(documents_per_run, carry_status_cache),
+            build_retire_sensor(retire_after_days, retire_per_tick, carry_status_cache),
             snapshot_sensor,
             quarantine_sensor,
             ocr_ranges_then_ingest,
@@ -146,6 +151,7 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         documents_per_run=deployment.documents_per_run,
         retire_after_days=deployment.retire_after_days,
         retire_per_tick=deployment.retire_per_tick,
+        carry_status_cache=deployment.carry_status_cache,
         ocr=GpuOcrResource(
             target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")
         )

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import dagster as dg
 from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
+from assets import status_cache
 from assets.partitions import OWNERS, documents_partitions
 from dagster_ocr import partition_keys
 from dagster_ocr.ingest import DocumentStore
@@ -130,9 +131,12 @@ def retire_loaded(
     return tick
 
 
-def build_retire_sensor(after_days: float = 7.0, per_tick: int = 500) -> dg.SensorDefinition:
+def build_retire_sensor(
+    after_days: float = 7.0, per_tick: int = 500, carry_status_cache: bool = True
+) -> dg.SensorDefinition:
     """The sensor that retires loaded documents' partitions (DAGSTER_OCR_RETIRE_AFTER_DAYS,
-    DAGSTER_OCR_RETIRE_PER_TICK)."""
+    DAGSTER_OCR_RETIRE_PER_TICK); ``carry_status_cache``: then rewrites the assets' partition status
+    cache for the keys left (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py)."""
 
     @dg.sensor(
         name="retire_loaded_partitions",
@@ -150,6 +154,10 @@ def build_retire_sensor(after_days: float = 7.0, per_tick: int = 500) -> dg.Sens
         cursor = json.loads(context.cursor)["storage_id"] if context.cursor else None
         tick = retire_loaded(context.instance, store.store(), cursor, after_days, per_tick)
         context.update_cursor(json.dumps({"storage_id": tick.cursor}))
+        if carry_status_cache:
+            status_cache.carry_status_cache(
+                context.instance, status_cache.document_asset_keys(context.repository_def)
+            )
         kept = {}
         for why in tick.kept.values():
             kept[why] = kept.get(why, 0) + 1

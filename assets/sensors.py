@@ -27,6 +27,7 @@ import dagster as dg
 import duckdb
 
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
+from assets import status_cache
 from assets.backfill_cli import DOCUMENTS_TAG, covers
 from assets.batches import BATCH_JOB, batch_run_config, batch_run_key, batches, ingest_documents
 from assets.documents import registration
@@ -133,7 +134,8 @@ def scan_inbox(
 
     Whether a document has a partition is asked of ``registered`` for the keys it can have
     (:func:`candidate_keys`), never by reading every key: a tick costs the same at a million
-    documents as at ten (docs/scale.md). A document whose partition was retired after its load
+    documents as at ten (docs/scale.md); only the status cache's carry after a tick that added
+    keys reads them all, once (assets/status_cache.py). A document whose partition was retired after its load
     (the store's marker, ``DocumentStore.retired_key``) is not new either: it is re-run by name.
 
     Files the cursor has read before are not hashed again: their sightings carry no doc_id and
@@ -217,8 +219,10 @@ def _known(instance: dg.DagsterInstance) -> Registered:
     return lambda keys: instance.get_existing_dynamic_partitions(documents_partitions.name, keys)
 
 
-def build_inbox_sensor(documents_per_run: int = 1) -> dg.SensorDefinition:
-    """The inbox sensor; ``documents_per_run`` > 1 is batch mode (DAGSTER_OCR_DOCUMENTS_PER_RUN)."""
+def build_inbox_sensor(documents_per_run: int = 1, carry_status_cache: bool = True) -> dg.SensorDefinition:
+    """The inbox sensor; ``documents_per_run`` > 1 is batch mode (DAGSTER_OCR_DOCUMENTS_PER_RUN);
+    ``carry_status_cache``: rewrite the assets' partition status cache for the keys it adds
+    (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py)."""
     per_run = max(1, documents_per_run)
     requests_what = (
         f"request one ingest_documents run per {per_run} new documents (batch mode: each document still "
@@ -259,6 +263,10 @@ def build_inbox_sensor(documents_per_run: int = 1) -> dg.SensorDefinition:
             keys = [partition_key(r.file_name, r.doc_id) for r in new]
             context.instance.add_dynamic_partitions(documents_partitions.name, keys)
             context.log.info(f"{len(new)} new document(s) in {store.inbox_dir}: {len(requests)} run(s)")
+        if new and carry_status_cache:  # (the retire sensor carries changes made elsewhere)
+            status_cache.carry_status_cache(
+                context.instance, status_cache.document_asset_keys(context.repository_def), fresh=keys
+            )
         elif any(s.doc_id for s in seen):
             # new files, none a new document (a duplicate, a known document under a new name): no load
             # step will record them soon, so a one-step run in the writer pool does

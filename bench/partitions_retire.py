@@ -20,6 +20,12 @@ instance from deploy/dagster.yaml (PostgreSQL storages) in a scratch database,
   (``readd_partitions``: aliased ``addDynamicPartition`` mutations, as ``dagster-ocr rerun`` sends
   them, for ``--readd`` keys, all retired) and the backfill launch of those keys.
 
+With ``--carry`` (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py) each live key is also
+materialized once, as the inbox sensor registers it, the status is built once from the history, and
+after the level's adds and after the retire ticks the bench times ``carry_status_cache``, Dagster's
+status read and the asset page on the carried cache, then the page rebuilt from the history (the
+cache wiped), and asserts both pages give the same statuses.
+
     .venv/bin/python bench/partitions_retire.py --registered 1000000 --history 200000 \\
         --live 1000,20000,100000 --retire 1000 --readd 1000 --db scale_h39 --browser \\
         --out bench/partitions_retire.json
@@ -175,6 +181,12 @@ def main() -> int:
     ap.add_argument("--db", default="scale_h39", help="scratch PostgreSQL database (recreated, dropped)")
     ap.add_argument("--browser", action="store_true", help="time the pages in headless Chromium")
     ap.add_argument("--browser-timeout", type=float, default=120, help="seconds a page may take")
+    ap.add_argument(
+        "--carry",
+        action="store_true",
+        help="carry the status cache after each key change (DAGSTER_OCR_CARRY_STATUS_CACHE) and time "
+        "the asset page on the carried cache beside Dagster's rebuild",
+    )
     ap.add_argument("--out", default="/tmp/partitions_retire.json")
     args = ap.parse_args()
 
@@ -225,6 +237,7 @@ def main() -> int:
 def run_levels(args, result: dict, data: Path, base: str | None) -> None:
     import dagster as dg
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
+    from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
     from dagster._core.test_utils import (
         InProcessTestWorkspaceLoadTarget,
         create_test_daemon_workspace_context,
@@ -236,6 +249,7 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
     from assets.backfill_cli import backfill_tags, backfill_title
     from assets.partitions import documents_partitions
     from assets.retire import retire_loaded
+    from assets.status_cache import carry_status_cache
     from dagster_ocr.ingest import DocumentStore
 
     name = documents_partitions.name
@@ -263,11 +277,40 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
             execute_dagster_graphql(wpc.create_request_context(), query, variables).data
         )
         live, cursor = 0, None
+        source = dg.AssetKey("source_documents")
+
+        def statuses():
+            res = execute_dagster_graphql(
+                wpc.create_request_context(), UI_ASSET_QUERY, {"key": {"path": ["source_documents"]}}
+            )
+            return res.data["assetNodeOrError"]["assetPartitionStatuses"]
+
+        def carried_then_rebuilt(row: dict, when: str) -> None:
+            """The sensor's carry after a key change, the asset page on the carried cache (cold), then
+            the same page rebuilt by Dagster from the event log (the cache thrown away): the same
+            statuses, side by side."""
+            row[f"carry_after_{when}_s"], carried = clock(lambda: carry_status_cache(instance, [source]))
+            row[f"carry_after_{when}"] = [vars(c) for c in carried]
+            # Dagster's status read alone (in-process), then the page (GraphQL), both on the carried cache
+            row[f"status_read_carried_after_{when}_s"], _ = clock(
+                lambda: get_and_update_asset_status_cache_value(instance, source, documents_partitions)
+            )
+            row[f"ui_asset_page_carried_after_{when}_s"], got = clock(statuses)
+            instance.wipe_asset_cached_status([source])
+            row[f"ui_asset_page_rebuilt_after_{when}_s"], want = clock(statuses)
+            assert got == want, "the carried status differs from Dagster's rebuild"
+
+        if args.carry:
+            # the first build of the status from the history (once in an instance's life), so that
+            # every key change below has a stored cache to carry
+            result["ui_asset_page_first_build_s"], _ = clock(statuses)
         for n in [int(s) for s in args.live.split(",")]:
             t = time.perf_counter()
             while live < n:
                 batch = [doc_key(i) for i in range(live, min(n, live + 10_000))]
                 instance.add_dynamic_partitions(name, batch)
+                if args.carry:  # as the inbox sensor registers them: each live key materialized once
+                    write_history(instance, batch, "source_documents")
                 live += len(batch)
             row: dict = {"live": n, "history": args.history, "registered": args.registered}
             row["add_s"] = round(time.perf_counter() - t, 2)
@@ -285,6 +328,8 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
             # cold: the first query after the key set changed rebuilds the status from every
             # materialized key of the asset (the history included); warm: the cached status
             step("UI queries")
+            if args.carry:
+                carried_then_rebuilt(row, "add")
             row["ui_asset_page_cold_s"], _ = clock(asset_page)
             row["ui_asset_page_warm_s"], _ = clock(asset_page, 2)
             for limit, label in ((None, "ui_job_partitions_all_s"), (50, "ui_job_partitions_page_50_s")):
@@ -329,6 +374,8 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
             row["retire_per_key_ms"] = round(1000 * sum(ticks[:-1]) / max(1, retired), 2)
             assert retired == len(due), (retired, len(due))
             assert len(instance.get_dynamic_partitions(name)) == n - len(due)
+            if args.carry:
+                carried_then_rebuilt(row, "retire")
             row["ui_asset_page_after_retire_cold_s"], _ = clock(
                 lambda: execute_dagster_graphql(
                     wpc.create_request_context(), UI_ASSET_QUERY, {"key": {"path": ["source_documents"]}}

@@ -53,6 +53,14 @@ class DeploymentSettings(BaseModel):
         "minutes): Dagster deletes a dynamic partition one key per statement, so a tick stays "
         "within a sensor's time limit. 500 a tick is 144,000 a day.",
     )
+    carry_status_cache: bool = Field(
+        True,
+        description="After `inbox_sensor` adds partitions or `retire_loaded_partitions` deletes "
+        "them, rewrite the document assets' partition status cache for the new key set from the "
+        "cache itself (assets/status_cache.py), so the next asset page does not rebuild it from "
+        "every materialization in the event log (5.5 s at 100,000 materialized documents, ~58 s "
+        "at a million). Off (0): Dagster rebuilds it on the first asset page after each change.",
+    )
 
     @staticmethod
     def variable(name: str) -> str:
