@@ -413,3 +413,33 @@ def test_the_start_without_torch_imports_neither_torch_nor_transformers(tmp_path
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["openvino", "False", "False"]
+
+
+@needs_model
+@pytest.mark.parametrize("runtime", ["openvino", "torch"])
+def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, runtime):
+    """``embed`` orders texts by word pieces, not characters (figures and symbols are many pieces a
+    character: ordered by characters, a third of the report chunks' positions were padding), and a
+    batch's inputs are exactly what ``encode`` gives for those texts."""
+    texts = _word_piece_texts(corpus)
+    texts += ["1,234 5,678 (9,012) 3.4% $ 5" * 3, "Commitments and contingencies " * 3]
+    emb = embeddings.Embedder(embeddings.model_dir(), dtype="float32", runtime=runtime)
+    batches: list[dict[str, np.ndarray]] = []
+    hidden = emb._hidden
+    emb._hidden = lambda batch: batches.append(batch) or hidden(batch)  # type: ignore[method-assign]
+    vectors = emb.embed(texts, batch_size=2)
+    pieces = [batch["attention_mask"].sum(1) for batch in batches]
+    flat = np.concatenate(pieces)
+    assert (np.diff(flat) >= 0).all()  # no batch pads a short text to a long one's width
+    for batch, counts in zip(batches, pieces, strict=True):
+        assert batch["input_ids"].shape[1] == -(-int(counts.max()) // 16) * 16
+    rows = [emb.encode([t])["attention_mask"].sum() for t in texts]
+    assert sorted(rows) == flat.tolist()
+    # the inputs of a batch as padded here are encode's own for the same texts
+    order = sorted(range(len(texts)), key=lambda i: rows[i])
+    for start, batch in zip(range(0, len(texts), 2), batches, strict=True):
+        want = emb.encode([texts[i] for i in order[start : start + 2]])
+        for key in want:
+            np.testing.assert_array_equal(batch[key], want[key], err_msg=key)
+    one_by_one = np.vstack([hidden_pool for hidden_pool in (emb.embed([t]) for t in texts)])
+    assert float(np.sum(vectors * one_by_one, axis=1).min()) > 0.9999
