@@ -54,6 +54,7 @@ from partitions_scale import (  # noqa: E402
     UI_ASSET_QUERY,
     UI_JOB_PARTITIONS,
     clock,
+    code_location_origin,
     doc_key,
     scratch_instance,
     table_mb,
@@ -236,13 +237,11 @@ def main() -> int:
 
 def run_levels(args, result: dict, data: Path, base: str | None) -> None:
     import dagster as dg
-    from dagster._core.remote_origin import InProcessCodeLocationOrigin
     from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
     from dagster._core.test_utils import (
         InProcessTestWorkspaceLoadTarget,
         create_test_daemon_workspace_context,
     )
-    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
     from dagster_graphql.test.utils import execute_dagster_graphql
 
     import assets.backfill_cli as backfill_cli
@@ -260,15 +259,7 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
     w = write_history(instance, history, "source_documents")
     result["history_write_s"] = round(w, 1)
     print(f"history: {args.history:,} materializations in {w:.1f} s", flush=True)
-    origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(
-            executable_path=sys.executable,
-            module_name="assets.definitions",
-            attribute="defs",
-            working_directory=str(REPO),
-        ),
-        location_name="dagster_ocr",
-    )
+    origin = code_location_origin()
     with create_test_daemon_workspace_context(InProcessTestWorkspaceLoadTarget(origin), instance) as wpc:
         location = wpc.create_request_context().get_code_location("dagster_ocr")
         repo = next(iter(location.get_repositories().values()))

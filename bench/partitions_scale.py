@@ -187,6 +187,22 @@ mutation Launch($params: LaunchBackfillParams!) {
 """
 
 
+def code_location_origin() -> Any:
+    """This repo's definitions as an in-process code location named "dagster_ocr" (the daemon's view)."""
+    from dagster._core.remote_origin import InProcessCodeLocationOrigin
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+    return InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(
+            executable_path=sys.executable,
+            module_name="assets.definitions",
+            attribute="defs",
+            working_directory=str(REPO),
+        ),
+        location_name="dagster_ocr",
+    )
+
+
 def scratch_instance(db: str, prefix: str) -> tuple[Any, Path, Path, dict[str, str]]:
     """A fresh PostgreSQL database ``db`` (dropped first) and a temporary Dagster home and data folder
     for it: (admin connection, root folder, data folder, the environment a process needs to use them)."""
@@ -260,14 +276,12 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
     import dagster as dg
     import dagster._core.execution.job_backfill as job_backfill
     import dagster._daemon.sensor as sensor_daemon
-    from dagster._core.remote_origin import InProcessCodeLocationOrigin
     from dagster._core.remote_representation.code_location import InProcessCodeLocation
     from dagster._core.test_utils import (
         InProcessTestWorkspaceLoadTarget,
         create_test_daemon_workspace_context,
         freeze_time,
     )
-    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
     from dagster_graphql.test.utils import execute_dagster_graphql
 
     import assets.backfill_cli as backfill_cli
@@ -327,15 +341,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
     instance = dg.DagsterInstance.get()
     report_event = timed("daemon.asset_events", instance.report_runless_asset_event)
     instance.report_runless_asset_event = report_event  # type: ignore[method-assign]
-    origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(
-            executable_path=sys.executable,
-            module_name="assets.definitions",
-            attribute="defs",
-            working_directory=str(REPO),
-        ),
-        location_name="dagster_ocr",
-    )
+    origin = code_location_origin()
     with create_test_daemon_workspace_context(InProcessTestWorkspaceLoadTarget(origin), instance) as wpc:
         ctx = wpc.create_request_context()
         location = ctx.get_code_location("dagster_ocr")
