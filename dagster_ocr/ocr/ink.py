@@ -540,6 +540,13 @@ def _ink_in_colour(image: np.ndarray) -> bool:
     return bool(ink.size and paper.size and np.median(ink) > np.median(paper))
 
 
+def _channels_equal(image: np.ndarray) -> bool:
+    """Whether the RGB ``image`` is grey to the pixel (a few ms, where ``chroma``'s median costs tens)."""
+    return image.ndim != 3 or (
+        np.array_equal(image[..., 0], image[..., 1]) and np.array_equal(image[..., 1], image[..., 2])
+    )
+
+
 def grey_if_uncoloured(image: np.ndarray, max_chroma: int) -> np.ndarray:
     """``image`` as its luma in all three channels where its ``chroma`` is 1 to ``max_chroma`` and
     its ink is no more coloured than its paper (grey print scanned in colour), else ``image``.
@@ -553,6 +560,8 @@ def grey_if_uncoloured(image: np.ndarray, max_chroma: int) -> np.ndarray:
     """
     import cv2
 
-    if max_chroma <= 0 or not 0 < chroma(image) <= max_chroma or _ink_in_colour(image):
+    if max_chroma <= 0 or _channels_equal(image):  # a grey page (chroma 0): nothing to measure or convert
+        return image
+    if not 0 < chroma(image) <= max_chroma or _ink_in_colour(image):
         return image
     return cv2.cvtColor(cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
