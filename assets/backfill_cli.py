@@ -27,6 +27,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from typing import Any
 
 from assets.partitions import tag_value
 
@@ -172,23 +173,29 @@ def readd_partitions(url: str, location: str, repository: str, partition_keys: S
     return added
 
 
-def launch_backfill(url: str, job: str, partition_keys: Sequence[str], file_names: Sequence[str]) -> str:
-    """Launch a job backfill of ``partition_keys`` through the webserver, re-adding the partitions
-    retired since their load first (a backfill of a key the instance lacks is refused); its id."""
-    location, repository = find_repository(url, job)
-    readd_partitions(url, location, repository, partition_keys)
-    tags = backfill_tags(file_names)
-    params = {
+def backfill_params(
+    job: str, location: str, repository: str, partition_keys: Sequence[str], file_names: Sequence[str]
+) -> dict[str, Any]:
+    """The ``launchPartitionBackfill`` parameters of a named job backfill of ``partition_keys``."""
+    return {
         "selector": {
             "partitionSetName": f"{job}_partition_set",
             "repositorySelector": {"repositoryLocationName": location, "repositoryName": repository},
         },
         "partitionNames": list(partition_keys),
         "fromFailure": False,
-        "tags": [{"key": k, "value": v} for k, v in tags.items()],
+        "tags": [{"key": k, "value": v} for k, v in backfill_tags(file_names).items()],
         "title": backfill_title(job, file_names),
         "description": f"{job} of {len(file_names)} document(s): " + ", ".join(file_names)[:2000],
     }
+
+
+def launch_backfill(url: str, job: str, partition_keys: Sequence[str], file_names: Sequence[str]) -> str:
+    """Launch a job backfill of ``partition_keys`` through the webserver, re-adding the partitions
+    retired since their load first (a backfill of a key the instance lacks is refused); its id."""
+    location, repository = find_repository(url, job)
+    readd_partitions(url, location, repository, partition_keys)
+    params = backfill_params(job, location, repository, partition_keys, file_names)
     result = _graphql(url, _LAUNCH, {"params": params})["launchPartitionBackfill"]
     if result["__typename"] != "LaunchBackfillSuccess":
         raise BackfillError(f"{result['__typename']}: {result.get('message', '')}")

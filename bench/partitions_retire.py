@@ -245,7 +245,7 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
     from dagster_graphql.test.utils import execute_dagster_graphql
 
     import assets.backfill_cli as backfill_cli
-    from assets.backfill_cli import backfill_tags, backfill_title
+    from assets.backfill_cli import backfill_params
     from assets.partitions import documents_partitions
     from assets.retire import retire_loaded
     from assets.status_cache import carry_status_cache
@@ -385,13 +385,7 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
             )
             assert added == []
             names = [k + ".pdf" for k in readd]
-            params = {
-                "selector": {"partitionSetName": f"{JOB}_partition_set", "repositorySelector": selector},
-                "partitionNames": readd,
-                "fromFailure": False,
-                "tags": [{"key": k, "value": v} for k, v in backfill_tags(names).items()],
-                "title": backfill_title(JOB, names),
-            }
+            params = backfill_params(JOB, "dagster_ocr", repo.name, readd, names)
             row["backfill_launch_s"], res = clock(
                 lambda: execute_dagster_graphql(wpc.create_request_context(), LAUNCH, {"params": params})
             )

@@ -286,7 +286,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
 
     import assets.backfill_cli as backfill_cli
     import assets.sensors as product_sensors
-    from assets.backfill_cli import backfill_tags, backfill_title
+    from assets.backfill_cli import backfill_params
     from assets.partitions import documents_partitions
     from resources import DocumentStoreResource
 
@@ -483,14 +483,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             step = max(1, len(keys) // args.backfill)
             chosen = keys[::step][: args.backfill]
             names = [k + ".pdf" for k in chosen]
-            params = {
-                "selector": {"partitionSetName": f"{JOB}_partition_set", "repositorySelector": repo_selector},
-                "partitionNames": chosen,
-                "fromFailure": False,
-                "tags": [{"key": k, "value": v} for k, v in backfill_tags(names).items()],
-                "title": backfill_title(JOB, names),
-                "description": f"{JOB} of {len(names)} document(s): " + ", ".join(names)[:2000],
-            }
+            params = backfill_params(JOB, "dagster_ocr", repo.name, chosen, names)
             ctx = wpc.create_request_context()
             if batched:
                 # dagster-ocr backfill --per-run N: ceil(backfill/N) launchRun mutations, each run
