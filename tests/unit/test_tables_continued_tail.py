@@ -3,7 +3,9 @@ column, a column read as two, a totals page whose label spans columns. It stays 
 header once; a new table of other columns and another header at the top of the next page stays apart.
 
 Documents from tests/support/table_pages.py (``TAIL_MULTI``), seeded; the rules' pass rate over many
-seeds is bench/tables_synthetic.py's ``--classes continued_tail,new_table_tail``.
+seeds is bench/tables_synthetic.py's ``--classes continued_tail,new_table_tail``. The same tables on
+pages that do not line up (``UNSEEN``: ``shifted_tail``, seventh session: mirrored margins set odd
+pages further right, or each page's columns fitted to its own rows) are ``--classes shifted_tail``.
 """
 
 from __future__ import annotations
@@ -99,3 +101,26 @@ def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
     # alike, so a continuation of another layout must repeat the header to be joined
     words = _part([50, 150, 300], [["Abelian group, 12", "Basis, 40"], ["Atlas, 7", "Bundle, 52"]])
     assert _opens_with_labels(words, _part([50, 160, 300], [["Cover, 61", "Curve, 9"]]))
+
+
+@pytest.mark.parametrize(
+    ("seed", "tags"),
+    [
+        (5, ["header", "no_repeat", "totals", "mirror"]),  # the header's page set left, the next right
+        (27, ["header", "repeat", "wide", "mirror"]),  # a wider last column on a page set right
+        (7, ["ruled", "repeat", "totals", "refit"]),  # a totals page whose columns are narrower
+        (79, ["none", "repeat", "totals", "mirror"]),  # a totals page set left, under its header
+    ],
+)
+def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
+    case, tables = _tables(seed, "shifted_tail")
+    assert case.tags == tags  # the generator still draws the variant this seed stands for
+    (truth,) = case.tables
+    assert [t.pages for t in tables] == [truth.pages]
+    (table,) = tables
+    assert table.merge_kind == "rows" and table.n_cols == len(truth.merged[0])
+    got, want = _cells(table.grid()), _cells(truth.merged)
+    tp = sum((got & want).values())
+    assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
+    header = _cells(truth.merged[:1])
+    assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
