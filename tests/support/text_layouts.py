@@ -316,10 +316,7 @@ def make_single_page(seed: int) -> LayoutCase:
         room = int((bottom - y) / pitch) + 1
         if room < 2:
             break
-        lines = lines[:room]
-        if len(lines) < len(_wrap(para, right - left, pen.regular, size)):
-            # the page ends mid-paragraph: what is printed is what a reader reads
-            pass
+        lines = lines[:room]  # the page may end mid-paragraph: what is printed is what a reader reads
         for ln in lines:
             pen.line(left, y, ln, size)
             y += pitch
