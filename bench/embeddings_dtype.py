@@ -37,7 +37,9 @@ def chunk_texts(pdfs: list[Path], workdir: Path) -> list[str]:
     wh.ensure_schema()
     for pdf in pdfs:
         stages.run_core(store.register(pdf)[0], wh, settings)
-    chunks = wh.query("SELECT chunk_id, section_title, text FROM kb_chunks ORDER BY doc_id, chunk_id")
+    chunks = wh.query(
+        "SELECT chunk_id, source_kind, section_title, context, text FROM kb_chunks ORDER BY doc_id, chunk_id"
+    )
     return [embed_input(chunks, i) for i in range(len(chunks))]
 
 

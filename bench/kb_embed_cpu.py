@@ -31,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     con = duckdb.connect(args.warehouse, read_only=True)
     sql = "FROM kb_chunks JOIN documents USING (doc_id) WHERE file_name LIKE ?"
-    chunks = con.execute(f"SELECT section_title, context, text {sql}", [args.like]).df()
+    chunks = con.execute(f"SELECT source_kind, section_title, context, text {sql}", [args.like]).df()
     pages_sql = "SELECT sum(n_pages) FROM documents WHERE file_name LIKE ?"
     pages = con.execute(pages_sql, [args.like]).fetchone()[0]
     texts = [embed_input(chunks, i) for i in range(len(chunks))]

@@ -1,0 +1,69 @@
+"""What the embedding model reads for a table chunk (kb_vectors.table_words): labels, not figures."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dagster_ocr.blocks import markdown_row
+from dagster_ocr.kb_vectors import embed_input, table_words
+
+STATEMENT = "\n".join(
+    [
+        "CONSOLIDATED STATEMENTS OF CASH FLOWS (In millions)",
+        "|  | Years ended September 28, 2024 | Years ended September 30, 2023 |",
+        "|---|---|---|",
+        "| Repurchases of common stock | (94,949) | (77,550) |",
+        "| Proceeds from issuance of term debt, net | — | 5,228 |",
+        "| Cash used in financing activities | $ (121,983) | 12.5 % |",
+    ]
+)
+
+
+def test_a_statement_keeps_its_title_header_and_row_labels_without_figures_or_pipes():
+    assert table_words(STATEMENT).split("\n") == [
+        "CONSOLIDATED STATEMENTS OF CASH FLOWS (In millions)",
+        "Years ended September 28, 2024 Years ended September 30, 2023",
+        "Repurchases of common stock",
+        "Proceeds from issuance of term debt, net",
+        "Cash used in financing activities",
+    ]
+
+
+def test_a_row_label_that_is_a_number_and_words_in_cells_are_kept():
+    text = "\n".join(
+        [
+            "| Year | Region | Households |",
+            "|---|---|---|",
+            "| 2009 | Midwest | 1,204 |",
+            "| 2010 | South | 1,311 |",
+        ]
+    )
+    # the header's words and a year as a row's label are what a question names; the counts go
+    assert table_words(text).split("\n") == ["Year Region Households", "2009 Midwest", "2010 South"]
+
+
+def test_a_year_in_the_header_row_is_kept():
+    text = "| Item | 2024 | 2023 |\n|---|---|---|\n| Revenue | 10 | 9 |"
+    assert table_words(text).split("\n") == ["Item 2024 2023", "Revenue"]
+
+
+def test_a_pipe_inside_a_cell_is_no_cell_boundary():
+    text = "\n".join([markdown_row(["Name", "Note"]), "|---|---|", markdown_row(["A | B", "x"])])
+    assert table_words(text).split("\n") == ["Name Note", "A | B x"]
+
+
+def test_only_table_chunks_are_read_as_words():
+    chunks = pd.DataFrame(
+        {
+            "source_kind": ["table", "paragraph"],
+            "section_title": ["Cash flows", "Cash flows"],
+            "context": ["Apple Inc. 10-K › Cash flows", ""],
+            "text": [STATEMENT, "| a | 1 |"],
+        }
+    )
+    assert embed_input(chunks, 0).split("\n")[:3] == [
+        "Apple Inc. 10-K › Cash flows",
+        "CONSOLIDATED STATEMENTS OF CASH FLOWS (In millions)",
+        "Years ended September 28, 2024 Years ended September 30, 2023",
+    ]
+    assert embed_input(chunks, 1) == "Cash flows\n| a | 1 |"  # a paragraph is read as printed
