@@ -321,9 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument(
         "--mode",
         choices=("bm25", "vector", "hybrid"),
-        default="bm25",
-        help="bm25: words; vector: meaning (all-MiniLM-L6-v2 embeddings); hybrid: both, rank-fused. "
-        "vector and hybrid fall back to bm25 when no embeddings are available",
+        default="hybrid",
+        help="hybrid (default): words and meaning, their normalised scores combined; bm25: words; "
+        "vector: meaning (all-MiniLM-L6-v2 embeddings). vector and hybrid fall back to bm25 when no "
+        "embeddings are available",
     )
     search.add_argument("--document", help="only documents whose file name contains this")
     search.add_argument("--type", help="only documents of this type (10-K, 10-Q, contract, tender, ...)")

@@ -15,6 +15,7 @@ import pymupdf
 import pytest
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "kb_questions.json"
+PARAPHRASED = QUESTIONS.with_name("kb_questions_paraphrased.json")
 FIELDS = {"id", "question", "file", "source", "gold_pages", "expected", "kind", "split"}
 
 
@@ -72,3 +73,19 @@ def test_expected_is_printed_on_every_gold_page(corpus: Path) -> None:
             if p >= len(pages) or _squash(q["expected"]) not in pages[p]:
                 missing.append(f"{q['id']} p.{p}: {q['expected']!r}")
     assert not missing, missing
+
+
+def test_paraphrased_questions_ask_for_an_original_answer_in_other_words() -> None:
+    """bench/kb_questions_paraphrased.json reuses each original's gold pages and expected string
+    (so they are as true as those, checked above) and only asks it differently."""
+    originals = {q["id"]: q for q in _questions()}
+    paraphrased = json.loads(PARAPHRASED.read_text(encoding="utf-8"))["questions"]
+    assert len(paraphrased) >= 20
+    assert len({q["id"] for q in paraphrased}) == len(paraphrased)
+    for q in paraphrased:
+        original = originals[q["paraphrases"]]
+        assert set(q) == FIELDS | {"paraphrases"}, q["id"]
+        for key in ("file", "source", "gold_pages", "expected", "kind", "split"):
+            assert q[key] == original[key], (q["id"], key)
+        words = set(re.findall(r"\w+", q["question"].lower()))
+        assert words != set(re.findall(r"\w+", original["question"].lower())), q["id"]

@@ -83,11 +83,15 @@ def test_vector_and_hybrid_search_find_by_meaning(warehouse):
     hits = search(warehouse, query, mode="vector", limit=2)
     assert hits[0].chunk_id == "c1" and hits[0].citation == "good.pdf, p. 2" and hits[0].mode == "vector"
     assert 0.0 < hits[0].score <= 1.0
-    # hybrid: fused ranks; a chunk high in both rankings wins
+    # hybrid: normalised scores combined; the best of both rankings scores 1 (0.4 + 0.6)
     hits = search(warehouse, "when is the invoice payment due", mode="hybrid", limit=4)
     assert hits[0].chunk_id == "c0" and hits[0].mode == "hybrid"
-    assert hits[0].score == pytest.approx(2 / 61, abs=1e-4)  # rank 1 in both rankings, k = 60
-    assert format_hits(hits).startswith("1. [0.033]")
+    assert hits[0].score == pytest.approx(1.0)
+    assert format_hits(hits).startswith("1. [1.000]")
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # hybrid is the default, and the question worded unlike its chunk is still found by meaning
+    default = search(warehouse, query, limit=2)
+    assert default[0].mode == "hybrid" and "c1" in {h.chunk_id for h in default}
     # quarantined documents stay out, and doc_ids narrows
     assert all(
         h.doc_id == "good" for h in search(warehouse, "customer data retention", mode="vector", limit=10)
