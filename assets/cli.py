@@ -15,20 +15,24 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
+from dagster_ocr.gc_tuning import rarer_full_collections
 
-from assets.inbox_run import (  # run_inbox: what benches and tests import from here too
-    QUIET_RUN_CONFIG,
-    RunArgumentError,
-    RunFailed,
-    RunStopped,
-    default_data_dir,
-    run_inbox,
-)
-from assets.stopping import GracefulStop, exit_now
-from dagster_ocr.ingest import DocumentStore
-from dagster_ocr.lake import LakeError, is_lake_spec, open_warehouse
-from dagster_ocr.warehouse import Warehouse
+# pandas and Dagster: what they build lives as long as the process (see dagster_ocr.gc_tuning)
+with rarer_full_collections():
+    import pandas as pd
+
+    from assets.inbox_run import (  # run_inbox: what benches and tests import from here too
+        QUIET_RUN_CONFIG,
+        RunArgumentError,
+        RunFailed,
+        RunStopped,
+        default_data_dir,
+        run_inbox,
+    )
+    from assets.stopping import GracefulStop, exit_now
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.lake import LakeError, is_lake_spec, open_warehouse
+    from dagster_ocr.warehouse import Warehouse
 
 
 def _warehouse(args: argparse.Namespace, read_only: bool = False) -> Warehouse:
@@ -48,7 +52,8 @@ def _print_frame(frame: pd.DataFrame) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    with GracefulStop() as stop:
+    # the run's own imports (the definitions, GX) and its documents: see dagster_ocr.gc_tuning
+    with GracefulStop() as stop, rarer_full_collections():
         try:
             summary = run_inbox(
                 Path(args.inbox),

@@ -19,6 +19,7 @@ import pandas as pd
 
 from assets.stopping import GracefulStop, ResumeLedger, names, nothing, run_on_thread
 from dagster_ocr import progress
+from dagster_ocr.gc_tuning import rarer_full_collections
 from dagster_ocr.ingest import DocumentStore, register_inbox
 from dagster_ocr.lake import LakeError, is_lake_spec, open_warehouse
 
@@ -185,6 +186,7 @@ def run_inbox(
         stop.on_hard_exit = report.print_hard
     bar = tqdm(todo, unit="doc", disable=not show_progress, file=sys.stderr)
     with (
+        rarer_full_collections(),
         progress.listen(_PagePostfix(bar)),
         progress.listen(stop.listener) if stop else nothing(),
         progress.stoppable(stop.check) if stop else nothing(),
