@@ -104,3 +104,30 @@ def test_body_text_taken_for_running_headers_warns():
     furniture = results["furniture_char_share"]
     assert not furniture.success and furniture.severity == "WARN"
     assert furniture.observed_value.startswith("1.0000 (")
+
+
+def test_compact_and_char_counts_agree_with_the_per_character_rules_code_point_by_code_point():
+    """compact() (a translate table filled as code points appear) and _chars() (str.split) keep
+    exactly what the per-character definitions keep, code point by code point (the whole BMP, a
+    sample beyond: tags, private use, unassigned), alone and in text."""
+    import random
+    import unicodedata
+
+    from dagster_ocr.conservation import _DROPPED, _chars, compact
+
+    def by_rule(text: str) -> str:
+        invisible = ("Cc", "Cf", "Co", "Cs")
+        kept = (c for c in text if not c.isspace() and c not in _DROPPED)
+        return "".join(c for c in kept if unicodedata.category(c) not in invisible)
+
+    for code in (*range(0x10000), *range(0x10000, 0x110000, 61), 0xE0001, 0xF0000, 0x10FFFD):
+        c = chr(code)
+        assert compact(c) == by_rule(c), hex(code)
+        assert _chars(c) == (0 if c.isspace() else 1), hex(code)
+    rng = random.Random(7)
+    specials = (0xAD, 0x2010, 0x2028, 0x200B, 0xFEFF, 0xE000, 0xD800, 0x3000, 0x85)
+    pool = [chr(c) for c in (*range(0x250), *specials)]
+    for _ in range(5000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 30)))
+        assert compact(text) == by_rule(text)
+        assert _chars(text) == sum(1 for c in text if not c.isspace())
