@@ -150,21 +150,32 @@ def prepare_frames(frames: DocumentFrames, settings: QualitySettings) -> dict[st
         ).astype({"text_len": "int64", "flagged": "float64", "garbled_share": "float64", "bbox_inside": bool})
 
     rows = []
+    # the cells' columns once, each table's cells by position: a boolean mask over every cell of the
+    # document per table cost ~1.5 ms a table (0.2 s for a 10-K report's 90 tables)
+    by_table: dict[Any, Any] = {}
+    if len(tables) and len(cells):
+        by_table = cells.groupby("table_id", sort=False).indices
+        row_idx, col_idx = cells["row_idx"].to_numpy(), cells["col_idx"].to_numpy()
+        cell_has_text = (_non_empty_chars(cells["text"]) > 0).to_numpy()
+        # a cell at the place of an earlier cell of its table (as duplicated() over the table's cells)
+        cell_doubled = cells.duplicated(["table_id", "row_idx", "col_idx"]).to_numpy()
     for t in tables.itertuples() if len(tables) else []:
-        tc = cells[cells["table_id"] == t.table_id] if len(cells) else cells
         n_rows, n_cols = int(t.n_rows or 0), int(t.n_cols or 0)
-        off_grid = int(
-            ((tc.row_idx < 0) | (tc.row_idx >= n_rows) | (tc.col_idx < 0) | (tc.col_idx >= n_cols)).sum()
-        )
-        doubled = int(tc.duplicated(["row_idx", "col_idx"]).sum()) if len(tc) else 0
-        has_text = _non_empty_chars(tc["text"]) > 0 if len(tc) else pd.Series([], dtype=bool)
         header_rows = int(t.header_rows or 0)
-        header_text = int((has_text & (tc.row_idx < header_rows)).sum()) if len(tc) else 0
+        at = by_table.get(t.table_id)
+        off_grid = doubled = header_text = text_cells = 0
+        if at is not None:
+            r, c = row_idx[at], col_idx[at]
+            off_grid = int(((r < 0) | (r >= n_rows) | (c < 0) | (c >= n_cols)).sum())
+            doubled = int(cell_doubled[at].sum())
+            has_text = cell_has_text[at]
+            header_text = int((has_text & (r < header_rows)).sum())
+            text_cells = int(has_text.sum())
         rows.append(
             {
                 "table_id": str(t.table_id),
                 "grid_violations": off_grid + doubled,
-                "text_cells": int(has_text.sum()) if n_rows * n_cols > 0 else 0,
+                "text_cells": text_cells if n_rows * n_cols > 0 else 0,
                 "header_ok": header_rows == 0 or header_text > 0,
             }
         )

@@ -13,6 +13,7 @@ from dagster_ocr.quality import (
     by_suite,
     describe_failures,
     evaluate_document,
+    prepare_frames,
 )
 
 #: every expectation, in the order results list them (the names analysts read in quality_results)
@@ -153,6 +154,10 @@ def _off_grid(f):
     f.cells.loc[3, "row_idx"] = 5
 
 
+def _doubled_cell(f):
+    f.cells.loc[3, ["row_idx", "col_idx"]] = [1, 0]
+
+
 def _empty_table(f):
     f.cells["text"] = ["", " ", "", None]
 
@@ -220,6 +225,7 @@ def _no_text(f):
         (_font_without_mapping, "garbled_char_share", True),
         (_box_outside, "paragraph_bbox_inside_page", False),
         (_off_grid, "tables_rectangular", True),
+        (_doubled_cell, "tables_rectangular", True),
         (_empty_table, "tables_non_empty", True),
         (_blank_header, "table_headers_present", False),
         (_low_ocr, "ocr_mean_confidence", True),
@@ -390,3 +396,33 @@ def test_nothing_to_measure_has_no_number():
         if r.expectation == "ocr_mean_confidence"
     )
     assert result.observed_number is None and result.threshold_number == 0.7
+
+
+def test_each_tables_cells_are_judged_on_their_own():
+    """Cells of several tables, interleaved: a place taken in another table is no double, a
+    header row is its own table's, a table without cells has no text cells."""
+    frames = _frames()
+    frames.tables = pd.DataFrame(
+        {
+            "table_id": ["t0", "t1", "t2", "t3"],
+            "n_rows": [2, 2, 1, 1],
+            "n_cols": [2, 1, 1, 1],
+            "header_rows": [1, 1, 0, 1],
+        }
+    )
+    frames.cells = pd.DataFrame(
+        {
+            "table_id": ["t0", "t1", "t0", "t1", "t0", "t0", "t1", "t2"],
+            "row_idx": [0, 0, 0, 1, 1, 1, 1, 0],
+            "col_idx": [0, 0, 1, 0, 0, 1, 0, 3],
+            "text": ["Item", "", "Amount", "x", "Fee", "1,200", "y", "z"],
+        }
+    )
+    tables = prepare_frames(frames, QualitySettings())["tables"]
+    assert tables.to_dict("records") == [
+        {"table_id": "t0", "grid_violations": 0, "text_cells": 4, "header_ok": True},
+        # its second cell at (1, 0) is a double; its header row has no text
+        {"table_id": "t1", "grid_violations": 1, "text_cells": 2, "header_ok": False},
+        {"table_id": "t2", "grid_violations": 1, "text_cells": 1, "header_ok": True},  # col 3 of 1
+        {"table_id": "t3", "grid_violations": 0, "text_cells": 0, "header_ok": False},
+    ]
