@@ -10,12 +10,16 @@ settings as they are when it is read (what that version's stages used).
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
 # Dagster's own class behind FilesystemIOManager (not exported): subclassed, not copied, so its
 # paths stay those of every earlier run, partition keys escaped as Dagster escapes them
+from dagster._core.log_manager import has_log_record_event
 from dagster._core.storage.fs_io_manager import PickledObjectFilesystemIOManager
 
 from dagster_ocr.settings import SettingsSnapshot
@@ -26,10 +30,46 @@ if TYPE_CHECKING:
     from upath import UPath
 
 
+class _NoDebugLines(logging.Filter):
+    """Drops a log manager's DEBUG lines; its Dagster events (some logged at DEBUG) pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG or has_log_record_event(record)
+
+
+_NO_DEBUG_LINES = _NoDebugLines()
+
+
+@contextlib.contextmanager
+def _no_debug_lines(context: dg.InputContext | dg.OutputContext) -> Iterator[None]:
+    """The step's log without its DEBUG lines for the block (INFO and up, and events, as ever).
+
+    Dagster's file IO manager logs three DEBUG lines a stage output ("Loading 1 partitions...",
+    "Loading partition K from P", "Writing file at: P"): 22 of a document's ~135 events, each
+    stored in the run's event log (a SQLite instance opens a connection per event: ~2-7 CPU ms
+    each). What they say is in the run already: the output's path is its HANDLED_OUTPUT event's
+    metadata, and an input is the output of its asset's partition.
+    """
+    log = context.log
+    log.addFilter(_NO_DEBUG_LINES)
+    try:
+        yield
+    finally:
+        log.removeFilter(_NO_DEBUG_LINES)
+
+
 class _VersionedPickles(PickledObjectFilesystemIOManager):
     def __init__(self, base_dir: str, settings: SettingsResource | None) -> None:
         super().__init__(base_dir=base_dir)
         self.settings = settings
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        with _no_debug_lines(context):
+            return super().load_input(context)
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        with _no_debug_lines(context):
+            super().handle_output(context, obj)
 
     def _settings_now(self) -> SettingsSnapshot:
         assert self.settings is not None

@@ -127,3 +127,35 @@ def test_a_snapshot_is_the_settings_json_and_its_hash():
     assert snap.json == settings.model_dump_json() and len(snap.hash) == 16
     assert snap.settings() == settings and SettingsSnapshot.of(snap.settings()) == snap
     assert SettingsSnapshot.of(Settings()).hash != snap.hash
+
+
+def test_the_io_manager_logs_no_debug_lines_but_its_events_and_the_assets_lines_stay(tmp_path):
+    """Dagster's file IO manager's three DEBUG lines an output (each an event the run stores) are
+    left out; the LOADED_INPUT and HANDLED_OUTPUT events (the path in its metadata) are not, nor
+    what the assets themselves log, DEBUG included."""
+    parts = dg.StaticPartitionsDefinition(["d1"])
+
+    @dg.asset(partitions_def=parts)
+    def upstream(context) -> list[int]:
+        context.log.debug("upstream's own debug line")
+        return [1, 2]
+
+    @dg.asset(partitions_def=parts)
+    def downstream(context, upstream: list[int]) -> int:
+        context.log.info("downstream's own info line")
+        return sum(upstream)
+
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [upstream, downstream],
+        partition_key="d1",
+        instance=instance,
+        resources={"io_manager": StageOutputsIOManager(base_dir=str(tmp_path))},
+    )
+    assert result.success and result.output_for_node("downstream") == 3
+    records = instance.all_logs(result.run_id)
+    lines = [r.user_message for r in records if r.dagster_event is None]
+    assert "upstream's own debug line" in lines and "downstream's own info line" in lines
+    assert not [m for m in lines if m.startswith(("Loading", "Writing file at"))], lines
+    kinds = [r.dagster_event.event_type_value for r in records if r.dagster_event is not None]
+    assert kinds.count("HANDLED_OUTPUT") == 2 and kinds.count("LOADED_INPUT") == 1
