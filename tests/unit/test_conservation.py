@@ -131,3 +131,27 @@ def test_compact_and_char_counts_agree_with_the_per_character_rules_code_point_b
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 30)))
         assert compact(text) == by_rule(text)
         assert _chars(text) == sum(1 for c in text if not c.isspace())
+
+
+def test_lines_over_cells_are_found_in_arrays_as_box_by_box():
+    """TextAccountant._in_tables (a page's lines against its cells in arrays) says what
+    _in_table says of each line: touching edges and zero-width boxes included, NaN boxes too."""
+    import random
+
+    from dagster_ocr.conservation import TextAccountant
+
+    rng = random.Random(3)
+    accountant = TextAccountant.__new__(TextAccountant)
+
+    def box() -> tuple[float, float, float, float]:
+        x0, y0 = float(rng.randint(0, 60)), rng.uniform(0, 80)
+        return (x0, y0, x0 + rng.choice([0.0, 5.0, rng.uniform(0, 10)]), y0 + rng.uniform(0, 5))
+
+    for _ in range(200):
+        accountant._cell_boxes = {0: [box() for _ in range(rng.randint(1, 40))]}
+        boxes = [box() for _ in range(rng.randint(0, 40))] + accountant._cell_boxes[0][:2]
+        assert accountant._in_tables(0, boxes) == [accountant._in_table(0, b) for b in boxes]
+    accountant._cell_boxes = {0: [(0.0, 0.0, float("nan"), 10.0), (20.0, 0.0, 30.0, 10.0)]}
+    boxes = [(5.0, 1.0, 25.0, 2.0), (float("nan"), 1.0, 5.0, 2.0)]
+    assert accountant._in_tables(0, boxes) == [accountant._in_table(0, b) for b in boxes]
+    assert accountant._in_tables(1, boxes) == [False, False]  # a page without cells
