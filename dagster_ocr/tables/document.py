@@ -21,7 +21,13 @@ from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
 from dagster_ocr.tables.prose import _boxed_text, _running_text
-from dagster_ocr.tables.rows import _build_rows, _continues, _header_repeat, _mapped_continuation
+from dagster_ocr.tables.rows import (
+    _build_rows,
+    _continues,
+    _header_repeat,
+    _mapped_continuation,
+    _without_running_head,
+)
 from dagster_ocr.tables.scanned import OcrTablePage, has_an_empty_column, ocr_page_as_pdf
 from dagster_ocr.tables.settings import _CAPTION_RE, Finder, TableSettings
 from dagster_ocr.tables.sideways import (
@@ -227,12 +233,16 @@ def _join(
         return False
     if g.kind == "columns":
         return False
+    whole = part
+    part = _without_running_head(g.parts[0], part, pages[part.page_index], s)
     if not _continues(prev, part, pages, lines, regions, s):
         mapped = _mapped_continuation(g.parts[0], prev, part, pages, lines, regions, s)
         if mapped is None:
             return False
-        # the part in the table's columns from here on: the next page is compared with it
-        per_page[part.page_index][0] = part = mapped
+        part = mapped
+    if part is not whole:  # the part as joined from here on: the next page is compared with it
+        per_page[part.page_index][0] = part
+        regions[part.page_index][0] = part.bbox
     g.parts.append(part)
     g.drop.append(_header_repeat(g.parts[0], part, s))
     g.kind = "rows"

@@ -307,6 +307,43 @@ def _mapped_continuation(
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
 
 
+def _row_span_y(boxes: list[BBox | None]) -> tuple[float, float] | None:
+    ys = [(b[1], b[3]) for b in boxes if b is not None]
+    return (min(y for y, _ in ys), max(y for _, y in ys)) if ys else None
+
+
+def _without_running_head(first: _Part, b: _Part, page: Page, s: TableSettings) -> _Part:
+    """``b`` (first on its page, a candidate continuation) less its leading rows that are the page's
+    running head: rows wholly inside the top furniture band (``margin_fraction``), set apart from
+    the table's first row below the band by more than the table's row pitch, that do not repeat the
+    header of ``first``. A text finder takes in a running head that lines up with the columns (on a
+    mirrored page its two ends fall over the first and last columns); it then sits above the
+    repeated header, which is no longer the part's first row and stays in. The same furniture
+    between two parts is ignored by ``_gap_ok``; here it is left to the page's text."""
+    band = page.height * s.margin_fraction
+    spans = [_row_span_y(rb) for rb in b.row_bboxes[: len(b.rows)]]
+    if len(spans) != len(b.rows) or any(y is None for y in spans):
+        return b
+    ys = [y for y in spans if y is not None]
+    k = 0
+    while k < len(ys) - 1 and ys[k][1] <= band:
+        k += 1
+    if k == 0 or ys[k][0] <= band or len(ys) - k < 2:
+        return b
+    pitch = sorted(y1[0] - y0[0] for y0, y1 in itertools.pairwise(ys[k:]))
+    if ys[k][0] - ys[k - 1][1] <= pitch[len(pitch) // 2]:
+        return b  # close over the rows below: a row of the table
+    head = [[_norm(c) for c in r] for r in first.rows[: max(first.header_rows, 1)]]
+    for row in b.rows[:k]:
+        cells = [_norm(c) for c in row]
+        if any(c and i < len(h) and h[i] == c for h in head for i, c in enumerate(cells)):
+            return b  # a line of the header: ``_header_repeat`` drops it
+    rest = b.row_bboxes[k:]
+    boxes = [x for rb in rest for x in rb if x is not None]
+    bbox = (b.bbox[0], min(x[1] for x in boxes), b.bbox[2], b.bbox[3])
+    return dataclasses.replace(b, rows=b.rows[k:], row_bboxes=rest, bbox=bbox)
+
+
 def _context_fields(part: _Part) -> dict[str, Any]:
     """The ``Table`` fields a part's page context (``tables.statement``) fills."""
     ctx = part.context

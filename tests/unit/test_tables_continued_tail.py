@@ -110,6 +110,10 @@ def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
         (27, ["header", "repeat", "wide", "mirror"]),  # a wider last column on a page set right
         (7, ["ruled", "repeat", "totals", "refit"]),  # a totals page whose columns are narrower
         (79, ["none", "repeat", "totals", "mirror"]),  # a totals page set left, under its header
+        # the running head lines up with the columns and is taken into the part, above the
+        # repeated header: it is the page's, so the header below it is the part's first row
+        (15, ["none", "repeat", "wide", "mirror"]),
+        (112, ["none", "repeat", "totals", "mirror"]),
     ],
 )
 def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
