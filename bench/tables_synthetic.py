@@ -45,8 +45,10 @@ cells are partly empty, under spanning heads for the second; ``statement``: a fi
 negatives in parentheses, dash rows), scored as "shape right" too; ``spaced_stats`` (a sparse
 statistical table whose thousands are set apart by a space, scored as "shape right") and
 ``shifted_tail`` (``continued_tail`` on pages that do not line up: mirrored margins, column widths
-fitted per page, a "(continued)" caption; scored as multi-page), issue 37's variants no rule was
-tuned on; each seed's class being the seed modulo their number.
+fitted per page, a "(continued)" caption; scored as multi-page) and ``label_tail`` (``continued_tail``
+whose last pages print long row labels in a wider stub, the figure columns moved right, often a totals
+block alone; scored as multi-page), issue 37's variants no rule was tuned on; each seed's class being the
+seed modulo their number.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ from support.table_pages import (  # noqa: E402
     SHAPE,
     STATEMENT,
     TAIL_MULTI,
+    TAIL_UNSEEN,
     UNSEEN,
     WRAPPED,
     Case,
@@ -216,7 +219,7 @@ def run_split(
             path = case.save(Path(tmp) / f"case-{seed}.pdf")
             with pymupdf.open(path) as doc:
                 for name in names:
-                    if name != "dagster_ocr" and case.cls in MULTI + TAIL_MULTI + ["shifted_tail"]:
+                    if name != "dagster_ocr" and case.cls in MULTI + TAIL_MULTI + TAIL_UNSEEN:
                         continue  # no peer merges tables across pages
                     t0 = time.perf_counter()
                     try:
@@ -229,7 +232,7 @@ def run_split(
                         pred, tables = [], []
                     seconds[name] += time.perf_counter() - t0
                     pages[name] += case.n_pages
-                    if case.cls in MULTI + TAIL_MULTI + ["shifted_tail"]:
+                    if case.cls in MULTI + TAIL_MULTI + TAIL_UNSEEN:
                         ok, why = merge_right(case, tables)
                         multi.append(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
