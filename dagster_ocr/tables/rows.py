@@ -264,6 +264,27 @@ def _opens_with_labels(a: _Part, b: _Part) -> bool:
     return labels >= max(1, 2 * len(figures) / 3)
 
 
+def _column_kinds(part: _Part, skip: int) -> list[str]:
+    """Per column of ``part`` below its first ``skip`` rows: "figure" where most filled cells open
+    with a figure ("143,205 estimated", "$ 1,930 *"), "text" where most do not, "" when empty."""
+    out = []
+    for c in range(part.n_cols):
+        filled = [r[c] for r in part.rows[skip:] if c < len(r) and r[c] and r[c].strip()]
+        figures = sum(1 for x in filled if _is_num(x) or _is_num(x.split()[0]))
+        out.append("" if not filled else "figure" if figures >= 0.6 * len(filled) else "text")
+    return out
+
+
+def _same_kinds(a: _Part, b: _Part) -> bool:
+    """``a`` and ``b`` have their columns of labels and of figures in the same order (a column empty
+    in either agrees with anything), with at least one column of figures, where data tells from a
+    header."""
+    ka, kb = _column_kinds(a, a.header_rows), _column_kinds(b, 0)
+    if len(ka) != len(kb) or "figure" not in ka:
+        return False
+    return all(x == y or not x or not y for x, y in zip(ka, kb, strict=True))
+
+
 def _mapped_continuation(
     first: _Part,
     a: _Part,
@@ -300,6 +321,10 @@ def _mapped_continuation(
             m = _remapped(a, moved, cmap)
             m = _shifted(m, -shift) if shift else m
             break
+    if m is None and b.n_cols == a.n_cols and _same_kinds(a, b):
+        # as many columns, each of the kind it continues (labels, figures), only set narrower or
+        # wider: the page fitted its columns to its own rows (the header not repeated to say so)
+        m = b
     if m is None:
         return None
     if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:

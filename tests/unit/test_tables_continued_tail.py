@@ -24,7 +24,7 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.cells import _Part  # noqa: E402
-from dagster_ocr.tables.rows import _column_map, _opens_with_labels, _remapped  # noqa: E402
+from dagster_ocr.tables.rows import _column_map, _opens_with_labels, _remapped, _same_kinds  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
 
@@ -114,6 +114,9 @@ def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
         # repeated header: it is the page's, so the header below it is the part's first row
         (15, ["none", "repeat", "wide", "mirror"]),
         (112, ["none", "repeat", "totals", "mirror"]),
+        # the last page's columns fitted narrower to its own rows, no header repeated: as many
+        # columns, labels and figures in the same order
+        (52, ["header", "no_repeat", "wide", "refit"]),
     ],
 )
 def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
@@ -128,3 +131,14 @@ def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: li
     assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
     header = _cells(truth.merged[:1])
     assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
+
+
+def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> None:
+    a = _part([50, 150, 220, 300], [["Item", "Size", "Note"], ["x", "1", "ok"], ["y", "2", "late"]])
+    # narrower columns, no header: labels, figures, text as on the page before
+    assert _same_kinds(a, _part([50, 120, 170, 240], [["z", "3 (p)", "due"], ["w", "4", ""]]))
+    # the figures moved to another column: another table
+    assert not _same_kinds(a, _part([50, 120, 170, 240], [["z", "due", "3"], ["w", "late", "4"]]))
+    # a part of text columns only: nothing tells data from a header
+    words = _part([50, 150, 300], [["Abelian group", "Basis"], ["Atlas", "Bundle"]])
+    assert not _same_kinds(words, _part([50, 160, 300], [["Cover", "Curve"]]))
