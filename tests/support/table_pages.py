@@ -1328,6 +1328,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
             n = rng.randint(0 if variant == "totals" else 3, max(4, n // 3))
             if long_tail and variant == "totals" and rng.random() < 0.5:
                 n = 0  # the totals alone
+        n = min(n, len(sp.body) - r)  # label_tail's smaller type fits more rows than the body holds
         body_src = sp.body if tail and variant in ("wide", "split") else plain
         if long_tail and tail:
             body_src = body_src[:r] + labelled(body_src[r : r + max(n, 0)], r) + body_src[r + max(n, 0) :]
