@@ -258,7 +258,10 @@ def test_search_cites_the_printed_page_of_the_contract_and_a_corpus_document(loa
     # ground truth from the file itself: the physical page holding the sentence, and its label
     with pymupdf.open(inbox / "service_agreement.pdf") as pdf:
         fee_page = next(i for i, page in enumerate(pdf) if "monthly service fee of" in page.get_text())
-    hits = search(wh, "monthly service fee about 7,500 per 4.2", doc_ids=[ids["service_agreement.pdf"]])
+    # words, not a question: BM25 ranks the sentence that prints them (hybrid, the default, puts the
+    # fee schedule's table first, which is as good an answer but not the sentence checked here)
+    query = "monthly service fee about 7,500 per 4.2"
+    hits = search(wh, query, doc_ids=[ids["service_agreement.pdf"]], mode="bm25")
     assert hits and "¥1,200,000 (about €7,500)" in hits[0].text, [h.citation for h in hits]
     assert hits[0].page_label == SAMPLE_FACTS["labels"][fee_page]
     # "service_agreement.pdf (<what the document says it is>), p. <label>, <section path>"
