@@ -118,8 +118,10 @@ def test_the_page_timeout_counts_cpu_seconds_and_its_backstop_wall_seconds(tmp_p
 
 
 def test_a_stalled_document_is_caught_by_the_wall_clock_backstop(tmp_path: Path) -> None:
-    # 0.2 s of waiting a page, 0.05 CPU s a page allowed, backstop 2 x: 0.1 wall s a page (0.8 s)
-    engine = BurnEngine(sleep_s=0.2)
+    # 0.5 s of waiting a page, 0.05 CPU s a page allowed, backstop 2 x: 0.1 wall s a page (0.8 s).
+    # The backstop fires in the second page's wait; at 0.2 s a page it fired in the fifth, and on a
+    # loaded CI machine rendering four pages had by then spent the 0.4 CPU s budget (CPU limit first)
+    engine = BurnEngine(sleep_s=0.5)
     settings = _budget(0.05, 2.0)
     settings.ocr.crop_to_ink = False  # 15 ms a page of CPU that 0.05 s a page cannot spare
     settings.ocr.grey_max_chroma = 0  # nor the colour test's, on 2 cores shared with other test workers
