@@ -46,9 +46,10 @@ def _text_pdf(path: Path, name: str, pages: int = 3) -> None:
     doc.save(path)
 
 
-def _scan(path: Path, pages: int) -> None:
+def _scan(path: Path, pages: int, extra_lines: int = 0) -> None:
     text = "Page {}\nThe parties agree to the terms of clause {}.\nPayment within 30 days."
-    path.write_bytes(scanned_pdf([text.format(i + 1, i) for i in range(pages)]))
+    more = "".join(f"\nClause {k}: the supplier delivers the services as agreed." for k in range(extra_lines))
+    path.write_bytes(scanned_pdf([text.format(i + 1, i) + more for i in range(pages)]))
 
 
 def _command(root: Path, *extra: str) -> list[str]:
@@ -252,10 +253,13 @@ def test_a_second_ctrl_c_stops_at_once(tmp_path):
     """The first Ctrl-C lands while a page is being OCR'd (the stop would wait for that page to
     end); the second, 50 ms after the run said it heard the first, exits at once."""
     (tmp_path / "inbox").mkdir()
-    _scan(tmp_path / "inbox" / "a_scan.pdf", 8)
+    # pages of 15 lines: a page's OCR lasts well past the 50 ms between the two Ctrl-Cs (with 3 lines
+    # the page in flight sometimes ended in between, the run stopped gracefully and the second
+    # Ctrl-C found nothing to cut short)
+    _scan(tmp_path / "inbox" / "a_scan.pdf", 8, extra_lines=12)
     _text_pdf(tmp_path / "inbox" / "b.pdf", "B")
     proc = _start(tmp_path)
-    # a page has just been stored: the next one is being OCR'd (most of a second, or more)
+    # a page has just been stored: the next one is being OCR'd (a second or more)
     _wait_until(proc, lambda: len(_ocr_pages(tmp_path)) >= 1, "the scan's OCR")
     rc, seconds, out, err = _stop(proc, signal.SIGINT, again_after=0.05)
     assert rc == 130, err[-3000:]
