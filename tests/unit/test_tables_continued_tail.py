@@ -38,6 +38,23 @@ def _tables(seed: int, cls: str):
     return case, extract_tables(doc, TI.pages_of(doc), TableSettings())
 
 
+def _assert_one_table(seed: int, cls: str, tags: list[str]):
+    """The case's one table read as one: its pages, merged by rows, its columns, its cells (F1 ≥
+    0.95) and its header not repeated inside; returns (truth, table) for further checks."""
+    case, tables = _tables(seed, cls)
+    assert case.tags == tags  # the generator still draws the variant this seed stands for
+    (truth,) = case.tables
+    assert [t.pages for t in tables] == [truth.pages]
+    (table,) = tables
+    assert table.merge_kind == "rows" and table.n_cols == len(truth.merged[0])
+    got, want = _cells(table.grid()), _cells(truth.merged)
+    tp = sum((got & want).values())
+    assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
+    header = _cells(truth.merged[:1])
+    assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
+    return truth, table
+
+
 @pytest.mark.parametrize(
     ("seed", "tags"),
     [
@@ -50,18 +67,8 @@ def _tables(seed: int, cls: str):
     ],
 )
 def test_a_table_whose_last_pages_change_layout_is_one_table(seed: int, tags: list[str]) -> None:
-    case, tables = _tables(seed, "continued_tail")
-    assert case.tags == tags  # the generator still draws the variant this seed stands for
-    (truth,) = case.tables
-    assert [t.pages for t in tables] == [truth.pages]
-    (table,) = tables
-    assert table.merge_kind == "rows" and table.n_cols == len(truth.merged[0])
-    got, want = _cells(table.grid()), _cells(truth.merged)
-    tp = sum((got & want).values())
-    assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
+    truth, table = _assert_one_table(seed, "continued_tail", tags)
     assert table.n_rows == len(truth.merged)  # every row, the header once
-    header = _cells(truth.merged[:1])
-    assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
 
 
 @pytest.mark.parametrize("seed", [1, 3, 13])
@@ -120,17 +127,7 @@ def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
     ],
 )
 def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
-    case, tables = _tables(seed, "shifted_tail")
-    assert case.tags == tags  # the generator still draws the variant this seed stands for
-    (truth,) = case.tables
-    assert [t.pages for t in tables] == [truth.pages]
-    (table,) = tables
-    assert table.merge_kind == "rows" and table.n_cols == len(truth.merged[0])
-    got, want = _cells(table.grid()), _cells(truth.merged)
-    tp = sum((got & want).values())
-    assert 2 * tp / (sum(got.values()) + sum(want.values())) >= 0.95
-    header = _cells(truth.merged[:1])
-    assert all(got[k] <= want[k] for k in header), "header repeated inside the table"
+    _assert_one_table(seed, "shifted_tail", tags)
 
 
 def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> None:
