@@ -14,9 +14,9 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
 - ``DAGSTER_OCR_DOCUMENTS_PER_RUN``: batch mode (default 1, off): see dagster_ocr.deployment and
   docs/configuration.md.
-- ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``: when the
-  ``retire_loaded_partitions`` sensor retires a loaded document's partition (default 7 days, 500 a
-  tick; assets/retire.py, docs/scale.md).
+- ``DAGSTER_OCR_RETIRE_ABOVE``, ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``:
+  when the ``retire_loaded_partitions`` sensor retires a loaded document's partition (past 20,000
+  live partitions, loaded 7 days ago, 500 a tick; assets/retire.py, docs/scale.md).
 - ``DAGSTER_OCR_CARRY_STATUS_CACHE``: the inbox and retire sensors keep the document assets'
   partition status cache valid across their key changes (default on; assets/status_cache.py).
 - ``DAGSTER_OCR_GPU_TARGET`` (and optionally ``DAGSTER_OCR_GPU_DRAFT``): local checkpoint folders;
@@ -78,6 +78,7 @@ def build_definitions(
     documents_per_run: int = 1,
     retire_after_days: float = 7.0,
     retire_per_tick: int = 500,
+    retire_above: int = 20_000,
     carry_status_cache: bool = True,
 ) -> dg.Definitions:
     """Definitions over one data folder: inbox/, store/ (kept copies), assets/ (stage outputs).
@@ -86,8 +87,9 @@ def build_definitions(
     the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
     (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` > 1: the
     inbox sensor requests one ``ingest_documents`` run per that many new documents (batch mode).
-    ``retire_after_days`` / ``retire_per_tick``: when ``retire_loaded_partitions`` retires a loaded
-    document's partition, and how many a tick (assets/retire.py). ``carry_status_cache``: both
+    ``retire_after_days`` / ``retire_per_tick`` / ``retire_above``: when ``retire_loaded_partitions``
+    retires a loaded document's partition, how many a tick, and above how many live partitions
+    (assets/retire.py). ``carry_status_cache``: both
     sensors keep the assets' partition status cache valid across their key changes
     (assets/status_cache.py).
     """
@@ -109,7 +111,7 @@ def build_definitions(
         ],
         sensors=[
             build_inbox_sensor(documents_per_run, carry_status_cache),
-            build_retire_sensor(retire_after_days, retire_per_tick, carry_status_cache),
+            build_retire_sensor(retire_after_days, retire_per_tick, carry_status_cache, retire_above),
             snapshot_sensor,
             quarantine_sensor,
             ocr_ranges_then_ingest,
@@ -151,6 +153,7 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         documents_per_run=deployment.documents_per_run,
         retire_after_days=deployment.retire_after_days,
         retire_per_tick=deployment.retire_per_tick,
+        retire_above=deployment.retire_above,
         carry_status_cache=deployment.carry_status_cache,
         ocr=GpuOcrResource(
             target_path=env["DAGSTER_OCR_GPU_TARGET"], draft_path=env.get("DAGSTER_OCR_GPU_DRAFT")

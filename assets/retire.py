@@ -2,10 +2,13 @@
 
 Every document is a dynamic partition of ``documents``; Dagster's UI lists every key in the asset's
 partition picker and the job's Partitions tab (3.5-32 s at a million keys, docs/scale.md), and its
-1.13 UI has no paged picker. So once a document is loaded and has stayed loaded for
-``DAGSTER_OCR_RETIRE_AFTER_DAYS`` (dagster_ocr.deployment), ``retire_loaded_partitions`` deletes its
-partition: the live keys are the documents in flight, quarantined or failed (never loaded), and
-those loaded within the window. The warehouse stays the index of every document (``documents``,
+1.13 UI has no paged picker. So once more than ``DAGSTER_OCR_RETIRE_ABOVE`` partitions are live
+(20,000, about 1.5 s in the picker), ``retire_loaded_partitions`` deletes the partitions of the
+documents loaded longest ago, down to that number, each loaded at least
+``DAGSTER_OCR_RETIRE_AFTER_DAYS`` ago (dagster_ocr.deployment): the live keys are the documents in
+flight, quarantined or failed (never loaded), those loaded within the window and, below the
+threshold, every document. An instance that never passes the threshold never loses a partition,
+which is why the sensor is on by default. The warehouse stays the index of every document (``documents``,
 ``files``, ``document_partitions``), the store keeps a marker beside the document's kept copy
 (``DocumentStore.mark_retired``: the inbox sensor does not take it for new), and the event log keeps
 its runs and materializations (Dagster deletes only the key: the runs stay in the run list under
@@ -57,6 +60,8 @@ class RetireTick:
     kept: dict[str, str] = field(default_factory=dict)
     #: the loads read are all older than the window (False: it stopped at one still inside it)
     more: bool = False
+    #: live partitions counted before retiring (only when a threshold was given)
+    live: int | None = None
 
 
 def _latest_later_events(
@@ -82,10 +87,20 @@ def retire_loaded(
     after_days: float,
     limit: int,
     now: float | None = None,
+    above: int = 0,
 ) -> RetireTick:
     """Retire at most ``limit`` partitions whose documents were loaded ``after_days`` ago and are
-    still loaded, reading ``knowledge_base`` materializations after storage id ``cursor`` in order.
-    Idempotent: a key already gone is skipped, and a re-added one retires again after its next load."""
+    still loaded, reading ``knowledge_base`` materializations after storage id ``cursor`` in order,
+    and only while more than ``above`` partitions are live (at most the excess: the cursor stays
+    where it is when there is none). Idempotent: a key already gone is skipped, and a re-added one
+    retires again after its next load."""
+    if above:
+        live = len(instance.get_dynamic_partitions(documents_partitions.name))
+        if live <= above:
+            return RetireTick(cursor=cursor, live=live)
+        limit = min(limit, live - above)
+    else:
+        live = None
     cutoff = (time.time() if now is None else now) - after_days * DAY_S
     flt = dg.AssetRecordsFilter(asset_key=KNOWLEDGE_BASE, after_storage_id=cursor)
     page = instance.fetch_materializations(flt, limit=limit, ascending=True).records
@@ -94,7 +109,9 @@ def retire_loaded(
         if rec.timestamp > cutoff:
             break
         due.append(rec)
-    tick = RetireTick(cursor=due[-1].storage_id if due else cursor, more=len(due) == len(page) == limit)
+    tick = RetireTick(
+        cursor=due[-1].storage_id if due else cursor, more=len(due) == len(page) == limit, live=live
+    )
     if not due:
         return tick
     first = {}
@@ -132,27 +149,30 @@ def retire_loaded(
 
 
 def build_retire_sensor(
-    after_days: float = 7.0, per_tick: int = 500, carry_status_cache: bool = True
+    after_days: float = 7.0, per_tick: int = 500, carry_status_cache: bool = True, above: int = 20_000
 ) -> dg.SensorDefinition:
-    """The sensor that retires loaded documents' partitions (DAGSTER_OCR_RETIRE_AFTER_DAYS,
-    DAGSTER_OCR_RETIRE_PER_TICK); ``carry_status_cache``: then rewrites the assets' partition status
-    cache for the keys left (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py)."""
+    """The sensor that retires loaded documents' partitions past ``above`` live ones
+    (DAGSTER_OCR_RETIRE_ABOVE, DAGSTER_OCR_RETIRE_AFTER_DAYS, DAGSTER_OCR_RETIRE_PER_TICK);
+    ``carry_status_cache``: then rewrites the assets' partition status cache for the keys left
+    (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py)."""
 
     @dg.sensor(
         name="retire_loaded_partitions",
         minimum_interval_seconds=INTERVAL_S,
-        default_status=dg.DefaultSensorStatus.STOPPED,
+        default_status=dg.DefaultSensorStatus.RUNNING,
         owners=OWNERS,
-        description=f"Every {INTERVAL_S // 60} minutes, delete the partitions of documents loaded into the "
-        f"knowledge base more than {after_days:g} day(s) ago (DAGSTER_OCR_RETIRE_AFTER_DAYS), at most "
-        f"{per_tick} a tick, so the partition picker lists documents in flight, quarantined or recently "
-        "loaded, not a million. The warehouse keeps every document and the event log its history; re-run "
-        "a retired document with `dagster-ocr rerun NAME` or the ingest_documents job (by file name), "
-        "which re-add its partition. Off by default: turn it on for an instance past ~100,000 documents.",
+        description=f"Every {INTERVAL_S // 60} minutes, once more than {above:,} document partitions are "
+        "live (DAGSTER_OCR_RETIRE_ABOVE), delete the partitions of the documents loaded into the "
+        f"knowledge base longest ago, at least {after_days:g} day(s) ago (DAGSTER_OCR_RETIRE_AFTER_DAYS), "
+        f"down to that number and at most {per_tick} a tick, so the partition picker lists documents "
+        "in flight, quarantined or recently loaded, not a million. Below the threshold it retires "
+        "nothing. The warehouse keeps every document and the event log its history; re-run a retired "
+        "document with `dagster-ocr rerun NAME` or the ingest_documents job (by file name), which "
+        "re-add its partition.",
     )
     def retire_loaded_partitions(context: dg.SensorEvaluationContext, store: DocumentStoreResource):
         cursor = json.loads(context.cursor)["storage_id"] if context.cursor else None
-        tick = retire_loaded(context.instance, store.store(), cursor, after_days, per_tick)
+        tick = retire_loaded(context.instance, store.store(), cursor, after_days, per_tick, above=above)
         context.update_cursor(json.dumps({"storage_id": tick.cursor}))
         if carry_status_cache:
             status_cache.carry_status_cache(
@@ -166,7 +186,14 @@ def build_retire_sensor(
         )
         if tick.retired or tick.kept:
             context.log.info(summary + (": " + ", ".join(tick.retired[:20]) if tick.retired else ""))
-        return dg.SkipReason(summary if tick.retired or tick.kept else "no loaded document due to retire")
+        if tick.retired or tick.kept:
+            return dg.SkipReason(summary)
+        if tick.live is not None and tick.live <= above:
+            return dg.SkipReason(
+                f"{tick.live:,} live partition(s), not more than {above:,} (DAGSTER_OCR_RETIRE_ABOVE): "
+                "nothing to retire"
+            )
+        return dg.SkipReason("no loaded document due to retire")
 
     return retire_loaded_partitions
 

@@ -25,7 +25,7 @@ documents had loaded) is not shown failed until its next run; keys gone from the
 the failed and in-progress subsets as they do in a rebuild. Off with
 ``DAGSTER_OCR_CARRY_STATUS_CACHE=0``: then the next asset page rebuilds, as Dagster does by default.
 Changes made elsewhere (the UI's "Add partition", ``dagster-ocr rerun``'s GraphQL re-add) are
-carried at the next tick of ``retire_loaded_partitions`` (every 5 minutes, when it is on), which
+carried at the next tick of ``retire_loaded_partitions`` (every 5 minutes; on by default), which
 carries on every tick; the inbox sensor carries only after it adds.
 """
 

@@ -36,14 +36,25 @@ class DeploymentSettings(BaseModel):
         7.0,
         ge=0,
         le=3650,
-        description="Retire loaded documents' partitions (the `retire_loaded_partitions` sensor, when "
-        "it is on): a document whose knowledge_base load succeeded this many days ago, whose last "
-        "verdict is still that load and which has no run in flight loses its Dagster partition, so "
+        description="Retire loaded documents' partitions (the `retire_loaded_partitions` sensor, past "
+        "DAGSTER_OCR_RETIRE_ABOVE live partitions): a document whose knowledge_base load succeeded "
+        "this many days ago, whose last verdict is still that load and which has no run in flight "
+        "loses its Dagster partition, so "
         "the UI's partition picker lists only documents in flight, quarantined or loaded within "
         "this window. The warehouse (`documents`, `files`, `document_partitions`) keeps every "
         "document; `dagster-ocr rerun NAME`, `dagster-ocr backfill` and `ingest_documents` re-add a "
         "retired partition before running it. 7 days keeps a week of re-runs in the picker (about "
         "20,000 partitions at a million documents a year); 0 retires at the sensor's next tick.",
+    )
+    retire_above: int = Field(
+        20_000,
+        ge=0,
+        le=100_000_000,
+        description="`retire_loaded_partitions` (on by default) retires only while more than this "
+        "many document partitions are live, oldest loads first, down to this number: an instance "
+        "below it never loses a partition, one above it keeps the picker near the size measured "
+        "at about 1.5 s (20,000 live keys among a million documents, docs/scale.md). 0 retires "
+        "every document loaded longer ago than DAGSTER_OCR_RETIRE_AFTER_DAYS.",
     )
     retire_per_tick: int = Field(
         500,

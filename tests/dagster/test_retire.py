@@ -133,6 +133,44 @@ def test_a_tick_retires_at_most_its_limit_in_load_order(corpus, tmp_path):
         assert _live(instance) == set()
 
 
+def test_past_the_threshold_only_the_excess_retires_oldest_loads_first(corpus, tmp_path):
+    # the sensor is on by default: an instance at or below DAGSTER_OCR_RETIRE_ABOVE live
+    # partitions never loses one, however old its loads; above it, the oldest loads go, down to it
+    inbox = _inbox(corpus, tmp_path)
+    store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
+    with dg.instance_for_test() as instance:
+        keys = [r.partition_key for r in _sweep(instance, store).run_requests]
+        for key in keys:
+            _loaded(instance, key)
+        later = time.time() + 8 * DAY_S
+        below = retire_loaded(instance, store.store(), None, 7, limit=100, now=later, above=4)
+        assert below.retired == [] and below.cursor is None and below.live == 4
+        assert _live(instance) == set(keys)
+        over = retire_loaded(instance, store.store(), None, 7, limit=100, now=later, above=1)
+        assert over.retired == keys[:3] and over.live == 4
+        assert _live(instance) == {keys[3]}
+        # at the threshold now: the next pass retires nothing and keeps its cursor
+        again = retire_loaded(instance, store.store(), over.cursor, 7, limit=100, now=later, above=1)
+        assert again.retired == [] and again.cursor == over.cursor
+
+
+def test_the_sensor_is_on_by_default_and_says_why_it_retires_nothing(corpus, tmp_path):
+    assert DeploymentSettings.from_env({}).retire_above == 20_000
+    sensor = build_retire_sensor()
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    assert "20,000" in sensor.description
+    inbox = _inbox(corpus, tmp_path, PDFS[:2])
+    store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
+    with dg.instance_for_test() as instance:
+        for key in [r.partition_key for r in _sweep(instance, store).run_requests]:
+            _loaded(instance, key)
+        ctx = dg.build_sensor_context(instance=instance, resources={"store": store})
+        result = build_retire_sensor(after_days=0)(ctx)
+        assert isinstance(result, dg.SkipReason)
+        assert result.skip_message.startswith("2 live partition(s), not more than 20,000")
+        assert len(_live(instance)) == 2
+
+
 def test_a_document_loaded_again_within_the_window_waits_for_its_new_load(corpus, tmp_path):
     inbox = _inbox(corpus, tmp_path, PDFS[:1])
     store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
@@ -156,7 +194,7 @@ def test_the_sensor_keeps_its_cursor_and_says_what_it_did(corpus, tmp_path):
         keys = [r.partition_key for r in _sweep(instance, store).run_requests]
         for key in keys:
             _loaded(instance, key)
-        sensor = build_retire_sensor(after_days=0, per_tick=1)
+        sensor = build_retire_sensor(after_days=0, per_tick=1, above=0)
         ctx = dg.build_sensor_context(instance=instance, cursor=None, resources={"store": store})
         result = sensor(ctx)
         assert "retired 1 partition" in result.skip_message

@@ -135,6 +135,7 @@ def _defs(root: Path, store: DocumentStoreResource, carry: bool) -> dg.Definitio
         inbox_dir=store.inbox_dir,
         retire_after_days=0,
         retire_per_tick=10,
+        retire_above=0,
         carry_status_cache=carry,
     )
 
