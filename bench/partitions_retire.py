@@ -16,7 +16,8 @@ instance from deploy/dagster.yaml (PostgreSQL storages) in a scratch database,
   Chromium against a dagster-webserver on the same instance (the asset page's Partitions tab, the
   partition picker: until a live key is on screen; an asset job has no Partitions tab in 1.13, its
   backfill dialog's list is the GraphQL job query above); the retire tick (``retire_loaded`` over
-  ``--retire`` due loads, ``--per-tick`` a tick, plus an idle tick); the re-add path
+  ``--retire`` due loads, ``--per-tick`` a tick, plus an idle tick; and the tick at the
+  ``DAGSTER_OCR_RETIRE_ABOVE`` threshold, which counts the live keys and retires nothing); the re-add path
   (``readd_partitions``: aliased ``addDynamicPartition`` mutations, as ``dagster-ocr rerun`` sends
   them, for ``--readd`` keys, all retired) and the backfill launch of those keys.
 
@@ -347,6 +348,12 @@ def run_levels(args, result: dict, data: Path, base: str | None) -> None:
                 )
 
             step("retire ticks")
+            # the sensor's tick at or below DAGSTER_OCR_RETIRE_ABOVE (on by default): it counts the live
+            # keys and retires nothing, whatever is due; what every tick costs an instance below it
+            row["idle_tick_at_threshold_s"], idle = clock(
+                lambda: retire_loaded(instance, store, cursor, 0, args.per_tick, now=time.time() + 1, above=n)
+            )
+            assert idle.retired == [] and idle.cursor == cursor and idle.live == n
             # the retire ticks: --retire of the live keys loaded (due), ticks of --per-tick
             due = [doc_key(i) for i in range(n - min(args.retire, n), n)]
             write_history(instance, due, "knowledge_base")
