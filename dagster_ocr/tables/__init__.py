@@ -31,6 +31,8 @@ Modules, each importing only those above it:
   right-to-left prose), rejected so its lines stay body text (``_running_text``).
 - ``sideways``: pages whose tables are printed sideways (text up or down, the whole page or beside
   upright text) or upside down, read turned and turned back.
+- ``opinion``: the learned layout model's veto of text-aligned parts it sees as prose or a figure
+  (opt-in, ``TableSettings.layout_veto``).
 - ``rows``: row continuations (the gap, column layout and repeated header tests) and their table.
 - ``columns``: column continuations aligned on the stub column, and their table.
 - ``document``: ``extract_tables``: which finder reads each page, captions, and the merging driver.

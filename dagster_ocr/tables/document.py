@@ -20,6 +20,7 @@ from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
 from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids
+from dagster_ocr.tables.opinion import regions, vetoed
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import (
     _build_rows,
@@ -275,7 +276,10 @@ def _page_parts(
     parts: list[_Part] = []
     if s.finder in ("auto", "stream"):
         parts = []
-        for part in _stream_parts(pg, page.index, s, words, frame):
+        found = _stream_parts(pg, page.index, s, words, frame)
+        if s.layout_veto and s.finder == "auto":
+            found = _layout_veto(pg, page, found, s, words, frame)
+        for part in found:
             why = _running_text(part, words, s)
             if why is None:
                 parts.append(part)
@@ -294,6 +298,31 @@ def _page_parts(
             part.context = find_context(part, lines, words, previous)
         previous = part
     return parts
+
+
+def _layout_veto(
+    pg: pymupdf.Page,
+    page: Page,
+    parts: list[_Part],
+    s: TableSettings,
+    words: list[_Word],
+    frame: tuple[float, ...] | None,
+) -> list[_Part]:
+    """The parts less the text-aligned ones the layout model sees as prose or a figure
+    (``tables.layout_veto``, tables/opinion.py). Only on text-layer pages with a text-aligned part,
+    read upright and without /Rotate: elsewhere the model is not run."""
+    if page.text_source != TextSource.TEXT_LAYER or frame is not None or pg.rotation:
+        return parts
+    if not any(p.strategy == "stream" for p in parts):
+        return parts
+    boxes = regions(pg)
+    kept = []
+    for p in parts:
+        if vetoed(p, words, boxes, s):
+            logger.debug("page %d: the layout model vetoes a text-aligned part at %s", page.index, p.bbox)
+        else:
+            kept.append(p)
+    return kept
 
 
 def _raw_tables(pg: pymupdf.Page, finder: Finder, refine: bool) -> list[tuple[Any, str]]:

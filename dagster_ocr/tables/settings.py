@@ -31,6 +31,30 @@ class TableSettings(BaseModel):
             "regions re-read with PyMuPDF's text strategy. bench/tables_icdar.py has the measurements."
         ),
     )
+    layout_veto: bool = Field(
+        False,
+        description=(
+            "Ask a learned layout model (PyMuPDF's pymupdf.layout, weights in the wheel) for a second "
+            "opinion on the 'auto' finder's text-aligned tables: one whose words the model puts in prose "
+            "or figure regions and not in a table region is dropped (tables/opinion.py). Ruled tables and "
+            "right-to-left tables are never vetoed; the model runs only on upright text-layer pages with "
+            "a text-aligned table, ~0.13 CPU s each. Off by default: BENCHMARKS.md has the measurements."
+        ),
+    )
+    layout_veto_table_share: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="layout_veto: most share of a text-aligned table's words the model may put "
+        "in a table region for the table to be vetoed.",
+    )
+    layout_veto_prose_share: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="layout_veto: least share of a text-aligned table's words the model must "
+        "put in prose, list, heading, caption or figure regions for the table to be vetoed.",
+    )
     chunk_gap: float = Field(
         0.5,
         description="A horizontal gap wider than this many line heights cuts a text line into separate "
