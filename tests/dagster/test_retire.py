@@ -52,6 +52,14 @@ def _loaded(instance, key: str) -> None:
     instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=KNOWLEDGE_BASE, partition=key))
 
 
+def _swept_and_loaded(instance, store: DocumentStoreResource) -> list[str]:
+    """The inbox documents' partitions, added by a sweep and each loaded once, in load order."""
+    keys = [r.partition_key for r in _sweep(instance, store).run_requests]
+    for key in keys:
+        _loaded(instance, key)
+    return keys
+
+
 def _held_back(instance, key: str) -> None:
     instance.report_runless_asset_event(dg.AssetObservation(asset_key=KNOWLEDGE_BASE, partition=key))
 
@@ -122,9 +130,7 @@ def test_a_tick_retires_at_most_its_limit_in_load_order(corpus, tmp_path):
     inbox = _inbox(corpus, tmp_path)
     store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
     with dg.instance_for_test() as instance:
-        keys = [r.partition_key for r in _sweep(instance, store).run_requests]
-        for key in keys:
-            _loaded(instance, key)
+        keys = _swept_and_loaded(instance, store)
         later = time.time() + 8 * DAY_S
         first = retire_loaded(instance, store.store(), None, 7, limit=3, now=later)
         assert first.retired == keys[:3] and first.more
@@ -139,9 +145,7 @@ def test_past_the_threshold_only_the_excess_retires_oldest_loads_first(corpus, t
     inbox = _inbox(corpus, tmp_path)
     store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
     with dg.instance_for_test() as instance:
-        keys = [r.partition_key for r in _sweep(instance, store).run_requests]
-        for key in keys:
-            _loaded(instance, key)
+        keys = _swept_and_loaded(instance, store)
         later = time.time() + 8 * DAY_S
         below = retire_loaded(instance, store.store(), None, 7, limit=100, now=later, above=4)
         assert below.retired == [] and below.cursor is None and below.live == 4
@@ -162,8 +166,7 @@ def test_the_sensor_is_on_by_default_and_says_why_it_retires_nothing(corpus, tmp
     inbox = _inbox(corpus, tmp_path, PDFS[:2])
     store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
     with dg.instance_for_test() as instance:
-        for key in [r.partition_key for r in _sweep(instance, store).run_requests]:
-            _loaded(instance, key)
+        _swept_and_loaded(instance, store)
         ctx = dg.build_sensor_context(instance=instance, resources={"store": store})
         result = build_retire_sensor(after_days=0)(ctx)
         assert isinstance(result, dg.SkipReason)
@@ -191,9 +194,7 @@ def test_the_sensor_keeps_its_cursor_and_says_what_it_did(corpus, tmp_path):
     inbox = _inbox(corpus, tmp_path, PDFS[:2])
     store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
     with dg.instance_for_test() as instance:
-        keys = [r.partition_key for r in _sweep(instance, store).run_requests]
-        for key in keys:
-            _loaded(instance, key)
+        _swept_and_loaded(instance, store)
         sensor = build_retire_sensor(after_days=0, per_tick=1, above=0)
         ctx = dg.build_sensor_context(instance=instance, cursor=None, resources={"store": store})
         result = sensor(ctx)
