@@ -64,6 +64,10 @@ _PERIOD = re.compile(
     r"\s+ended\s+(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d\d)",
     re.I,
 )
+#: an 8-K's cover: its date ("Date of Report (Date of earliest event reported): February 1, 2023"), on
+#: the label's line or the lines around it
+_REPORT_DATE = re.compile(r"\bdate\s+of\s+(?:report|earliest\s+event)", re.I)
+_DATE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d\d)", re.I)
 _STOPWORDS = {
     "en": "the of and to in is that for with as by this are be on which from".split(),
     "de": "der die und das ist nicht mit von den des zu sich auf für eine".split(),
@@ -92,9 +96,17 @@ class DocumentInfo:
         return {k: (v if v != "" else None) for k, v in asdict(self).items()}
 
     def context(self) -> str:
-        """One line a chunk is indexed with: "Apple Inc. 10-K fiscal year 2024"."""
+        """One line a chunk is indexed with: "Apple Inc. 10-K fiscal year 2024", "Apple Inc. 10-Q
+        quarter ended December 30, 2023" (a quarter's end says more than its calendar year, which
+        is not the issuer's fiscal year when that ends in September), "Tesla, Inc. 8-K dated
+        January 24, 2024"."""
         parts = [self.issuer, self.doc_type]
-        if self.fiscal_year:
+        printed = _printed(self.period_end)
+        if self.doc_type == "10-Q" and printed:
+            parts.append(f"quarter ended {printed}")
+        elif self.doc_type == "8-K" and printed:
+            parts.append(f"dated {printed}")
+        elif self.fiscal_year:
             parts.append(f"fiscal year {self.fiscal_year}")
         text = " ".join(p for p in parts if p)
         if self.title and self.title.casefold() not in text.casefold() and not self.doc_type:
@@ -107,6 +119,26 @@ def _iso(month: str, day: str, year: str) -> str:
         return dt.date(int(year), _MONTHS[month.lower()], int(day)).isoformat()
     except ValueError:
         return ""
+
+
+def _printed(iso: str) -> str:
+    """ "2024-06-29" as a cover prints it: "June 29, 2024" ("" for no date)."""
+    try:
+        day = dt.date.fromisoformat(iso)
+    except ValueError:
+        return ""
+    return f"{day:%B} {day.day}, {day.year}"
+
+
+def _report_date(lines: Sequence[str]) -> str:
+    """An 8-K's date of report, from the cover's label and the date on its line or the two lines
+    after or before it (covers print the date above, beside or below its label); "" without one."""
+    for i, line in enumerate(lines[:120]):
+        if _REPORT_DATE.search(line):
+            for near in (line, *lines[i + 1 : i + 3], *reversed(lines[max(0, i - 2) : i])):
+                if m := _DATE.search(near):
+                    return _iso(*m.groups())
+    return ""
 
 
 def _issuer(lines: Sequence[str]) -> str:
@@ -178,6 +210,8 @@ def describe(
         period_end = _iso(*m.groups())
     # a year is a fiscal year only where a period is stated: a report's body names many years
     fiscal_year = int(period_end[:4]) if period_end else None
+    if not period_end and doc_type == "8-K":  # a current report covers a day, not a period
+        period_end = _report_date(lines)
     return DocumentInfo(
         title=_title(meta.get("title", ""), first_pages[0] if first_pages else [], doc_type, issuer),
         issuer=issuer,

@@ -223,7 +223,8 @@ def _section(block: Any) -> str | None:
 #: what build_chunks reads of a document, and only that (a long document's page texts, boxes and
 #: paragraph flags are tens of MB it does not need)
 _CHUNK_SOURCES = {
-    "documents": "SELECT file_name, title, issuer, doc_type, fiscal_year FROM documents WHERE doc_id = ?",
+    "documents": "SELECT file_name, title, issuer, doc_type, period_end, fiscal_year FROM documents "
+    "WHERE doc_id = ?",
     "pages": "SELECT page_index, page_label FROM pages WHERE doc_id = ?",
     "blocks": "SELECT reading_order, kind, source_id, section_id, page_index, last_page_index, text "
     "FROM document_blocks WHERE doc_id = ? AND kind IN ('heading', 'paragraph', 'table') "
@@ -244,6 +245,7 @@ def document_context(doc: Any) -> str:
         title=_text(doc.get("title")),
         issuer=_text(doc.get("issuer")),
         doc_type=_text(doc.get("doc_type")),
+        period_end=_text(doc.get("period_end")),
         fiscal_year=int(year) if year is not None and not pd.isna(year) else None,
     ).context()
 

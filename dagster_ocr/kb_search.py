@@ -171,8 +171,9 @@ def named_issuers(query: str, issuers: list[str]) -> list[str]:
 
 def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> list[str]:
     """The parsed documents (among ``doc_ids``) of the issuers ``query`` names, narrowed to those of
-    the fiscal year it names when some are; empty when it names none. Reads the distinct issuers,
-    not every document, so its cost follows the number of companies, not of documents."""
+    the year it names when some are (a fiscal year, or an 8-K's date); empty when it names none.
+    Reads the distinct issuers, not every document, so its cost follows the number of companies,
+    not of documents."""
     try:
         issuers = wh.query(
             "SELECT DISTINCT issuer FROM documents WHERE status = 'parsed' AND issuer IS NOT NULL"
@@ -182,15 +183,16 @@ def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> lis
     named = named_issuers(query, issuers)
     if not named:
         return []
+    # a document's year: its fiscal year, or the year of its date where it has none (an 8-K)
     docs = wh.query(
-        "SELECT doc_id, fiscal_year FROM documents WHERE status = 'parsed' "
-        "AND issuer IN (SELECT unnest(?::VARCHAR[]))",
+        "SELECT doc_id, coalesce(fiscal_year, try_cast(left(period_end, 4) AS INTEGER)) AS year "
+        "FROM documents WHERE status = 'parsed' AND issuer IN (SELECT unnest(?::VARCHAR[]))",
         [named],
     )
     if doc_ids is not None:
         docs = docs[docs["doc_id"].isin(doc_ids)]
     years = {int(w) for w in tokenize(query) if w.isdigit() and len(w) == 4}
-    of_year = docs[docs["fiscal_year"].isin(years)] if years else docs.iloc[:0]
+    of_year = docs[docs["year"].isin(years)] if years else docs.iloc[:0]
     return (of_year if len(of_year) else docs)["doc_id"].astype(str).tolist()
 
 

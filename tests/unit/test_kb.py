@@ -14,6 +14,7 @@ from dagster_ocr.kb import (
     SearchError,
     build_chunks,
     format_hits,
+    named_documents,
     search,
     tokenize,
 )
@@ -270,6 +271,18 @@ def test_a_question_naming_a_company_is_answered_from_its_document_first(two_fil
         assert [h.rank for h in hits] == [1, 2, 3, 4]
     # the context is indexed: the company's name alone finds its chunks, though no text says it
     assert {h.doc_id for h in search(two_filers, "tesla", prefer_named=False)} == {"tesla"}
+
+
+def test_a_question_naming_a_year_finds_an_8k_by_its_date(two_filers):
+    # an 8-K has no fiscal year; its date of report is the year a question names
+    with two_filers.transaction() as con:
+        con.execute(
+            "INSERT INTO documents (doc_id, file_name, status, issuer, doc_type, period_end) "
+            "VALUES ('tesla8k', 'tesla-8k.pdf', 'parsed', 'Tesla, Inc.', '8-K', '2024-01-24')"
+        )
+    assert named_documents(two_filers, "Tesla deliveries announced in 2024", None) == ["tesla8k"]
+    assert named_documents(two_filers, "Tesla capital expenditure in 2023", None) == ["tesla"]
+    assert sorted(named_documents(two_filers, "Tesla deliveries", None)) == ["tesla", "tesla8k"]
 
 
 def test_filters_narrow_the_search_and_say_when_nothing_matches(two_filers):

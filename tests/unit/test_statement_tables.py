@@ -167,7 +167,30 @@ def test_an_sec_cover_says_issuer_form_and_period():
     )
     assert info.title == "Example Widgets Corporation Form 10-Q"  # the metadata title is a job name
     assert info.language == "" or info.language == "en"
-    assert "Example Widgets Corporation 10-Q fiscal year 2024" == info.context()
+    # a quarter is cited by its end as printed: its calendar year need not be the fiscal year
+    assert info.context() == "Example Widgets Corporation 10-Q quarter ended June 29, 2024"
+
+
+def test_an_8k_cover_is_dated_by_its_date_of_report_wherever_the_cover_prints_it():
+    for lines in (
+        [("Date of Report (Date of earliest event reported): January 24, 2024", 9)],
+        [("January 24, 2024", 10), ("Date of Report (Date of earliest event reported)", 7)],
+        [("Date of report (Date of earliest event reported)", 7), ("January 24, 2024", 10)],
+    ):
+        cover = _page(
+            ("FORM 8-K", 14),
+            ("CURRENT REPORT", 10),
+            ("Pursuant to Section 13 or 15(d) of the Securities Exchange Act of 1934", 8),
+            *lines,
+            ("Tesla, Inc.", 12),
+            ("(Exact name of registrant as specified in its charter)", 7),
+        )
+        info = describe([cover])
+        assert (info.doc_type, info.period_end, info.fiscal_year) == ("8-K", "2024-01-24", None)
+        assert info.context() == "Tesla, Inc. 8-K dated January 24, 2024"
+    # no date of report on the cover: no date, and the context says only who and what
+    undated = describe([_page(("FORM 8-K", 14), ("Tesla, Inc.", 12), ("(Exact name of registrant)", 7))])
+    assert (undated.period_end, undated.context()) == ("", "Tesla, Inc. 8-K")
 
 
 def test_a_contract_a_tender_and_an_untitled_page():
