@@ -334,7 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--document", help="only documents whose file name contains this")
     search.add_argument("--type", help="only documents of this type (10-K, 10-Q, contract, tender, ...)")
     search.add_argument("--issuer", help="only documents of this issuer (a part of its name: 'tesla')")
-    search.add_argument("--year", type=int, help="only documents of this fiscal year")
+    search.add_argument(
+        "--year",
+        type=int,
+        help="only documents of this fiscal year (a 10-Q or 8-K: the calendar year of its quarter's end "
+        "or date)",
+    )
     search.set_defaults(func=cmd_search)
 
     export = sub.add_parser(

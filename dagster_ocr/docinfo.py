@@ -60,7 +60,7 @@ _MONTHS = {
     )
 }
 _PERIOD = re.compile(
-    r"\b(?:for\s+the\s+)?(?:fiscal\s+year|quarterly\s+period|year|period|quarter|six\s+months|nine\s+months)"
+    r"\b(?:for\s+the\s+)?(fiscal\s+year|quarterly\s+period|year|period|quarter|six\s+months|nine\s+months)"
     r"\s+ended\s+(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d\d)",
     re.I,
 )
@@ -206,10 +206,13 @@ def describe(
         doc_type = next((name for name, rx in _KINDS if rx.search(title_text)), "")
     issuer = _issuer(lines)
     period_end = ""
+    fiscal_year = None
     if m := _PERIOD.search(text):
-        period_end = _iso(*m.groups())
-    # a year is a fiscal year only where a period is stated: a report's body names many years
-    fiscal_year = int(period_end[:4]) if period_end else None
+        period_end = _iso(*m.groups()[1:])
+        # a year is a fiscal year only where a year's period is stated (a report's body names many
+        # years; a quarter ended in December 2023 may be in fiscal 2024): its end's calendar year
+        if period_end and " ".join(m.group(1).lower().split()) in ("fiscal year", "year"):
+            fiscal_year = int(period_end[:4])
     if not period_end and doc_type == "8-K":  # a current report covers a day, not a period
         period_end = _report_date(lines)
     return DocumentInfo(

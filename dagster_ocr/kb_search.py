@@ -118,7 +118,7 @@ class DocumentFilter:
 
     doc_type: str | None = None  # "10-K", "contract", ...
     issuer: str | None = None  # "Apple", "tesla, inc."
-    fiscal_year: int | None = None
+    fiscal_year: int | None = None  # a 10-K's fiscal year; a 10-Q's or an 8-K's calendar year
     file_name: str | None = None
 
     def given(self) -> bool:
@@ -140,6 +140,11 @@ _LEGAL_WORDS = frozenset(
 )
 
 
+#: a document's year in SQL: its fiscal year, else the year of its period's end or date (a 10-Q's
+#: quarter, an 8-K's date of report), which is not always the issuer's fiscal year
+DOCUMENT_YEAR = "coalesce(fiscal_year, try_cast(left(period_end, 4) AS INTEGER))"
+
+
 def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -> list[str]:
     """The parsed documents ``f`` admits (among ``doc_ids`` when given), by one query."""
     sql = ["SELECT doc_id FROM documents WHERE status = 'parsed'"]
@@ -149,7 +154,7 @@ def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -
             sql.append(f"AND contains(lower({column}), lower(?))")  # column names are the three above
             params.append(str(value))
     if f.fiscal_year is not None:
-        sql.append("AND fiscal_year = ?")
+        sql.append(f"AND {DOCUMENT_YEAR} = ?")
         params.append(int(f.fiscal_year))
     if doc_ids is not None:
         sql.append("AND doc_id IN (SELECT unnest(?::VARCHAR[]))")
@@ -171,7 +176,7 @@ def named_issuers(query: str, issuers: list[str]) -> list[str]:
 
 def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> list[str]:
     """The parsed documents (among ``doc_ids``) of the issuers ``query`` names, narrowed to those of
-    the year it names when some are (a fiscal year, or an 8-K's date); empty when it names none.
+    the year it names when some are (``DOCUMENT_YEAR``); empty when it names none.
     Reads the distinct issuers, not every document, so its cost follows the number of companies,
     not of documents."""
     try:
@@ -183,10 +188,9 @@ def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> lis
     named = named_issuers(query, issuers)
     if not named:
         return []
-    # a document's year: its fiscal year, or the year of its date where it has none (an 8-K)
     docs = wh.query(
-        "SELECT doc_id, coalesce(fiscal_year, try_cast(left(period_end, 4) AS INTEGER)) AS year "
-        "FROM documents WHERE status = 'parsed' AND issuer IN (SELECT unnest(?::VARCHAR[]))",
+        f"SELECT doc_id, {DOCUMENT_YEAR} AS year FROM documents WHERE status = 'parsed' "
+        "AND issuer IN (SELECT unnest(?::VARCHAR[]))",
         [named],
     )
     if doc_ids is not None:

@@ -283,6 +283,10 @@ def test_a_question_naming_a_year_finds_an_8k_by_its_date(two_filers):
     assert named_documents(two_filers, "Tesla deliveries announced in 2024", None) == ["tesla8k"]
     assert named_documents(two_filers, "Tesla capital expenditure in 2023", None) == ["tesla"]
     assert sorted(named_documents(two_filers, "Tesla deliveries", None)) == ["tesla", "tesla8k"]
+    dated = search(two_filers, "purchases", where=DocumentFilter(fiscal_year=2024, issuer="tesla"))
+    assert dated == []  # the 8-K of 2024 is admitted by the filter; it has no chunk with the word
+    with pytest.raises(SearchError):
+        search(two_filers, "purchases", where=DocumentFilter(fiscal_year=2022, issuer="tesla"))
 
 
 def test_filters_narrow_the_search_and_say_when_nothing_matches(two_filers):

@@ -163,7 +163,7 @@ def test_an_sec_cover_says_issuer_form_and_period():
         "Example Widgets Corporation",
         "10-Q",
         "2024-06-29",
-        2024,
+        None,  # a quarter states no fiscal year: one ended in June may be in the next fiscal year
     )
     assert info.title == "Example Widgets Corporation Form 10-Q"  # the metadata title is a job name
     assert info.language == "" or info.language == "en"
@@ -188,6 +188,8 @@ def test_an_8k_cover_is_dated_by_its_date_of_report_wherever_the_cover_prints_it
         info = describe([cover])
         assert (info.doc_type, info.period_end, info.fiscal_year) == ("8-K", "2024-01-24", None)
         assert info.context() == "Tesla, Inc. 8-K dated January 24, 2024"
+    annual = describe([_page(("FORM 10-K", 14), ("For the fiscal year ended September 28, 2024", 9))])
+    assert (annual.period_end, annual.fiscal_year) == ("2024-09-28", 2024)
     # no date of report on the cover: no date, and the context says only who and what
     undated = describe([_page(("FORM 8-K", 14), ("Tesla, Inc.", 12), ("(Exact name of registrant)", 7))])
     assert (undated.period_end, undated.context()) == ("", "Tesla, Inc. 8-K")
