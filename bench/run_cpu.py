@@ -10,9 +10,12 @@ interpreter; CPU is user+sys of the child processes (the run's own workers inclu
 the configurations, so a noisy machine hits them alike; the ratio to the raw pass of the same round is
 the figure to read. By default the two 10-K reports of ``../shared/reports``.
 
-The run is this source tree's code (``PYTHONPATH``, whatever the virtualenv's editable install points
-at); with ``--base COMMIT`` every configuration also runs, interleaved, on that commit checked out in a
-temporary git worktree (same virtualenv), and the table gains its before/after ratio. ``--instance``:
+The run is this source tree's code (``PYTHONPATH`` and the tree as working directory, whatever the
+virtualenv's editable install points at; before 2026-12-04 the run started in the folder the bench was
+started in, which ``python -c`` puts first on ``sys.path``, so with ``--base`` both columns ran that
+folder's code); with ``--base COMMIT`` every configuration also runs, interleaved, on that commit
+checked out in a temporary git worktree (same virtualenv), and the table gains its before/after ratio.
+``--instance``:
 ``home`` (the default) runs with ``DAGSTER_HOME`` set to a fresh folder, so the run is recorded in a
 SQLite Dagster instance as a user with a local instance has it; ``ephemeral`` runs without
 ``DAGSTER_HOME``, as ``dagster-ocr run`` does out of the box (an in-memory instance).
@@ -49,10 +52,10 @@ DEFAULT_CONFIGS = {
 }
 
 
-def child_cpu(cmd: list[str], env: dict[str, str]) -> float:
+def child_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
     """User+sys CPU seconds of ``cmd`` and its descendants (it must succeed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(cmd, check=True, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -115,7 +118,10 @@ def main() -> None:
                     argv = ["run", str(inbox), "--warehouse", str(Path(tmp) / "w.duckdb"), "--no-progress"]
                     if overrides:
                         argv += ["--set", overrides]
-                    rows[name].append(child_cpu(run_cmd(src, argv), env))
+                    # in the tree's own folder: ``python -c`` puts the working directory first on
+                    # sys.path, ahead of PYTHONPATH, so run from elsewhere the base would import
+                    # the code of the folder the bench was started in
+                    rows[name].append(child_cpu(run_cmd(src, argv), env, cwd=src))
                 raw = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
                 rows["raw get_text('dict')"].append(raw)
                 print(f"round {rnd + 1} {name}: {rows[name][-1]:.1f} CPU s (raw pass {raw:.2f})", flush=True)
