@@ -302,4 +302,5 @@ def embedder_options(s: KbSettings) -> dict[str, Any]:
         "dtype": s.embed_dtype,
         "runtime": s.embed_runtime,
         "batch_size": s.embed_batch_size,
+        "threads": s.embed_threads,
     }

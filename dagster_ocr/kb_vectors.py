@@ -172,6 +172,7 @@ def compute_vectors(
     dtype: str = "auto",
     runtime: str = "auto",
     batch_size: int = 32,
+    threads: int = 1,
 ) -> VectorPlan:
     """Step 2: embed what the plan still lacks (no warehouse; the model loads once a process).
 
@@ -181,7 +182,7 @@ def compute_vectors(
     if plan.off or not plan.todo_inputs:
         return plan
     started = time.perf_counter()
-    embedder = embeddings.get_embedder(device, max_tokens, dtype, runtime)
+    embedder = embeddings.get_embedder(device, max_tokens, dtype, runtime, threads)
     if embedder is None:
         plan.skipped = embeddings.unavailable_reason() or "the embedding model failed to load"
         return plan

@@ -447,3 +447,18 @@ def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, ru
             np.testing.assert_array_equal(batch[key], want[key], err_msg=key)
     one_by_one = np.vstack([hidden_pool for hidden_pool in (emb.embed([t]) for t in texts)])
     assert float(np.sum(vectors * one_by_one, axis=1).min()) > 0.9999
+
+
+@needs_model
+def test_openvino_runs_a_forward_pass_on_the_threads_set_and_the_vectors_do_not_change():
+    """``kb.embed_threads`` (issue 36): one thread by default, as OpenVINO was compiled; 0 leaves
+    OpenVINO its own choice. The vectors are the same whatever the threads."""
+    one = embeddings.Embedder(embeddings.model_dir())
+    if one.runtime != "openvino":
+        pytest.skip("the embedding model runs on torch here")
+    all_cores = embeddings.Embedder(embeddings.model_dir(), threads=0)
+    assert int(one._ov.get_property("INFERENCE_NUM_THREADS")) == 1
+    assert "INFERENCE_NUM_THREADS" not in all_cores._ov_config("float32")
+    texts = [t for _, _, t in TEXTS]
+    np.testing.assert_allclose(one.embed(texts), all_cores.embed(texts), atol=1e-5)
+    assert KbSettings().embed_threads == 1 and kb.embedder_options(KbSettings())["threads"] == 1
