@@ -358,13 +358,13 @@ class Embedder:
         return model  # still float32: OpenVINO converts it from that, torch casts it after
 
     def embed(
-        self, texts: list[str], batch_size: int = 32, between: Callable[[], None] | None = None
+        self, texts: list[str], batch_size: int = 16, between: Callable[[], None] | None = None
     ) -> np.ndarray:
         """L2-normalised embeddings, one float32 row of :data:`DIM` values per text, in input order.
 
         Texts are batched by their number of word pieces, so a batch pads to similar lengths instead
         of to the longest chunk of the document (most of the speed on CPU comes from padding less).
-        ``between`` is called before each batch (about a second of CPU each): it may raise to stop
+        ``between`` is called before each batch (half a second of CPU or less): it may raise to stop
         the work.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
