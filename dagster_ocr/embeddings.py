@@ -81,7 +81,7 @@ class Embedder:
         max_tokens: int = 256,
         dtype: str = "auto",
         runtime: str = "auto",
-        threads: int = 1,
+        threads: int = 0,
     ) -> None:
         # never reach the hub: the files are all in the package folder
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -247,12 +247,13 @@ class Embedder:
     def _ov_config(self, dtype: str) -> dict[str, Any]:
         """OpenVINO's compile settings: the precision (:func:`_ov_precision`) and the threads.
 
-        One thread by default: a forward pass split over two threads spent 9-10% more CPU for the
-        same vectors (bit for bit: the same int8 kernels, only scheduled otherwise) on a 2-core
-        AVX512-VNNI EPYC, 400 report chunks, three rounds side by side (2026-12-04; default 5.31 /
-        5.27 / 6.27 CPU s, one thread 4.81 / 4.73 / 5.27): the threads meet at every layer, and the
-        one waiting spins, which is CPU time. More threads finish one long document's embedding
-        sooner on an idle machine (``kb.embed_threads``)."""
+        OpenVINO's own choice (every core) by default; ``kb.embed_threads`` sets a number. On a
+        2-core AVX512-VNNI EPYC one thread spent 9-10% less CPU for the same vectors (bit for bit:
+        the same int8 kernels, only scheduled otherwise; 400 report chunks, three rounds side by
+        side, 2026-12-04: 5.31 / 5.27 / 6.27 CPU s against 4.81 / 4.73 / 5.27), because the threads
+        meet at every layer and the one waiting spins, which is CPU time; but a run of the two
+        10-K reports alone took 30-36% longer, so one thread is for machines where several
+        documents share few cores."""
         config: dict[str, Any] = dict(_ov_precision(dtype))
         if self.threads > 0:
             config["INFERENCE_NUM_THREADS"] = self.threads
@@ -617,7 +618,7 @@ def resolve_dtype(dtype: str, device: str = "cpu") -> str:
 
 
 def get_embedder(
-    device: str = "cpu", max_tokens: int = 256, dtype: str = "auto", runtime: str = "auto", threads: int = 1
+    device: str = "cpu", max_tokens: int = 256, dtype: str = "auto", runtime: str = "auto", threads: int = 0
 ) -> Embedder | None:
     """The process-wide embedder (loaded on first use, about 5 s), or ``None`` when unavailable.
 

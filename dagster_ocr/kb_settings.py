@@ -75,12 +75,14 @@ class KbSettings(BaseModel):
         "only there), torch otherwise; GPUs always run on torch.",
     )
     embed_threads: int = Field(
-        1,
+        0,
         ge=0,
         description="CPU threads of one forward pass of the embedding model on OpenVINO (0: OpenVINO's "
-        "choice, every core). One spent 9-10% less CPU than two for the same vectors on a 2-core EPYC "
-        "(the second thread's waits at every layer are spins, CPU time); more finish one long "
-        "document's embedding sooner on an otherwise idle machine. Torch keeps its own threads.",
+        "choice, every core, which the deployment's `embeddings` pool of one slot assumes). 1 spent 4-13% "
+        "less CPU than two on a 2-core EPYC for the same vectors (the second thread's waits at every "
+        "layer are spins, CPU time) but made `dagster-ocr run` on the two 10-K reports 30-36% slower "
+        "(20 -> 26-28 s wall), more on machines with more cores: set it where several documents share "
+        "few cores and CPU, not one document's wait, is what counts. Torch keeps its own threads.",
     )
     search_mode: Literal["bm25", "vector", "hybrid"] = Field(
         "hybrid",

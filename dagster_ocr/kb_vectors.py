@@ -172,7 +172,7 @@ def compute_vectors(
     dtype: str = "auto",
     runtime: str = "auto",
     batch_size: int = 32,
-    threads: int = 1,
+    threads: int = 0,
 ) -> VectorPlan:
     """Step 2: embed what the plan still lacks (no warehouse; the model loads once a process).
 
