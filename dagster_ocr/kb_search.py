@@ -145,6 +145,11 @@ _LEGAL_WORDS = frozenset(
 #: a document's year in SQL: its fiscal year, else the year of its period's end or date (a 10-Q's
 #: quarter, an 8-K's date of report), which is not always the issuer's fiscal year
 DOCUMENT_YEAR = "coalesce(fiscal_year, try_cast(left(period_end, 4) AS INTEGER))"
+#: the parsed documents of some issuers (a parameter) with their year; built once from constants
+_ISSUERS_DOCUMENTS = (
+    f"SELECT doc_id, {DOCUMENT_YEAR} AS year FROM documents WHERE status = 'parsed' "
+    "AND issuer IN (SELECT unnest(?::VARCHAR[]))"
+)
 
 
 def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -> list[str]:
@@ -190,11 +195,7 @@ def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> lis
     named = named_issuers(query, issuers)
     if not named:
         return []
-    docs = wh.query(
-        f"SELECT doc_id, {DOCUMENT_YEAR} AS year FROM documents WHERE status = 'parsed' "
-        "AND issuer IN (SELECT unnest(?::VARCHAR[]))",
-        [named],
-    )
+    docs = wh.query(_ISSUERS_DOCUMENTS, [named])
     if doc_ids is not None:
         docs = docs[docs["doc_id"].isin(doc_ids)]
     years = {int(w) for w in tokenize(query) if w.isdigit() and len(w) == 4}
