@@ -52,8 +52,7 @@ def _print_frame(frame: pd.DataFrame) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    # the run's own imports (the definitions, GX) and its documents: see dagster_ocr.gc_tuning
-    with GracefulStop() as stop, rarer_full_collections():
+    with GracefulStop() as stop:
         try:
             summary = run_inbox(
                 Path(args.inbox),
@@ -326,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument(
         "--mode",
         choices=("bm25", "vector", "hybrid"),
-        default="hybrid",
-        help="hybrid (default): words and meaning, their normalised scores combined; bm25: words; "
+        help="hybrid (the default, kb.search_mode): words and meaning, their normalised scores combined; "
+        "bm25: words; "
         "vector: meaning (all-MiniLM-L6-v2 embeddings). vector and hybrid fall back to bm25 when no "
         "embeddings are available",
     )

@@ -111,6 +111,8 @@ class _RunReport:
         print("\n".join(self.lines()), flush=True)
 
 
+# the definitions' imports (Dagster, GX) and the documents: see dagster_ocr.gc_tuning
+@rarer_full_collections()
 def run_inbox(
     inbox: Path,
     warehouse: str | Path,
@@ -186,7 +188,6 @@ def run_inbox(
         stop.on_hard_exit = report.print_hard
     bar = tqdm(todo, unit="doc", disable=not show_progress, file=sys.stderr)
     with (
-        rarer_full_collections(),
         progress.listen(_PagePostfix(bar)),
         progress.listen(stop.listener) if stop else nothing(),
         progress.stoppable(stop.check) if stop else nothing(),

@@ -296,11 +296,4 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings) -> d
 
 def embedder_options(s: KbSettings) -> dict[str, Any]:
     """The settings :func:`kb_vectors.compute_vectors` takes, from the knowledge-base settings."""
-    return {
-        "device": s.embed_device,
-        "max_tokens": s.embed_max_tokens,
-        "dtype": s.embed_dtype,
-        "runtime": s.embed_runtime,
-        "batch_size": s.embed_batch_size,
-        "threads": s.embed_threads,
-    }
+    return {**s.embedder_args(), "batch_size": s.embed_batch_size}

@@ -72,9 +72,7 @@ def _vector_ranked(
     if con.execute("SELECT count(*) FROM vectors").fetchone() == (0,):
         log.warning("no chunk embeddings in %s: searching with BM25 instead", index.warehouse.path)
         return None
-    embedder = embeddings.get_embedder(
-        s.embed_device, s.embed_max_tokens, s.embed_dtype, s.embed_runtime, s.embed_threads
-    )
+    embedder = embeddings.get_embedder(**s.embedder_args())
     if embedder is None:
         return None
     return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids)

@@ -101,6 +101,17 @@ class KbSettings(BaseModel):
         50, ge=1, description="Best chunks taken from each of BM25 and vector search before fusing them."
     )
 
+    def embedder_args(self) -> dict[str, Any]:
+        """Which embedder these settings load: :func:`dagster_ocr.embeddings.get_embedder`'s
+        arguments (chunks at load time and a question at search time are embedded alike)."""
+        return {
+            "device": self.embed_device,
+            "max_tokens": self.embed_max_tokens,
+            "dtype": self.embed_dtype,
+            "runtime": self.embed_runtime,
+            "threads": self.embed_threads,
+        }
+
     @model_validator(mode="before")
     @classmethod
     def _retired(cls, data: Any) -> Any:

@@ -171,7 +171,7 @@ def compute_vectors(
     max_tokens: int = 256,
     dtype: str = "auto",
     runtime: str = "auto",
-    batch_size: int = 32,
+    batch_size: int = 16,
     threads: int = 0,
 ) -> VectorPlan:
     """Step 2: embed what the plan still lacks (no warehouse; the model loads once a process).

@@ -29,6 +29,7 @@ from typing import Any
 import pymupdf
 
 from dagster_ocr import load_pymupdf_layout
+from dagster_ocr.layout import centre_inside
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
@@ -72,9 +73,8 @@ def regions(pg: pymupdf.Page) -> list[tuple[BBox, str]]:
     return [((float(b[0]), float(b[1]), float(b[2]), float(b[3])), str(b[4])) for b in out]
 
 
-def _in_class(word: _Word, boxes: list[tuple[BBox, str]], classes: frozenset[str]) -> bool:
-    cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
-    return any(c in classes and b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b, c in boxes)
+def _box(word: _Word) -> BBox:
+    return (word.x0, word.y0, word.x1, word.y1)
 
 
 def vetoed(part: _Part, words: list[_Word], boxes: list[tuple[BBox, str]], s: TableSettings) -> bool:
@@ -83,10 +83,11 @@ def vetoed(part: _Part, words: list[_Word], boxes: list[tuple[BBox, str]], s: Ta
     regions (never a part written in a right-to-left script: see the module)."""
     if part.strategy != "stream":
         return False
-    x0, y0, x1, y1 = part.bbox
-    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+    inside = [w for w in words if centre_inside(_box(w), [part.bbox], pad=0)]
     if not inside or _reads_rtl(inside):
         return False
-    table = sum(_in_class(w, boxes, frozenset({"table"})) for w in inside) / len(inside)
-    prose = sum(_in_class(w, boxes, PROSE) for w in inside) / len(inside)
+    tables = [b for b, c in boxes if c == "table"]
+    prose_regions = [b for b, c in boxes if c in PROSE]
+    table = sum(centre_inside(_box(w), tables, pad=0) for w in inside) / len(inside)
+    prose = sum(centre_inside(_box(w), prose_regions, pad=0) for w in inside) / len(inside)
     return table <= s.layout_veto_table_share and prose >= s.layout_veto_prose_share

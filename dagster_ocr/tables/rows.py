@@ -7,7 +7,7 @@ import itertools
 import math
 from typing import Any
 
-from dagster_ocr.layout import outside
+from dagster_ocr.layout import outside, union
 from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.areas import _PERIOD_RE
 from dagster_ocr.tables.cells import _cell_shape, _Part
@@ -332,11 +332,6 @@ def _mapped_continuation(
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
 
 
-def _row_span_y(boxes: list[BBox | None]) -> tuple[float, float] | None:
-    ys = [(b[1], b[3]) for b in boxes if b is not None]
-    return (min(y for y, _ in ys), max(y for _, y in ys)) if ys else None
-
-
 def _without_running_head(first: _Part, b: _Part, page: Page, s: TableSettings) -> _Part:
     """``b`` (first on its page, a candidate continuation) less its leading rows that are the page's
     running head: rows wholly inside the top furniture band (``margin_fraction``), set apart from
@@ -346,10 +341,10 @@ def _without_running_head(first: _Part, b: _Part, page: Page, s: TableSettings) 
     repeated header, which is no longer the part's first row and stays in. The same furniture
     between two parts is ignored by ``_gap_ok``; here it is left to the page's text."""
     band = page.height * s.margin_fraction
-    spans = [_row_span_y(rb) for rb in b.row_bboxes[: len(b.rows)]]
-    if len(spans) != len(b.rows) or any(y is None for y in spans):
+    found = [[x for x in rb if x is not None] for rb in b.row_bboxes[: len(b.rows)]]
+    if len(found) != len(b.rows) or not all(found):
         return b
-    ys = [y for y in spans if y is not None]
+    ys = [(u[1], u[3]) for u in map(union, found)]
     k = 0
     while k < len(ys) - 1 and ys[k][1] <= band:
         k += 1
@@ -363,10 +358,8 @@ def _without_running_head(first: _Part, b: _Part, page: Page, s: TableSettings) 
         cells = [_norm(c) for c in row]
         if any(c and i < len(h) and h[i] == c for h in head for i, c in enumerate(cells)):
             return b  # a line of the header: ``_header_repeat`` drops it
-    rest = b.row_bboxes[k:]
-    boxes = [x for rb in rest for x in rb if x is not None]
-    bbox = (b.bbox[0], min(x[1] for x in boxes), b.bbox[2], b.bbox[3])
-    return dataclasses.replace(b, rows=b.rows[k:], row_bboxes=rest, bbox=bbox)
+    bbox = (b.bbox[0], union([x for rb in found[k:] for x in rb])[1], b.bbox[2], b.bbox[3])
+    return dataclasses.replace(b, rows=b.rows[k:], row_bboxes=b.row_bboxes[k:], bbox=bbox)
 
 
 def _context_fields(part: _Part) -> dict[str, Any]:

@@ -11,7 +11,7 @@ def test_the_block_raises_only_the_full_threshold_and_restores_it():
     before = gc.get_threshold()
     with rarer_full_collections():
         inside = gc.get_threshold()
-        with rarer_full_collections():  # nested (the CLI's imports, then its run): no change
+        with rarer_full_collections():  # nested (a caller's own block around run_inbox): no change
             assert gc.get_threshold() == inside
         assert gc.get_threshold() == inside
     assert inside == (before[0], before[1], max(before[2], FULL_EVERY))
