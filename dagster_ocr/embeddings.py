@@ -88,12 +88,12 @@ class Embedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         self.device = device
         self.max_tokens = max_tokens
-        #: OpenVINO's CPU threads for one forward pass (0: its own choice, every core; see _ov_config)
+        #: OpenVINO's CPU threads for one forward pass (0: its throughput mode; see _ov_config)
         self.threads = threads
         #: seconds per calibration batch by dtype, when "auto" had to choose: measured here, or read
         #: from what an earlier process on this machine measured (see _calibrate)
         self.calibration: dict[str, float] = {}
-        self._lock = threading.Lock()  # one forward pass at a time: the runtime already uses every core
+        self._lock = threading.Lock()  # one embed call at a time: the runtime already uses every core
         #: the model compiled for OpenVINO's CPU plugin, when it runs there (see _on_openvino)
         self._ov: Any = None
         #: the tokenizer as the ``tokenizers`` library reads it, on the start without torch
@@ -247,17 +247,26 @@ class Embedder:
     def _ov_config(self, dtype: str) -> dict[str, Any]:
         """OpenVINO's compile settings: the precision (:func:`_ov_precision`) and the threads.
 
-        OpenVINO's own choice (every core) by default; ``kb.embed_threads`` sets a number. On a
-        2-core AVX512-VNNI EPYC one thread spent 9-10% less CPU for the same vectors (bit for bit:
-        the same int8 kernels, only scheduled otherwise; 400 report chunks, three rounds side by
-        side, 2026-12-04: 5.31 / 5.27 / 6.27 CPU s against 4.81 / 4.73 / 5.27), because the threads
-        meet at every layer and the one waiting spins, which is CPU time; but a run of the two
-        10-K reports alone took 30-36% longer, so one thread is for machines where several
-        documents share few cores."""
+        By default (``kb.embed_threads`` 0) OpenVINO's throughput mode: as many streams as it
+        chooses for this machine (one a core on 2 cores), each running a forward pass on its own
+        threads, and :meth:`embed` keeps them all busy with batches. One pass spread over every core
+        instead (the latency mode) spends CPU waiting: its threads meet at every layer and the one
+        waiting spins. On a 2-core AVX512-VNNI EPYC (1,305 report chunks, 2026-12-04) the streams
+        spent as little CPU as one thread and took less wall time than both threads on one pass,
+        the vectors bit for bit the same in all three (the same int8 kernels, scheduled otherwise).
+        ``kb.embed_threads`` N > 0: one pass at a time on N threads (1: for machines where several
+        documents share few cores)."""
         config: dict[str, Any] = dict(_ov_precision(dtype))
         if self.threads > 0:
             config["INFERENCE_NUM_THREADS"] = self.threads
+        else:
+            config["PERFORMANCE_HINT"] = "THROUGHPUT"
         return config
+
+    @property
+    def _ov_jobs(self) -> int:
+        """How many forward passes OpenVINO runs at once: one a stream (:meth:`_ov_config`)."""
+        return max(1, int(self._ov.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
 
     def encode(self, texts: list[str]) -> dict[str, np.ndarray]:
         """The model's inputs for ``texts`` (``input_ids``, ``token_type_ids``, ``attention_mask``,
@@ -377,16 +386,58 @@ class Embedder:
             # piece vary enough (figures, names) that ordering by characters left a third of the
             # report chunks' positions padding; ties in input order, so the batches are fixed
             order = sorted(range(len(texts)), key=lambda i: len(rows[i][0]))
-            for start in range(0, len(order), max(1, batch_size)):
+            batches = [order[s : s + max(1, batch_size)] for s in range(0, len(order), max(1, batch_size))]
+            if self._ov is not None and self._ov_jobs > 1:
+                self._embed_overlapped(rows, batches, out, between)
+                return out
+            for idx in batches:
                 if between is not None:
                     between()
-                idx = order[start : start + batch_size]
                 hidden, mask = self._hidden(_padded([rows[i] for i in idx], self._pad_id()))
-                # mean over the real tokens (not the padding), then unit length: the model's own pooling
-                pooled = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
-                out[idx] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+                out[idx] = _pooled(hidden, mask)
                 _release_freed_memory()
         return out
+
+    def _embed_overlapped(
+        self,
+        rows: list[tuple[np.ndarray, np.ndarray]],
+        batches: list[list[int]],
+        out: np.ndarray,
+        between: Callable[[], None] | None,
+    ) -> None:
+        """Run the batches on OpenVINO's streams at once (:meth:`_ov_config`), one inference request a
+        stream taking turns, each forward pass on its own stream's thread. The same kernels on one
+        thread each: the vectors are bit for bit those of one pass at a time.
+
+        Requests are waited on here, not given a Python callback: a callback runs Python on the
+        stream's thread, and that thread then needs the interpreter's lock to end, which the thread
+        destroying the compiled model holds (a process that had embedded hung at exit)."""
+        requests = [self._ov.create_infer_request() for _ in range(self._ov_jobs)]
+        in_flight: list[tuple[list[int], np.ndarray] | None] = [None] * len(requests)
+
+        def collect(slot: int) -> None:
+            job = in_flight[slot]
+            if job is not None:
+                requests[slot].wait()
+                in_flight[slot] = None
+                out[job[0]] = _pooled(requests[slot].get_output_tensor(0).data, job[1])
+
+        try:
+            for n, idx in enumerate(batches):
+                if between is not None:
+                    between()
+                slot = n % len(requests)
+                collect(slot)
+                batch = _padded([rows[i] for i in idx], self._pad_id())
+                requests[slot].start_async(batch)
+                in_flight[slot] = (idx, batch["attention_mask"][..., None].astype(np.float32))
+                _release_freed_memory()
+            for slot in range(len(requests)):
+                collect(slot)
+        finally:  # a stop or a failure: never leave a pass running on buffers about to be dropped
+            for request, job in zip(requests, in_flight, strict=True):
+                if job is not None:
+                    request.wait()
 
     def _pad_id(self) -> int:
         """The [PAD] token's id, what :meth:`encode` pads with."""
@@ -554,6 +605,12 @@ _PAD_TO = 16
 _ENCODE_SLICE = 256
 
 
+def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The model's own pooling: the mean over the real tokens (not the padding), then unit length."""
+    pooled = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
+    return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+
 def _padded(rows: list[tuple[np.ndarray, np.ndarray]], pad_id: int) -> dict[str, np.ndarray]:
     """The model's inputs for token rows (see ``Embedder._token_rows``), padded as
     ``Embedder.encode`` pads a batch: to its longest row, rounded up to a multiple of
@@ -623,7 +680,8 @@ def get_embedder(
     """The process-wide embedder (loaded on first use, about 5 s), or ``None`` when unavailable.
 
     The reason it is unavailable is logged once per process, not once per document. ``threads``:
-    OpenVINO's CPU threads a forward pass (``kb.embed_threads``; 0: every core).
+    OpenVINO's CPU threads a forward pass (``kb.embed_threads``; 0: its throughput mode, a pass a
+    stream on every core).
     """
     key = (device, max_tokens, dtype, runtime, threads)
     with _LOCK:

@@ -421,7 +421,7 @@ def test_the_start_without_torch_imports_neither_torch_nor_transformers(tmp_path
 
 @needs_model
 @pytest.mark.parametrize("runtime", ["openvino", "torch"])
-def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, runtime):
+def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, runtime, monkeypatch):
     """``embed`` orders texts by word pieces, not characters (figures and symbols are many pieces a
     character: ordered by characters, a third of the report chunks' positions were padding), and a
     batch's inputs are exactly what ``encode`` gives for those texts."""
@@ -429,8 +429,10 @@ def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, ru
     texts += ["1,234 5,678 (9,012) 3.4% $ 5" * 3, "Commitments and contingencies " * 3]
     emb = embeddings.Embedder(embeddings.model_dir(), dtype="float32", runtime=runtime)
     batches: list[dict[str, np.ndarray]] = []
-    hidden = emb._hidden
-    emb._hidden = lambda batch: batches.append(batch) or hidden(batch)  # type: ignore[method-assign]
+    padded = embeddings._padded  # what a forward pass gets, one pass at a time or several at once
+    monkeypatch.setattr(
+        embeddings, "_padded", lambda rows, pad: batches.append(padded(rows, pad)) or batches[-1]
+    )
     vectors = emb.embed(texts, batch_size=2)
     pieces = [batch["attention_mask"].sum(1) for batch in batches]
     flat = np.concatenate(pieces)
@@ -451,14 +453,45 @@ def test_batches_are_ordered_by_word_pieces_and_padded_as_encode_pads(corpus, ru
 
 @needs_model
 def test_openvino_runs_a_forward_pass_on_the_threads_set_and_the_vectors_do_not_change():
-    """``kb.embed_threads`` (issue 36): OpenVINO's own choice by default (0); 1 runs a forward pass on
-    one thread. The vectors are the same whatever the threads."""
+    """``kb.embed_threads`` (issue 36): by default (0) OpenVINO's throughput mode, as many passes at
+    once as it has streams; 1 runs one pass at a time on one thread. The vectors are the same."""
     one = embeddings.Embedder(embeddings.model_dir(), threads=1)
     if one.runtime != "openvino":
         pytest.skip("the embedding model runs on torch here")
-    all_cores = embeddings.Embedder(embeddings.model_dir(), threads=0)
-    assert int(one._ov.get_property("INFERENCE_NUM_THREADS")) == 1
-    assert "INFERENCE_NUM_THREADS" not in all_cores._ov_config("float32")
-    texts = [t for _, _, t in TEXTS]
-    np.testing.assert_allclose(one.embed(texts), all_cores.embed(texts), atol=1e-5)
+    streams = embeddings.Embedder(embeddings.model_dir(), threads=0)
+    assert int(one._ov.get_property("INFERENCE_NUM_THREADS")) == 1 and one._ov_jobs == 1
+    config = streams._ov_config("float32")
+    assert "INFERENCE_NUM_THREADS" not in config and config["PERFORMANCE_HINT"] == "THROUGHPUT"
+    assert streams._ov_jobs >= 1
+    texts = [t for _, _, t in TEXTS] * 3
+    np.testing.assert_array_equal(one.embed(texts, batch_size=2), streams.embed(texts, batch_size=2))
     assert KbSettings().embed_threads == 0 and kb.embedder_options(KbSettings())["threads"] == 0
+
+
+@needs_model
+def test_passes_run_at_once_stop_between_batches_and_say_what_failed(monkeypatch):
+    """The throughput mode's passes in flight: a stop asked between batches ends the embedding
+    (after the passes started have finished), and a failure while pooling one reaches the caller."""
+    emb = embeddings.Embedder(embeddings.model_dir(), threads=0)
+    if emb.runtime != "openvino" or emb._ov_jobs < 2:
+        pytest.skip("one forward pass at a time here (torch, or OpenVINO with one stream)")
+    texts = [t for _, _, t in TEXTS] * 4
+    calls = []
+
+    def stop_at_third() -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        emb.embed(texts, batch_size=2, between=stop_at_third)
+    assert len(calls) == 3
+
+    def broken(hidden, mask):
+        raise ValueError("pooling failed")
+
+    monkeypatch.setattr(embeddings, "_pooled", broken)
+    with pytest.raises(ValueError, match="pooling failed"):
+        emb.embed(texts, batch_size=2)
+    monkeypatch.undo()
+    assert emb.embed(texts[:3]).shape == (3, embeddings.DIM)  # the embedder still works after both
