@@ -6,7 +6,8 @@
 Each round runs, in a fresh temporary folder each time, ``dagster-ocr run INBOX --warehouse W --no-progress``
 once per configuration (``--set JSON``; by default: the shipped defaults, ``kb.embed_dtype`` bfloat16 and
 float32, embeddings off), and a raw ``page.get_text("dict")`` pass over the same files in a fresh
-interpreter; CPU is user+sys of the child processes (the run's own workers included). Rounds interleave
+interpreter; CPU is user+sys of the child processes (the run's own workers included), beside each run's wall
+time (a setting that saves CPU by leaving cores idle shows there). Rounds interleave
 the configurations, so a noisy machine hits them alike; the ratio to the raw pass of the same round is
 the figure to read. By default the two 10-K reports of ``../shared/reports``.
 
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,12 +54,12 @@ DEFAULT_CONFIGS = {
 }
 
 
-def child_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
-    """User+sys CPU seconds of ``cmd`` and its descendants (it must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def child_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """User+sys CPU seconds of ``cmd`` and its descendants (it must succeed), and its wall seconds."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(cmd, check=True, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter() - start
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
 def run_cmd(src: Path, argv: list[str]) -> list[str]:
@@ -102,6 +104,7 @@ def main() -> None:
     }
     rows: dict[str, list[float]] = {name: [] for name in runs}
     rows["raw get_text('dict')"] = []
+    walls: dict[str, list[float]] = {name: [] for name in runs}
     try:
         for rnd in range(args.repeats):
             for name, (src, overrides) in runs.items():
@@ -121,10 +124,15 @@ def main() -> None:
                     # in the tree's own folder: ``python -c`` puts the working directory first on
                     # sys.path, ahead of PYTHONPATH, so run from elsewhere the base would import
                     # the code of the folder the bench was started in
-                    rows[name].append(child_cpu(run_cmd(src, argv), env, cwd=src))
-                raw = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
+                    cpu, wall = child_cpu(run_cmd(src, argv), env, cwd=src)
+                    rows[name].append(cpu)
+                    walls[name].append(wall)
+                raw, _ = child_cpu([sys.executable, "-c", RAW, *map(str, pdfs)], dict(os.environ))
                 rows["raw get_text('dict')"].append(raw)
-                print(f"round {rnd + 1} {name}: {rows[name][-1]:.1f} CPU s (raw pass {raw:.2f})", flush=True)
+                print(
+                    f"round {rnd + 1} {name}: {cpu:.1f} CPU s, {wall:.1f} s wall (raw pass {raw:.2f})",
+                    flush=True,
+                )
     finally:
         if args.base:
             subprocess.run(
@@ -138,13 +146,20 @@ def main() -> None:
     )
     print()
     ratio = " | this tree / base" if args.base else ""
-    print(f"| | CPU s (mean) | CPU s/page | pages/s a core | x raw pass{ratio} |")
-    print("|---|---|---|---|---|" + "---|" * bool(args.base))
-    out = {"pdfs": [p.name for p in pdfs], "pages": pages, "instance": args.instance, "cpu_s": rows}
+    print(f"| | CPU s (mean) | wall s (mean) | CPU s/page | pages/s a core | x raw pass{ratio} |")
+    print("|---|---|---|---|---|---|" + "---|" * bool(args.base))
+    out = {
+        "pdfs": [p.name for p in pdfs],
+        "pages": pages,
+        "instance": args.instance,
+        "cpu_s": rows,
+        "wall_s": walls,
+    }
     mean = {name: sum(rows[name]) / len(rows[name]) for name in runs}
     for name in runs:
-        cpu = mean[name]
-        cells = f"| {name} | {cpu:.1f} | {cpu / pages:.3f} | {pages / cpu:.1f} | {cpu / raw_mean:.1f}x |"
+        cpu, wall = mean[name], sum(walls[name]) / len(walls[name])
+        cells = f"| {name} | {cpu:.1f} | {wall:.1f} | {cpu / pages:.3f} | {pages / cpu:.1f} "
+        cells += f"| {cpu / raw_mean:.1f}x |"
         if args.base:
             base_name = name.replace("this tree: ", f"base {args.base}: ")
             cells += f" {cpu / mean[base_name]:.2f} |" if name.startswith("this tree") else " |"
