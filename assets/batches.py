@@ -2,9 +2,12 @@
 
 Creating a Dagster run costs the daemon about a second (snapshots, planned events, a new PostgreSQL
 connection per storage call: docs/scale.md), so a tick or backfill of 1,000 documents spent ~15
-minutes creating runs. With ``DAGSTER_OCR_DOCUMENTS_PER_RUN=N`` (dagster_ocr.deployment) the inbox
-sensor requests one run of this job per N new documents, and ``dagster-ocr backfill --per-run N``
-launches the same; the daemon then creates 1,000/N runs.
+minutes creating runs. With ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` (the default,
+dagster_ocr.deployment) the inbox sensor requests one run per document while a tick has at most R new
+documents (R: the larger of DAGSTER_OCR_RUNS_PER_TICK, 10, and the run queue's ``max_concurrent_runs``,
+:func:`runs_per_tick`) and R runs of this job above that: a tick creates at most R runs however large,
+and never fewer than the queue runs at once. With ``=N`` it requests one run of this job per N new
+documents whatever the tick. ``dagster-ocr backfill --per-run auto|N`` launches the same.
 
 What a document had stays its own: the batch op creates each document's ``ingest_document`` run
 (its partition, its tags, its asset checks and quarantine, its page in the run list) and executes
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import TypeVar
 
 import dagster as dg
 from dagster._core.origin import JobPythonOrigin
@@ -40,7 +44,10 @@ from pydantic import Field
 from assets.documents import MAX_RUNTIME_TAG, registration
 from assets.partitions import OUTCOME_TAG, OWNERS, document_tags, documents_partitions
 from dagster_ocr import partition_keys
+from dagster_ocr.deployment import DeploymentSettings
 from resources import DocumentStoreResource, WarehouseResource
+
+T = TypeVar("T")
 
 #: the per-document job every batch runs, and the batch job itself
 DOCUMENT_JOB = "ingest_document"
@@ -48,6 +55,8 @@ BATCH_JOB = "ingest_documents"
 BATCH_OP = "ingest_batch"
 #: on each document run of a batch: the batch's root run id (what a resume looks its runs up by)
 BATCH_TAG = "dagster-ocr/batch"
+#: DAGSTER_OCR_RUNS_PER_TICK's default: a large tick is cut into at least this many runs
+DEFAULT_RUNS_PER_TICK: int = DeploymentSettings.model_fields["runs_per_tick"].default
 #: the batch run's kind tag, not copied onto its document runs
 KIND = {"dagster-ocr/kind": "batch"}
 PARTITION_TAG = "dagster/partition"
@@ -78,6 +87,29 @@ def batches(keys: Sequence[str], per_run: int) -> list[list[str]]:
     """``keys`` cut into ⌈len / per_run⌉ batches of at most ``per_run``, in order."""
     per_run = max(1, per_run)
     return [list(keys[i : i + per_run]) for i in range(0, len(keys), per_run)]
+
+
+def cut(keys: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
+    """``keys`` cut, in order, into consecutive batches of ``sizes`` (dagster_ocr.deployment.batch_sizes)."""
+    out, start = [], 0
+    for size in sizes:
+        out.append(list(keys[start : start + size]))
+        start += size
+    assert start == len(keys), (start, len(keys))
+    return out
+
+
+def runs_per_tick(instance: dg.DagsterInstance, floor: int = DEFAULT_RUNS_PER_TICK) -> int:
+    """R, the fewest runs ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` cuts a large tick into: the larger of
+    ``floor`` (DAGSTER_OCR_RUNS_PER_TICK) and the run queue's ``max_concurrent_runs``, so a tick's
+    batches fill every slot the queue would have run documents in at once (the reasoning is
+    dagster_ocr.deployment.batch_sizes'). The limit is read as the queue daemon reads it,
+    ``get_concurrency_config()``: the instance's ``concurrency: runs: max_concurrent_runs`` (where
+    deploy/dagster.yaml sets it) over the QueuedRunCoordinator's own config, which alone would say
+    10 there. A queue without a limit (-1) or a coordinator that launches at once: ``floor``."""
+    queue = instance.get_concurrency_config().run_queue_config
+    limit = queue.max_concurrent_runs if queue is not None else -1
+    return max(1, floor, limit)
 
 
 def batch_run_config(keys: Sequence[str], registered_by: str = "") -> dict:

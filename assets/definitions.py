@@ -12,8 +12,10 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_INBOX``: where new documents arrive (default ``<data>/inbox``).
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
-- ``DAGSTER_OCR_DOCUMENTS_PER_RUN``: batch mode (default 1, off): see dagster_ocr.deployment and
-  docs/configuration.md.
+- ``DAGSTER_OCR_DOCUMENTS_PER_RUN``, ``DAGSTER_OCR_RUNS_PER_TICK``: batch mode (default auto: a tick
+  with more new documents than the larger of 10 and the run queue's max_concurrent_runs is cut into
+  that many ``ingest_documents`` runs; 1: one run per document always): see dagster_ocr.deployment
+  and docs/configuration.md.
 - ``DAGSTER_OCR_RETIRE_ABOVE``, ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``:
   when the ``retire_loaded_partitions`` sensor retires a loaded document's partition (past 20,000
   live partitions, loaded 7 days ago, 500 a tick; assets/retire.py, docs/scale.md).
@@ -75,7 +77,8 @@ def build_definitions(
     ocr_engine: str | None = None,
     ocr: OcrEngineResource | None = None,
     lake_data_path: str | None = None,
-    documents_per_run: int = 1,
+    documents_per_run: int | str = "auto",
+    runs_per_tick: int = 10,
     retire_after_days: float = 7.0,
     retire_per_tick: int = 500,
     retire_above: int = 20_000,
@@ -85,8 +88,10 @@ def build_definitions(
 
     ``ocr`` replaces the CPU OCR resource (e.g. a ``GpuOcrResource``); ``ocr_engine`` overrides
     the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
-    (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` > 1: the
-    inbox sensor requests one ``ingest_documents`` run per that many new documents (batch mode).
+    (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` / ``runs_per_tick``:
+    when the inbox sensor requests ``ingest_documents`` batch runs instead of one run per document
+    ("auto": only for a tick with more new documents than the larger of ``runs_per_tick`` and the run
+    queue's max_concurrent_runs; N > 1: always, N a run; 1: never).
     ``retire_after_days`` / ``retire_per_tick`` / ``retire_above``: when ``retire_loaded_partitions``
     retires a loaded document's partition, how many a tick, and above how many live partitions
     (assets/retire.py). ``carry_status_cache``: both
@@ -110,7 +115,7 @@ def build_definitions(
             ocr_page_ranges,
         ],
         sensors=[
-            build_inbox_sensor(documents_per_run, carry_status_cache),
+            build_inbox_sensor(documents_per_run, carry_status_cache, runs_per_tick),
             build_retire_sensor(retire_after_days, retire_per_tick, carry_status_cache, retire_above),
             snapshot_sensor,
             quarantine_sensor,
@@ -151,6 +156,7 @@ def definitions_from_env(environ: Mapping[str, str] | None = None) -> dg.Definit
         ocr_engine=env.get("DAGSTER_OCR_OCR_ENGINE") or None,
         lake_data_path=env.get("DAGSTER_OCR_LAKE_DATA") or None,
         documents_per_run=deployment.documents_per_run,
+        runs_per_tick=deployment.runs_per_tick,
         retire_after_days=deployment.retire_after_days,
         retire_per_tick=deployment.retire_per_tick,
         retire_above=deployment.retire_above,

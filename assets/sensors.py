@@ -29,10 +29,19 @@ import duckdb
 import assets.dagster_warnings  # noqa: F401  # before the definitions below
 from assets import status_cache
 from assets.backfill_cli import DOCUMENTS_TAG, covers
-from assets.batches import BATCH_JOB, batch_run_config, batch_run_key, batches, ingest_documents
+from assets.batches import (
+    BATCH_JOB,
+    DEFAULT_RUNS_PER_TICK,
+    batch_run_config,
+    batch_run_key,
+    cut,
+    ingest_documents,
+    runs_per_tick,
+)
 from assets.documents import registration
 from assets.file_sightings import queue_sightings, record_files_job, record_queued_sightings
 from assets.partitions import OWNERS, document_tags, documents_partitions, tag_value
+from dagster_ocr.deployment import AUTO, batch_sizes
 from dagster_ocr.ingest import DocumentStore, FileSighting, InboxScan, discover, scan_files
 from dagster_ocr.model import SourceDocument
 from dagster_ocr.partition_keys import partition_key
@@ -178,14 +187,15 @@ def record_sightings(
 
 
 def _run_requests(
-    new: list[SourceDocument], per_run: int = 1, registered_by: str = ""
+    new: list[SourceDocument], sizes: Sequence[int] | None = None, registered_by: str = ""
 ) -> list[dg.RunRequest]:
-    """One ``ingest_document`` run per document; with ``per_run`` > 1, one ``ingest_documents`` run
-    per ``per_run`` documents (batch mode: each document still gets its own run, started by the
-    batch; ``registered_by`` tells the batch to record their ingestion as it goes)."""
-    if per_run > 1:
+    """One ``ingest_document`` run per document; with batch ``sizes`` (dagster_ocr.deployment.batch_sizes),
+    one ``ingest_documents`` run per batch of that many documents, in order (batch mode: each document
+    still gets its own run, started by the batch; ``registered_by`` tells the batch to record their
+    ingestion as it goes)."""
+    if sizes is not None:
         requests = []
-        for chunk in batches(new, per_run):
+        for chunk in cut(new, sizes):
             keys = [partition_key(r.file_name, r.doc_id) for r in chunk]
             names = [r.file_name for r in chunk]
             requests.append(
@@ -219,17 +229,33 @@ def _known(instance: dg.DagsterInstance) -> Registered:
     return lambda keys: instance.get_existing_dynamic_partitions(documents_partitions.name, keys)
 
 
-def build_inbox_sensor(documents_per_run: int = 1, carry_status_cache: bool = True) -> dg.SensorDefinition:
-    """The inbox sensor; ``documents_per_run`` > 1 is batch mode (DAGSTER_OCR_DOCUMENTS_PER_RUN);
-    ``carry_status_cache``: rewrite the assets' partition status cache for the keys it adds
-    (DAGSTER_OCR_CARRY_STATUS_CACHE, assets/status_cache.py)."""
-    per_run = max(1, documents_per_run)
-    requests_what = (
-        f"request one ingest_documents run per {per_run} new documents (batch mode: each document still "
-        "gets its own ingest_document run)"
-        if per_run > 1
-        else "request its ingest_document run"
-    )
+def build_inbox_sensor(
+    documents_per_run: int | str = AUTO,
+    carry_status_cache: bool = True,
+    min_runs_per_tick: int = DEFAULT_RUNS_PER_TICK,
+) -> dg.SensorDefinition:
+    """The inbox sensor. ``documents_per_run`` (DAGSTER_OCR_DOCUMENTS_PER_RUN): ``"auto"`` requests
+    one run per new document while a tick has at most R of them, R = the larger of
+    ``min_runs_per_tick`` (DAGSTER_OCR_RUNS_PER_TICK) and the run queue's ``max_concurrent_runs``
+    (assets.batches.runs_per_tick), and R balanced ``ingest_documents`` batch runs above that
+    (dagster_ocr.deployment.batch_sizes says why that serializes nothing the queue would not);
+    N > 1 is fixed batch mode, 1 one run per document always. ``carry_status_cache``: rewrite the
+    assets' partition status cache for the keys it adds (DAGSTER_OCR_CARRY_STATUS_CACHE,
+    assets/status_cache.py)."""
+    per_run: int | str = AUTO if documents_per_run == AUTO else max(1, int(documents_per_run))
+    if per_run == AUTO:
+        requests_what = (
+            "request its ingest_document run; a tick with more new documents than runs it may request "
+            f"(the larger of {min_runs_per_tick} and the run queue's max_concurrent_runs) requests that many "
+            "ingest_documents runs instead, each document still its own ingest_document run"
+        )
+    elif per_run > 1:
+        requests_what = (
+            f"request one ingest_documents run per {per_run} new documents (batch mode: each document still "
+            "gets its own ingest_document run)"
+        )
+    else:
+        requests_what = "request its ingest_document run"
 
     @dg.sensor(
         name="inbox_sensor",
@@ -251,14 +277,17 @@ def build_inbox_sensor(documents_per_run: int = 1, carry_status_cache: bool = Tr
         key (doc_id, or the batch's keys) makes a document's run requested once even if the cursor were
         reset. Every file listed is queued for the warehouse's ``files`` table (duplicates included),
         without opening it. The new partitions are added here in one statement (the daemon would check
-        and add them one key at a time, ~25 ms each); in batch mode the documents' ``source_documents``
-        materializations are recorded by their batch as each one starts, not by the tick (~30 ms each).
+        and add them one key at a time, ~25 ms each). A tick that batches (more new documents than runs
+        it may request, or a fixed batch size) leaves the documents' ``source_documents``
+        materializations to their batch, recorded as each one starts, not by the tick (~30 ms each).
         """
         cursor = InboxCursor.parse(context.cursor)
         known = _known(context.instance)
         new, advanced, seen = scan_inbox(store.inbox_dir, store.store(), known, cursor)
         queue_sightings(store.store(), seen, "sensor")
-        requests = _run_requests(new, per_run, "sensor")
+        runs = runs_per_tick(context.instance, min_runs_per_tick) if new and per_run == AUTO else 0
+        sizes = batch_sizes(len(new), per_run, runs)
+        requests = _run_requests(new, sizes, "sensor")
         if new:
             keys = [partition_key(r.file_name, r.doc_id) for r in new]
             context.instance.add_dynamic_partitions(documents_partitions.name, keys)
@@ -275,15 +304,16 @@ def build_inbox_sensor(documents_per_run: int = 1, carry_status_cache: bool = Tr
             )
         return dg.SensorResult(
             run_requests=requests,
-            asset_events=_registered(new, "sensor") if per_run == 1 else [],
+            # a tick of per-document runs records their ingestion itself; a batch does it for its own
+            asset_events=_registered(new, "sensor") if sizes is None else [],
             cursor=(advanced or cursor).dump(),
         )
 
     return inbox_sensor
 
 
-#: the sensor with one run per document (DAGSTER_OCR_DOCUMENTS_PER_RUN unset); build_definitions
-#: builds the batching one when the deployment asks for it
+#: the sensor with DAGSTER_OCR_DOCUMENTS_PER_RUN's default (auto); build_definitions builds the one
+#: the deployment asks for
 inbox_sensor = build_inbox_sensor()
 
 

@@ -18,7 +18,7 @@ import pytest
 from dagster._core.definitions.reconstruct import ReconstructableRepository
 
 from assets import backfill_cli
-from assets.batches import BATCH_JOB, BATCH_OP, BATCH_TAG, batch_run_config
+from assets.batches import BATCH_JOB, BATCH_OP, BATCH_TAG, batch_run_config, runs_per_tick
 from assets.partitions import documents_partitions
 from assets.sensors import build_inbox_sensor
 from dagster_ocr.deployment import DeploymentSettings
@@ -53,7 +53,7 @@ def _tick(instance, store, per_run):
 
 
 def test_the_setting_is_read_from_its_variable():
-    assert DeploymentSettings.from_env({}).documents_per_run == 1
+    assert DeploymentSettings.from_env({}).documents_per_run == "auto"
     assert DeploymentSettings.from_env({"DAGSTER_OCR_DOCUMENTS_PER_RUN": "100"}).documents_per_run == 100
     with pytest.raises(ValueError):
         DeploymentSettings.from_env({"DAGSTER_OCR_DOCUMENTS_PER_RUN": "0"})
@@ -95,6 +95,87 @@ def test_one_document_per_run_is_unchanged(tmp_path):
         assert [r.job_name for r in result.run_requests] == ["ingest_document"] * 2
         assert len(result.asset_events) == 2
         assert len(instance.get_dynamic_partitions(documents_partitions.name)) == 2
+
+
+def _queue(max_concurrent_runs: int) -> dict:
+    """Instance overrides: the queued run coordinator with this many runs at once (-1: no limit)."""
+    return {
+        "run_coordinator": {"module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator"},
+        "concurrency": {"runs": {"max_concurrent_runs": max_concurrent_runs}},
+    }
+
+
+def _auto_tick(instance, store, floor):
+    ctx = dg.build_sensor_context(instance=instance, cursor=None, resources={"store": store})
+    return build_inbox_sensor("auto", min_runs_per_tick=floor)(ctx)
+
+
+def test_auto_runs_a_tick_of_at_most_r_documents_one_run_per_document(tmp_path):
+    # R = max(floor 2, the queue's 4) = 4: a tick of 4 is exactly today's (run keys, registrations)
+    inbox = _inbox(tmp_path, [f"doc_{i}.pdf" for i in range(4)])
+    store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
+    with dg.instance_for_test(overrides=_queue(4)) as instance:
+        result = _auto_tick(instance, store, 2)
+        assert [r.job_name for r in result.run_requests] == ["ingest_document"] * 4
+        doc_ids = {r.tags["dagster-ocr/doc_id"] for r in result.run_requests}
+        assert {r.run_key for r in result.run_requests} == doc_ids
+        assert {r.partition_key for r in result.run_requests} == {e.partition for e in result.asset_events}
+        assert len(result.asset_events) == 4
+        assert set(instance.get_dynamic_partitions(documents_partitions.name)) == {
+            r.partition_key for r in result.run_requests
+        }
+
+
+def test_auto_cuts_a_larger_tick_into_r_balanced_batches_covering_each_document_once(tmp_path):
+    # R = max(floor 2, the queue's 3) = 3: 8 new documents are 3 batch runs of 3, 3 and 2
+    inbox = _inbox(tmp_path, [f"doc_{i}.pdf" for i in range(8)])
+    store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
+    with dg.instance_for_test(overrides=_queue(3)) as instance:
+        result = _auto_tick(instance, store, 2)
+        assert [r.job_name for r in result.run_requests] == [BATCH_JOB] * 3
+        configs = [r.run_config["ops"][BATCH_OP]["config"] for r in result.run_requests]
+        assert [len(c["documents"]) for c in configs] == [3, 3, 2]
+        assert [r.tags["dagster-ocr/documents"] for r in result.run_requests] == ["3", "3", "2"]
+        keys = [k for c in configs for k in c["documents"]]
+        assert len(keys) == 8 == len(set(keys))
+        assert set(instance.get_dynamic_partitions(documents_partitions.name)) == set(keys)
+        assert {c["registered_by"] for c in configs} == {"sensor"}
+        assert not result.asset_events  # each batch records its own documents' ingestion
+        assert len({r.run_key for r in result.run_requests}) == 3
+
+
+def test_r_is_the_queues_max_concurrent_runs_or_the_floor(tmp_path):
+    for limit, floor, runs in ((25, 10, 25), (4, 10, 10), (-1, 10, 10), (25, 40, 40)):
+        with dg.instance_for_test(overrides=_queue(limit)) as instance:
+            assert runs_per_tick(instance, floor) == runs, (limit, floor)
+    # the limit where deploy/dagster.yaml sets it (concurrency: runs:) wins over the coordinator's
+    # own default of 10, which instance.run_coordinator alone would report
+    with dg.instance_for_test(overrides=_queue(2)) as instance:
+        assert instance.run_coordinator.get_run_queue_config().max_concurrent_runs == 10
+        assert runs_per_tick(instance, 1) == 2
+    # and a tick follows it: 30 documents on a queue of 25 (floor 10) are 25 runs
+    inbox = _inbox(tmp_path, [f"doc_{i}.pdf" for i in range(30)])
+    store = DocumentStoreResource(inbox_dir=str(inbox), store_dir=str(tmp_path / "store"))
+    with dg.instance_for_test(overrides=_queue(25)) as instance:
+        result = _auto_tick(instance, store, 10)
+        assert len(result.run_requests) == 25
+        keys = [k for r in result.run_requests for k in r.run_config["ops"][BATCH_OP]["config"]["documents"]]
+        assert len(keys) == 30 == len(set(keys))
+
+
+def test_the_deployment_variables_reach_the_sensor(tmp_path):
+    from assets.definitions import definitions_from_env
+
+    env = {"DAGSTER_OCR_DATA_DIR": str(tmp_path), "DAGSTER_OCR_OCR_ENGINE": "none"}
+    described = {}
+    for value in ("auto", "1", "7"):
+        defs = definitions_from_env(
+            env | {"DAGSTER_OCR_DOCUMENTS_PER_RUN": value, "DAGSTER_OCR_RUNS_PER_TICK": "12"}
+        )
+        described[value] = defs.resolve_sensor_def("inbox_sensor").description
+    assert "larger of 12 and the run queue's max_concurrent_runs" in described["auto"]
+    assert "ingest_documents" not in described["1"]
+    assert "one ingest_documents run per 7 new documents" in described["7"]
 
 
 @pytest.fixture
