@@ -17,6 +17,11 @@ again first (``addDynamicPartition``, the UI's "Add partition"); ``dagster-ocr r
 The documents are named as every command names them (doc_id, partition key, doc_id prefix, file
 name) or chosen by their verdict (``--status quarantined``: re-judge every held-back document
 after a threshold changed), read from the warehouse.
+
+``--per-run N`` launches ``ingest_documents`` batch runs of N documents instead (assets/batches.py);
+``--per-run auto`` does what the inbox sensor does by default: a backfill of one run per document
+while there are at most R documents, R balanced batch runs above that, R the larger of
+DAGSTER_OCR_RUNS_PER_TICK (10) and the webserver's instance's ``max_concurrent_runs``.
 """
 
 from __future__ import annotations
@@ -214,17 +219,50 @@ mutation LaunchRun($params: ExecutionParams!) {
 """
 
 
+_RUN_QUEUE = """
+query RunQueue { instance { runQueueConfig { maxConcurrentRuns } } }
+"""
+
+
+def queue_limit(url: str) -> int:
+    """The webserver's instance's ``max_concurrent_runs`` (what its queue daemon reads); -1: none."""
+    config = (_graphql(url, _RUN_QUEUE).get("instance") or {}).get("runQueueConfig")
+    return int(config["maxConcurrentRuns"]) if config else -1
+
+
+def per_run_arg(text: str) -> int | str:
+    """``--per-run``: ``auto`` or a number of documents per batch run (0: no batching)."""
+    from dagster_ocr.deployment import AUTO
+
+    if text.strip().lower() == AUTO:
+        return AUTO
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'auto' or a number of documents per run, not {text!r}")
+    return value
+
+
 def launch_batches(
-    url: str, partition_keys: Sequence[str], file_names: Sequence[str], per_run: int
+    url: str,
+    partition_keys: Sequence[str],
+    file_names: Sequence[str],
+    per_run: int = 0,
+    sizes: Sequence[int] | None = None,
 ) -> list[str]:
-    """Batch mode: one ``ingest_documents`` run per ``per_run`` documents, launched through the
-    webserver (``launchRun``, what the launchpad sends); each runs its documents' own
-    ``ingest_document`` runs (assets/batches.py). Returns the batch runs' ids."""
-    from assets.batches import BATCH_JOB, batch_run_config, batches
+    """Batch mode: one ``ingest_documents`` run per ``per_run`` documents (or per batch of ``sizes``,
+    dagster_ocr.deployment.batch_sizes), launched through the webserver (``launchRun``, what the
+    launchpad sends); each runs its documents' own ``ingest_document`` runs (assets/batches.py).
+    Returns the batch runs' ids."""
+    from assets.batches import BATCH_JOB, batch_run_config, batches, cut
 
     location, repository = find_repository(url, BATCH_JOB)
+    if sizes is None:
+        sizes = [len(b) for b in batches(partition_keys, per_run)]
     ids = []
-    for keys, names in zip(batches(partition_keys, per_run), batches(file_names, per_run), strict=True):
+    for keys, names in zip(cut(partition_keys, sizes), cut(file_names, sizes), strict=True):
         params = {
             "selector": {
                 "repositoryLocationName": location,
@@ -284,16 +322,32 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         print("\n".join(f"  {k}" for k in keys))
         return 0
     per_run = getattr(args, "per_run", 0) or 0
+    sizes = None
     if per_run:
         if args.job != "ingest_document":
             print("error: --per-run batches ingest_document only", file=sys.stderr)
             return 2
+        from assets.batches import batches
+        from dagster_ocr.deployment import AUTO, DeploymentSettings, batch_sizes
+
+        if per_run == AUTO:
+            try:
+                runs = max(DeploymentSettings.from_env().runs_per_tick, queue_limit(args.url))
+            except BackfillError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            sizes = batch_sizes(len(keys), AUTO, runs)
+            if sizes is None:
+                print(f"{len(keys)} document(s), at most {runs}: one run per document")
+        else:
+            sizes = [len(b) for b in batches(keys, per_run)]  # 1 too: a batch run per document
+    if sizes is not None:
         try:
-            run_ids = launch_batches(args.url, keys, names, per_run)
+            run_ids = launch_batches(args.url, keys, names, sizes=sizes)
         except BackfillError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        print(f"launched {len(run_ids)} ingest_documents run(s) of up to {per_run} documents each:")
+        print(f"launched {len(run_ids)} ingest_documents run(s) of up to {max(sizes)} documents each:")
         for run_id in run_ids:
             print(f"  {args.url.rstrip('/')}/runs/{run_id}")
         return 0
@@ -329,11 +383,13 @@ def add_backfill_command(sub) -> None:
     )
     p.add_argument(
         "--per-run",
-        type=int,
+        type=per_run_arg,
         default=0,
-        metavar="N",
+        metavar="N|auto",
         help="batch mode (ingest_document only): one ingest_documents run per N documents, each document "
-        "still its own ingest_document run, instead of a backfill of one run per document (docs/scale.md)",
+        "still its own ingest_document run, instead of a backfill of one run per document; auto: a "
+        "backfill while there are at most R documents, else R balanced batch runs, R the larger of "
+        "DAGSTER_OCR_RUNS_PER_TICK (10) and the instance's max_concurrent_runs (docs/scale.md)",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
     p.set_defaults(func=cmd_backfill)
@@ -346,6 +402,8 @@ def add_backfill_command(sub) -> None:
     r.add_argument("docs", nargs="+", help="file name, doc_id, partition key, or doc_id prefix")
     r.add_argument("--warehouse", required=True, help="where the documents are looked up (read-only)")
     r.add_argument("--url", default="http://127.0.0.1:3000", help="the Dagster webserver")
-    r.add_argument("--per-run", type=int, default=0, metavar="N", help="batch mode, as for backfill")
+    r.add_argument(
+        "--per-run", type=per_run_arg, default=0, metavar="N|auto", help="batch mode, as for backfill"
+    )
     r.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
     r.set_defaults(func=cmd_rerun)

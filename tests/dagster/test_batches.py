@@ -363,3 +363,51 @@ def test_a_batch_waits_while_another_run_of_the_document_is_in_flight():
         start = time.monotonic()
         _wait_for_other_runs(context, key, 0.5)  # a run left "started" by a dead process: not forever
         assert time.monotonic() - start < 5
+
+
+def _cli_auto(monkeypatch, n: int, limit: int) -> tuple[list[dict], list[list[str]]]:
+    """`dagster-ocr backfill ingest_document <n documents> --per-run auto` against a webserver whose
+    queue runs ``limit`` runs at once: the batch runs launched, and the plain backfills' keys."""
+    import dagster_ocr.lake
+
+    docs = [(f"{i:064x}", f"doc_{i}-{i:012x}", f"doc_{i}.pdf") for i in range(n)]
+    monkeypatch.setattr(dagster_ocr.lake, "open_warehouse", lambda *a, **k: None)
+    monkeypatch.setattr(backfill_cli, "chosen_documents", lambda wh, refs, status: docs)
+    launched = _fake_webserver(monkeypatch, ["ingest_document", BATCH_JOB])
+    graphql = backfill_cli._graphql
+
+    def with_queue(url, query, variables=None, timeout=60.0):
+        if "runQueueConfig" in query:
+            return {"instance": {"runQueueConfig": {"maxConcurrentRuns": limit}}}
+        return graphql(url, query, variables, timeout)
+
+    monkeypatch.setattr(backfill_cli, "_graphql", with_queue)
+    backfills: list[list[str]] = []
+    monkeypatch.setattr(
+        backfill_cli, "launch_backfill", lambda url, job, keys, names: backfills.append(list(keys)) or "b1"
+    )
+    parser = argparse.ArgumentParser()
+    backfill_cli.add_backfill_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["backfill", "ingest_document", "x", "--warehouse", "w", "--per-run", "auto"])
+    assert args.func(args) == 0
+    return launched, backfills
+
+
+def test_backfill_per_run_auto_batches_only_past_r_documents(monkeypatch):
+    monkeypatch.setenv("DAGSTER_OCR_RUNS_PER_TICK", "4")
+    # 4 documents, R = max(4, the queue's 2): the usual backfill, one run per document
+    launched, backfills = _cli_auto(monkeypatch, 4, limit=2)
+    assert not launched and len(backfills) == 1 and len(backfills[0]) == 4
+    # 11 documents, R = max(4, the queue's 5) = 5: five balanced batch runs, every document once
+    launched, backfills = _cli_auto(monkeypatch, 11, limit=5)
+    assert not backfills
+    batches_run = [p["runConfigData"]["ops"][BATCH_OP]["config"]["documents"] for p in launched]
+    assert [len(b) for b in batches_run] == [3, 2, 2, 2, 2]
+    assert sorted(k for b in batches_run for k in b) == sorted(f"doc_{i}-{i:012x}" for i in range(11))
+
+
+def test_per_run_refuses_junk():
+    assert backfill_cli.per_run_arg("auto") == "auto" and backfill_cli.per_run_arg("25") == 25
+    for junk in ("-1", "many", "2.5"):
+        with pytest.raises(argparse.ArgumentTypeError, match="'auto' or a number"):
+            backfill_cli.per_run_arg(junk)
