@@ -20,8 +20,9 @@ after a threshold changed), read from the warehouse.
 
 ``--per-run N`` launches ``ingest_documents`` batch runs of N documents instead (assets/batches.py);
 ``--per-run auto`` does what the inbox sensor does by default: a backfill of one run per document
-while there are at most R documents, R balanced batch runs above that, R the larger of
-DAGSTER_OCR_RUNS_PER_TICK (10) and the webserver's instance's ``max_concurrent_runs``.
+while there are at most R documents, R balanced batch runs above that, R at least
+DAGSTER_OCR_RUNS_PER_TICK (10) and the webserver's instance's ``max_concurrent_runs``, a multiple of
+the latter (assets.batches.tick_runs).
 """
 
 from __future__ import annotations
@@ -327,12 +328,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         if args.job != "ingest_document":
             print("error: --per-run batches ingest_document only", file=sys.stderr)
             return 2
-        from assets.batches import batches
+        from assets.batches import batches, tick_runs
         from dagster_ocr.deployment import AUTO, DeploymentSettings, batch_sizes
 
         if per_run == AUTO:
             try:
-                runs = max(DeploymentSettings.from_env().runs_per_tick, queue_limit(args.url))
+                runs = tick_runs(DeploymentSettings.from_env().runs_per_tick, queue_limit(args.url))
             except BackfillError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 1
@@ -388,8 +389,8 @@ def add_backfill_command(sub) -> None:
         metavar="N|auto",
         help="batch mode (ingest_document only): one ingest_documents run per N documents, each document "
         "still its own ingest_document run, instead of a backfill of one run per document; auto: a "
-        "backfill while there are at most R documents, else R balanced batch runs, R the larger of "
-        "DAGSTER_OCR_RUNS_PER_TICK (10) and the instance's max_concurrent_runs (docs/scale.md)",
+        "backfill while there are at most R documents, else R balanced batch runs, R at least "
+        "DAGSTER_OCR_RUNS_PER_TICK (10) and a multiple of the instance's max_concurrent_runs (docs/scale.md)",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be launched; launch nothing")
     p.set_defaults(func=cmd_backfill)

@@ -2,12 +2,12 @@
 
 Creating a Dagster run costs the daemon about a second (snapshots, planned events, a new PostgreSQL
 connection per storage call: docs/scale.md), so a tick or backfill of 1,000 documents spent ~15
-minutes creating runs. With ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` (the default,
-dagster_ocr.deployment) the inbox sensor requests one run per document while a tick has at most R new
-documents (R: the larger of DAGSTER_OCR_RUNS_PER_TICK, 10, and the run queue's ``max_concurrent_runs``,
-:func:`runs_per_tick`) and R runs of this job above that: a tick creates at most R runs however large,
-and never fewer than the queue runs at once. With ``=N`` it requests one run of this job per N new
-documents whatever the tick. ``dagster-ocr backfill --per-run auto|N`` launches the same.
+minutes creating runs. With ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` (the default, dagster_ocr.deployment) the
+inbox sensor requests one run per document while a tick has at most R new documents (R: at least
+DAGSTER_OCR_RUNS_PER_TICK, 10, and the run queue's ``max_concurrent_runs``, a multiple of the latter,
+:func:`runs_per_tick`) and R runs of this job above that: a tick creates at most R runs however large, and
+never fewer than the queue runs at once. With ``=N`` it requests one run of this job per N new documents
+whatever the tick. ``dagster-ocr backfill --per-run auto|N`` launches the same.
 
 What a document had stays its own: the batch op creates each document's ``ingest_document`` run
 (its partition, its tags, its asset checks and quarantine, its page in the run list) and executes
@@ -100,16 +100,28 @@ def cut(keys: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
 
 
 def runs_per_tick(instance: dg.DagsterInstance, floor: int = DEFAULT_RUNS_PER_TICK) -> int:
-    """R, the fewest runs ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` cuts a large tick into: the larger of
-    ``floor`` (DAGSTER_OCR_RUNS_PER_TICK) and the run queue's ``max_concurrent_runs``, so a tick's
-    batches fill every slot the queue would have run documents in at once (the reasoning is
-    dagster_ocr.deployment.batch_sizes'). The limit is read as the queue daemon reads it,
-    ``get_concurrency_config()``: the instance's ``concurrency: runs: max_concurrent_runs`` (where
-    deploy/dagster.yaml sets it) over the QueuedRunCoordinator's own config, which alone would say
-    10 there. A queue without a limit (-1) or a coordinator that launches at once: ``floor``."""
+    """R, the runs ``DAGSTER_OCR_DOCUMENTS_PER_RUN=auto`` cuts a large tick into: the run queue's
+    ``max_concurrent_runs`` (M) or, below ``floor`` (DAGSTER_OCR_RUNS_PER_TICK), the smallest multiple
+    of M at or above it (:func:`tick_runs`). At least M, so a tick's batches fill every slot the queue
+    would have run documents in at once (the reasoning is dagster_ocr.deployment.batch_sizes').
+
+    M is read as the queue daemon reads it, ``get_concurrency_config()``: the instance's
+    ``concurrency: runs: max_concurrent_runs`` (where deploy/dagster.yaml sets it) over the
+    QueuedRunCoordinator's own config, which alone would say 10 there. A queue without a limit (-1)
+    or a coordinator that launches at once: ``floor``."""
     queue = instance.get_concurrency_config().run_queue_config
-    limit = queue.max_concurrent_runs if queue is not None else -1
-    return max(1, floor, limit)
+    return tick_runs(floor, queue.max_concurrent_runs if queue is not None else -1)
+
+
+def tick_runs(floor: int, max_concurrent_runs: int) -> int:
+    """R from the floor and the queue's limit M (-1 or 0: none): ``max(M, floor)`` rounded up to a
+    multiple of M. Batches of balanced sizes then run in full rounds of M at once: 10 batches on a
+    queue of 4 would leave half the slots idle in their third round (1,000 documents in the time
+    of 1,200 one at a time), 12 do not (about 1,008)."""
+    floor = max(1, floor)
+    if max_concurrent_runs <= 0:
+        return floor
+    return max_concurrent_runs * math.ceil(floor / max_concurrent_runs)
 
 
 def batch_run_config(keys: Sequence[str], registered_by: str = "") -> dict:

@@ -13,8 +13,8 @@ Where the data lives is a deployment setting, read once when the code location l
 - ``DAGSTER_OCR_SETTINGS``: an optional settings file (JSON or YAML).
 - ``DAGSTER_OCR_OCR_ENGINE``: overrides ``settings.ocr.engine`` ("rapidocr", or "none").
 - ``DAGSTER_OCR_DOCUMENTS_PER_RUN``, ``DAGSTER_OCR_RUNS_PER_TICK``: batch mode (default auto: a tick
-  with more new documents than the larger of 10 and the run queue's max_concurrent_runs is cut into
-  that many ``ingest_documents`` runs; 1: one run per document always): see dagster_ocr.deployment
+  with more new documents than R (at least 10 and the run queue's max_concurrent_runs, a multiple of
+  it) is cut into R ``ingest_documents`` runs; 1: one run per document always): see dagster_ocr.deployment
   and docs/configuration.md.
 - ``DAGSTER_OCR_RETIRE_ABOVE``, ``DAGSTER_OCR_RETIRE_AFTER_DAYS``, ``DAGSTER_OCR_RETIRE_PER_TICK``:
   when the ``retire_loaded_partitions`` sensor retires a loaded document's partition (past 20,000
@@ -90,8 +90,8 @@ def build_definitions(
     the engine the settings name ("none" disables OCR). ``warehouse_path`` may name a lake
     (``ducklake:postgres:...``, its data under ``lake_data_path``). ``documents_per_run`` / ``runs_per_tick``:
     when the inbox sensor requests ``ingest_documents`` batch runs instead of one run per document
-    ("auto": only for a tick with more new documents than the larger of ``runs_per_tick`` and the run
-    queue's max_concurrent_runs; N > 1: always, N a run; 1: never).
+    ("auto": only for a tick with more new documents than R, at least ``runs_per_tick`` and the run
+    queue's max_concurrent_runs, a multiple of the latter; N > 1: always, N a run; 1: never).
     ``retire_after_days`` / ``retire_per_tick`` / ``retire_above``: when ``retire_loaded_partitions``
     retires a loaded document's partition, how many a tick, and above how many live partitions
     (assets/retire.py). ``carry_status_cache``: both

@@ -235,8 +235,8 @@ def build_inbox_sensor(
     min_runs_per_tick: int = DEFAULT_RUNS_PER_TICK,
 ) -> dg.SensorDefinition:
     """The inbox sensor. ``documents_per_run`` (DAGSTER_OCR_DOCUMENTS_PER_RUN): ``"auto"`` requests
-    one run per new document while a tick has at most R of them, R = the larger of
-    ``min_runs_per_tick`` (DAGSTER_OCR_RUNS_PER_TICK) and the run queue's ``max_concurrent_runs``
+    one run per new document while a tick has at most R of them, R at least ``min_runs_per_tick``
+    (DAGSTER_OCR_RUNS_PER_TICK) and the run queue's ``max_concurrent_runs``, a multiple of the latter
     (assets.batches.runs_per_tick), and R balanced ``ingest_documents`` batch runs above that
     (dagster_ocr.deployment.batch_sizes says why that serializes nothing the queue would not);
     N > 1 is fixed batch mode, 1 one run per document always. ``carry_status_cache``: rewrite the
@@ -246,8 +246,9 @@ def build_inbox_sensor(
     if per_run == AUTO:
         requests_what = (
             "request its ingest_document run; a tick with more new documents than runs it may request "
-            f"(the larger of {min_runs_per_tick} and the run queue's max_concurrent_runs) requests that many "
-            "ingest_documents runs instead, each document still its own ingest_document run"
+            f"(at least {min_runs_per_tick}, and a multiple of the run queue's max_concurrent_runs) "
+            "requests that many ingest_documents runs instead, each document still its own "
+            "ingest_document run"
         )
     elif per_run > 1:
         requests_what = (

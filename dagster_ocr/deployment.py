@@ -32,11 +32,13 @@ def batch_sizes(n: int, documents_per_run: int | str, runs_per_tick: int) -> lis
     small ticks are exactly what they were, and otherwise exactly R batches of balanced sizes
     (⌈n/R⌉ or ⌊n/R⌋ documents). Why this costs no parallelism: a batch runs its documents one after
     the other, so what limits throughput is how many batches the queue can run at once; R is at
-    least the run queue's ``max_concurrent_runs`` (assets/batches.runs_per_tick), so every slot the
-    queue would have filled with a document run gets a batch instead, and the documents that wait
-    for a slot wait inside a batch rather than in the queue. Only the tail differs: a batch that
-    finishes early leaves its slot idle while the longest one finishes (at most ⌈n/R⌉ documents).
-    What it saves is the daemon's ~1 s per run created in the tick: R runs instead of n.
+    least the run queue's ``max_concurrent_runs`` M and a multiple of it (assets/batches.runs_per_tick),
+    so every slot the queue would have filled with a document run gets a batch instead, the batches
+    run in full rounds of M, and the documents that wait for a slot wait inside a batch rather than
+    in the queue. Only the tail differs: documents take unequal times, and a batch that finishes
+    early leaves its slot idle while the others finish (one run per document would have given that
+    slot the next document). What it saves is the daemon's ~1 s per run created in the tick: R runs
+    instead of n.
     """
     if documents_per_run == AUTO:
         if n <= runs_per_tick:
@@ -74,11 +76,12 @@ class DeploymentSettings(BaseModel):
         ge=1,
         le=10_000,
         description="With DAGSTER_OCR_DOCUMENTS_PER_RUN=auto: the fewest runs a large tick (or "
-        "`dagster-ocr backfill --per-run auto`) is cut into, R = the larger of this and the run "
-        "queue's `max_concurrent_runs` (the instance's dagster.yaml; an unlimited queue: this). A "
-        "tick with at most R new documents gets one run per document. Each run costs the daemon "
-        "about 1 s to create, so R also bounds a large tick's time (10: about 6 s for 1,000 new "
-        "files, docs/scale.md).",
+        "`dagster-ocr backfill --per-run auto`) is cut into. R, the runs it is cut into, is the run "
+        "queue's `max_concurrent_runs` M (the instance's dagster.yaml) or, when M is smaller, the "
+        "smallest multiple of M at or above this (M = 4: 12 runs, in three full rounds); an "
+        "unlimited queue: this. A tick with at most R new documents gets one run per document. "
+        "Each run costs the daemon about 1 s to create, so R also bounds a large tick's time "
+        "(10: about 6 s for 1,000 new files, docs/scale.md).",
     )
     retire_after_days: float = Field(
         7.0,

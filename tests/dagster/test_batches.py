@@ -145,7 +145,15 @@ def test_auto_cuts_a_larger_tick_into_r_balanced_batches_covering_each_document_
 
 
 def test_r_is_the_queues_max_concurrent_runs_or_the_floor(tmp_path):
-    for limit, floor, runs in ((25, 10, 25), (4, 10, 10), (-1, 10, 10), (25, 40, 40)):
+    # at least the queue's limit, and a multiple of it (full rounds): 4 at once, floor 10 -> 12
+    for limit, floor, runs in (
+        (25, 10, 25),
+        (4, 10, 12),
+        (2, 10, 10),
+        (-1, 10, 10),
+        (25, 40, 50),
+        (1, 10, 10),
+    ):
         with dg.instance_for_test(overrides=_queue(limit)) as instance:
             assert runs_per_tick(instance, floor) == runs, (limit, floor)
     # the limit where deploy/dagster.yaml sets it (concurrency: runs:) wins over the coordinator's
@@ -173,7 +181,7 @@ def test_the_deployment_variables_reach_the_sensor(tmp_path):
             env | {"DAGSTER_OCR_DOCUMENTS_PER_RUN": value, "DAGSTER_OCR_RUNS_PER_TICK": "12"}
         )
         described[value] = defs.resolve_sensor_def("inbox_sensor").description
-    assert "larger of 12 and the run queue's max_concurrent_runs" in described["auto"]
+    assert "at least 12, and a multiple of the run queue's max_concurrent_runs" in described["auto"]
     assert "ingest_documents" not in described["1"]
     assert "one ingest_documents run per 7 new documents" in described["7"]
 
