@@ -27,6 +27,10 @@ With ``--per-run N`` (batch mode, ``DAGSTER_OCR_DOCUMENTS_PER_RUN=N``: one ``ing
 per N documents, assets/batches.py) nothing is scaled: (a) is one real daemon tick with all
 ``--files`` new files (⌈files/N⌉ runs created and queued), and (b) is ``dagster-ocr backfill
 --per-run N`` launching ⌈backfill/N⌉ batch runs through GraphQL ``launchRun`` until each is queued.
+``--per-run auto`` (the default deployment since issue 39's adaptive batching) is measured the same way
+whenever ``--files`` exceeds R (at least DAGSTER_OCR_RUNS_PER_TICK and deploy/dagster.yaml's
+``max_concurrent_runs``, a multiple of the latter: 12 there): R balanced batch runs in the tick, and R for the
+backfill above R documents.
 
 Nothing is executed: the queued runs stay queued (no run daemon). The database is dropped at the
 end unless ``--keep-db``.
@@ -242,9 +246,10 @@ def main() -> int:
     ap.add_argument("--keep-db", action="store_true")
     ap.add_argument(
         "--per-run",
-        type=int,
+        type=lambda v: "auto" if v == "auto" else int(v),
         default=1,
-        help="batch mode: documents per ingest_documents run (DAGSTER_OCR_DOCUMENTS_PER_RUN); 1: off",
+        help="batch mode: documents per ingest_documents run (DAGSTER_OCR_DOCUMENTS_PER_RUN); 1: off; "
+        "auto: one run per document up to R new documents, R balanced batch runs above",
     )
     ap.add_argument(
         "--submit-workers",
@@ -291,8 +296,10 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
     from resources import DocumentStoreResource
 
     name = documents_partitions.name
-    per_run = max(1, args.per_run)
-    batched = per_run > 1
+    from assets.batches import runs_per_tick
+    from dagster_ocr.deployment import AUTO, batch_sizes
+
+    per_run = args.per_run if args.per_run == AUTO else max(1, args.per_run)
     logger = logging.getLogger("partitions_scale")
     logging.getLogger("dagster").setLevel(logging.WARNING)
 
@@ -339,6 +346,18 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
     )
 
     instance = dg.DagsterInstance.get()
+    # R: what the sensor's "auto" cuts a large tick into (unused with a fixed --per-run)
+    runs = runs_per_tick(instance)
+
+    def sizes_of(n: int) -> list[int] | None:
+        """The batch runs n documents become (None: one run per document)."""
+        return batch_sizes(n, per_run, runs)
+
+    def runs_of(n: int) -> int:
+        sizes = sizes_of(n)
+        return n if sizes is None else len(sizes)
+
+    batched = sizes_of(args.files) is not None
     report_event = timed("daemon.asset_events", instance.report_runless_asset_event)
     instance.report_runless_asset_event = report_event  # type: ignore[method-assign]
     origin = code_location_origin()
@@ -351,7 +370,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
         registered = 0
         start = dt.datetime.now(dt.UTC)
         for level, n in enumerate(sizes):
-            row: dict = {"N": n}
+            row: dict = {"N": n, "per_run": per_run, "runs_per_tick": runs}
             t = time.perf_counter()
             while registered < n:
                 batch = [doc_key(i) for i in range(registered, min(n, registered + args.batch))]
@@ -417,7 +436,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             row["sensor_eval.known_documents_s"] = round(TIMES["sensor.evaluation.known_documents"], 2)
             row["sensor_eval.scan_inbox_s"] = round(TIMES["sensor.evaluation.scan_inbox"], 2)
             row["sensor_eval_requests"] = len(result.run_requests)
-            assert len(result.run_requests) == -(-args.files // per_run), len(result.run_requests)
+            assert len(result.run_requests) == runs_of(args.files), len(result.run_requests)
             shutil.rmtree(eval_inbox)
 
             # (a2) one real sensor daemon tick with --tick-files new documents: what the daemon does
@@ -451,7 +470,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             row["tick_sql_connections"] = COUNTS["sql.connections"]
             row["tick_sql_statements"] = COUNTS["sql.statements"]
             row["tick_runs"] = COUNTS["daemon.create_and_queue_runs"]
-            assert row["tick_runs"] == -(-tick_files // per_run), row["tick_runs"]
+            assert row["tick_runs"] == runs_of(tick_files), row["tick_runs"]
             for k in (
                 "sensor.evaluation",
                 "daemon.asset_events",
@@ -485,7 +504,7 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             names = [k + ".pdf" for k in chosen]
             params = backfill_params(JOB, "dagster_ocr", repo.name, chosen, names)
             ctx = wpc.create_request_context()
-            if batched:
+            if batched and sizes_of(len(chosen)) is not None:
                 # dagster-ocr backfill --per-run N: ceil(backfill/N) launchRun mutations, each run
                 # created and queued (QueuedRunCoordinator) before the call returns
                 backfill_cli._graphql = lambda url, query, variables=None, timeout=60.0: (
@@ -493,10 +512,12 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
                 )
                 before = instance.get_runs_count()
                 row["backfill_batches_launch_s"], ids = clock(
-                    lambda: backfill_cli.launch_batches("in-process", chosen, names, per_run)
+                    lambda: backfill_cli.launch_batches(
+                        "in-process", chosen, names, sizes=sizes_of(len(chosen))
+                    )
                 )
                 row["backfill_batch_runs"] = len(ids)
-                assert instance.get_runs_count() - before == len(ids) == -(-len(chosen) // per_run)
+                assert instance.get_runs_count() - before == len(ids) == runs_of(len(chosen))
                 row["runs_in_storage"] = instance.get_runs_count()
                 row["table_mb"] = table_mb(args.db)
                 for k, v in row.items():
@@ -527,11 +548,11 @@ def run_levels(args, sizes: list[int], data: Path, results: list[dict]) -> None:
             assert row["backfill_daemon_runs"] == args.backfill_runs, row["backfill_daemon_runs"]
             row["backfill.get_chunk_s"] = round(TIMES["backfill.get_chunk"], 2)
             row["backfill.create_and_queue_runs_s"] = round(TIMES["backfill.create_and_queue_runs"], 2)
-            per_run = row["backfill_daemon_s"] / args.backfill_runs
-            row["backfill_daemon_per_run_s"] = round(per_run, 3)
+            run_cost = row["backfill_daemon_s"] / args.backfill_runs
+            row["backfill_daemon_per_run_s"] = round(run_cost, 3)
             # all --backfill runs: per-run cost x runs + the daemon's 1 s pause between chunks
             row["backfill_daemon_pauses_s"] = pauses
-            row["backfill_daemon_est_s"] = round(per_run * args.backfill + pauses, 1)
+            row["backfill_daemon_est_s"] = round(run_cost * args.backfill + pauses, 1)
             row["runs_in_storage"] = instance.get_runs_count()
             row["table_mb"] = table_mb(args.db)
             for k, v in row.items():
