@@ -106,6 +106,28 @@ def _fuse(
     return sorted(((c, v) for c, v in fused.values()), key=lambda cv: -cv[1])
 
 
+def _pages_first(ranked: list[tuple[dict[str, Any], float]]) -> list[tuple[dict[str, Any], float]]:
+    """The ranking with each cited page (range) listed once before any page is listed twice.
+
+    Every chunk keeps its place among the chunks of its kind: a page's best chunk ranks by its own
+    score, a page's second chunk goes after every other page's best (then the third, ...). A
+    statement or a page of prose makes several chunks whose vectors lie close together, and several
+    of them in the top 5 left no room for the next page, which is what an analyst looks for
+    (bench/kb_retrieval.py, one document, hybrid MRR tune / check: dev set 0.882 / 0.837 -> 0.887 /
+    0.843, paraphrased 0.692 / 0.444 -> 0.710 / 0.455; BENCHMARKS.md, retrieval).
+    """
+    seen: dict[tuple[str, int, str], int] = {}
+    tiers: list[list[tuple[dict[str, Any], float]]] = []
+    for chunk, score in ranked:
+        key = (str(chunk["doc_id"]), int(chunk["page_index"]), str(chunk["last_page_label"]))
+        tier = seen.get(key, 0)
+        seen[key] = tier + 1
+        if tier == len(tiers):
+            tiers.append([])
+        tiers[tier].append((chunk, score))
+    return [hit for tier in tiers for hit in tier]
+
+
 class SearchError(ValueError):
     """A search that cannot be run as asked (no words, a filter no document matches): its message
     says why, for the CLI and the UI to show instead of a traceback."""
@@ -275,21 +297,25 @@ def _search(
 ) -> list[SearchHit]:
     ranked: list[tuple[dict[str, Any], float]] | None = None
     used = "bm25"
+    # with pages first, a page's further chunks give way to other pages' chunks further down
+    pool = max(n, s.hybrid_candidates) if s.pages_first else n
     index = SearchIndex(wh, s.fts_stemmer)
     with index.connection() as con:
         if mode in ("vector", "hybrid"):
-            k = n if mode == "vector" else s.hybrid_candidates
+            k = pool if mode == "vector" else s.hybrid_candidates
             vector = _vector_ranked(index, con, query, s, doc_ids, k)
             if vector is not None and mode == "vector":
                 ranked, used = vector, "vector"
             elif vector is not None:
                 words = _bm25_ranked(index, con, terms, s, doc_ids, s.hybrid_candidates) if terms else []
                 weights = [1.0 - s.hybrid_vector_weight, s.hybrid_vector_weight]
-                ranked, used = _fuse([words, vector], weights)[:n], "hybrid"
+                ranked, used = _fuse([words, vector], weights), "hybrid"
         if ranked is None:
             if not terms:
                 return []
-            ranked = _bm25_ranked(index, con, terms, s, doc_ids, n)
+            ranked = _bm25_ranked(index, con, terms, s, doc_ids, pool)
+    if s.pages_first:
+        ranked = _pages_first(ranked)
     hits = []
     for rank, (c, score) in enumerate(ranked[:n], start=1):
         hits.append(

@@ -97,6 +97,12 @@ class KbSettings(BaseModel):
         "rest. 0.6 was best on the tune split of the dev questions, worded as printed and paraphrased "
         "(bench/kb_retrieval.py; 0.5 and 0.7 each lost on one of the two).",
     )
+    pages_first: bool = Field(
+        True,
+        description="List each cited page once before any page twice: a page's second-best chunk ranks "
+        "after every other page's best (several chunks of one statement or page no longer fill the top "
+        "5). Applies to every search mode.",
+    )
     hybrid_candidates: int = Field(
         50, ge=1, description="Best chunks taken from each of BM25 and vector search before fusing them."
     )

@@ -355,3 +355,38 @@ def test_a_stray_line_is_read_with_its_neighbour_on_its_page_not_as_a_chunk_of_i
         "| Fee | Amount |",
     ]
     assert [c["citation"] for c in chunks][-1] == "a.pdf, p. 4, 3. Unresolved"
+
+
+def test_each_cited_page_is_listed_once_before_any_page_twice():
+    from dagster_ocr.kb_search import _pages_first
+
+    def hit(doc, page, last, score):
+        chunk = {"doc_id": doc, "page_index": page, "last_page_label": last, "chunk_id": f"{doc}{score}"}
+        return chunk, score
+
+    ranked = [hit("a", 5, "6", 0.9), hit("a", 5, "6", 0.8), hit("a", 5, "6", 0.7), hit("a", 9, "10", 0.6)]
+    ranked += [hit("b", 5, "6", 0.5), hit("a", 5, "7", 0.4), hit("a", 9, "10", 0.3)]
+    assert [score for _, score in _pages_first(ranked)] == [0.9, 0.6, 0.5, 0.4, 0.8, 0.3, 0.7]
+    assert _pages_first([]) == []
+
+
+def test_search_lists_a_second_chunk_of_a_page_after_the_other_pages(tmp_path):
+    wh = Warehouse(tmp_path / "kb.duckdb")
+    wh.ensure_schema()
+    with wh.transaction() as con:
+        con.execute("INSERT INTO documents (doc_id, file_name, status) VALUES ('d', 'd.pdf', 'parsed')")
+    rows = [("c0", "1", "termination fees termination"), ("c1", "1", "termination notice termination")]
+    rows += [("c2", "2", "termination of the lease"), ("c3", "3", "unrelated words")]
+    wh.write_kb(
+        "d",
+        [
+            {"chunk_id": cid, "source_kind": "paragraph", "source_id": cid, "page_index": int(label) - 1}
+            | {"page_label": label, "last_page_label": label, "text": text, "citation": f"d.pdf, p. {label}"}
+            for cid, label, text in rows
+        ],
+    )
+    hits = search(wh, "termination", mode="bm25", limit=3)
+    assert [h.chunk_id for h in hits[:2]] in (["c0", "c2"], ["c1", "c2"])
+    assert [h.rank for h in hits] == [1, 2, 3]
+    same = search(wh, "termination", mode="bm25", limit=3, settings=KbSettings(pages_first=False))
+    assert {h.chunk_id for h in same[:2]} == {"c0", "c1"}
