@@ -109,8 +109,8 @@ def _fuse(
 def _pages_first(ranked: list[tuple[dict[str, Any], float]]) -> list[tuple[dict[str, Any], float]]:
     """The ranking with each cited page (range) listed once before any page is listed twice.
 
-    Every chunk keeps its place among the chunks of its kind: a page's best chunk ranks by its own
-    score, a page's second chunk goes after every other page's best (then the third, ...). A
+    The pages' best chunks keep their order among themselves, then come the pages' second chunks in
+    theirs, then the third, ...; a page is a document's cited range (first page, last label). A
     statement or a page of prose makes several chunks whose vectors lie close together, and several
     of them in the top 5 left no room for the next page, which is what an analyst looks for
     (bench/kb_retrieval.py, one document, hybrid MRR tune / check: dev set 0.882 / 0.837 -> 0.887 /
