@@ -112,7 +112,7 @@ def kb_vector_plan(
     if plan.current:
         context.log.info(f"all {len(plan.hashes)} chunk vector(s) current: nothing to embed")
         return
-    context.log.info(f"{len(plan.todo_inputs)} chunk text(s) to embed, {len(plan.known)} vector(s) kept")
+    context.log.info(f"{len(plan.todo_inputs)} chunk input(s) to embed, {len(plan.known)} vector(s) kept")
     yield dg.Output(plan, "plan")
 
 

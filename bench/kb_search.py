@@ -167,7 +167,8 @@ def build(path: Path, total: int, seed: int) -> tuple[pd.DataFrame, list[dict]]:
         )
         con.register("_emb", emb)
         con.execute(
-            f"""INSERT INTO kb_embeddings SELECT e.doc_id, e.chunk_id, e.model, md5(k.text),
+            f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)
+            SELECT e.doc_id, e.chunk_id, e.model, md5(k.text),
             e.embedding::FLOAT[{embeddings.DIM}], e.embedded_at
             FROM _emb e JOIN _kb k USING (doc_id, chunk_id)"""
         )

@@ -283,10 +283,11 @@ def embed_document(warehouse: Warehouse, doc_id: str, settings: KbSettings) -> d
     """Embed the document's loaded chunks and replace its ``kb_embeddings`` rows (one transaction).
 
     The three steps of :mod:`dagster_ocr.kb_vectors` in a row (the Dagster asset ``kb_vectors``
-    runs them as separate ops, embedding outside the warehouse writers' pool). A chunk whose text
-    is unchanged since the last load keeps its vector. Returns figures for the asset's metadata:
-    ``embedded`` (computed now), ``reused``, ``seconds`` and ``skipped`` (the reason, when
-    embeddings are off or unavailable here and the document keeps BM25 only).
+    runs them as separate ops, embedding outside the warehouse writers' pool). A chunk whose model
+    input (context line and text) is unchanged since the last load keeps its vector. Returns
+    figures for the asset's metadata: ``embedded`` (computed now), ``reused``, ``seconds`` and
+    ``skipped`` (the reason, when embeddings are off or unavailable here and the document keeps
+    BM25 only).
     """
     s = settings
     plan = kb_vectors.plan_vectors(warehouse, doc_id, enabled=s.embeddings)

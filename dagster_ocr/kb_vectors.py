@@ -6,12 +6,19 @@ admits one writing process. Done inside the knowledge-base write, it kept every 
 load waiting on it. So the work is split by what it needs:
 
 1. :func:`plan_vectors` reads the chunks and the vectors stored for them (warehouse, milliseconds);
-2. :func:`compute_vectors` embeds the chunks whose text has no vector yet (CPU or GPU, no warehouse);
+2. :func:`compute_vectors` embeds the chunks whose input has no vector yet (CPU or GPU, no warehouse);
 3. :func:`store_vectors` replaces the document's ``kb_embeddings`` rows (one transaction).
 
 ``kb.embed_document`` runs the three in a row; the Dagster asset ``kb_vectors`` runs them as three
 ops, the middle one outside the ``duckdb_writer`` pool. A :class:`VectorPlan` is what passes between
 them: it pickles (the ops' outputs go through the run's IO manager).
+
+A stored vector is reused when what the model would read for its chunk (:func:`embed_input`: the
+context line, then the text) is unchanged, by that input's md5 (``kb_embeddings.input_md5``), not
+the text's: a chunk whose document or section is now described otherwise (docinfo, a fixed
+section title), or whose input form changed in a release (:func:`table_words`), is re-embedded on
+its next load although its text is the same. ``text_md5`` (``md5(kb_chunks.text)``) is still
+written with each vector, as search joins on it so a vector never outlives its text.
 """
 
 from __future__ import annotations
@@ -36,15 +43,17 @@ _VECTOR_BATCH = 1000
 
 @dataclasses.dataclass
 class VectorPlan:
-    """One document's chunks and what their vectors need: reused (same text) or to embed."""
+    """One document's chunks and what their vectors need: reused (same model input) or to embed."""
 
     doc_id: str
     chunk_ids: list[str]
     #: md5 of each chunk's stored text (``kb_chunks.text``), what search joins vectors on
     hashes: list[str]
-    #: text md5 -> vector, for every chunk whose vector is known (stored, or computed by step 2)
+    #: md5 of what the model reads for each chunk (:func:`embed_input`), ``kb_embeddings.input_md5``
+    input_hashes: list[str]
+    #: input md5 -> vector, for every input whose vector is known (stored, or computed by step 2)
     known: dict[str, np.ndarray]
-    #: what the model reads for each chunk still without a vector (context line + text), and its md5
+    #: each distinct input still without a vector (context line + text), and its md5
     todo_inputs: list[str]
     todo_hashes: list[str]
     #: vectors are switched off in the settings: step 3 drops the document's old ones
@@ -126,41 +135,49 @@ def table_words(text: str) -> str:
 def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> VectorPlan:
     """Step 1: the document's chunks and which of them need a vector (reads the warehouse).
 
-    A chunk whose text is unchanged since the last load keeps its vector (matched by md5), so
-    re-loading a document after a settings change embeds only what changed.
+    A chunk whose model input (:func:`embed_input`) is unchanged since the last load keeps its
+    vector (matched by the input's md5), so re-loading a document after a settings change embeds
+    only what changed, and a chunk whose context changed with its text unchanged is re-embedded.
+    A vector stored without an input md5 (before schema version 11) is re-embedded once.
     """
     if not enabled:
-        return VectorPlan(doc_id, [], [], {}, [], [], off=True)
+        return VectorPlan(doc_id, [], [], [], {}, [], [], off=True)
     chunks = warehouse.query(
         "SELECT chunk_id, source_kind, section_title, context, text FROM kb_chunks WHERE doc_id = ? "
         "ORDER BY chunk_id",
         [doc_id],
     )
     old = warehouse.query(
-        "SELECT chunk_id, text_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
+        "SELECT chunk_id, text_md5, input_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
         [doc_id, embeddings.MODEL_NAME],
     )
     hashes = [embeddings.text_md5(t) for t in chunks["text"]]
-    wanted = set(hashes)
-    known = {  # a vector of text the document no longer has is not carried along
+    inputs = [embed_input(chunks, i) for i in range(len(chunks))]
+    input_hashes = [embeddings.text_md5(t) for t in inputs]
+    wanted = set(input_hashes)
+    known = {  # a vector of an input the document no longer has is not carried along (NULL: none)
         h: np.asarray(v, dtype=np.float32)
-        for h, v in zip(old["text_md5"], old["embedding"], strict=False)
-        if h in wanted
+        for h, v in zip(old["input_md5"], old["embedding"], strict=True)
+        if isinstance(h, str) and h in wanted
     }
-    todo = [i for i, h in enumerate(hashes) if h not in known]
-    # one input per distinct text: a repeated chunk text (a boilerplate line) is embedded once
+    # one input per distinct model input: a repeated chunk (a boilerplate line in one section) is
+    # embedded once, while equal texts under different contexts each get their own vector
     first: dict[str, int] = {}
-    for i in todo:
-        first.setdefault(hashes[i], i)
+    for i, h in enumerate(input_hashes):
+        if h not in known:
+            first.setdefault(h, i)
     chunk_ids = chunks["chunk_id"].astype(str).tolist()
-    stored = sorted(zip(old["chunk_id"].astype(str), old["text_md5"], strict=True))
+    stored = sorted(
+        zip(old["chunk_id"].astype(str), old["text_md5"], old["input_md5"].fillna(""), strict=True)
+    )
     return VectorPlan(
         doc_id=doc_id,
-        current=not todo and stored == sorted(zip(chunk_ids, hashes, strict=True)),
+        current=not first and stored == sorted(zip(chunk_ids, hashes, input_hashes, strict=True)),
         chunk_ids=chunk_ids,
         hashes=hashes,
+        input_hashes=input_hashes,
         known=known,
-        todo_inputs=[embed_input(chunks, i) for i in first.values()],
+        todo_inputs=[inputs[i] for i in first.values()],
         todo_hashes=list(first),
     )
 
@@ -206,6 +223,7 @@ def store_vectors(warehouse: Warehouse, plan: VectorPlan) -> dict[str, Any]:
 
     Only chunks the plan read are written: if the chunks were re-loaded in between (another run
     of the document), a vector carries its text's md5 and search ignores one whose text changed.
+    Each row also carries the md5 of what the model read, which the next plan reuses it by.
     """
     doc_id = plan.doc_id
     if plan.off or plan.skipped:
@@ -219,22 +237,25 @@ def store_vectors(warehouse: Warehouse, plan: VectorPlan) -> dict[str, Any]:
         # in batches: a vector as a Python list is 384 float objects (~10 KB), so a long document's
         # vectors converted at once would cost hundreds of MB
         for start in range(0, len(plan.hashes), _VECTOR_BATCH):
-            part = plan.hashes[start : start + _VECTOR_BATCH]
+            part = slice(start, start + _VECTOR_BATCH)
             rows = pd.DataFrame(
                 {
                     "doc_id": doc_id,
-                    "chunk_id": plan.chunk_ids[start : start + _VECTOR_BATCH],
+                    "chunk_id": plan.chunk_ids[part],
                     "model": embeddings.MODEL_NAME,
-                    "text_md5": part,
-                    "embedding": [plan.known[h].tolist() for h in part],
+                    "text_md5": plan.hashes[part],
+                    "input_md5": plan.input_hashes[part],
+                    "embedding": [plan.known[h].tolist() for h in plan.input_hashes[part]],
                     "embedded_at": now,
                 }
             )
             con.register("_vectors", rows)
             try:
                 con.execute(
-                    f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)
-                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at
+                    f"""INSERT INTO kb_embeddings
+                    (doc_id, chunk_id, model, text_md5, input_md5, embedding, embedded_at)
+                    SELECT doc_id, chunk_id, model, text_md5, input_md5,
+                    embedding::FLOAT[{embeddings.DIM}], embedded_at
                     FROM _vectors"""
                 )
             finally:

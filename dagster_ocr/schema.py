@@ -181,6 +181,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "blank notice), NULL on a page with content: a scan's blank backs are not damage (issue 40)",
         ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS blank_reason VARCHAR",),
     ),
+    Migration(
+        11,
+        "kb_embeddings.input_md5: md5 of what the model read for the chunk (its context line, then its "
+        "text; a table's without its figures), NULL on a vector stored before: a vector is reused on "
+        "re-load only while that input is unchanged, so a changed context re-embeds an unchanged text",
+        ("ALTER TABLE kb_embeddings ADD COLUMN IF NOT EXISTS input_md5 VARCHAR",),
+    ),
 )
 
 #: the version this code writes and expects

@@ -181,7 +181,9 @@ CREATE TABLE IF NOT EXISTS kb_chunks (
 
 -- one embedding per knowledge-base chunk (all-MiniLM-L6-v2, unit length), for vector and hybrid
 -- search with array_cosine_similarity. text_md5 = md5(kb_chunks.text) when the vector was made:
--- search joins on it, so a vector never outlives the text it was computed from.
+-- search joins on it, so a vector never outlives the text it was computed from. input_md5 (added by
+-- migration 11) = md5 of what the model read (context line, then the text; a table's without its
+-- figures): a re-load reuses a vector only while that is unchanged, NULL re-embeds once.
 CREATE TABLE IF NOT EXISTS kb_embeddings (
     doc_id      VARCHAR NOT NULL,
     chunk_id    VARCHAR NOT NULL,

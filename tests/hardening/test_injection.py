@@ -81,7 +81,9 @@ REVIEWED = {
     # embeddings.DIM); the pgvector sink's schema name is validated by a ^[a-z_][a-z0-9_]*$ pattern
     (
         "dagster_ocr/kb_vectors.py",
-        'f"""INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at)\n                    SELECT doc_id, chunk_id, model, text_md5, embedding::FLOAT[{embeddings.DIM}], embedded_at\n                    FROM _vectors"""',
+        'f"""INSERT INTO kb_embeddings\n                    (doc_id, chunk_id, model, text_md5, input_md5, embedding, embedded_at)\n'
+        "                    SELECT doc_id, chunk_id, model, text_md5, input_md5,\n"
+        '                    embedding::FLOAT[{embeddings.DIM}], embedded_at\n                    FROM _vectors"""',
     ),
     (
         "dagster_ocr/kb_pg.py",

@@ -350,7 +350,9 @@ def test_a_stop_point_between_batches_stops_the_embedding():
         if len(calls) == 2:
             raise KeyboardInterrupt  # what a stop check raises is the caller's (StopRequested in the CLI)
 
-    plan = kb_vectors.VectorPlan("d", [], [], {}, [f"text {i}" for i in range(5)], [str(i) for i in range(5)])
+    plan = kb_vectors.VectorPlan(
+        "d", [], [], [], {}, [f"text {i}" for i in range(5)], [str(i) for i in range(5)]
+    )
     with progress.stoppable(check), pytest.raises(KeyboardInterrupt):
         kb_vectors.compute_vectors(plan, batch_size=2)
     assert len(calls) == 2 and not plan.known  # stopped before the second batch; nothing half-stored

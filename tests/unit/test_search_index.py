@@ -49,7 +49,8 @@ def _load(wh: Warehouse, doc_id: str, texts: list[str], vectors: np.ndarray | No
             con.execute("DELETE FROM kb_embeddings WHERE doc_id = ?", [doc_id])
             for i, (t, v) in enumerate(zip(texts, vectors, strict=True)):
                 con.execute(
-                    f"INSERT INTO kb_embeddings VALUES (?, ?, ?, md5(?), ?::FLOAT[{embeddings.DIM}], now())",
+                    "INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, embedding, embedded_at) "
+                    f"VALUES (?, ?, ?, md5(?), ?::FLOAT[{embeddings.DIM}], now())",
                     [doc_id, f"c{i}", embeddings.MODEL_NAME, t, v.tolist()],
                 )
 
