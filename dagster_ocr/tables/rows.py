@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 from typing import Any
 
 from dagster_ocr.layout import outside, union
@@ -264,13 +265,18 @@ def _opens_with_labels(a: _Part, b: _Part) -> bool:
     return labels >= max(1, 2 * len(figures) / 3)
 
 
+#: a currency sign printed alone in a figure's cell (the figure set in the next cell, or none)
+_SIGNS = frozenset({"$", "€", "£", "¥", "US$", "C$", "A$", "R$"})
+
+
 def _column_kinds(part: _Part, skip: int) -> list[str]:
     """Per column of ``part`` below its first ``skip`` rows: "figure" where most filled cells open
-    with a figure ("143,205 estimated", "$ 1,930 *"), "text" where most do not, "" when empty."""
+    with a figure ("143,205 estimated", "$ 1,930 *") or are a currency sign alone, "text" where
+    most do not, "" when empty."""
     out = []
     for c in range(part.n_cols):
         filled = [r[c] for r in part.rows[skip:] if c < len(r) and r[c] and r[c].strip()]
-        figures = sum(1 for x in filled if _is_num(x) or _is_num(x.split()[0]))
+        figures = sum(1 for x in filled if _is_num(x) or _is_num(x.split()[0]) or x.strip() in _SIGNS)
         out.append("" if not filled else "figure" if figures >= 0.6 * len(filled) else "text")
     return out
 
@@ -283,6 +289,66 @@ def _same_kinds(a: _Part, b: _Part) -> bool:
     if len(ka) != len(kb) or "figure" not in ka:
         return False
     return all(x == y or not x or not y for x, y in zip(ka, kb, strict=True))
+
+
+#: a figure's mark printed apart from it: a flag letter ("p" provisional, "(e)" estimated, "r" revised)
+#: or a footnote sign ("*", "†")
+_MARK_RE = re.compile(r"^(?:[(\[]?[a-z][)\]]?|[*†‡§¶#]{1,3})$")
+
+
+def _mark_columns(part: _Part) -> list[int]:
+    """The columns of ``part`` that hold only figures' marks (``_MARK_RE``), each right of a column
+    of figures and beside a figure in every row where it holds one (at least two), below the part's
+    leading rows without a figure (its header lines)."""
+    skip = 0
+    while skip < len(part.rows) and not any(c and _is_num(c) for c in part.rows[skip]):
+        skip += 1
+    body = part.rows[skip:]
+    kinds = _column_kinds(part, skip)
+    out = []
+    for c in range(2, part.n_cols):
+        pairs = [(r[c - 1] or "", (r[c] or "").strip()) for r in body if c < len(r) and r[c] and r[c].strip()]
+        if (
+            len(pairs) >= 2
+            and kinds[c - 1] == "figure"
+            and all(_MARK_RE.match(m) and fig.strip() for fig, m in pairs)
+        ):
+            out.append(c)
+    return out
+
+
+def _marks_folded(part: _Part) -> _Part:
+    """``part`` with each column of marks (``_mark_columns``) joined to the figures on its left.
+
+    A figure and its mark set apart ("128,946   (b)") read as two columns where the gap between them
+    is as wide as one between columns. On a page whose columns line up with the page before, the
+    mark's column falls inside the figure's and ``_column_map`` joins them; on a page set to its own
+    widths (a wider stub moving every figure right) nothing lines up, and the continuation has a
+    column more than the table it continues. Its header lines join the same way."""
+    marks = set(_mark_columns(part))
+    if not marks:
+        return part
+    keep = [c for c in range(part.n_cols) if c not in marks]
+    rows: list[list[str | None]] = []
+    bboxes: list[list[BBox | None]] = []
+    for r, row in enumerate(part.rows):
+        rb = part.row_bboxes[r] if r < len(part.row_bboxes) else []
+        texts: list[str | None] = []
+        boxes: list[BBox | None] = []
+        for c in range(part.n_cols):
+            text = row[c] if c < len(row) else None
+            bb = rb[c] if c < len(rb) else None
+            if c in marks and texts:
+                if text and text.strip():
+                    texts[-1] = " ".join(t for t in (texts[-1] or "", text.strip()) if t)
+                boxes[-1] = union([x for x in (boxes[-1], bb) if x is not None]) if boxes[-1] or bb else None
+                continue
+            texts.append(text)
+            boxes.append(bb)
+        rows.append(texts)
+        bboxes.append(boxes)
+    edges = [part.col_edges[c] for c in keep] + [part.col_edges[-1]]
+    return dataclasses.replace(part, rows=rows, row_bboxes=bboxes, col_edges=edges)
 
 
 def _mapped_continuation(
@@ -304,6 +370,11 @@ def _mapped_continuation(
     """
     if _same_columns(a, b, s):
         return None  # the same layout: ``_continues`` said no for another reason
+    if b.n_cols > a.n_cols and (folded := _marks_folded(b)) is not b:
+        # a column more than the part before, of marks beside figures: the figures' own column
+        b = folded
+        if _same_columns(a, b, s):
+            return b if _placed_as_continuation(a, b, pages, lines, regions, s) else None
     m = None
     if b.n_cols == a.n_cols and _header_repeat(first, b, s) >= max(1, first.header_rows):
         # the same columns under the header repeated whole: the header says which column is which,

@@ -24,7 +24,15 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.cells import _Part  # noqa: E402
-from dagster_ocr.tables.rows import _column_map, _opens_with_labels, _remapped, _same_kinds  # noqa: E402
+from dagster_ocr.tables.rows import (  # noqa: E402
+    _column_kinds,
+    _column_map,
+    _mark_columns,
+    _marks_folded,
+    _opens_with_labels,
+    _remapped,
+    _same_kinds,
+)
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
 
@@ -139,3 +147,41 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
     # a part of text columns only: nothing tells data from a header
     words = _part([50, 150, 300], [["Abelian group", "Basis"], ["Atlas", "Bundle"]])
     assert not _same_kinds(words, _part([50, 160, 300], [["Cover", "Curve"]]))
+
+
+@pytest.mark.parametrize(
+    ("seed", "tags"),
+    [
+        # the last page's stub set wider, every figure column moved right, and the last column's
+        # figure and its mark read as two columns: one column more and nothing lines up
+        (27, ["none", "no_repeat", "split"]),
+        (16, ["none", "repeat", "split"]),  # the same under the header repeated
+        (61, ["none", "no_repeat", "split"]),  # some figure cells a currency sign alone
+        (36, ["ruled", "no_repeat", "split"]),  # ruled: the mark in its figure's cell
+    ],
+)
+def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
+    truth, table = _assert_one_table(seed, "label_tail", tags)
+    assert table.n_rows == len(truth.merged)
+
+
+def test_a_column_of_marks_beside_figures_folds_into_them() -> None:
+    b = _part(
+        [50, 250, 300, 350, 365],
+        [["", "Storage", "", "Water"], ["Long label, of x", "5", "164,856", "r"], ["y", "7", "-3", "(p)"]],
+    )
+    assert _mark_columns(b) == [3]
+    m = _marks_folded(b)
+    assert m.n_cols == 3 and m.col_edges == [50, 250, 300, 365]
+    assert m.rows == [["", "Storage", "Water"], ["Long label, of x", "5", "164,856 r"], ["y", "7", "-3 (p)"]]
+    # a column of codes beside labels, of one-digit figures, or of marks in one row only: columns
+    codes = _part([50, 150, 200, 260], [["Item", "Grade", "Size"], ["x", "a", "1"], ["y", "b", "2"]])
+    digits = _part([50, 150, 200, 230], [["Item", "Size", "Rank"], ["x", "10", "1"], ["y", "20", "2"]])
+    once = _part([50, 150, 200, 230], [["Item", "Size", ""], ["x", "10", "*"], ["y", "20", ""]])
+    assert _mark_columns(codes) == _mark_columns(digits) == _mark_columns(once) == []
+    assert _marks_folded(codes) is codes
+
+
+def test_a_currency_sign_alone_is_a_figure_cell() -> None:
+    a = _part([50, 150, 220], [["Item", "Amount"], ["x", "$"], ["y", "£"], ["z", "$1.20"]])
+    assert _column_kinds(a, 1) == ["text", "figure"]
