@@ -269,6 +269,13 @@ def _opens_with_labels(a: _Part, b: _Part) -> bool:
 _SIGNS = frozenset({"$", "€", "£", "¥", "US$", "C$", "A$", "R$"})
 
 
+def _opens_with_figure(text: str) -> bool:
+    """A figure, or a figure and a note after it ("143,205 estimated", "£ 62 provisional"), or a
+    currency sign alone."""
+    words = text.split()
+    return _is_num(text) or _is_num(words[0]) or _is_num(" ".join(words[:2])) or text.strip() in _SIGNS
+
+
 def _column_kinds(part: _Part, skip: int) -> list[str]:
     """Per column of ``part`` below its first ``skip`` rows: "figure" where most filled cells open
     with a figure ("143,205 estimated", "$ 1,930 *") or are a currency sign alone, "text" where
@@ -276,7 +283,7 @@ def _column_kinds(part: _Part, skip: int) -> list[str]:
     out = []
     for c in range(part.n_cols):
         filled = [r[c] for r in part.rows[skip:] if c < len(r) and r[c] and r[c].strip()]
-        figures = sum(1 for x in filled if _is_num(x) or _is_num(x.split()[0]) or x.strip() in _SIGNS)
+        figures = sum(1 for x in filled if _opens_with_figure(x))
         out.append("" if not filled else "figure" if figures >= 0.6 * len(filled) else "text")
     return out
 

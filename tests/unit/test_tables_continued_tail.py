@@ -158,6 +158,8 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
         (16, ["none", "repeat", "split"]),  # the same under the header repeated
         (61, ["none", "no_repeat", "split"]),  # some figure cells a currency sign alone
         (36, ["ruled", "no_repeat", "split"]),  # ruled: the mark in its figure's cell
+        # a wider last column ("£ 62 provisional") after one of currency signs alone
+        (4, ["ruled", "no_repeat", "wide"]),
     ],
 )
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
@@ -185,3 +187,6 @@ def test_a_column_of_marks_beside_figures_folds_into_them() -> None:
 def test_a_currency_sign_alone_is_a_figure_cell() -> None:
     a = _part([50, 150, 220], [["Item", "Amount"], ["x", "$"], ["y", "£"], ["z", "$1.20"]])
     assert _column_kinds(a, 1) == ["text", "figure"]
+    # and a sign set apart from its figure, a note after it
+    b = _part([50, 150, 260], [["x", "£ 62 provisional"], ["y", "$ 8 revised"], ["z", "n.a."]])
+    assert _column_kinds(b, 0) == ["text", "figure"]
