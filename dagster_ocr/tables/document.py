@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import (
     _build_rows,
     _continues,
+    _gap_ok,
     _header_repeat,
     _mapped_continuation,
     _without_running_head,
@@ -140,6 +142,16 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
         regions[i] = [
             transform_box(p.bbox, turned[id(p)]) if id(p) in turned else p.bbox for p in per_page[i]
         ]
+        short = None
+        if s.merge and groups and frame is None and words and not turned and s.min_stream_rows > 2:
+            short = _short_continuation(groups[-1], pg, page, lines, by_index, per_page, regions, s, words)
+            if short is not None:
+                per_page[i].insert(0, short)
+                regions[i].insert(0, short.bbox)
+                if not _join(groups[-1], short, per_page, by_index, lines, regions, s):
+                    # found only as a continuation: otherwise the page's text
+                    del per_page[i][0], regions[i][0]
+                    short = None
         for j, part in enumerate(per_page[i]):
             # a part read in its own frame on a mixed page is a table of its own: its rows and
             # columns do not compare with an upright part's
@@ -150,6 +162,8 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
                 and id(part) not in turned
                 and id(groups[-1].parts[-1]) not in turned
             )
+            if j == 0 and short is not None:  # joined above (as found, or remapped by ``_join``)
+                continue
             if joined and _join(groups[-1], part, per_page, by_index, lines, regions, s):
                 continue
             groups.append(_Group([part]))
@@ -249,6 +263,48 @@ def _join(
     g.kind = "rows"
     logger.debug("table on page %d continues on page %d", prev.page_index, part.page_index)
     return True
+
+
+def _short_continuation(
+    g: _Group,
+    pg: pymupdf.Page,
+    page: Page,
+    lines: dict[int, list[Line]],
+    pages: dict[int, Page],
+    per_page: dict[int, list[_Part]],
+    regions: dict[int, list[BBox]],
+    s: TableSettings,
+    words: list[_Word],
+) -> _Part | None:
+    """A block of two aligned lines at the top of ``page``, above its first table, where the table
+    of group ``g`` ends the page before: a candidate continuation (a last page of totals, alone or
+    under the repeated header), joined only if ``_join`` takes it. Two aligned lines alone are as
+    often a definition list or a signature block as a table (``min_stream_rows``), so such a block
+    is never a table of its own."""
+    prev = g.parts[-1]
+    if prev.page_index != page.index - 1 or prev is not per_page[prev.page_index][-1]:
+        return None
+    a, pa = prev.page_index, pages[prev.page_index]
+    if not _gap_ok(lines[a], pa, regions[a], prev.bbox[3], pa.height, set(), 1, s):
+        return None  # text after the table: it ends on its page
+    top = per_page[page.index][0].bbox[1] if per_page[page.index] else math.inf
+    lo = page.height * s.margin_fraction
+    if sum(1 for ln in lines[page.index] if lo < (ln.bbox[1] + ln.bbox[3]) / 2 < top) < 2:
+        return None
+    relaxed = s.model_copy(update={"min_stream_rows": 2})
+    found = [
+        p
+        for p in _stream_parts(pg, page.index, relaxed, words, None)
+        if p.strategy == "stream" and len(p.rows) < s.min_stream_rows and p.bbox[3] <= top
+    ]
+    if not found:
+        return None
+    part = min(found, key=lambda p: p.bbox[1])
+    if _running_text(part, words, s) is not None:
+        return None
+    _find_caption(part, lines[page.index], s)
+    part.context = find_context(part, lines[page.index], words, None)
+    return part
 
 
 def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:

@@ -160,6 +160,10 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
         (36, ["ruled", "no_repeat", "split"]),  # ruled: the mark in its figure's cell
         # a wider last column ("£ 62 provisional") after one of currency signs alone
         (4, ["ruled", "no_repeat", "wide"]),
+        # a last page of two aligned lines (too few for a table of its own) continues the table:
+        # the repeated header and a total, or two totals alone
+        (21, ["none", "repeat", "totals"]),
+        (33, ["none", "no_repeat", "totals"]),
     ],
 )
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
