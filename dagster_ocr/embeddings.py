@@ -251,9 +251,11 @@ class Embedder:
         chooses for this machine (one a core on 2 cores), each running a forward pass on its own
         threads, and :meth:`embed` keeps them all busy with batches. One pass spread over every core
         instead (the latency mode) spends CPU waiting: its threads meet at every layer and the one
-        waiting spins. On a 2-core AVX512-VNNI EPYC (1,305 report chunks, 2026-12-04) the streams
-        spent as little CPU as one thread and took less wall time than both threads on one pass,
-        the vectors bit for bit the same in all three (the same int8 kernels, scheduled otherwise).
+        waiting spins, the more so when other work shares the cores. On a 2-core AVX512-VNNI EPYC
+        (1,305 report chunks, 2026-12-04) with other work beside it the streams spent 18 CPU s and
+        26 s wall where one pass on both cores spent 21 and 35; on the idle machine all three ways
+        spent ~17 CPU s (one thread at twice the wall time). The vectors are bit for bit the same
+        in all three (the same int8 kernels, scheduled otherwise).
         ``kb.embed_threads`` N > 0: one pass at a time on N threads (1: for machines where several
         documents share few cores)."""
         config: dict[str, Any] = dict(_ov_precision(dtype))

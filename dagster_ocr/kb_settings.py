@@ -79,8 +79,9 @@ class KbSettings(BaseModel):
         ge=0,
         description="CPU threads of one forward pass of the embedding model on OpenVINO. 0 (default): "
         "OpenVINO's throughput mode, as many passes at once as it has streams (one a core on 2 cores), so "
-        "every core works and none spins waiting for another at each layer (on a 2-core EPYC: 15% less "
-        "CPU and 25% less wall time than one pass on both cores, the same vectors bit for bit). N > 0: "
+        "every core works and none spins waiting for another at each layer (on a 2-core EPYC shared with "
+        "other work: 15% less CPU and 25% less wall time than one pass on both cores; idle: the same; the "
+        "vectors bit for bit the same). N > 0: "
         "one pass at a time on N threads (1: the least CPU for one document but the most wall time). "
         "Torch keeps its own threads.",
     )
