@@ -194,3 +194,58 @@ def test_a_currency_sign_alone_is_a_figure_cell() -> None:
     # and a sign set apart from its figure, a note after it
     b = _part([50, 150, 260], [["x", "£ 62 provisional"], ["y", "$ 8 revised"], ["z", "n.a."]])
     assert _column_kinds(b, 0) == ["text", "figure"]
+
+
+def _table_then_two_lines(block: list[list[tuple[float, str]]]) -> pymupdf.Document:
+    """A 36-row table filling page 1 (nothing below it but the page number), then ``block``: two lines
+    of words at given x positions atop page 2, above a paragraph."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((72, 80), "Annual output by region", fontsize=14)
+    page.insert_text((72, 110), "Each region's output for the last three years, in tonnes.", fontsize=10)
+    y = 150.0
+    for x, text in ((72, "Region"), (300, "2022"), (380, "2023"), (460, "2024")):
+        page.insert_text((x, y), text, fontsize=10)
+    for i in range(36):
+        y += 18
+        page.insert_text((72, y), f"Region {chr(65 + i % 26)}{i // 26 or ''}", fontsize=10)
+        for j, x in enumerate((300, 380, 460)):
+            page.insert_text((x, y), f"{(i + 3) * (j + 7) * 13:,}", fontsize=10)
+    page.insert_text((290, 815), "1", fontsize=8)
+    nxt = doc.new_page(width=595, height=842)
+    y = 80.0
+    for line in block:
+        for x, text in line:
+            nxt.insert_text((x, y), text, fontsize=10)
+        y += 18
+    prose = (
+        "The regions reported their figures to the statistics office by the end of March. Figures for "
+        "the islands are estimates; revisions to earlier years are published separately."
+    )
+    nxt.insert_textbox(pymupdf.Rect(72, y + 30, 523, y + 200), prose, fontsize=10)
+    nxt.insert_text((290, 815), "2", fontsize=8)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("block", "pages"),
+    [
+        # the repeated header and one total: the table's last page, below the three-row minimum
+        ([[(72, "Region"), (300, "2022"), (380, "2023"), (460, "2024")],
+          [(72, "Total"), (300, "12,345"), (380, "23,456"), (460, "34,567")]], [0, 1]),
+        # a signature block and a two-line glossary, aligned in columns: page text, not a table
+        ([[(72, "Prepared by:"), (160, "J. Smith"), (330, "Date:"), (380, "12 March 2024")],
+          [(72, "Approved by:"), (160, "K. Lee"), (330, "Date:"), (380, "14 March 2024")]], [0]),
+        ([[(72, "t"), (300, "tonnes"), (380, "metric"), (460, "mass")],
+          [(72, "e"), (300, "estimate"), (380, "not"), (460, "final")]], [0]),
+    ],
+    ids=["totals page joins", "signature block stays text", "glossary stays text"],
+)  # fmt: skip
+def test_two_aligned_lines_after_a_table_join_it_only_as_its_continuation(block, pages) -> None:
+    """Two aligned lines atop the page after a table that ends its page are searched as a table
+    only as that table's continuation (``document._short_continuation``): a last page of totals
+    joins; two lines that do not continue it stay the page's text, never a table of their own."""
+    doc = _table_then_two_lines(block)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [pages]
+    assert tables[0].n_rows == 37 + (len(pages) - 1)  # header once, the total added
