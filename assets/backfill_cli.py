@@ -257,11 +257,12 @@ def launch_batches(
     dagster_ocr.deployment.batch_sizes), launched through the webserver (``launchRun``, what the
     launchpad sends); each runs its documents' own ``ingest_document`` runs (assets/batches.py).
     Returns the batch runs' ids."""
-    from assets.batches import BATCH_JOB, batch_run_config, batches, cut
+    from assets.batches import BATCH_JOB, batch_run_config, cut
+    from dagster_ocr.deployment import fixed_sizes
 
     location, repository = find_repository(url, BATCH_JOB)
     if sizes is None:
-        sizes = [len(b) for b in batches(partition_keys, per_run)]
+        sizes = fixed_sizes(len(partition_keys), per_run)
     ids = []
     for keys, names in zip(cut(partition_keys, sizes), cut(file_names, sizes), strict=True):
         params = {
@@ -328,8 +329,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         if args.job != "ingest_document":
             print("error: --per-run batches ingest_document only", file=sys.stderr)
             return 2
-        from assets.batches import batches, tick_runs
-        from dagster_ocr.deployment import AUTO, DeploymentSettings, batch_sizes
+        from assets.batches import tick_runs
+        from dagster_ocr.deployment import AUTO, DeploymentSettings, batch_sizes, fixed_sizes
 
         if per_run == AUTO:
             try:
@@ -341,7 +342,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             if sizes is None:
                 print(f"{len(keys)} document(s), at most {runs}: one run per document")
         else:
-            sizes = [len(b) for b in batches(keys, per_run)]  # 1 too: a batch run per document
+            sizes = fixed_sizes(len(keys), per_run)  # 1 too: a batch run per document
     if sizes is not None:
         try:
             run_ids = launch_batches(args.url, keys, names, sizes=sizes)

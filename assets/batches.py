@@ -83,12 +83,6 @@ class BatchConfig(dg.Config):
     )
 
 
-def batches(keys: Sequence[str], per_run: int) -> list[list[str]]:
-    """``keys`` cut into ⌈len / per_run⌉ batches of at most ``per_run``, in order."""
-    per_run = max(1, per_run)
-    return [list(keys[i : i + per_run]) for i in range(0, len(keys), per_run)]
-
-
 def cut(keys: Sequence[T], sizes: Sequence[int]) -> list[list[T]]:
     """``keys`` cut, in order, into consecutive batches of ``sizes`` (dagster_ocr.deployment.batch_sizes)."""
     out, start = [], 0
@@ -135,10 +129,6 @@ def batch_run_config(keys: Sequence[str], registered_by: str = "") -> dict:
 def batch_run_key(keys: Sequence[str]) -> str:
     """A run key for a batch of documents: the same documents are requested once."""
     return "batch-" + hashlib.sha256("\n".join(keys).encode()).hexdigest()[:24]
-
-
-def n_batches(n: int, per_run: int) -> int:
-    return math.ceil(n / max(1, per_run))
 
 
 def _done_in_batch(instance: dg.DagsterInstance, batch_id: str) -> set[str]:
@@ -393,4 +383,4 @@ def ingest_documents():
     ingest_batch()
 
 
-__all__ = ["BATCH_JOB", "BATCH_TAG", "batch_run_config", "batch_run_key", "batches", "ingest_documents"]
+__all__ = ["BATCH_JOB", "BATCH_TAG", "batch_run_config", "batch_run_key", "cut", "ingest_documents"]

@@ -46,8 +46,12 @@ def batch_sizes(n: int, documents_per_run: int | str, runs_per_tick: int) -> lis
         q, r = divmod(n, runs_per_tick)
         return [q + 1] * r + [q] * (runs_per_tick - r)
     per_run = int(documents_per_run)
-    if per_run <= 1:
-        return None
+    return fixed_sizes(n, per_run) if per_run > 1 else None
+
+
+def fixed_sizes(n: int, per_run: int) -> list[int]:
+    """``n`` documents in batches of ``per_run`` (at least 1), in order, the last one shorter."""
+    per_run = max(1, per_run)
     full, rest = divmod(n, per_run)
     return [per_run] * full + ([rest] if rest else [])
 

@@ -214,6 +214,13 @@ def _repeats(parts: list[_Part], table: Table) -> list[tuple[int, str]]:
     return out
 
 
+def _ends_page_before(g: _Group, page_index: int, per_page: dict[int, list[_Part]]) -> bool:
+    """Whether group ``g``'s last part is the last table of the page before ``page_index``: only
+    then can a part on ``page_index`` continue it."""
+    prev = g.parts[-1]
+    return prev.page_index == page_index - 1 and prev is per_page[prev.page_index][-1]
+
+
 def _join(
     g: _Group,
     part: _Part,
@@ -225,7 +232,7 @@ def _join(
 ) -> bool:
     """Append ``part`` (first on its page) to group ``g`` when it continues it; True when it did."""
     prev = g.parts[-1]
-    if part.page_index != prev.page_index + 1 or prev is not per_page[prev.page_index][-1]:
+    if not _ends_page_before(g, part.page_index, per_page):
         return False
     if g.kind != "rows":
         # columns are aligned to the first part, which holds the full stub
@@ -282,7 +289,7 @@ def _short_continuation(
     often a definition list or a signature block as a table (``min_stream_rows``), so such a block
     is never a table of its own."""
     prev = g.parts[-1]
-    if prev.page_index != page.index - 1 or prev is not per_page[prev.page_index][-1]:
+    if not _ends_page_before(g, page.index, per_page):
         return None
     a, pa = prev.page_index, pages[prev.page_index]
     if not _gap_ok(lines[a], pa, regions[a], prev.bbox[3], pa.height, set(), 1, s):
