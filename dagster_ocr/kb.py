@@ -26,15 +26,11 @@ from dagster_ocr.kb_search import (  # noqa: F401 - the search API, re-exported
     named_issuers,
     search,
 )
-from dagster_ocr.kb_settings import KbSettings
+from dagster_ocr.kb_settings import STRAY_CHARS, KbSettings
 from dagster_ocr.search_index import tokenize  # noqa: F401 - re-exported: callers tokenize queries as search does
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
-
-
-#: a paragraph run shorter than this (half a line) is no passage of its own: see ``flush``
-STRAY_CHARS = 40
 
 
 def _citation(file_name: str, first: str, last: str, section: str | None) -> str:

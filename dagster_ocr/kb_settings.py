@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 log = logging.getLogger(__name__)
 
+#: a text shorter than this (half a line: "APPLE INC.", "(in millions)") is no passage of its own:
+#: alone, its vector is its context line's and sits near every question that names the document.
+#: The chunk builder reads such a line with its neighbours where it can (:mod:`dagster_ocr.kb`);
+#: one left alone is kept for BM25 and gets no vector (:func:`dagster_ocr.kb_vectors.plan_vectors`)
+STRAY_CHARS = 40
+
 
 class KbSettings(BaseModel):
     """Knowledge-base chunking."""

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from dagster_ocr import embeddings, progress
+from dagster_ocr.kb_settings import STRAY_CHARS
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,13 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
     vector (matched by the input's md5), so re-loading a document after a settings change embeds
     only what changed, and a chunk whose context changed with its text unchanged is re-embedded.
     A vector stored without an input md5 (before schema version 11) is re-embedded once.
+
+    A chunk whose text is shorter than :data:`~dagster_ocr.kb_settings.STRAY_CHARS` gets no vector
+    (BM25 still finds it): a title line alone in its section ("APPLE INC." atop each exhibit) is
+    read by the model as little more than its context line, and that vector came up among the
+    first five for questions about anything in the document (bench/kb_retrieval.py, one document,
+    hybrid MRR: 92 dev questions 0.852 -> 0.864, the same 92 paraphrased 0.564 -> 0.593, tune and
+    check both up; BENCHMARKS.md, retrieval). A vector stored for one before is dropped.
     """
     if not enabled:
         return VectorPlan(doc_id, [], [], [], {}, [], [], off=True)
@@ -147,6 +155,7 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
         "ORDER BY chunk_id",
         [doc_id],
     )
+    chunks = chunks[chunks["text"].str.strip().str.len() >= STRAY_CHARS].reset_index(drop=True)
     old = warehouse.query(
         "SELECT chunk_id, text_md5, input_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
         [doc_id, embeddings.MODEL_NAME],

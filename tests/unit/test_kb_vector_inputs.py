@@ -132,7 +132,7 @@ def test_a_table_whose_figures_changed_keeps_its_vector_under_its_new_text(tmp_p
 
 def test_equal_texts_under_different_contexts_get_their_own_vectors(tmp_path, model):
     wh = _warehouse(tmp_path / "w.duckdb")
-    text = "Not applicable."
+    text = "Not applicable: the Company has nothing to report here."
     wh.write_kb(
         "d",
         [
@@ -183,3 +183,30 @@ def test_vectors_of_an_old_warehouse_without_input_md5_are_re_embedded_once(tmp_
     model.read.clear()
     plan, _ = _embed(upgraded)  # once: then current
     assert plan.current and model.read == []
+
+
+def test_a_chunk_of_half_a_line_gets_no_vector_and_loses_one_stored_before(tmp_path, model):
+    """A title line alone in its section ("APPLE INC." atop an exhibit) is read by the model as its
+    context line: such a vector matched questions about anything in the document. It stays a chunk
+    (BM25 finds it) without a vector; one stored by an earlier release is dropped on the next load."""
+    wh = _warehouse(tmp_path / "w.duckdb")
+    short = _chunk("c2", "  APPLE INC.  ", "Apple Inc. 10-K fiscal year 2024 › PART IV › Exhibit 10.19")
+    wh.write_kb("d", [_chunk(*c) for c in CHUNKS] + [short])
+    plan, figures = _embed(wh)
+    assert figures["embedded"] == 2 and len(model.read) == 2
+    assert not any("APPLE INC." in t for t in model.read)
+    assert set(_stored(wh)) == {"c0", "c1"}
+    assert wh.query("SELECT count(*) AS n FROM kb_chunks WHERE doc_id = 'd'")["n"].iat[0] == 3
+    assert kb_vectors.plan_vectors(wh, "d").current
+
+    # a warehouse written before: the short chunk has a vector; the next load drops it, embeds nothing
+    with wh.transaction() as con:
+        con.execute(
+            "INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, input_md5, embedding, "
+            "embedded_at) VALUES ('d', 'c2', ?, md5(?), md5(?), ?::FLOAT[384], now())",
+            [embeddings.MODEL_NAME, short["text"], short["text"], model.vector("x").tolist()],
+        )
+    model.read.clear()
+    plan, figures = _embed(wh)
+    assert not plan.current and figures["embedded"] == 0 and model.read == []
+    assert set(_stored(wh)) == {"c0", "c1"}
