@@ -51,13 +51,28 @@ _WORD = re.compile(r"[^\W_]+")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
+# a fiscal or calendar year written as one word, as analysts write it: FY2018, FY18, CY2023
+_YEAR_WORD = re.compile(r"(fy|cy)(\d{2}|\d{4})")
+
+
 def tokenize(text: str) -> list[str]:
-    """Search tokens: NFKC-folded, lower-cased runs of letters and digits; CJK split per character."""
+    """Search tokens: NFKC-folded, lower-cased runs of letters and digits; CJK split per character.
+
+    "FY2018" and "FY18" are the tokens "fy" and "2018", as "FY 2018" is: a report prints the
+    year ("Fiscal 2018", "2018"), and a question that names it this way ("capital expenditure in
+    FY2018", the form analysts write) otherwise matched no page by its year, nor named one
+    (:func:`dagster_ocr.kb_search.named_documents` reads years from these tokens). Two digits are
+    a year of this century below 70 ("FY18": 2018), else of the last ("FY98": 1998)."""
     out: list[str] = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", text or "").casefold()):
         if _UNSPACED.search(word):
             # keep Latin/digit runs whole, split the unspaced script into characters
             out.extend(t for t in re.split(f"({_UNSPACED.pattern})", word) if t)
+        elif year := _YEAR_WORD.fullmatch(word):
+            digits = year.group(2)
+            if len(digits) == 2:
+                digits = f"{20 if int(digits) < 70 else 19}{digits}"
+            out += [year.group(1), digits]
         else:
             out.append(word)
     return out
@@ -112,8 +127,9 @@ STEMMERS = (
     "turkish",
 )
 
-#: bump when the file's layout changes: an older file is rebuilt from scratch
-LAYOUT_VERSION = 2
+#: bump when the file's layout or its tokens change (:func:`tokenize`): an older file is rebuilt from
+#: scratch (3: fiscal years written as one word are split)
+LAYOUT_VERSION = 3
 
 _CREATE = f"""
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);

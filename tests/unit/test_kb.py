@@ -83,6 +83,16 @@ def test_tokenize_folds_case_width_and_splits_unspaced_scripts():
     assert tokenize("   ") == []
 
 
+def test_a_fiscal_year_written_as_one_word_is_a_year_token():
+    """Analysts write "FY2018" and "FY18" where a report prints "fiscal 2018": both are the year's
+    token, as "FY 2018" is; other letter-digit words stay whole."""
+    assert tokenize("capital expenditure in FY2018") == ["capital", "expenditure", "in", "fy", "2018"]
+    assert tokenize("FY18 and FY 2018 and cy2023, FY98") == [
+        "fy", "2018", "and", "fy", "2018", "and", "cy", "2023", "fy", "1998",
+    ]  # fmt: skip
+    assert tokenize("FY2018a v2 covid19 fy123 10-K") == ["fy2018a", "v2", "covid19", "fy123", "10", "k"]
+
+
 @pytest.fixture()
 def warehouse(tmp_path) -> Warehouse:
     wh = Warehouse(tmp_path / "kb.duckdb")
@@ -282,6 +292,8 @@ def test_a_question_naming_a_year_finds_an_8k_by_its_date(two_filers):
         )
     assert named_documents(two_filers, "Tesla deliveries announced in 2024", None) == ["tesla8k"]
     assert named_documents(two_filers, "Tesla capital expenditure in 2023", None) == ["tesla"]
+    assert named_documents(two_filers, "Tesla capital expenditure in FY2023", None) == ["tesla"]
+    assert named_documents(two_filers, "Tesla deliveries FY24", None) == ["tesla8k"]
     assert sorted(named_documents(two_filers, "Tesla deliveries", None)) == ["tesla", "tesla8k"]
     dated = search(two_filers, "purchases", where=DocumentFilter(fiscal_year=2024, issuer="tesla"))
     assert dated == []  # the 8-K of 2024 is admitted by the filter; it has no chunk with the word
