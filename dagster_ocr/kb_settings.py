@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 #: a text shorter than this (half a line: "APPLE INC.", "(in millions)") is no passage of its own:
 #: alone, its vector is its context line's and sits near every question that names the document.
 #: The chunk builder reads such a line with its neighbours where it can (:mod:`dagster_ocr.kb`);
-#: one left alone is kept for BM25 and gets no vector (:func:`dagster_ocr.kb_vectors.plan_vectors`)
+#: one left alone is embedded without its context (:func:`dagster_ocr.kb_vectors.embed_input`)
 STRAY_CHARS = 40
 
 

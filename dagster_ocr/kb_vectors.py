@@ -86,11 +86,21 @@ class VectorPlan:
 
 def embed_input(chunks: pd.DataFrame, row: int) -> str:
     """What the model reads for a chunk: what it is about besides its words, as for BM25 (its
-    document and section path), then its text (a table's as :func:`table_words`)."""
+    document and section path), then its text (a table's as :func:`table_words`).
+
+    A text shorter than :data:`~dagster_ocr.kb_settings.STRAY_CHARS` is read alone: a title line
+    alone in its section ("APPLE INC." atop each exhibit of a 10-K) read after its context line
+    was a vector of that line, and it came up among the first five for questions about anything
+    in the document (bench/kb_retrieval.py, one document, hybrid MRR: 92 dev questions 0.852 ->
+    0.870, the same questions paraphrased 0.564 -> 0.590, tune and check both up; BENCHMARKS.md,
+    retrieval). Read alone it still answers for its own words (a page that only says "This is
+    page iii", a slide's one line)."""
+    text = str(chunks["text"].iat[row])
+    if len(text.strip()) < STRAY_CHARS:
+        return text
     context = chunks["context"].iat[row]
     title = chunks["section_title"].iat[row]
     head = context if isinstance(context, str) and context else title if isinstance(title, str) else ""
-    text = str(chunks["text"].iat[row])
     if "source_kind" in chunks and chunks["source_kind"].iat[row] == "table":
         text = table_words(text)
     return f"{head}\n{text}" if head else text
@@ -140,13 +150,6 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
     vector (matched by the input's md5), so re-loading a document after a settings change embeds
     only what changed, and a chunk whose context changed with its text unchanged is re-embedded.
     A vector stored without an input md5 (before schema version 11) is re-embedded once.
-
-    A chunk whose text is shorter than :data:`~dagster_ocr.kb_settings.STRAY_CHARS` gets no vector
-    (BM25 still finds it): a title line alone in its section ("APPLE INC." atop each exhibit) is
-    read by the model as little more than its context line, and that vector came up among the
-    first five for questions about anything in the document (bench/kb_retrieval.py, one document,
-    hybrid MRR: 92 dev questions 0.852 -> 0.864, the same 92 paraphrased 0.564 -> 0.593, tune and
-    check both up; BENCHMARKS.md, retrieval). A vector stored for one before is dropped.
     """
     if not enabled:
         return VectorPlan(doc_id, [], [], [], {}, [], [], off=True)
@@ -155,7 +158,6 @@ def plan_vectors(warehouse: Warehouse, doc_id: str, enabled: bool = True) -> Vec
         "ORDER BY chunk_id",
         [doc_id],
     )
-    chunks = chunks[chunks["text"].str.strip().str.len() >= STRAY_CHARS].reset_index(drop=True)
     old = warehouse.query(
         "SELECT chunk_id, text_md5, input_md5, embedding FROM kb_embeddings WHERE doc_id = ? AND model = ?",
         [doc_id, embeddings.MODEL_NAME],

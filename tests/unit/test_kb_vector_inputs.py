@@ -185,28 +185,24 @@ def test_vectors_of_an_old_warehouse_without_input_md5_are_re_embedded_once(tmp_
     assert plan.current and model.read == []
 
 
-def test_a_chunk_of_half_a_line_gets_no_vector_and_loses_one_stored_before(tmp_path, model):
-    """A title line alone in its section ("APPLE INC." atop an exhibit) is read by the model as its
-    context line: such a vector matched questions about anything in the document. It stays a chunk
-    (BM25 finds it) without a vector; one stored by an earlier release is dropped on the next load."""
+def test_a_chunk_of_half_a_line_is_embedded_without_its_context(tmp_path, model):
+    """A title line alone in its section ("APPLE INC." atop an exhibit) read after its context line
+    was a vector of that line, near every question about the document: it is read alone, and a
+    vector stored for the old input is replaced on the next load."""
     wh = _warehouse(tmp_path / "w.duckdb")
-    short = _chunk("c2", "  APPLE INC.  ", "Apple Inc. 10-K fiscal year 2024 › PART IV › Exhibit 10.19")
-    wh.write_kb("d", [_chunk(*c) for c in CHUNKS] + [short])
-    plan, figures = _embed(wh)
-    assert figures["embedded"] == 2 and len(model.read) == 2
-    assert not any("APPLE INC." in t for t in model.read)
-    assert set(_stored(wh)) == {"c0", "c1"}
-    assert wh.query("SELECT count(*) AS n FROM kb_chunks WHERE doc_id = 'd'")["n"].iat[0] == 3
+    context = "Apple Inc. 10-K fiscal year 2024 › PART IV › Exhibit 10.19"
+    wh.write_kb("d", [_chunk(*c) for c in CHUNKS] + [_chunk("c2", "  APPLE INC.  ", context)])
+    _, figures = _embed(wh)
+    assert figures["embedded"] == 3
+    assert "  APPLE INC.  " in model.read and not any(context in t and "APPLE" in t for t in model.read)
+    assert np.allclose(_stored(wh)["c2"][2], model.vector("  APPLE INC.  "))
     assert kb_vectors.plan_vectors(wh, "d").current
 
-    # a warehouse written before: the short chunk has a vector; the next load drops it, embeds nothing
+    # a warehouse written before: the short chunk's vector is of its context and text; re-embedded
     with wh.transaction() as con:
         con.execute(
-            "INSERT INTO kb_embeddings (doc_id, chunk_id, model, text_md5, input_md5, embedding, "
-            "embedded_at) VALUES ('d', 'c2', ?, md5(?), md5(?), ?::FLOAT[384], now())",
-            [embeddings.MODEL_NAME, short["text"], short["text"], model.vector("x").tolist()],
+            "UPDATE kb_embeddings SET input_md5 = md5(?) WHERE chunk_id = 'c2'", [f"{context}\nAPPLE INC."]
         )
     model.read.clear()
     plan, figures = _embed(wh)
-    assert not plan.current and figures["embedded"] == 0 and model.read == []
-    assert set(_stored(wh)) == {"c0", "c1"}
+    assert not plan.current and figures["embedded"] == 1 and model.read == ["  APPLE INC.  "]
