@@ -58,7 +58,7 @@ def test_only_table_chunks_are_read_as_words():
             "source_kind": ["table", "paragraph"],
             "section_title": ["Cash flows", "Cash flows"],
             "context": ["Apple Inc. 10-K › Cash flows", ""],
-            "text": [STATEMENT, "| a | 1 |"],
+            "text": [STATEMENT, "| a | 1 | pipes in a paragraph are read as printed |"],
         }
     )
     assert embed_input(chunks, 0).split("\n")[:3] == [
@@ -66,4 +66,5 @@ def test_only_table_chunks_are_read_as_words():
         "CONSOLIDATED STATEMENTS OF CASH FLOWS (In millions)",
         "Years ended September 28, 2024 Years ended September 30, 2023",
     ]
-    assert embed_input(chunks, 1) == "Cash flows\n| a | 1 |"  # a paragraph is read as printed
+    # a paragraph is read as printed
+    assert embed_input(chunks, 1) == "Cash flows\n| a | 1 | pipes in a paragraph are read as printed |"
