@@ -450,7 +450,10 @@ def _stream_parts(
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's
     regions = [p.bbox for p in (*ruled, *boxed)] + charts
-    words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
+    if regions:
+        words = [w for w in all_words if outside((w.x0, w.y0, w.x1, w.y1), regions, pad=0.0)]
+    else:  # the test above keeps every word: a page with no ruled table, text box nor chart
+        words = list(all_words)
     parts = list(ruled)
     for part in _stream_tables(_text_lines(words, s.chunk_gap), page_index, s):
         if not any(overlap_share(part.bbox, r.bbox) > 0.5 for r in ruled):

@@ -184,7 +184,8 @@ def _words_text(ws: list[_Word]) -> str:
 
     Lines are told apart by height, not by x falling back: a right-to-left cell's lines are set
     flush right, so a short last line may start right of where the line above starts."""
-    rtl = any(_is_rtl(c) for w in ws for c in w.text)
+    # ASCII holds no right-to-left letter: the per-character test only for the words beyond it
+    rtl = any(not w.text.isascii() and any(_is_rtl(c) for c in w.text) for w in ws)
     if not rtl and not any(w.text[-1] in _BREAKS for w in ws):
         return " ".join(w.text for w in ws)
     lines = _bands(ws)
