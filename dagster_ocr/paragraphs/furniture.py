@@ -25,7 +25,8 @@ _TIGHT = 1.5
 
 def _chars(text: str) -> int:
     """The characters of ``text`` as conservation counts them: every one but whitespace."""
-    return sum(1 for c in text if not c.isspace())
+    # str.split() splits at exactly the characters str.isspace() is true of (as conservation's own)
+    return sum(map(len, text.split()))
 
 
 def _norm_furniture(text: str) -> str:
