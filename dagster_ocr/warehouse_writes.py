@@ -58,6 +58,15 @@ def _utf8(value: Any) -> Any:
     return value
 
 
+def _utf8_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``_utf8`` applied to its values: the row itself when no value is a non-ASCII
+    string (nearly every row; a call per value was most of a load's Python time)."""
+    for v in row.values():
+        if isinstance(v, str) and not v.isascii():
+            return {k: _utf8(v) for k, v in row.items()}
+    return row
+
+
 #: rows per DataFrame handed to DuckDB
 _INSERT_BATCH = 20_000
 
@@ -71,7 +80,7 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str,
     # the rows themselves; one batch at a time keeps the load's memory flat in document length
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = rows[start : start + _INSERT_BATCH]
-        frame = pd.DataFrame.from_records([{k: _utf8(v) for k, v in row.items()} for row in batch])
+        frame = pd.DataFrame.from_records([_utf8_row(row) for row in batch])
         con.register("_rows", frame)
         try:
             # BY NAME: the DataFrame may carry a subset of the columns, in any order
