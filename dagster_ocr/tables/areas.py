@@ -211,7 +211,8 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings) ->
         return False
     if ln.x1 > max(x.x1 for x in rows) + 2 * h:
         return False
-    figures = [t for ch in ln.chunks[1:] if _is_num(t := _words_text(ch))]
+    # a nil ("-", "—") fills a cell as a figure does: a section's first row may have no amount
+    figures = [t for ch in ln.chunks[1:] if _is_num(t := _words_text(ch)) or _NIL_RE.match(t)]
     if not figures or all(_YEAR_RE.match(t) for t in figures):
         return False
     # a cell may reach into a gutter (a longer stub), not across it into the next column
