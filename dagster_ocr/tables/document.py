@@ -20,7 +20,7 @@ from dagster_ocr.paragraphs.patterns import Vocabulary
 from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
 from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
-from dagster_ocr.tables.grid import _has_grid, _ruled_grids
+from dagster_ocr.tables.grid import _has_grid, _ruled_grids, _split_at_sides
 from dagster_ocr.tables.opinion import regions, vetoed
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import (
@@ -437,9 +437,11 @@ def _stream_parts(
                     "ruled-table finder failed on page %d; text alignment only", page_index, exc_info=True
                 )
                 grids = []
+            # text run past its cell's side into the next cell is cut there, not read whole in one
+            cut = _split_at_sides(pg, grids, all_words, frame) if grids else all_words
             for tab in grids:
-                found = _to_part(tab, "lines", page_index, s, all_words)
-                for part in _without_cut_rows(found, all_words) if found is not None else ():
+                found = _to_part(tab, "lines", page_index, s, cut)
+                for part in _without_cut_rows(found, cut) if found is not None else ():
                     if not _keep(part, s):
                         continue
                     if any(centre_inside(b, [part.bbox], pad=0.0) for b in series) or centre_inside(

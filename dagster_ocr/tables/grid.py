@@ -9,7 +9,9 @@ from and checked against (``PORTED_FROM``); on any other, ``find_tables`` itself
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
+import math
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -558,3 +560,103 @@ def _edge_to_display(edge: dict[str, Any], rot: tuple[float, ...]) -> dict[str, 
         "height": bottom - top,
         "orientation": "h" if top == bottom else "v",
     }
+
+
+def _split_at_sides(
+    pg: pymupdf.Page, tables: Sequence[Any], words: list[_Word], frame: tuple[float, ...] | None = None
+) -> list[_Word]:
+    """``words`` with each word that runs across a side two cells of a ruled grid share cut there.
+
+    A spreadsheet prints a cell's text past its right side when it does not fit (clipped at the
+    rule), and the next cell's text starts right after it with no space between: "Elizab" + "2165
+    Princeton Ave" is one word, "Elizab2165", whose centre then puts both halves in one cell. Such
+    a word is cut by its characters (``_cut_word``) at each inner side it crosses by more than half
+    a character, each piece a word of its own. Only those words' characters are read again
+    (``rawdict`` clipped to the word); a word whose characters do not spell it is left whole.
+    """
+    # the x of each side two cells of a row share, by the rows' whole points of y (a word is
+    # looked up by its centre, not tried against every side of the page), with the narrower of the
+    # two cells' widths: a sliver a shaded cell's fill leaves beside it, narrower than a line of
+    # text is high, holds no text of its own and cuts no word
+    sides: dict[int, dict[float, float]] = {}
+    for tab in tables:
+        for row in tab.rows:
+            cells = [c for c in row.cells if c is not None]
+            xs = {
+                a[2]: min(a[2] - a[0], b[2] - b[0])
+                for a, b in itertools.pairwise(cells)
+                if abs(a[2] - b[0]) <= 1
+            }
+            if xs:
+                y0, y1 = min(c[1] for c in cells), max(c[3] for c in cells)
+                for y in range(math.floor(y0), math.ceil(y1) + 1):
+                    sides.setdefault(y, {}).update(xs)
+    if not sides:
+        return words
+    out: list[_Word] = []
+    to_raw: pymupdf.Matrix | None = None
+    starts: list[float] | None = None  # where the page's words start, in order
+    for w in words:
+        xs = sides.get(round((w.y0 + w.y1) / 2))
+        half = (w.x1 - w.x0) / max(len(w.text), 1) / 2
+        cuts = (
+            sorted(x for x, wide in xs.items() if w.x0 + half < x < w.x1 - half and wide >= w.y1 - w.y0)
+            if xs
+            else None
+        )
+        if not cuts:
+            out.append(w)
+            continue
+        if to_raw is None:
+            to_words = pymupdf.Matrix(pg.rotation_matrix) if pg.rotation else pymupdf.Matrix(1, 1)
+            if frame is not None:
+                to_words = to_words * pymupdf.Matrix(frame)
+            to_raw = ~to_words
+        if starts is None:
+            starts = sorted(x.x0 for x in words)
+        pieces = _cut_word(pg, w, cuts, to_raw, starts)
+        out.extend(pieces if pieces else [w])
+    return out
+
+
+def _cut_word(
+    pg: pymupdf.Page, w: _Word, cuts: list[float], to_raw: pymupdf.Matrix, starts: list[float]
+) -> list[_Word]:
+    """``w`` cut at the x positions ``cuts``; [] when its characters, read again, do not spell it.
+
+    A character that starts before a side (or on it) stays left of it however far it runs past: it
+    is the left cell's, its ink clipped at the rule; the right cell's text starts after the side,
+    where its padding ends. A piece right of a side must also start where another word of the page
+    starts (``starts``): the next cell's own text, set at the padding its column keeps in every row.
+    A word running on past a side into an empty cell (a long label over a drawn rule) goes on at no
+    such place, and stays whole there.
+    """
+    to_words = ~to_raw
+    clip = pymupdf.Rect(w.x0, w.y0, w.x1, w.y1) * to_raw
+    chars: list[tuple[float, float, str]] = []  # (x0, x1, character) in the words' coordinates
+    for block in pg.get_text("rawdict", clip=clip + (-1, -1, 1, 1))["blocks"]:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                for ch in span["chars"]:
+                    if not ch["c"].strip():
+                        continue
+                    box = pymupdf.Rect(ch["bbox"]) * to_words
+                    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+                    if w.x0 - 0.5 <= cx <= w.x1 + 0.5 and w.y0 <= cy <= w.y1:
+                        chars.append((box.x0, box.x1, ch["c"]))
+    chars.sort()
+    if "".join(c for _, _, c in chars) != w.text.replace(" ", ""):
+        return []
+    groups: list[list[tuple[float, float, str]]] = [[] for _ in range(len(cuts) + 1)]
+    for ch in chars:
+        groups[bisect.bisect_left(cuts, ch[0])].append(ch)
+    pieces: list[list[tuple[float, float, str]]] = []
+    for g in groups:
+        if not g:
+            continue
+        k = bisect.bisect_left(starts, g[0][0] - 0.3)
+        if pieces and not (k < len(starts) and starts[k] <= g[0][0] + 0.3):
+            pieces[-1].extend(g)  # no text of the next cell starts there: the word runs on
+        else:
+            pieces.append(g)
+    return [_Word(g[0][0], w.y0, g[-1][1], w.y1, "".join(c for _, _, c in g)) for g in pieces]

@@ -3,6 +3,9 @@
 * A section of a text-aligned table whose first row holds a nil ("-") where the amount would be:
   the table goes on over the section's space (a nil fills a cell as a figure does), where it was
   cut in two and the section's label, between the two, dropped.
+* Text of a ruled cell run past its side (a spreadsheet's cell cut at the rule, its last letter
+  shown in part) and the next cell's text set right after the rule: one word in the text layer
+  ("Elizab2165"), cut at the side so each cell reads its own text.
 """
 
 from __future__ import annotations
@@ -82,3 +85,56 @@ def test_a_section_opening_on_a_figure_was_already_one_table() -> None:
     counted, and stays one."""
     grids = _tables(_sections_page(3, "1,204"))
     assert len(grids) == 1, grids
+
+
+_PAD = 1.4  # a ruled cell's text starts this far right of its left side
+
+
+def _ruled_page(rows: list[tuple[str, str, str]], col1: float) -> pymupdf.Document:
+    """A ruled grid of three columns (sides at 50, ``col1``, ``col1`` + 150, ``col1`` + 230), each
+    cell's text at the cell's left padding."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    xs = [50.0, col1, col1 + 150, col1 + 230]
+    top, pitch = 100.0, 14.0
+    for k in range(len(rows) + 1):
+        page.draw_line((xs[0], top + k * pitch), (xs[-1], top + k * pitch), width=0.5)
+    for x in xs:
+        page.draw_line((x, top), (x, top + len(rows) * pitch), width=0.5)
+    for k, row in enumerate(rows):
+        for x, text in zip(xs, row, strict=False):
+            if text:
+                page.insert_text((x + _PAD, top + k * pitch + 10), text, fontsize=9)
+    return doc
+
+
+_NAMES = [
+    ("Last name", "Address", "City"),
+    ("Boyle", "1007 Charles Ave", "Saint Paul"),
+    ("Brown", "", "Minneapolis"),
+]
+
+
+def test_text_run_past_a_ruled_cells_side_is_cut_there() -> None:
+    """ "Matthew C. & Elizab" ends 0.8 pt past its cell's side, "2165 Princeton Ave" starts at the
+    next cell's padding: the two cells each read their own text (one cell held "Elizab2165")."""
+    overflow = "Matthew C. & Elizab"
+    side = 50 + _PAD + pymupdf.get_text_length(overflow, fontname="helv", fontsize=9) - 0.8
+    grids = _tables(_ruled_page([*_NAMES, (overflow, "2165 Princeton Ave", "Saint Paul")], side))
+    assert len(grids) == 1, grids
+    assert grids[0][-1] == [overflow, "2165 Princeton Ave", "Saint Paul"]
+    assert grids[0][1] == ["Boyle", "1007 Charles Ave", "Saint Paul"]
+
+
+def test_a_label_running_on_into_an_empty_cell_stays_whole() -> None:
+    """Guard: a label that runs on past its cell's side into an empty cell, its letters past the
+    side set where no text of that column starts, is one word in one cell, not cut at the rule."""
+    label = "Richardson-Vanderbilt"
+    width = pymupdf.get_text_length(label, fontname="helv", fontsize=9)
+    side = 50 + _PAD + width - 12.0  # the last two letters or so past the side
+    doc = _ruled_page([*_NAMES, (label, "", "Saint Paul")], side)
+    words = doc[0].get_text("words")
+    assert any(w[4] == label for w in words)
+    grids = _tables(doc)
+    assert len(grids) == 1, grids
+    assert label in [c for row in grids[0] for c in row], grids
