@@ -575,35 +575,25 @@ def _split_at_sides(
     (``rawdict`` clipped to the word); a word whose characters do not spell it is left whole.
     """
     # the x of each side two cells of a row share, by the rows' whole points of y (a word is
-    # looked up by its centre, not tried against every side of the page), with the narrower of the
-    # two cells' widths: a sliver a shaded cell's fill leaves beside it, narrower than a line of
-    # text is high, holds no text of its own and cuts no word
-    sides: dict[int, dict[float, float]] = {}
+    # looked up by its centre, not tried against every side of the page)
+    sides: dict[int, set[float]] = {}
     for tab in tables:
         for row in tab.rows:
             cells = [c for c in row.cells if c is not None]
-            xs = {
-                a[2]: min(a[2] - a[0], b[2] - b[0])
-                for a, b in itertools.pairwise(cells)
-                if abs(a[2] - b[0]) <= 1
-            }
+            xs = [a[2] for a, b in itertools.pairwise(cells) if abs(a[2] - b[0]) <= 1]
             if xs:
                 y0, y1 = min(c[1] for c in cells), max(c[3] for c in cells)
                 for y in range(math.floor(y0), math.ceil(y1) + 1):
-                    sides.setdefault(y, {}).update(xs)
+                    sides.setdefault(y, set()).update(xs)
     if not sides:
         return words
     out: list[_Word] = []
     to_raw: pymupdf.Matrix | None = None
     starts: list[float] | None = None  # where the page's words start, in order
     for w in words:
-        xs = sides.get(round((w.y0 + w.y1) / 2))
+        at = sides.get(round((w.y0 + w.y1) / 2))
         half = (w.x1 - w.x0) / max(len(w.text), 1) / 2
-        cuts = (
-            sorted(x for x, wide in xs.items() if w.x0 + half < x < w.x1 - half and wide >= w.y1 - w.y0)
-            if xs
-            else None
-        )
+        cuts = sorted(x for x in at if w.x0 + half < x < w.x1 - half) if at else None
         if not cuts:
             out.append(w)
             continue
