@@ -587,32 +587,57 @@ def _split_at_sides(
                     sides.setdefault(y, set()).update(xs)
     if not sides:
         return words
-    out: list[_Word] = []
-    to_raw: pymupdf.Matrix | None = None
-    starts: list[float] | None = None  # where the page's words start, in order
-    for w in words:
+    cut: dict[int, list[float]] = {}  # word index -> the sides it crosses
+    for i, w in enumerate(words):
         at = sides.get(round((w.y0 + w.y1) / 2))
         half = (w.x1 - w.x0) / max(len(w.text), 1) / 2
-        cuts = sorted(x for x in at if w.x0 + half < x < w.x1 - half) if at else None
-        if not cuts:
-            out.append(w)
-            continue
-        if to_raw is None:
-            to_words = pymupdf.Matrix(pg.rotation_matrix) if pg.rotation else pymupdf.Matrix(1, 1)
-            if frame is not None:
-                to_words = to_words * pymupdf.Matrix(frame)
-            to_raw = ~to_words
-        if starts is None:
-            starts = sorted(x.x0 for x in words)
-        pieces = _cut_word(pg, w, cuts, to_raw, starts)
+        if at and (xs := sorted(x for x in at if w.x0 + half < x < w.x1 - half)):
+            cut[i] = xs
+    if not cut:
+        return words
+    chars = _page_chars(pg, frame, [(words[i].x0, words[i].y0, words[i].x1, words[i].y1) for i in cut])
+    starts = sorted(x.x0 for x in words)  # where the page's words start
+    out: list[_Word] = []
+    for i, w in enumerate(words):
+        pieces = _cut_word(w, cut[i], chars, starts) if i in cut else None
         out.extend(pieces if pieces else [w])
     return out
 
 
+def _page_chars(
+    pg: pymupdf.Page, frame: tuple[float, ...] | None, boxes: list[BBox]
+) -> list[tuple[float, float, float, str]]:
+    """The page's visible characters whose centre lies in one of ``boxes``, as (x0, x1, y centre,
+    character) in the words' coordinates (display space, turned by ``frame`` when given): the page
+    read once for every word to cut, each character tested in the page's own space and only those
+    kept turned (a Rect and Matrix per character of the page cost more than the cut saved)."""
+    m = pymupdf.Matrix(pg.rotation_matrix) if pg.rotation else pymupdf.Matrix(1, 1)
+    if frame is not None:
+        m = m * pymupdf.Matrix(frame)
+    to_words, to_raw = tuple(m), tuple(~m)
+    raw = [transform_box(b, to_raw) for b in boxes]
+    ux0, uy0 = min(b[0] for b in raw) - 1, min(b[1] for b in raw) - 1
+    ux1, uy1 = max(b[2] for b in raw) + 1, max(b[3] for b in raw) + 1
+    out: list[tuple[float, float, float, str]] = []
+    for block in pg.get_text("rawdict", clip=(ux0, uy0, ux1, uy1))["blocks"]:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                for ch in span["chars"]:
+                    x0, y0, x1, y1 = ch["bbox"]
+                    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+                    if ch["c"].strip() and any(
+                        b[0] - 1 <= cx <= b[2] + 1 and b[1] <= cy <= b[3] for b in raw
+                    ):
+                        bx0, by0, bx1, by1 = transform_box((x0, y0, x1, y1), to_words)
+                        out.append((bx0, bx1, (by0 + by1) / 2, ch["c"]))
+    return out
+
+
 def _cut_word(
-    pg: pymupdf.Page, w: _Word, cuts: list[float], to_raw: pymupdf.Matrix, starts: list[float]
+    w: _Word, cuts: list[float], page_chars: list[tuple[float, float, float, str]], starts: list[float]
 ) -> list[_Word]:
-    """``w`` cut at the x positions ``cuts``; [] when its characters, read again, do not spell it.
+    """``w`` cut at the x positions ``cuts``; [] when its characters (those of ``page_chars`` whose
+    centre lies in its box) do not spell it.
 
     A character that starts before a side (or on it) stays left of it however far it runs past: it
     is the left cell's, its ink clipped at the rule; the right cell's text starts after the side,
@@ -621,20 +646,11 @@ def _cut_word(
     A word running on past a side into an empty cell (a long label over a drawn rule) goes on at no
     such place, and stays whole there.
     """
-    to_words = ~to_raw
-    clip = pymupdf.Rect(w.x0, w.y0, w.x1, w.y1) * to_raw
-    chars: list[tuple[float, float, str]] = []  # (x0, x1, character) in the words' coordinates
-    for block in pg.get_text("rawdict", clip=clip + (-1, -1, 1, 1))["blocks"]:
-        for line in block.get("lines", ()):
-            for span in line["spans"]:
-                for ch in span["chars"]:
-                    if not ch["c"].strip():
-                        continue
-                    box = pymupdf.Rect(ch["bbox"]) * to_words
-                    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
-                    if w.x0 - 0.5 <= cx <= w.x1 + 0.5 and w.y0 <= cy <= w.y1:
-                        chars.append((box.x0, box.x1, ch["c"]))
-    chars.sort()
+    chars = sorted(
+        (x0, x1, c)
+        for x0, x1, cy, c in page_chars
+        if w.y0 <= cy <= w.y1 and w.x0 - 0.5 <= (x0 + x1) / 2 <= w.x1 + 0.5
+    )
     if "".join(c for _, _, c in chars) != w.text.replace(" ", ""):
         return []
     groups: list[list[tuple[float, float, str]]] = [[] for _ in range(len(cuts) + 1)]
