@@ -438,7 +438,16 @@ def _stream_parts(
                 )
                 grids = []
             # text run past its cell's side into the next cell is cut there, not read whole in one
-            cut = _split_at_sides(pg, grids, all_words, frame) if grids else all_words
+            # (not in a chart's grid, which holds no table)
+            tables = [
+                t
+                for t in grids
+                if not (
+                    any(centre_inside(b, [tuple(t.bbox)], pad=0.0) for b in series)
+                    or centre_inside(tuple(t.bbox), series, pad=0.0)
+                )
+            ]
+            cut = _split_at_sides(pg, tables, all_words, frame) if tables else all_words
             for tab in grids:
                 found = _to_part(tab, "lines", page_index, s, cut)
                 for part in _without_cut_rows(found, cut) if found is not None else ():
