@@ -56,11 +56,11 @@ JOB_TAGS = {"dagster-ocr/job": "ingest"}
 #: the freshness checks (assets/alerts.py) are the freshness sensor's to evaluate, every 10 minutes: in a
 #: document's run they were a step of their own after its knowledge base (~10 events in its log, and
 #: queries of the instance), judging an asset that run had just updated
-_NOT_FRESHNESS = dg.AssetSelection.checks(*alert_asset_checks)
+_FRESHNESS_CHECKS = dg.AssetSelection.checks(*alert_asset_checks)
 
 document_job = dg.define_asset_job(
     "ingest_document",
-    selection=dg.AssetSelection.groups("documents", "warehouse") - _NOT_FRESHNESS,
+    selection=dg.AssetSelection.groups("documents", "warehouse") - _FRESHNESS_CHECKS,
     description="Parse one document through every stage into the warehouse and the knowledge base. "
     "Backfill documents by name from this job's Partitions tab (runs are named after it).",
     tags=JOB_TAGS,
@@ -70,7 +70,7 @@ document_job = dg.define_asset_job(
 reload_job = dg.define_asset_job(
     "reload_warehouse",
     selection=dg.AssetSelection.assets("duckdb_tables", "quality_gate", "knowledge_base", "kb_vectors")
-    - _NOT_FRESHNESS,
+    - _FRESHNESS_CHECKS,
     description="Re-load documents into the warehouse and re-judge them (new thresholds, an approval) "
     "from the stage outputs already kept: no re-extraction, no OCR. What `dagster-ocr recheck` runs.",
     tags=JOB_TAGS,
