@@ -388,7 +388,8 @@ class Embedder:
             # piece vary enough (figures, names) that ordering by characters left a third of the
             # report chunks' positions padding; ties in input order, so the batches are fixed
             order = sorted(range(len(texts)), key=lambda i: len(rows[i][0]))
-            batches = [order[s : s + max(1, batch_size)] for s in range(0, len(order), max(1, batch_size))]
+            step = max(1, batch_size)
+            batches = [order[s : s + step] for s in range(0, len(order), step)]
             if self._ov is not None and self._ov_jobs > 1:
                 self._embed_overlapped(rows, batches, out, between)
                 return out
