@@ -75,7 +75,7 @@ def _vector_ranked(
     embedder = embeddings.get_embedder(**s.embedder_args())
     if embedder is None:
         return None
-    return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids)
+    return index.nearest(con, embedder.embed([query])[0].tolist(), n, doc_ids, s.vector_centring)
 
 
 def _fuse(

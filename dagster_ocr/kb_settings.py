@@ -113,6 +113,15 @@ class KbSettings(BaseModel):
     hybrid_candidates: int = Field(
         50, ge=1, description="Best chunks taken from each of BM25 and vector search before fusing them."
     )
+    vector_centring: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="Vector search: the weight of a chunk's closeness to its document's mean vector taken "
+        "off its cosine to the question (0: plain cosine). Chunks near the middle of a document came up "
+        "for every question about it; 0.3 was best on the tune split of the dev questions, worded as "
+        "printed and paraphrased (bench/kb_retrieval.py; 0.2 and 0.4 each lost on one of the two).",
+    )
 
     def embedder_args(self) -> dict[str, Any]:
         """Which embedder these settings load: :func:`dagster_ocr.embeddings.get_embedder`'s

@@ -70,7 +70,7 @@ REVIEWED = {
     ("dagster_ocr/search_index.py", 'f"SET GLOBAL hnsw_ef_search = {int(HNSW_EF_SEARCH)}"'),
     (
         "dagster_ocr/search_index.py",
-        'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}] FROM _vectors"',
+        'f"INSERT INTO vectors SELECT rid, embedding::FLOAT[{embeddings.DIM}], centroid "\n                        "FROM _vectors"',
     ),
     ("dagster_ocr/search_index.py", 'f"INSERT INTO {table} BY NAME SELECT * FROM _rows"'),
     (

@@ -205,7 +205,8 @@ def test_knowledge_base_chunks_the_sequence_in_order(loaded, rel):
     chunks = chunks.assign(n=chunks.chunk_id.str[1:].astype(int)).sort_values("n")
     order = dict(zip(blocks.source_id, blocks.reading_order, strict=True))
     # every paragraph in exactly one chunk (a short line above a grid or after it is read in the
-    # table's chunk: dagster_ocr.kb_settings.STRAY_CHARS), every table in at least one, in the sequence's order
+    # table's chunk: dagster_ocr.kb_settings.STRAY_CHARS), every table in at least one, in the
+    # sequence's order
     held = [pid for ids in chunks.paragraph_ids for pid in ids]
     assert sorted(held) == sorted(blocks[blocks.kind == "paragraph"].source_id)
     assert set(chunks[chunks.source_kind == "table"].source_id) == set(

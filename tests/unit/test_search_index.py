@@ -229,3 +229,53 @@ def test_bm25_returns_what_match_bm25_over_every_chunk_returns(wh, corpus):
     sql, params = bm25_query(["x"], 10, 1.2, 0.75)
     assert "match_bm25" in sql and params == ["x", 1.2, 0.75]
     index.close()
+
+
+def _hub_document(seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """A document of 40 chunks around one direction ``m``, chunk 0 exactly on it (a hub), chunk 1
+    apart from the rest along ``e``; a question nearer the hub by plain cosine (0.90 against
+    0.889) that is about what sets chunk 1 apart."""
+    rng = np.random.default_rng(seed)
+    m, e = np.zeros(embeddings.DIM, np.float32), np.zeros(embeddings.DIM, np.float32)
+    m[0], e[1] = 1.0, 1.0
+    noise = rng.standard_normal((40, embeddings.DIM)).astype(np.float32) * 0.02
+    noise[:, :2] = 0
+    vectors = m + noise
+    vectors[0], vectors[1] = m, 0.6 * m + 0.8 * e
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    question = 0.9 * m + np.sqrt(1 - 0.81) * e
+    return vectors, question
+
+
+@pytest.mark.parametrize("one_document", [True, False])
+def test_centring_ranks_the_chunk_that_sets_itself_apart_above_the_documents_middle(wh, one_document):
+    vectors, question = _hub_document()
+    _load(wh, "a", [f"chunk {i}" for i in range(40)], vectors)
+    index = SearchIndex(wh)
+    doc_ids = ["a"] if one_document else None
+    with index.connection() as con:
+        plain = index.nearest(con, question.tolist(), 2, doc_ids, centring=0.0)
+        centred = index.nearest(con, question.tolist(), 2, doc_ids, centring=0.3)
+    assert [c["chunk_id"] for c, _ in plain] == ["c0", "c1"]
+    assert [c["chunk_id"] for c, _ in centred] == ["c1", "c0"]
+    # the score is the cosine less 0.3 x the dot product with the document's mean vector
+    mean = vectors.mean(axis=0)
+    assert centred[0][1] == pytest.approx(float(question @ vectors[1] - 0.3 * vectors[1] @ mean), abs=1e-4)
+    index.close()
+
+
+def test_each_documents_vectors_are_centred_on_their_own_mean(wh):
+    vectors, _ = _hub_document()
+    _load(wh, "a", [f"chunk {i}" for i in range(40)], vectors)
+    _load(wh, "b", ["far", "away"], _vectors(2, 9))
+    index = SearchIndex(wh)
+    with index.connection() as con:
+        rows = con.execute(
+            "SELECT c.doc_id, c.chunk_id, v.centroid FROM vectors v JOIN chunks c USING (rid)"
+        ).fetchall()
+    got = {(d, c): x for d, c, x in rows}
+    mean = vectors.mean(axis=0)
+    assert got[("a", "c0")] == pytest.approx(float(vectors[0] @ mean), abs=1e-5)
+    b = _vectors(2, 9)
+    assert got[("b", "c1")] == pytest.approx(float(b[1] @ b.mean(axis=0)), abs=1e-5)
+    index.close()
