@@ -124,6 +124,9 @@ def test_rapidocr_falls_back_to_the_float_model_when_int8_cannot_be_built(tmp_pa
 
 
 @pytest.mark.slow  # builds the real recogniser's int8 copy once (~30-60 CPU s, ~2 GB)
+# on an AVX2-only CPU, where onnxruntime's int8 kernels are slowest, it took 127 s beside a loaded
+# suite and ran past the suite's 300 s limit with a second suite beside it
+@pytest.mark.timeout(900)
 def test_rapidocr_with_an_int8_recogniser_reads_a_scan_and_reuses_its_cache(tmp_path, corpus: Path, caplog):
     import pymupdf
     from support.text_metrics import cer
