@@ -1,0 +1,97 @@
+"""Running feet and page numbers a one-page document shows by their form (issue 37, text classes).
+
+Repetition cannot show furniture on one page, so the margin bands are read by position and form
+(``furniture._band_stamps``). Two forms escaped it on table pages and CJK documents:
+
+* a page number set in full-width digits or dashes ("－15 －"), as Japanese and Chinese documents
+  print them: the page-number pattern knew only ASCII digits and dashes;
+* a running foot holding a title and the page number ("Fisheries trade report 2007  5") set in the
+  document's text size on a page whose body is a table in smaller type: a band line larger than
+  the body was taken for a heading, and a title with its number matched no furniture form.
+
+Each test prints a small page with PyMuPDF and runs the pipeline's own stages on it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+from support.parsed import parsed as _parsed
+
+_PROSE = (
+    "The committee met in March to review the figures for the year and agreed that the survey of the "
+    "region should go on for two more seasons, with the same sample and the same method."
+)
+
+
+def _body_text(tmp_path: Path, doc: pymupdf.Document) -> str:
+    out = _parsed(doc, tmp_path)
+    para = " ".join(p.text for p in out.paragraphs.paragraphs)
+    cells = " ".join(c.text for t in out.tables for c in t.cells)
+    return f"{para} {cells}"
+
+
+def _prose_page(doc: pymupdf.Document, size: float = 10.0) -> pymupdf.Page:
+    page = doc.new_page(width=595, height=842)
+    words, line, y = _PROSE.split() * 4, "", 160.0
+    for w in words:
+        if pymupdf.get_text_length(f"{line} {w}", fontsize=size) > 450:
+            page.insert_text((72, y), line.strip(), fontsize=size)
+            line, y = "", y + size * 1.4
+        line = f"{line} {w}"
+    page.insert_text((72, y), line.strip(), fontsize=size)
+    return page
+
+
+def test_a_full_width_page_number_at_the_foot_of_a_one_page_document_is_furniture(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = _prose_page(doc)
+    page.insert_text((285, 800), "－15 －", fontsize=10, fontname="china-s")  # the body's size
+    text = _body_text(tmp_path, doc)
+    assert "committee met in March" in text
+    assert "15" not in text
+
+
+def _table_page(doc: pymupdf.Document) -> pymupdf.Page:
+    """A statistical page: a title, then a table of figures set in 7 pt."""
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((72, 120), "Fish exports by product, 2001-2007", fontsize=11)
+    cols = [72, 220, 290, 360, 430]
+    page.insert_text((cols[0], 150), "Product", fontsize=7)
+    for k, year in enumerate(["2004", "2005", "2006", "2007"]):
+        page.insert_text((cols[k + 1], 150), year, fontsize=7)
+    items = ["Hake", "Squid", "Shrimp", "Scallops", "Anchovy", "Mackerel", "Tuna", "Salmon"] * 3
+    for r, name in enumerate(items):
+        y = 162 + 10 * r
+        page.insert_text((cols[0], y), f"{name} {r // 8 + 1}", fontsize=7)
+        for k in range(4):
+            page.insert_text((cols[k + 1], y), f"{(r + 3) * (k + 7) * 13:,}", fontsize=7)
+    return page
+
+
+def test_a_running_foot_with_its_page_number_larger_than_a_tables_type_is_furniture(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = _table_page(doc)
+    page.insert_text((330, 790), "Fisheries trade report 2007  5", fontsize=9)
+    text = _body_text(tmp_path, doc)
+    assert "Hake 1" in text and "Fish exports by product" in text
+    assert "Fisheries trade report" not in text
+
+
+def test_a_title_set_larger_than_a_tables_type_in_the_top_band_stays(tmp_path: Path) -> None:
+    """The header band keeps what is larger than the body: a page's title, numbered or not."""
+    doc = pymupdf.open()
+    page = _table_page(doc)
+    page.insert_text((72, 60), "Fisheries trade report 2007  5", fontsize=9)
+    assert "Fisheries trade report" in _body_text(tmp_path, doc)
+
+
+def test_a_sentence_or_a_footnote_ending_in_a_number_at_the_foot_stays(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = _prose_page(doc)
+    page.insert_text((72, 790), "1 Figures for the survey are given in table 5", fontsize=8)
+    page.insert_text((72, 803), "The sample is described in the annex, page 12.", fontsize=10)
+    text = _body_text(tmp_path, doc)
+    assert "given in table 5" in text
+    assert "described in the annex" in text
