@@ -270,10 +270,6 @@ _FURNITURE_FORM = re.compile(
 )
 
 
-#: most words a running foot's title may have beside its page number (``_titled_number``)
-_TITLED_MAX_WORDS = 12
-
-
 #: what a letterhead's contact lines say: a telephone or fax number, a mail or web address, a
 #: postal address (a house number and street, a comma, a place with a postal code: "4 Rue des
 #: Lilas, 69001 Lyon", "Hauptstraße 5, 10115 Berlin")
@@ -281,22 +277,6 @@ _CONTACT_FORM = re.compile(
     r"(?i)\b(?:tel|phone|fax|mobile)\b|\+\d{1,3}[\s(]\d|\(\d{3}\)\s*\d{3}-\d{4}|\S@\S|\bwww\.|https?://"
     r"|^\s*\d{1,5}[a-z]?\s+[^\d,]+,[^,]*\d{3}|^[^\d,]+\s\d{1,5}[a-z]?,\s*\S*\d{4}"
 )
-
-
-def _titled_number(text: str) -> bool:
-    """A running foot's title and page number on one line ("Annual fisheries report 2007  5"): a
-    short line (``_TITLED_MAX_WORDS``) of words ending no clause, then a number of one to four
-    digits. A footnote opens with its marker instead; a sentence ends in punctuation."""
-    head, _, tail = text.strip().rpartition(" ")
-    head = head.strip()
-    return (
-        tail.isascii()
-        and tail.isdigit()
-        and len(tail) <= 4
-        and 0 < len(head.split()) <= _TITLED_MAX_WORDS
-        and head[-1:] not in ".!?:;,"
-        and any(c.isalpha() for c in head)
-    )
 
 
 def _letterhead_name(outer: list[tuple[int, Line]], body_size: float) -> Line | None:
@@ -341,16 +321,14 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
     marker and do not read as furniture, count as body) and further from the nearest line of the
     body block than ``band_apart_pitches`` times the page's usual line pitch (a heading or a first
     line that opens the body sits at the body's own spacing, however short the page). It is set no
-    larger than the body (in the footer band, where no heading stands, a line that reads as
-    furniture by form may be: a page of tables sets its cells smaller than its running foot) and
-    not bold at its size (a heading), is no fragment of a longer line (``_set_in_a_line``) nor a
-    figure's or table's caption (``_CAPTION_RE``: a figure between it and the body sets it apart),
-    and belongs to the band's outermost block of lines standing apart, of at most two visual lines
-    (a memo's "To / From / Subject" block or an address is a block of its own). And it reads as
-    furniture: one of ``_FURNITURE_FORM`` or a bare page number (full-width forms too:
-    ``_is_page_number``), in the footer band a title and its page number (``_titled_number``), or,
-    in the header band, a short line that ends no clause and is not shaped like prose
-    (``_body_shaped``: a running title, a letterhead's address, a date); in the footer band, where
+    larger than the body and not bold at its size (a heading), is no fragment of a longer line
+    (``_set_in_a_line``) nor a figure's or table's caption (``_CAPTION_RE``: a figure between it
+    and the body sets it apart), and belongs to the band's outermost block of lines standing apart,
+    of at most two visual lines (a memo's "To / From / Subject" block or an address is a block of
+    its own). And it reads as furniture: one of ``_FURNITURE_FORM`` or a bare page number
+    (full-width forms too: ``_is_page_number``), or, in the header band, a short line that ends no
+    clause and is not shaped like prose (``_body_shaped``: a running title, a letterhead's address,
+    a date); in the footer band, where
     a letter's signature stands apart too, the form or a line set smaller than the body.
     """
     top, bottom = _zones(page, settings)
@@ -419,22 +397,13 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
                 if apart(ln) and not _set_in_a_line(page, i):
                     out[i] = zone
                 continue
-            form = (
-                bool(_FURNITURE_FORM.search(text))
-                or _is_page_number(text)
-                or (zone == "footer" and _titled_number(text))
-            )
-            # a line set larger than the body at the top is a title; at the foot, a line that reads
-            # as furniture is furniture whatever its size: a page of tables sets its body (the
-            # cells) smaller than the running foot set in the document's text size
-            larger = ln.size > body_size + 0.5 and not (zone == "footer" and form)
-            if larger or (ln.bold and ln.size >= body_size - 0.5) or not apart(ln):
+            if ln.size > body_size + 0.5 or (ln.bold and ln.size >= body_size - 0.5) or not apart(ln):
                 continue
             if _set_in_a_line(page, i):  # a fragment of a longer line of text ("p <" "0.0005")
                 continue
             if _CAPTION_RE.match(text):  # a figure's caption stands apart from the body too
                 continue
-            furniture = form
+            furniture = bool(_FURNITURE_FORM.search(text)) or _is_page_number(text)
             furniture = furniture or (name is not None and bool(_CONTACT_FORM.search(text)))
             if zone == "header" and not furniture:
                 furniture = (

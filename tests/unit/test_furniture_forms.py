@@ -1,13 +1,10 @@
-"""Running feet and page numbers a one-page document shows by their form (issue 37, text classes).
+"""Page numbers a one-page document shows by their form (issue 37, text classes).
 
 Repetition cannot show furniture on one page, so the margin bands are read by position and form
-(``furniture._band_stamps``). Two forms escaped it on table pages and CJK documents:
-
-* a page number set in full-width digits or dashes ("－15 －"), as Japanese and Chinese documents
-  print them: the page-number pattern knew only ASCII digits and dashes;
-* a running foot holding a title and the page number ("Fisheries trade report 2007  5") set in the
-  document's text size on a page whose body is a table in smaller type: a band line larger than
-  the body was taken for a heading, and a title with its number matched no furniture form.
+(``furniture._band_stamps``). A page number set in full-width digits or dashes ("－15 －"), as
+Japanese and Chinese documents print them, escaped it at the body's size: the page-number pattern
+knew only ASCII digits and dashes. What must stay stays: a title set larger than a table page's
+cells in the top band, a footnote or a sentence ending in a number at the foot.
 
 Each test prints a small page with PyMuPDF and runs the pipeline's own stages on it.
 """
@@ -68,15 +65,6 @@ def _table_page(doc: pymupdf.Document) -> pymupdf.Page:
         for k in range(4):
             page.insert_text((cols[k + 1], y), f"{(r + 3) * (k + 7) * 13:,}", fontsize=7)
     return page
-
-
-def test_a_running_foot_with_its_page_number_larger_than_a_tables_type_is_furniture(tmp_path: Path) -> None:
-    doc = pymupdf.open()
-    page = _table_page(doc)
-    page.insert_text((330, 790), "Fisheries trade report 2007  5", fontsize=9)
-    text = _body_text(tmp_path, doc)
-    assert "Hake 1" in text and "Fish exports by product" in text
-    assert "Fisheries trade report" not in text
 
 
 def test_a_title_set_larger_than_a_tables_type_in_the_top_band_stays(tmp_path: Path) -> None:
