@@ -328,8 +328,8 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
     its own). And it reads as furniture: one of ``_FURNITURE_FORM`` or a bare page number
     (full-width forms too: ``_is_page_number``), or, in the header band, a short line that ends no
     clause and is not shaped like prose (``_body_shaped``: a running title, a letterhead's address,
-    a date); in the footer band, where
-    a letter's signature stands apart too, the form or a line set smaller than the body.
+    a date); in the footer band, where a letter's signature stands apart too, the form or a line
+    set smaller than the body.
     """
     top, bottom = _zones(page, settings)
     body, body_size = _body_between_bands(page, settings)
