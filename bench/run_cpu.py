@@ -9,7 +9,9 @@ float32, embeddings off), and a raw ``page.get_text("dict")`` pass over the same
 interpreter; CPU is user+sys of the child processes (the run's own workers included), beside each run's wall
 time (a setting that saves CPU by leaving cores idle shows there). Rounds interleave
 the configurations, so a noisy machine hits them alike; the ratio to the raw pass of the same round is
-the figure to read. By default the two 10-K reports of ``../shared/reports``.
+the figure to read. By default the two 10-K reports of ``../shared/reports``. The summary names the
+CPU and the instructions the embedding's cost hangs on (VNNI/AMX: int8; AVX2 alone: f32, ~4x the
+knowledge base's CPU), since two machines have answered to "AMD EPYC".
 
 The run is this source tree's code (``PYTHONPATH`` and the tree as working directory, whatever the
 virtualenv's editable install points at; before 2026-12-04 the run started in the folder the bench was
@@ -52,6 +54,26 @@ DEFAULT_CONFIGS = {
     "f32 embeddings": '{"kb": {"embed_dtype": "float32"}}',
     "no embeddings": '{"kb": {"embeddings": false}}',
 }
+
+
+def cpu_line() -> str:
+    """The CPU the figures were read on and the instructions the embedding's cost hangs on: "AMD EPYC"
+    has named a 2-core machine with AVX512-VNNI (int8 embeddings, ~0.07 CPU s a report page for the
+    knowledge base) and one with AVX2 alone (f32 embeddings, ~0.4), whose runs differ ~4x."""
+    model, flags = "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model == "unknown CPU":
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    wide = ("amx_int8", "amx_bf16", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512f")
+    isa = [f for f in wide if f in flags]
+    isa = isa or [f for f in ("avx2",) if f in flags]
+    return f"{model}, {os.cpu_count()} CPUs, {' '.join(isa) or 'no AVX2'}"
 
 
 def child_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
@@ -144,6 +166,7 @@ def main() -> None:
         f"\n{len(pdfs)} files, {pages} pages, {args.repeats} rounds, instance {args.instance}; "
         f"raw pass {raw_mean:.2f} CPU s (mean)"
     )
+    print(f"CPU: {cpu_line()}; load average at the end {os.getloadavg()[0]:.1f}")
     print()
     ratio = " | this tree / base" if args.base else ""
     print(f"| | CPU s (mean) | wall s (mean) | CPU s/page | pages/s a core | x raw pass{ratio} |")
@@ -152,6 +175,8 @@ def main() -> None:
         "pdfs": [p.name for p in pdfs],
         "pages": pages,
         "instance": args.instance,
+        "cpu": cpu_line(),
+        "load_at_end": os.getloadavg()[0],
         "cpu_s": rows,
         "wall_s": walls,
     }
