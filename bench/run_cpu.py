@@ -40,7 +40,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from kb_retrieval import find_shared  # noqa: E402
+from kb_retrieval import cpu_model, find_shared  # noqa: E402
+
+from dagster_ocr.cpu import cpu_flags  # noqa: E402
 
 RAW = (
     "import sys, pymupdf\n"
@@ -60,20 +62,10 @@ def cpu_line() -> str:
     """The CPU the figures were read on and the instructions the embedding's cost hangs on: "AMD EPYC"
     has named a 2-core machine with AVX512-VNNI (int8 embeddings, ~0.07 CPU s a report page for the
     knowledge base) and one with AVX2 alone (f32 embeddings, ~0.4), whose runs differ ~4x."""
-    model, flags = "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
+    flags = cpu_flags()
     wide = ("amx_int8", "amx_bf16", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512f")
-    isa = [f for f in wide if f in flags]
-    isa = isa or [f for f in ("avx2",) if f in flags]
-    return f"{model}, {os.cpu_count()} CPUs, {' '.join(isa) or 'no AVX2'}"
+    isa = [f for f in wide if f in flags] or [f for f in ("avx2",) if f in flags]
+    return f"{cpu_model()}, {os.cpu_count()} CPUs, {' '.join(isa) or 'no AVX2'}"
 
 
 def child_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:

@@ -437,26 +437,22 @@ def _stream_parts(
                     "ruled-table finder failed on page %d; text alignment only", page_index, exc_info=True
                 )
                 grids = []
+
+            def charted(box: BBox) -> bool:
+                """A grid holding a data series, or in a plot: a chart's, no table."""
+                return any(centre_inside(b, [box], pad=0.0) for b in series) or centre_inside(
+                    box, series, pad=0.0
+                )
+
             # text run past its cell's side into the next cell is cut there, not read whole in one
             # (not in a chart's grid, which holds no table)
-            tables = [
-                t
-                for t in grids
-                if not (
-                    any(centre_inside(b, [tuple(t.bbox)], pad=0.0) for b in series)
-                    or centre_inside(tuple(t.bbox), series, pad=0.0)
-                )
-            ]
+            tables = [t for t in grids if not charted(tuple(t.bbox))]
             cut = _split_at_sides(pg, tables, all_words, frame) if tables else all_words
             for tab in grids:
                 found = _to_part(tab, "lines", page_index, s, cut)
                 for part in _without_cut_rows(found, cut) if found is not None else ():
-                    if not _keep(part, s):
+                    if not _keep(part, s) or charted(part.bbox):
                         continue
-                    if any(centre_inside(b, [part.bbox], pad=0.0) for b in series) or centre_inside(
-                        part.bbox, series, pad=0.0
-                    ):
-                        continue  # a grid holding a data series, or in a plot: a chart's, no table
                     (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's
