@@ -12,6 +12,7 @@ re-exported here: ``from dagster_ocr.kb import search``); settings: :mod:`dagste
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -31,6 +32,10 @@ from dagster_ocr.search_index import tokenize  # noqa: F401 - re-exported: calle
 from dagster_ocr.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
+
+#: the longest line read as a statement's row label between two parts of its table (a printed
+#: line of a row's length; a paragraph is longer)
+LABEL_CHARS = 120
 
 
 def _citation(file_name: str, first: str, last: str, section: str | None) -> str:
@@ -121,24 +126,28 @@ def build_chunks(
 
     run: list[Any] = []
 
-    def flush(table: Any = None) -> list[Any]:
+    def flush(table: Any = None, whole: bool = False) -> list[Any]:
         """Chunk the paragraph run; ``table``: the table block that ends it.
 
         Lines shorter than :data:`STRAY_CHARS` are no passage of their own (alone, a chunk's
         vector is its context's and matches any question about the document). Those right above
         the table, on its page and in its section (its lead-in, "(in millions)", a header line
         printed above the grid), are returned for the table's first chunk; a short run left otherwise
-        is read with the chunk before it where that is in its section and on its page."""
+        is read with the chunk before it where that is in its section and on its page. ``whole``:
+        the table goes on with the table above it (:func:`_goes_on`), the whole run is its row
+        labels."""
+        nonlocal above
         lead: list[Any] = []
         while (
             table is not None
             and run
-            and len(run[-1].text) < STRAY_CHARS
+            and (whole or len(run[-1].text) < STRAY_CHARS)
             and _section(run[-1]) == _section(table)
             and int(run[-1].page_index) == int(run[-1].last_page_index) == int(table.page_index)
         ):
             lead.insert(0, run.pop())
         if run:
+            above = None  # text between: the next table does not go on with the last one
             text = "\n".join(r.text for r in run)
             first, last = int(run[0].page_index), max(int(r.last_page_index) for r in run)
             ids, section = [r.source_id for r in run], _section(run[0])
@@ -156,7 +165,10 @@ def build_chunks(
                 emit("paragraph", ids[0], section, first, last, text, ids)
         return lead
 
-    def emit_table(block: Any, lead: list[Any]) -> None:
+    def emit_table(block: Any, lead: list[Any], under: _Statement | None) -> None:
+        """Chunk one table; ``under``: the table above it that it goes on with (its title, units
+        and header row head this one's chunks too)."""
+        nonlocal above
         table_id = str(block.source_id)
         if not isinstance(block.text, str) or not block.text:
             # a table written before its Markdown was stored (schema < 4): re-materialize duckdb_tables
@@ -168,6 +180,9 @@ def build_chunks(
         row_page = pages_of_rows.get(table_id, {})
         heading = about.get(table_id, "")
         prefix = [heading] if heading else []
+        if under is not None:
+            prefix, header = under.prefix, under.header
+        above = _Statement(int(block.last_page_index), _section(block), prefix, header)
         first_page, last_page = int(block.page_index), int(block.last_page_index)
         for start in range(0, max(len(rows), 1), s.table_rows_per_chunk):
             part = rows[start : start + s.table_rows_per_chunk]
@@ -177,16 +192,19 @@ def build_chunks(
             last = row_page.get(hi, last_page) if part else first
             # the lines printed right above the grid go with its first rows, as on the page (in every
             # part they would tell the investing rows of a cash-flow statement "Operating Activities")
-            above = lead if start == 0 else []
-            text = "\n".join(prefix + [r.text for r in above] + header + part)
-            emit("table", table_id, _section(block), first, last, text, [r.source_id for r in above])
+            lines_above = lead if start == 0 else []
+            text = "\n".join(prefix + [r.text for r in lines_above] + header + part)
+            emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
 
+    above: _Statement | None = None  # the last table, while nothing but row labels follow it
     for block in blocks.sort_values("reading_order").itertuples() if len(blocks) else []:
         if block.kind == "heading":
             flush()  # a heading starts a section: the run before it ends
+            above = None
             continue
         if block.kind == "table":
-            emit_table(block, flush(table=block))
+            under = above if _goes_on(block, above, run, about) else None
+            emit_table(block, flush(table=block, whole=under is not None), under)
             continue
         size = sum(len(r.text) + 1 for r in run)
         new_page = s.split_at_pages and run and block.page_index != run[-1].page_index
@@ -195,6 +213,39 @@ def build_chunks(
         run.append(block)
     flush()
     return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    """What a table's chunks are headed with, for a table that goes on under it on its page."""
+
+    page_index: int  # the page it ends on
+    section_id: str | None
+    prefix: list[str]  # title, row group and units
+    header: list[str]  # the Markdown header row and its rule
+
+
+def _goes_on(block: Any, above: _Statement | None, between: list[Any], about: dict[str, str]) -> bool:
+    """The table ``block`` is the table ``above`` going on, cut where a row label was too long.
+
+    A statement's row label printed wider than its stub ("Net income per share of common stock
+    attributable to common stockholders" over the Basic and Diluted rows) crosses the column
+    gutters: the table finder ends the table there and reads the rows under it as a table of their
+    own, with no title and a blank header; its chunks then said "| Diluted | $ 4.30 |" with no
+    statement, period or unit. Such a table goes on with the one above when it starts on the page
+    that one ends on, in its section, with as many columns, and at most two lines lie between,
+    each a label (a line of a row's length that ends no sentence)."""
+    if above is None or about.get(str(block.source_id)):
+        return False
+    header = block.text.splitlines()[0] if isinstance(block.text, str) and block.text else ""
+    if header.replace("|", "").strip() or header.count("|") != above.header[0].count("|"):
+        return False
+    if int(block.page_index) != above.page_index or _section(block) != above.section_id:
+        return False
+    return len(between) <= 2 and all(
+        len(b.text) <= LABEL_CHARS and "\n" not in b.text and not b.text.rstrip().endswith(".")
+        for b in between
+    )
 
 
 def _text(value: Any) -> str:

@@ -402,3 +402,41 @@ def test_search_lists_a_second_chunk_of_a_page_after_the_other_pages(tmp_path):
     assert [h.rank for h in hits] == [1, 2, 3]
     same = search(wh, "termination", mode="bm25", limit=3, settings=KbSettings(pages_first=False))
     assert {h.chunk_id for h in same[:2]} == {"c0", "c1"}
+
+
+def test_a_table_cut_by_a_long_row_label_is_chunked_under_the_statement_above_it():
+    """A statement's row label wider than its stub ends the found table; the rows under it are a
+    table with no title and a blank header. Its chunks carry the statement's title, units and
+    periods, the label line heads its rows, and no paragraph chunk is left of the label."""
+    grid = [["", "2023", "2022"], ["Revenues", "96,773", "81,462"], ["Net income", "14,974", "12,587"]]
+    tables, rows, top = _table("t0", 1, "Statements of Operations (in millions)", grid, section="s2")
+    more_tables, more_rows, rest = _table(
+        "t1", 0, None, [["Basic", "4.73", "4.02"], ["Diluted", "4.30", "3.62"]]
+    )
+    rest = ("table", "s2", *rest[2:])
+    label = "Net income per share of common stock attributable to common stockholders"
+    blocks = _blocks([top, ("paragraph", "s2", 0, label), rest])
+    frames = pd.concat([tables, more_tables]), pd.concat([rows, more_rows])
+    chunks = build_chunks("a.pdf", blocks, SECTIONS, *frames, {0: "50"}, KbSettings())
+    assert [c["source_kind"] for c in chunks] == ["table", "table"]
+    assert chunks[1]["text"].splitlines() == [
+        "Statements of Operations (in millions)",
+        label,
+        "|  | 2023 | 2022 |",
+        "|---|---|---|",
+        "| Basic | 4.73 | 4.02 |",
+        "| Diluted | 4.30 | 3.62 |",
+    ]
+    assert chunks[1]["paragraph_ids"] == ["p1"]
+    # a sentence between, another page, or other columns: a table of its own, as found
+    for between, page, grid in (
+        ("The accompanying notes are an integral part of these statements.", 0, [["Basic", "4.73", "4.02"]]),
+        (label, 1, [["Basic", "4.73", "4.02"]]),
+        (label, 0, [["Basic", "4.73"]]),
+    ):
+        more_tables, more_rows, rest = _table("t1", 0, None, grid, pages=[page])
+        blocks = _blocks([top, ("paragraph", "s2", 0, between), ("table", "s2", *rest[2:])])
+        frames = pd.concat([tables, more_tables]), pd.concat([rows, more_rows])
+        chunks = build_chunks("a.pdf", blocks, SECTIONS, *frames, {0: "50", 1: "51"}, KbSettings())
+        assert [c["source_kind"] for c in chunks] == ["table", "paragraph", "table"]
+        assert chunks[2]["text"].startswith("|  |")
