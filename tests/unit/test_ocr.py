@@ -786,6 +786,26 @@ def test_a_crop_is_never_smaller_than_the_engines_input_side():
     assert ink_crop(speck, 8)[3] >= 920
 
 
+def test_faint_print_on_grey_paper_is_cropped_round_all_its_lines():
+    """Toner at 135 on paper at 190 (a worn page scanned and saved small) is less than the crop's
+    usual contrast darker than the paper: the crop went round a few darker specks and cut every
+    line to its middle ("onal furth", "in and enh"; issue 37's worn scans, CER 0.92 on such a page)."""
+    import cv2
+
+    from dagster_ocr.ocr.base import ink_crop
+
+    rng = np.random.default_rng(37)
+    g = _gray(render_text(_CLAUSE_TEXT, dpi=150, size=10)).astype(np.float32) / 255.0
+    faint = cv2.GaussianBlur(135 + (190 - 135) * g, (0, 0), 0.9) + rng.normal(0.0, 4.0, g.shape)
+    faint[300:310, 400:410] = 60  # two darker clumps of toner among the lines
+    faint[500:510, 600:610] = 60
+    image = np.repeat(np.clip(faint, 0, 255).astype(np.uint8)[..., None], 3, axis=2)
+    lines = np.nonzero((g < 0.5).any(axis=0))[0], np.nonzero((g < 0.5).any(axis=1))[0]
+    x0, y0, x1, y1 = ink_crop(image, 8) or (0, 0, image.shape[1], image.shape[0])
+    # every line whole, first letter to last, first line to last (was the clumps' box alone)
+    assert x0 <= lines[0][0] and x1 > lines[0][-1] and y0 <= lines[1][0] and y1 > lines[1][-1]
+
+
 @pytest.mark.parametrize("turn", [0, 90, 180, 270])
 def test_lines_of_a_turned_crop_land_where_they_are_on_the_turned_page(turn):
     from dagster_ocr.ocr.base import _crop_origin
