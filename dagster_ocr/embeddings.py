@@ -98,6 +98,8 @@ class Embedder:
         self._ov: Any = None
         #: the tokenizer as the ``tokenizers`` library reads it, on the start without torch
         self._pieces: Any = None
+        #: the kept compiled models this embedder imported (:meth:`_compile`), mapped from their files
+        self._ov_blobs: list[np.ndarray] = []
         asked, dtype = dtype, ("auto" if dtype == "int8" else dtype)  # int8 quantizes what "auto" runs
         resolved = resolve_dtype(dtype, device)
         #: what an earlier process on this machine measured (see _calibrate): not measured again
@@ -166,7 +168,7 @@ class Embedder:
             if asked == "auto" and not (has_int8_dot() and (cached.exists() or embeddings_int8.available())):
                 return
             int8 = embeddings_int8.ensure_int8(f32_xml, self.encode, _save_atomically)
-            self._ov = ov.Core().compile_model(str(int8), "CPU", self._ov_config(self.dtype))
+            self._ov = self._compile(ov.Core(), int8, self.dtype)
         except Exception as exc:  # the float model still embeds
             say = log.warning if asked == "int8" else log.info
             say("embeddings stay in %s: no int8 (%s)", self.dtype, exc)
@@ -220,12 +222,12 @@ class Embedder:
             self._ov = None
             if int8 is not None:
                 try:
-                    self._ov = core.compile_model(str(int8), "CPU", self._ov_config(dtype))
+                    self._ov = self._compile(core, int8, dtype)
                 except Exception as exc:  # the float model still embeds; _to_int8 says why
                     log.info("embeddings: no start from the cached int8 model (%s)", exc)
             started_int8 = self._ov is not None
             if self._ov is None:
-                self._ov = core.compile_model(core.read_model(str(cached)), "CPU", self._ov_config(dtype))
+                self._ov = self._compile(core, cached, dtype)
             pieces = Tokenizer.from_file(str(path / "tokenizer.json"))
         except Exception as exc:  # the torch start still works
             log.info("embeddings: no start from the cached OpenVINO model (%s)", exc)
@@ -264,6 +266,34 @@ class Embedder:
         else:
             config["PERFORMANCE_HINT"] = "THROUGHPUT"
         return config
+
+    def _compile(self, core: Any, xml: Path, dtype: str) -> Any:
+        """The OpenVINO model at ``xml`` compiled for the CPU with :meth:`_ov_config`, through a copy
+        of the compiled model kept beside it (:func:`_compiled_path`).
+
+        Every Dagster run is a fresh process, and compiling the int8 model cost each of them ~0.4 CPU
+        s on a 2-core AVX512-VNNI EPYC; importing the compiled copy ~0.15 (2026-12-05, issue 36). The
+        copy is OpenVINO's own ``export_model``: the same graph and kernels, so the vectors are bit for
+        bit those of a compile (tests/unit/test_embeddings.py). It is read through a copy-on-write
+        mapping of the file, kept as long as the embedder (the compiled model may read its weights
+        there), and written by the first process under a temporary name then renamed, so a second
+        process never reads half a file. One that does not import (another OpenVINO, a damaged
+        file) is compiled and written again."""
+        import openvino as ov
+
+        config = self._ov_config(dtype)
+        blob = _compiled_path(xml, config)
+        if blob.exists():
+            try:
+                mapped = np.memmap(blob, dtype=np.uint8, mode="c")
+                compiled = core.import_model(ov.Tensor(mapped, shared_memory=True), "CPU", config)
+                self._ov_blobs.append(mapped)
+                return compiled
+            except Exception as exc:  # compiled below as before, and kept again
+                log.info("embeddings: the kept compiled model %s did not load (%s)", blob.name, exc)
+        compiled = core.compile_model(str(xml), "CPU", config)
+        _export_atomically(compiled, blob)
+        return compiled
 
     @property
     def _ov_jobs(self) -> int:
@@ -319,12 +349,11 @@ class Embedder:
             core = ov.Core()
             cached = _openvino_cache_path(ov.__version__)
             if cached is not None and cached.exists():
-                model = core.read_model(str(cached))
-            else:
-                example = self.tokenizer(["a b", "c"], padding=True, return_tensors="pt")
-                model = ov.convert_model(self.model, example_input=dict(example))
-                if cached is not None:
-                    _save_atomically(ov, model, cached)
+                return self._compile(core, cached, self.dtype)
+            example = self.tokenizer(["a b", "c"], padding=True, return_tensors="pt")
+            model = ov.convert_model(self.model, example_input=dict(example))
+            if cached is not None:
+                _save_atomically(ov, model, cached)
             return core.compile_model(model, "CPU", self._ov_config(self.dtype))
         except Exception as exc:  # torch still embeds: OpenVINO is the faster way, not the only one
             (log.warning if asked else log.info)("embeddings on torch: OpenVINO unavailable (%s)", exc)
@@ -490,6 +519,58 @@ def _openvino_cache_path(ov_version: str) -> Path | None:
     return default_cache_dir() / f"all-MiniLM-L6-v2.{key}.xml"
 
 
+def _compiled_path(xml: Path, config: dict[str, Any]) -> Path:
+    """Where the compiled copy of the OpenVINO model ``xml`` is kept (:meth:`Embedder._compile`):
+    named by the model's files, OpenVINO's version, the compile settings and this CPU (its model,
+    instruction flags and the CPUs this process may use, which set the streams), since a compiled
+    model is only valid for the machine and settings it was compiled for and a cache folder may be
+    shared between machines."""
+    import json
+
+    import openvino as ov
+
+    stamps = [(f.stat().st_size, f.stat().st_mtime_ns) for f in (xml, xml.with_suffix(".bin"))]
+    settings = sorted((str(k), str(v)) for k, v in config.items())
+    key = json.dumps([xml.name, stamps, ov.__version__, settings, _cpu_identity()])
+    return xml.with_name(f"{xml.stem}.compiled.{hashlib.sha256(key.encode()).hexdigest()[:16]}.blob")
+
+
+def _export_atomically(compiled: Any, path: Path) -> None:
+    """Keep a compiled model (``export_model``) under a temporary name, then rename: a crash or a
+    second process never leaves half a file under the final name."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".compiled-")
+        try:
+            data = compiled.export_model()  # bytes, or a BytesIO in newer releases
+            with os.fdopen(fd, "wb") as f:
+                f.write(data.getvalue() if hasattr(data, "getvalue") else data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except Exception as exc:  # a read-only home or a device that cannot export: compile next time
+        log.info("compiled OpenVINO embedding model not kept (%s)", exc)
+
+
+def _cpu_identity() -> list[Any]:
+    """This CPU as cached files are named by: its model name, its instruction flags and the CPUs this
+    process may use."""
+    from dagster_ocr.cpu import cpu_flags
+
+    try:
+        cpu_name = next(
+            (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+             if line.startswith("model name")),
+            "",
+        )  # fmt: skip
+    except OSError:
+        cpu_name = ""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return [cpu_name, sorted(cpu_flags()), cpus]
+
+
 def _faster_dtype(seconds: dict[str, float]) -> str:
     """bfloat16 where it ran at least 10% faster than float32 in the calibration, else float32."""
     return "bfloat16" if seconds["bfloat16"] < 0.9 * seconds["float32"] else "float32"
@@ -502,7 +583,6 @@ def _calibration_path() -> Path | None:
     import importlib.metadata
     import json
 
-    from dagster_ocr.cpu import cpu_flags
     from dagster_ocr.ocr.quantize import default_cache_dir
 
     folder = model_dir()
@@ -513,17 +593,8 @@ def _calibration_path() -> Path | None:
         torch_version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         torch_version = ""
-    try:
-        cpu_name = next(
-            (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-             if line.startswith("model name")),
-            "",
-        )  # fmt: skip
-    except OSError:
-        cpu_name = ""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     st = weights.stat()
-    key = json.dumps([cpu_name, sorted(cpu_flags()), cpus, torch_version, st.st_size, st.st_mtime_ns])
+    key = json.dumps([*_cpu_identity(), torch_version, st.st_size, st.st_mtime_ns])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return default_cache_dir() / f"{MODEL_NAME}.calibration.{digest}.json"
 

@@ -288,18 +288,16 @@ def test_int8_vectors_agree_with_float32_ones_and_auto_picks_them():
 def test_a_start_on_the_cached_int8_copy_compiles_it_alone_and_embeds_as_before(monkeypatch):
     """With the int8 copy cached, an embedder compiles it and not the float model first (issue 36: one
     compile less a process); its vectors are those of the float start followed by the int8 switch."""
-    import openvino as ov
-
     embeddings.get_embedder(dtype="int8")  # converts and builds the copies, if not yet
     texts = [t for _, _, t in TEXTS]
     compiled: list[str] = []
-    real = ov.Core.compile_model
+    real = embeddings.Embedder._compile
 
-    def counting(core, model, *args, **kwargs):
-        compiled.append(model if isinstance(model, str) else "a read model")
-        return real(core, model, *args, **kwargs)
+    def counting(self, core, xml, *args, **kwargs):  # compiled, or imported from its kept compile
+        compiled.append(str(xml))
+        return real(self, core, xml, *args, **kwargs)
 
-    monkeypatch.setattr(ov.Core, "compile_model", counting)
+    monkeypatch.setattr(embeddings.Embedder, "_compile", counting)
     one = embeddings.Embedder(embeddings.model_dir(), dtype="int8")
     assert one.dtype == "int8" and one.runtime == "openvino"
     assert len(compiled) == 1 and ".int8." in compiled[0]
@@ -308,6 +306,60 @@ def test_a_start_on_the_cached_int8_copy_compiles_it_alone_and_embeds_as_before(
     two = embeddings.Embedder(embeddings.model_dir(), dtype="int8")
     assert two.dtype == "int8" and len(compiled) == 3
     np.testing.assert_array_equal(one.embed(texts), two.embed(texts))
+
+
+@needs_model
+def test_a_kept_compiled_model_is_imported_and_embeds_bit_for_bit_as_a_compile(monkeypatch, tmp_path, caplog):
+    """Issue 36: each run is a fresh process, and the OpenVINO model was compiled in every one (~0.4 CPU
+    s); the first keeps its compiled copy and later ones import it, with the same vectors. A copy that
+    does not import is compiled and written again; another CPU or other settings name another copy."""
+    import openvino as ov
+
+    first = embeddings.Embedder(embeddings.model_dir())
+    if first.runtime != "openvino":
+        pytest.skip("the embedding model runs on torch here")
+    kept = tmp_path / "model.compiled.blob"
+    monkeypatch.setattr(embeddings, "_compiled_path", lambda xml, config: kept)
+    compiles: list[object] = []
+    real = ov.Core.compile_model
+    monkeypatch.setattr(
+        ov.Core,
+        "compile_model",
+        lambda core, model, *a, **k: compiles.append(model) or real(core, model, *a, **k),
+    )
+    texts = [t for _, _, t in TEXTS] * 5
+    made = embeddings.Embedder(embeddings.model_dir())
+    assert kept.stat().st_size > 0 and not made._ov_blobs and len(compiles) == 1
+    imported = embeddings.Embedder(embeddings.model_dir())
+    assert imported._ov_blobs and len(compiles) == 1  # no compile: the kept copy was imported
+    assert imported.dtype == made.dtype and imported._ov_jobs == made._ov_jobs
+    np.testing.assert_array_equal(imported.embed(texts, 4), made.embed(texts, 4))
+    np.testing.assert_array_equal(imported.embed(texts, 4), first.embed(texts, 4))
+    assert not list(tmp_path.glob(".compiled-*"))  # written under a temporary name, then renamed
+
+    kept.write_bytes(b"not a compiled model")
+    with caplog.at_level(logging.INFO, logger="dagster_ocr.embeddings"):
+        again = embeddings.Embedder(embeddings.model_dir())
+    assert "did not load" in caplog.text and len(compiles) == 2 and not again._ov_blobs
+    assert kept.stat().st_size > 100  # written again
+    np.testing.assert_array_equal(again.embed(texts, 4), first.embed(texts, 4))
+
+
+def test_a_kept_compiled_model_is_named_by_the_model_the_settings_and_the_cpu(monkeypatch, tmp_path):
+    pytest.importorskip("openvino")
+    xml = tmp_path / "m.xml"
+    xml.write_text("<net/>")
+    xml.with_suffix(".bin").write_bytes(b"weights")
+    path = embeddings._compiled_path
+    base = path(xml, {"PERFORMANCE_HINT": "THROUGHPUT"})
+    assert base.parent == tmp_path and base.name.startswith("m.compiled.") and base.suffix == ".blob"
+    assert base == path(xml, {"PERFORMANCE_HINT": "THROUGHPUT"})
+    assert base != path(xml, {"INFERENCE_NUM_THREADS": 1})
+    monkeypatch.setattr(embeddings, "_cpu_identity", lambda: ["another CPU", ["avx2"], 2])
+    assert base != path(xml, {"PERFORMANCE_HINT": "THROUGHPUT"})
+    monkeypatch.undo()
+    xml.with_suffix(".bin").write_bytes(b"other weights")
+    assert base != path(xml, {"PERFORMANCE_HINT": "THROUGHPUT"})
 
 
 @needs_model
