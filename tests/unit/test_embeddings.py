@@ -345,6 +345,26 @@ def test_a_kept_compiled_model_is_imported_and_embeds_bit_for_bit_as_a_compile(m
     np.testing.assert_array_equal(again.embed(texts, 4), first.embed(texts, 4))
 
 
+def test_pooling_zeroes_the_padding_in_place_with_the_bits_of_a_copy():
+    """Issue 36: the hidden states are pooled without a batch-sized copy where they are writeable (the
+    forward pass's own output); the vectors are bit for bit those of the copy, and a read-only
+    array is left as it was."""
+    rng = np.random.default_rng(3)
+    hidden = rng.standard_normal((4, 32, embeddings.DIM)).astype(np.float32)
+    mask = np.zeros((4, 32, 1), dtype=np.float32)
+    for row, n in enumerate((32, 17, 1, 5)):
+        mask[row, :n] = 1.0
+    copied = (hidden * mask).sum(1) / mask.sum(1)
+    expected = copied / np.linalg.norm(copied, axis=1, keepdims=True)
+    frozen = hidden.copy()
+    frozen.flags.writeable = False
+    np.testing.assert_array_equal(embeddings._pooled(frozen, mask), expected)
+    assert np.array_equal(frozen, hidden)  # untouched
+    writeable = hidden.copy()
+    np.testing.assert_array_equal(embeddings._pooled(writeable, mask), expected)
+    assert np.array_equal(writeable, hidden * mask)  # the padding zeroed in place, the rest as it was
+
+
 def test_a_kept_compiled_model_is_named_by_the_model_the_settings_and_the_cpu(monkeypatch, tmp_path):
     pytest.importorskip("openvino")
     xml = tmp_path / "m.xml"
