@@ -471,19 +471,152 @@ def _has_figures(part: _Part) -> bool:
     return False
 
 
-def _stream_tables(lines: list[_TextLine], page_index: int, s: TableSettings) -> list[_Part]:
+def _stream_tables(
+    lines: list[_TextLine], page_index: int, s: TableSettings, page: list[_TextLine] | None = None
+) -> list[_Part]:
     """Every table the text finder keeps among ``lines``, tables beside running text and side by
-    side included."""
+    side included. ``page``: the page's lines, where ``lines`` are one side of a cut (the text
+    around an area is looked for there)."""
+    page = lines if page is None else page
     out: list[_Part] = []
     for area in _table_areas(lines, s):
         part = _stream_part(area, page_index, s)
         if part is not None and _keep(part, s):
+            cut = _text_column_cut(area, part, page)
+            if cut is not None:
+                words = [w for ln in area for w in ln.words]
+                for side in ([w for w in words if w.x1 <= cut], [w for w in words if w.x0 >= cut]):
+                    out.extend(_stream_tables(_text_lines(side, s.chunk_gap), page_index, s, page))
+                continue
             out.extend(
                 _side_by_side(area, part, page_index, s) or _prose_beside(area, part, page_index, s) or [part]
             )
         else:
             out.extend(_split_beside(area, page_index, s))
     return out
+
+
+def _text_column_cut(area: list[_TextLine], part: _Part, page: list[_TextLine]) -> float | None:
+    """The x of a page's text-column gutter the area reaches over, or None.
+
+    Where a table sits in one column of a page (or one page of a spread printed on one sheet), the
+    neighbouring column's lines share its rows' bands, and the text finder reads them as the
+    table's first or last column (or as a header line stacked over it). That column's text is
+    running text going on from above the area (or on below it): on one side of a gap between
+    the part's columns at least a line height wide, the area's first line on that side sits at a
+    line's pitch under a line of prose of that side alone, at its left edge, a line that does not
+    reach over the gap (or the area's last line over such a line below it); and beyond the area
+    the other side holds a column of text of its own, the gutter clear between them
+    (``_beside_column``). A table's own columns start under a space, a caption or a heading
+    spanning the table, never mid-paragraph of one side with another column of text beside it.
+    The area is then cut there and each side read on its own (``_stream_tables``).
+    """
+    words = [w for ln in area for w in ln.words]
+    h = statistics.median(ln.y1 - ln.y0 for ln in area)
+    in_area = {id(ln) for ln in area}
+    for c in range(part.n_cols - 1):
+        e = part.col_edges[c + 1]
+        g0 = max((w.x1 for w in words if w.x1 <= e), default=None)
+        g1 = min((w.x0 for w in words if w.x0 >= e), default=None)
+        if g0 is None or g1 is None or g1 - g0 < h:
+            continue
+        cut = (g0 + g1) / 2
+        for left in (True, False):
+            if _runs_on(area, page, in_area, g0, g1, left, h):
+                return cut
+    return None
+
+
+def _runs_on(
+    area: list[_TextLine],
+    page: list[_TextLine],
+    in_area: set[int],
+    g0: float,
+    g1: float,
+    left: bool,
+    h: float,
+) -> bool:
+    """The area's lines on one side of the gap g0-g1 go on from a paragraph of that side above the
+    area, or run on into one below it (see ``_text_column_cut``): a line of prose a line's pitch
+    away, at the same left edge, that runs most of the way to the gap on its side (a column's line,
+    ragged or justified) and no word of which reaches over to the other side's columns; and the
+    other side is a column of its own there too (``_beside_column``)."""
+    edge = g1 if left else g0  # where the other side's words start (end)
+
+    def side(ln: _TextLine, area_line: bool) -> list[_Word] | None:
+        if area_line:
+            return [w for w in ln.words if (w.x1 <= g0 + 0.5 if left else w.x0 >= g1 - 0.5)]
+        if any(w.x0 < edge < w.x1 for w in ln.words):
+            return None  # a line over the gap: one column of text there, not two
+        return [w for w in ln.words if (w.x1 <= edge if left else w.x0 >= edge)]
+
+    mine = [ws for ln in area if (ws := side(ln, True))]
+    if not mine:
+        return False
+    for first, below in ((mine[0], True), (mine[-1], False)):
+        y = min(w.y0 for w in first) if below else max(w.y1 for w in first)
+        near: list[_Word] | None = None
+        dist = math.inf
+        for ln in page:
+            if id(ln) in in_area or not (ln.y1 <= y + 0.25 * h if below else ln.y0 >= y - 0.25 * h):
+                continue
+            d = y - ln.y1 if below else ln.y0 - y
+            if d < dist:
+                near, dist = side(ln, False), d
+        if not near or dist > 0.5 * h or not _prose_line(near, h):
+            continue
+        x0, x1 = min(w.x0 for w in near), max(w.x1 for w in near)
+        reaches = x1 - x0 >= 0.7 * (g0 - x0) if left else x0 <= g1 + h
+        if (
+            reaches
+            and abs(x0 - min(w.x0 for w in first)) <= h
+            and _beside_column(area, page, in_area, x0, x1, g0, g1, left, below, h)
+        ):
+            return True
+    return False
+
+
+def _beside_column(
+    area: list[_TextLine],
+    page: list[_TextLine],
+    in_area: set[int],
+    x0: float,
+    x1: float,
+    g0: float,
+    g1: float,
+    left: bool,
+    up: bool,
+    h: float,
+) -> bool:
+    """Beyond the area on the same side (above it when ``up``), the other side holds a column of
+    text of its own too: the nearest line with words on the other side has two words there at
+    least and leaves the gutter clear, half a line height across its middle (between the text
+    column, x0-x1 and the area's words up to the gap g0-g1 on its side, and the other side's
+    words). A line over both (a paragraph across the page, a table's caption over its columns)
+    says the gap is the table's own, and the text beside it a caption or a note of one side."""
+    mid = (max(x1, g0) + g1) / 2 if left else (g0 + min(x0, g1)) / 2
+    y = min(ln.y0 for ln in area) if up else max(ln.y1 for ln in area)
+    best: _TextLine | None = None
+    dist = math.inf
+    for ln in page:
+        if id(ln) in in_area or not (ln.y1 <= y + 0.25 * h if up else ln.y0 >= y - 0.25 * h):
+            continue
+        d = y - ln.y1 if up else ln.y0 - y
+        if d < dist and any((w.x1 > mid if left else w.x0 < mid) for w in ln.words):
+            best, dist = ln, d
+    if best is None or any(w.x0 < mid + 0.25 * h and w.x1 > mid - 0.25 * h for w in best.words):
+        return False
+    beside = [w for w in best.words if (w.x0 > mid if left else w.x1 < mid)]
+    return sum(bool(_WORD_RE.search(w.text)) for w in beside) >= 2
+
+
+def _prose_line(ws: list[_Word], h: float) -> bool:
+    """Five words or more set as running text: no gap wider than a line height, one figure at most."""
+    return (
+        len(ws) >= 5
+        and sum(_is_num(w.text) for w in ws) <= 1
+        and all(b.x0 - a.x1 <= h for a, b in zip(ws, ws[1:], strict=False))
+    )
 
 
 def _prose_beside(
