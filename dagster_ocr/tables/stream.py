@@ -505,7 +505,8 @@ def _text_column_cut(area: list[_TextLine], part: _Part, page: list[_TextLine]) 
     running text going on from above the area (or on below it): on one side of a gap between
     the part's columns at least a line height wide, the area's first line on that side sits at a
     line's pitch under a line of prose of that side alone, at its left edge, a line that does not
-    reach over the gap (or the area's last line over such a line below it); and beyond the area
+    reach over the gap (or the area's last line over such a line below it), or a paragraph of
+    that side opens in the area (its first two lines prose, a line's pitch apart); and beyond the area
     the other side holds a column of text of its own, the gutter clear between them
     (``_beside_column``). A table's own columns start under a space, a caption or a heading
     spanning the table, never mid-paragraph of one side with another column of text beside it.
@@ -573,7 +574,22 @@ def _runs_on(
             and _beside_column(area, page, in_area, x0, x1, g0, g1, left, below, h)
         ):
             return True
-    return False
+    # or a paragraph of that side opens in the area: its first two lines are prose a line's pitch
+    # apart, at one left edge, each running most of the way across that side (on the right side,
+    # from the gap on)
+    if len(mine) < 2:
+        return False
+    a, b = mine[0], mine[1]
+    x0, x1 = min(w.x0 for w in a), max(w.x1 for w in (*a, *b))
+    if not left and x0 > g1 + h:
+        return False
+    edge = g0 if left else max(w.x1 for ws in mine for w in ws)
+    return (
+        -0.25 * h <= min(w.y0 for w in b) - max(w.y1 for w in a) <= 0.5 * h
+        and abs(min(w.x0 for w in b) - x0) <= h
+        and all(_prose_line(ws, h) and max(w.x1 for w in ws) - x0 >= 0.7 * (edge - x0) for ws in (a, b))
+        and _beside_column(area, page, in_area, x0, x1, g0, g1, left, True, h)
+    )
 
 
 def _beside_column(

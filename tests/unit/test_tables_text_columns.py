@@ -74,10 +74,14 @@ def _table(page: pymupdf.Page, x: float, width: float, y: float) -> float:
     return y
 
 
-def _page_with_table_beside_text(gutter: float, table_left: bool) -> pymupdf.Document:
+def _page_with_table_beside_text(
+    gutter: float, table_left: bool, opens_beside: bool = False
+) -> pymupdf.Document:
     """Two text columns ``gutter`` apart; one column's text ends in a table while the other's runs
     on beside it: paragraphs, the last one's lines beside the table's head, then a list of short
-    options at the table rows' pitch (a questionnaire's question and its answers)."""
+    options at the table rows' pitch (a questionnaire's question and its answers). With
+    ``opens_beside`` the other column's last paragraph opens beside the table's head, under a
+    short question a paragraph's space above (no line of prose above it to go on from)."""
     doc = pymupdf.open()
     width = 2 * 300 + gutter if gutter > 100 else 612
     page = doc.new_page(width=width, height=792)
@@ -85,18 +89,23 @@ def _page_with_table_beside_text(gutter: float, table_left: bool) -> pymupdf.Doc
     xs = (60.0, 60 + col + gutter)
     text_x, table_x = (xs[1], xs[0]) if table_left else xs
     y, k = 60.0, 0
-    while y < 470:  # the text column: paragraphs of two to five lines
-        y = _paragraph(page, text_x, y, col, 2 + k % 4, 7 * k) + 14
-        k += 1
-    y = _paragraph(page, text_x, y, col, 3, 5)
-    for option in ("Yes, at the national level", "Yes, at regional level", "Yes, at the local level", "No"):
-        page.insert_text((text_x + 18, y + 6), option, fontsize=9)
-        y += 18
-    y, k = 60.0, 0
     while y < 400:  # the table's column: text, then the table
         y = _paragraph(page, table_x, y, col, 3 + k % 3, 11 * k + 3) + 14
         k += 1
-    _table(page, table_x, col, y + 10)
+    head = y + 10
+    _table(page, table_x, col, head)
+    y, k = 60.0, 0
+    while y < (head - 60 if opens_beside else 470):  # the text column: paragraphs of two to five lines
+        y = _paragraph(page, text_x, y, col, 2 + k % 4, 7 * k) + 14
+        k += 1
+    if opens_beside:  # a short question, then its paragraph opening beside the table's head
+        page.insert_text((text_x, head - 14), "Which groups are served?", fontsize=9)
+        y = _paragraph(page, text_x, head, col, 3, 5)
+    else:
+        y = _paragraph(page, text_x, y, col, 3, 5)
+    for option in ("Yes, at the national level", "Yes, at regional level", "Yes, at the local level", "No"):
+        page.insert_text((text_x + 18, y + 6), option, fontsize=9)
+        y += 18
     return doc
 
 
@@ -105,14 +114,28 @@ def _tables(doc: pymupdf.Document) -> list:
 
 
 @pytest.mark.parametrize(
-    ("gutter", "table_left"),
-    [(252.0, False), (24.0, False), (24.0, True)],
-    ids=["spread-right-page", "two-columns-right", "two-columns-left"],
+    ("gutter", "table_left", "opens_beside"),
+    [
+        (252.0, False, False),
+        (24.0, False, False),
+        (24.0, True, False),
+        (252.0, True, True),
+        (24.0, True, True),
+    ],
+    ids=[
+        "spread-right-page",
+        "two-columns-right",
+        "two-columns-left",
+        "spread-left-page-paragraph-opens-beside",
+        "two-columns-left-paragraph-opens-beside",
+    ],
 )
-def test_a_table_in_one_column_keeps_out_the_other_columns_text(gutter: float, table_left: bool) -> None:
+def test_a_table_in_one_column_keeps_out_the_other_columns_text(
+    gutter: float, table_left: bool, opens_beside: bool
+) -> None:
     """One table, within its column, its stub the group names and no word of the running text.
     Fails on main: the other column's paragraph lines are the table's first (or last) column."""
-    doc = _page_with_table_beside_text(gutter, table_left)
+    doc = _page_with_table_beside_text(gutter, table_left, opens_beside)
     tables = _tables(doc)
     assert len(tables) == 1, [t.grid() for t in tables]
     grid = tables[0].grid()
@@ -185,3 +208,42 @@ def test_a_caption_over_the_stub_keeps_the_table_whole() -> None:
     grid = tables[0].grid()
     assert [row[0] for row in grid if row[0] in _GROUPS] == _GROUPS, grid
     assert all(len(row) == 3 for row in grid), grid
+
+
+def _wrapped_stub_page() -> pymupdf.Document:
+    """One column of text across the page, then a table whose first stub wraps over two long lines
+    at a line's pitch (a paragraph's look), figures on its first line."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    y = _paragraph(page, 60.0, 72.0, 492, 6, 0) + 20
+    _right(page, 420, y, "Funded")
+    _right(page, 520, y, "Private")
+    y += 18
+    stubs = [
+        (
+            "Persons with disabilities who live in residential",
+            "care homes or in other institutions of the state",
+        ),
+        *((name, "") for name in _GROUPS[1:]),
+    ]
+    for k, (first, second) in enumerate(stubs):
+        page.insert_text((60, y), first, fontsize=9)
+        _right(page, 420, y, str(100 + 37 * k))
+        _right(page, 520, y, str(905 - 61 * k))
+        if second:
+            y += _PITCH
+            page.insert_text((60, y), second, fontsize=9)
+        y += 18
+    _paragraph(page, 60.0, y + 20, 492, 5, 9)
+    return doc
+
+
+def test_a_stub_wrapped_like_a_paragraph_stays_with_its_figures() -> None:
+    """Guard: a stub wrapped over two long lines reads like a paragraph opening in the area, but
+    no column of text stands beside the table (the page's text runs across): one table."""
+    tables = _tables(_wrapped_stub_page())
+    assert len(tables) == 1, [t.grid() for t in tables]
+    grid = tables[0].grid()
+    assert all(len(row) == 3 for row in grid), grid
+    assert [row[0] for row in grid if row[0] in _GROUPS[1:]] == _GROUPS[1:], grid
+    assert grid[1][1:] == ["100", "905"], grid
