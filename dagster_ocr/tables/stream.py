@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Callable
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
@@ -556,14 +557,8 @@ def _runs_on(
         return False
     for first, below in ((mine[0], True), (mine[-1], False)):
         y = min(w.y0 for w in first) if below else max(w.y1 for w in first)
-        near: list[_Word] | None = None
-        dist = math.inf
-        for ln in page:
-            if id(ln) in in_area or not (ln.y1 <= y + 0.25 * h if below else ln.y0 >= y - 0.25 * h):
-                continue
-            d = y - ln.y1 if below else ln.y0 - y
-            if d < dist:
-                near, dist = side(ln, False), d
+        line, dist = _nearest_outside(page, in_area, y, below, h)
+        near = side(line, False) if line is not None else None
         if not near or dist > 0.5 * h or not _prose_line(near, h):
             continue
         x0, x1 = min(w.x0 for w in near), max(w.x1 for w in near)
@@ -612,18 +607,34 @@ def _beside_column(
     says the gap is the table's own, and the text beside it a caption or a note of one side."""
     mid = (max(x1, g0) + g1) / 2 if left else (g0 + min(x0, g1)) / 2
     y = min(ln.y0 for ln in area) if up else max(ln.y1 for ln in area)
+    best, _ = _nearest_outside(
+        page, in_area, y, up, h, lambda ln: any((w.x1 > mid if left else w.x0 < mid) for w in ln.words)
+    )
+    if best is None or any(w.x0 < mid + 0.25 * h and w.x1 > mid - 0.25 * h for w in best.words):
+        return False
+    beside = [w for w in best.words if (w.x0 > mid if left else w.x1 < mid)]
+    return sum(bool(_WORD_RE.search(w.text)) for w in beside) >= 2
+
+
+def _nearest_outside(
+    page: list[_TextLine],
+    in_area: set[int],
+    y: float,
+    up: bool,
+    h: float,
+    wanted: Callable[[_TextLine], bool] | None = None,
+) -> tuple[_TextLine | None, float]:
+    """The page's line nearest above ``y`` (below it unless ``up``) that is not the area's (and that
+    ``wanted`` accepts), with its distance; (None, inf) where there is none."""
     best: _TextLine | None = None
     dist = math.inf
     for ln in page:
         if id(ln) in in_area or not (ln.y1 <= y + 0.25 * h if up else ln.y0 >= y - 0.25 * h):
             continue
         d = y - ln.y1 if up else ln.y0 - y
-        if d < dist and any((w.x1 > mid if left else w.x0 < mid) for w in ln.words):
+        if d < dist and (wanted is None or wanted(ln)):
             best, dist = ln, d
-    if best is None or any(w.x0 < mid + 0.25 * h and w.x1 > mid - 0.25 * h for w in best.words):
-        return False
-    beside = [w for w in best.words if (w.x0 > mid if left else w.x1 < mid)]
-    return sum(bool(_WORD_RE.search(w.text)) for w in beside) >= 2
+    return best, dist
 
 
 def _prose_line(ws: list[_Word], h: float) -> bool:
