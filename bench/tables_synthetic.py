@@ -79,6 +79,7 @@ from support.table_pages import (  # noqa: E402
     LATER_NO_TABLE,
     MULTI,
     NO_TABLE,
+    NOTED,
     SHAPE,
     STATEMENT,
     TAIL_MULTI,
@@ -238,7 +239,7 @@ def run_split(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
                         )
                         continue
-                    if case.cls in SHAPE + STATEMENT + ["spaced_stats"] and name == "dagster_ocr":
+                    if case.cls in SHAPE + STATEMENT + NOTED + ["spaced_stats"] and name == "dagster_ocr":
                         ok, why = shape_right(case, tables)
                         shape.append(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
@@ -319,7 +320,7 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN)} only by name)",
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -339,6 +340,7 @@ def main() -> None:
             - set(SHAPE)
             - set(WRAPPED)
             - set(STATEMENT)
+            - set(NOTED)
             - set(UNSEEN)
         )
         if unknown:

@@ -2,8 +2,9 @@
 
 A table area is a run of lines with several chunks (words cut at wide gaps) that share column
 gutters. What ends an area and what it carries over (a gap, a section label, a heading row of its
-own, a wrapped cell, a caption) is decided here; ``stream`` then cuts each area into columns and
-rows and tells a table from prose set in columns.
+own, a wrapped cell, a caption) is decided here, and a note under a grid of figures whose sentence
+runs across its gutters is left out of it (``_without_notes``); ``stream`` then cuts each area into
+columns and rows and tells a table from prose set in columns.
 """
 
 from __future__ import annotations
@@ -126,7 +127,33 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             close()
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
     close()
-    return [a for a in areas if len(a) >= s.min_rows]
+    return [a for a in (_without_notes(a, s) for a in areas) if len(a) >= s.min_rows]
+
+
+def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
+    """The area less the note lines under its grid of figures (most lines above end in one): a last
+    line whose words run as one phrase across two or more of the gutters every line above keeps
+    ("(1) Services net sales include amortization of ..." under a statement, its mark set apart, so
+    the line reads as two chunks and joined the area).
+
+    With few rows no line may cross a gutter (``span_tolerance``), so such a note erased every
+    gutter it ran over and the table read as two columns, three periods' figures in one cell. The
+    note is text under the table, not a row of it: left out, it is read as the paragraph it is.
+    """
+    while len(area) > s.min_rows:
+        rest = area[:-1]
+        if 2 * sum(_is_num(_words_text(ln.chunks[-1])) for ln in rest) < len(rest):
+            break  # a table of figures ends its rows with one; a run of formulas or prose does not
+        inner = _column_bounds(rest, s)[1:-1]
+        if not any(
+            sum(ch[0].x0 < g < ch[-1].x1 for g in inner) >= 2
+            and len(_WORD_RE.findall(_words_text(ch))) >= 4
+            and not any(_is_num(w.text) for w in ch)
+            for ch in area[-1].chunks
+        ):
+            break
+        area = rest
+    return area
 
 
 #: a line of figures that are all years heads columns (a header), it is no data row

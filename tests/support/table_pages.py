@@ -107,6 +107,12 @@ WRAPPED = ["wrapped_stub", "blank_cells"]
 #: nil figures as dashes; short rules above totals; a title, units line and a note around the
 #: table. Scored like ``SHAPE``. Its own list so that the other lists' figures do not move.
 STATEMENT = ["statement"]
+#: (issue 37, fourteenth session, appended so every earlier class keeps its seeds) ``noted_statement``:
+#: ``statement``'s short form, a few rows of one section (a note's breakdown of a figure: net sales by
+#: product), a label carrying a note mark ("Services (1)"), and the note under the grid: its mark
+#: set apart at the margin, its sentence running across the figure columns over one or two lines.
+#: Scored like ``STATEMENT``.
+NOTED = ["noted_statement"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2215,8 +2221,11 @@ _STATEMENT_TITLES = [
 _PERIOD_HEADS = ["Year Ended December 31,", "Years ended", "As of December 31,", "Fiscal Years Ended"]
 
 
-def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
-    """``STATEMENT``: a page with one financial statement (see ``STATEMENT``)."""
+def _statement(
+    rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False
+) -> list[TruthTable]:
+    """``STATEMENT``: a page with one financial statement (see ``STATEMENT``); ``noted``: its short
+    form with a note mark on a label and the note under the grid (``NOTED``)."""
     W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
     page = doc.new_page(width=W, height=H)
     margin = rng.uniform(40, 70)
@@ -2272,6 +2281,11 @@ def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> li
         rows.append(
             (total, rng.choice([1, 2]), [figure() for _ in range(n_fig)], rng.random() < 0.5, True, False)
         )
+    if noted:  # a few rows of one section, one of them marked for the note under the grid
+        body = [r for r in rows if not r[5]]
+        rows = body[: rng.randint(2, 5)]
+        k = rng.randrange(len(rows))
+        rows[k] = (f"{rows[k][0]} (1)", *rows[k][1:])
     if rng.random() < 0.6:  # a closing row at the margin, in dollars
         rows.append(
             (
@@ -2355,7 +2369,18 @@ def _statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> li
         y += lh
         if y > H - margin - 3 * lh:
             break
-    if rng.random() < 0.6:
+    if noted:  # the note: its mark at the margin, its sentence across the figure columns
+        small = max(6.5, size - 1)
+        mark_x = x0 + rng.uniform(0, 20)
+        text_x = mark_x + _width("(1)", f0, small) + rng.uniform(4, 12)
+        y += lh * rng.uniform(0.6, 1.4)
+        page.insert_text((mark_x, y + lh), "(1)", fontname=f0, fontsize=small)
+        words = _sentence(rng, rng.randint(14, 40)).split()
+        for line in _wrap(words, x1 - text_x, f0, small):
+            page.insert_text((text_x, y + lh), line, fontname=f0, fontsize=small)
+            y += small * 1.3
+        tags.append("note")
+    elif rng.random() < 0.6:
         note = "See accompanying notes to consolidated financial statements."
         page.insert_text((x0, y + lh * 1.6), note, fontname=f0, fontsize=max(6.5, size - 1))
     tags.append(f"years:{n_fig}")
@@ -2366,7 +2391,9 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
-    drawn = CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN
+    drawn = (
+        CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED
+    )
     rng = random.Random(seed * 7919 + drawn.index(cls))
     doc = pymupdf.open()
     tags: list[str] = []
@@ -2389,8 +2416,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _shape(rng, cls, doc, tags)
     elif cls in WRAPPED:
         tables = _wrapped(rng, cls, doc, tags)
-    elif cls in STATEMENT:
-        tables = _statement(rng, doc, tags)
+    elif cls in STATEMENT + NOTED:
+        tables = _statement(rng, doc, tags, noted=cls in NOTED)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)

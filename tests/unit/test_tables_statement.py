@@ -74,3 +74,17 @@ def test_a_page_opening_with_its_own_years_is_another_table() -> None:
     assert not _own_header(a, repeated, s)  # the header repeated: a continuation
     data = _part([["Interest", "45", "72"], ["Total", "1,249", "1,070"]], 0)
     assert not _own_header(a, data, s)  # data rows go on
+
+
+# tune seeds: two and three years, with and without a period head over them, three to seven rows
+@pytest.mark.parametrize("seed", [0, 2, 3, 11])
+def test_a_note_under_a_short_statement_leaves_its_columns_whole(seed: int) -> None:
+    """A note under a few rows ("(1) Services net sales include ...", its mark set apart) ran across
+    every gutter, and with so few rows no line may cross one: the periods' figures shared a cell.
+    The note is text under the table, not a row of it."""
+    case, tables = _tables(seed, "noted_statement")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
+    assert not any("(1)" == c.text.strip() for c in table.cells)  # the note's mark stayed with it
