@@ -155,10 +155,11 @@ class DocumentFilter:
         )
 
 
-#: words of a company name that say nothing about which company it is
+#: words of a company name that say nothing about which company it is (a web domain's "com" too:
+#: "Amazon.com, Inc." is named "Amazon")
 _LEGAL_WORDS = frozenset(
     "inc incorporated corp corporation company co ltd limited llc plc ag se gmbh sa nv bv spa ab holdings "
-    "holding group the and of".split()
+    "holding group the and of com".split()
 )
 
 

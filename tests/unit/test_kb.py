@@ -15,6 +15,7 @@ from dagster_ocr.kb import (
     build_chunks,
     format_hits,
     named_documents,
+    named_issuers,
     search,
     tokenize,
 )
@@ -440,3 +441,11 @@ def test_a_table_cut_by_a_long_row_label_is_chunked_under_the_statement_above_it
         chunks = build_chunks("a.pdf", blocks, SECTIONS, *frames, {0: "50", 1: "51"}, KbSettings())
         assert [c["source_kind"] for c in chunks] == ["table", "paragraph", "table"]
         assert chunks[2]["text"].startswith("|  |")
+
+
+def test_a_question_names_an_issuer_by_its_distinctive_words() -> None:
+    issuers = ["Amazon.com, Inc.", "Apple Inc.", "The Goldman Sachs Group, Inc."]
+    assert named_issuers("What were Amazon's net sales in 2023?", issuers) == ["Amazon.com, Inc."]
+    assert named_issuers("Goldman Sachs net revenues in 2022", issuers) == ["The Goldman Sachs Group, Inc."]
+    assert named_issuers("Goldman's net revenues in 2022", issuers) == []  # one word of two: not named
+    assert named_issuers("net revenues in 2022", issuers) == []
