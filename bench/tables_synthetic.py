@@ -85,6 +85,7 @@ from support.table_pages import (  # noqa: E402
     TAIL_MULTI,
     TAIL_UNSEEN,
     UNSEEN,
+    WIDE,
     WRAPPED,
     Case,
     Grid,
@@ -320,7 +321,7 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED)} only by name)",
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE)} only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -341,6 +342,7 @@ def main() -> None:
             - set(WRAPPED)
             - set(STATEMENT)
             - set(NOTED)
+            - set(WIDE)
             - set(UNSEEN)
         )
         if unknown:

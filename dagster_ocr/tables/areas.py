@@ -21,6 +21,7 @@ from dagster_ocr.tables.words import (
     _is_num,
     _reads_rtl,
     _TextLine,
+    _Word,
     _words_text,
 )
 
@@ -130,27 +131,38 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     return [a for a in (_without_notes(a, s) for a in areas) if len(a) >= s.min_rows]
 
 
+def _ends_in_figure(ln: _TextLine) -> bool:
+    """Whether the line's last chunk is a figure or a nil's dash (a row of a table of figures)."""
+    last = _words_text(ln.chunks[-1])
+    return _is_num(last) or bool(_NIL_RE.match(last))
+
+
 def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
-    """The area less the note lines under its grid of figures (most lines above end in one): a last
-    line whose words run as one phrase across two or more of the gutters every line above keeps
-    ("(1) Services net sales include amortization of ..." under a statement, its mark set apart, so
-    the line reads as two chunks and joined the area).
+    """The area less the note lines under its grid of figures (most lines above end in a figure or
+    a nil's dash): a last line holding a sentence (four words or more, few figures) that runs across
+    two or more of the gutters every line above keeps ("(1) Services net sales include amortization
+    of ..." under a statement: its mark set apart, the line reads as two chunks and joined the area).
 
     With few rows no line may cross a gutter (``span_tolerance``), so such a note erased every
-    gutter it ran over and the table read as two columns, three periods' figures in one cell. The
-    note is text under the table, not a row of it: left out, it is read as the paragraph it is.
+    gutter it ran over and the table read as two columns, three periods' figures in one cell; with
+    many, its mark and sentence became a row. The note is text under the table, not a row of it:
+    left out, it is read as the paragraph it is. Formulas and prose set in columns end their lines
+    in other things, and keep their lines.
     """
+
+    def sentence_across(chunk: list[_Word], gutters: list[float]) -> bool:
+        return (
+            sum(chunk[0].x0 < g < chunk[-1].x1 for g in gutters) >= 2
+            and len(_WORD_RE.findall(_words_text(chunk))) >= 4
+            and 4 * sum(_is_num(w.text) for w in chunk) <= len(chunk)
+        )
+
     while len(area) > s.min_rows:
         rest = area[:-1]
-        if 2 * sum(_is_num(_words_text(ln.chunks[-1])) for ln in rest) < len(rest):
-            break  # a table of figures ends its rows with one; a run of formulas or prose does not
-        inner = _column_bounds(rest, s)[1:-1]
-        if not any(
-            sum(ch[0].x0 < g < ch[-1].x1 for g in inner) >= 2
-            and len(_WORD_RE.findall(_words_text(ch))) >= 4
-            and not any(_is_num(w.text) for w in ch)
-            for ch in area[-1].chunks
-        ):
+        if 2 * sum(map(_ends_in_figure, rest)) < len(rest):
+            break
+        gutters = _column_bounds(rest, s)[1:-1]
+        if not any(sentence_across(ch, gutters) for ch in area[-1].chunks):
             break
         area = rest
     return area

@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dagster_ocr.model import Cell, Line, Table
+from dagster_ocr.tables.areas import _NIL_RE
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.words import _bands, _is_num, _Word
+from dagster_ocr.tables.words import _LEADING, _TRAILING, _bands, _is_num, _Word
 
 #: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
 _UNITS_RE = re.compile(
@@ -54,8 +55,6 @@ _UNITS_RE = re.compile(
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
 #: the signs a column of their own may hold, and which neighbour each belongs to (no letters: an
 #: "x" column is a table of check marks, not a multiplier)
-_LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
-_TRAILING = frozenset({"%", ")", ")%", "%)"})
 #: a heading band this far (in line heights) above the band below it no longer heads the table
 _HEADING_GAP = 2.6
 #: how far above the table (points) headings, units and title are looked for
@@ -170,8 +169,11 @@ def find_context(
     x_end = max(x1 for _, x1 in figures.values()) + 30.0
     top = part.bbox[1]
     floor = previous.bbox[3] if previous is not None else float("-inf")
+    # a word whose middle is above the grid's top (stacked heading lines set tight overlap their boxes)
     above = [
-        w for w in words if w.y1 <= top + 1.0 and w.y0 >= max(floor, top - _WINDOW) - 0.5 and w.x0 < x_end
+        w
+        for w in words
+        if w.y0 + w.y1 <= 2 * top and w.y0 >= max(floor, top - _WINDOW) - 0.5 and w.x0 < x_end
     ]
     heading_bands: list[list[_Word]] = []
     edge = top
@@ -206,7 +208,9 @@ def find_context(
         heading_bands.append(band)
         edge = min(w.y0 for w in band)
     if heading_bands:
-        ctx.column_headers = _assign(heading_bands, figures, part.n_cols)
+        row_bottom = max((b[3] for b in part.row_bboxes[0] if b is not None), default=top)
+        first = [w for w in words if top <= (w.y0 + w.y1) / 2 <= row_bottom and left <= w.x0 < x_end]
+        ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first)
         stop_at = edge
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
     ctx.units = next((units_of(t) for t in texts if is_units(t)), "")
@@ -222,19 +226,42 @@ def find_context(
     return ctx
 
 
-def _assign(bands: list[list[_Word]], figures: dict[int, tuple[float, float]], n_cols: int) -> list[str]:
-    """Each heading band's phrases placed over figure columns, joined per column top first."""
+def _assign(
+    bands: list[list[_Word]],
+    figures: dict[int, tuple[float, float]],
+    n_cols: int,
+    grid_top: list[_Word] | None = None,
+) -> list[str]:
+    """Each heading band's phrases placed over figure columns, joined per column top first
+    (``bands`` nearest the grid first; ``grid_top``: the words of the grid's first line, under them)."""
     centres = {c: (x0 + x1) / 2 for c, (x0, x1) in figures.items()}
     xs = sorted(centres.values())
     pitch = statistics.median(b - a for a, b in itertools.pairwise(xs)) if len(xs) > 1 else 40.0
     parts: dict[int, list[str]] = {c: [] for c in range(n_cols)}
-    for band in reversed(bands):  # top first
-        height = statistics.median(w.y1 - w.y0 for w in band)
-        phrases = _chunks(band, 0.8 * height)  # a word space is about 0.3 of it
+
+    def phrases_of(band: list[_Word]) -> list[list[_Word]]:
+        return _chunks(band, 0.8 * statistics.median(w.y1 - w.y0 for w in band))  # a space: ~0.3 of it
+
+    for i in reversed(range(len(bands))):  # top first; bands[i - 1] is the band under bands[i]
+        phrases = phrases_of(bands[i])
         for words in phrases:
             x0, x1 = words[0].x0, words[-1].x1
             text = " ".join(w.text for w in words)
-            if len(phrases) == 1 and len(centres) > 1:
+            # the top line of one column's stacked heading ("Current" over "Marketable" over
+            # "Securities") sits off the middle of the figure columns, mostly over a phrase of the
+            # band under it at least as wide as itself; a heading of every column ("Years ended"
+            # over the years, "[In thousands]") is centred over them, or wider than what it heads,
+            # or has nothing under it, or names the units
+            below = bands[i - 1] if i else grid_top
+            under = [p for p in phrases_of(below) if p[0].x0 < x1 and x0 < p[-1].x1] if below else []
+            stacked = (
+                len(under) == 1
+                and under[0][-1].x1 - under[0][0].x0 >= x1 - x0
+                and min(x1, under[0][-1].x1) - max(x0, under[0][0].x0) >= (x1 - x0) / 2
+                and abs((x0 + x1) / 2 - (xs[0] + xs[-1]) / 2) > pitch / 2
+                and not is_units(text)
+            )
+            if len(phrases) == 1 and len(centres) > 1 and not stacked:
                 cols = list(centres)
             else:
                 cols = [c for c, m in centres.items() if x0 - pitch / 2 <= m <= x1 + pitch / 2]
@@ -297,7 +324,7 @@ def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tu
     )
     for ln in cands[:4]:
         text = " ".join(ln.text.split())
-        if not text:
+        if not any(c.isalnum() for c in text):  # a colon set apart from its line reads as a line
             continue
         if is_units(text) and len(text) <= 160:
             units = units or units_of(text)
@@ -351,12 +378,12 @@ def fold_symbol_columns(table: Table) -> Table:
     """``table`` with its sign-only and empty columns folded into their figures (in place).
 
     A lone currency sign a stream finder glued to the end of the figure before it ("78,509 $")
-    goes back to the start of the figure it precedes. A body cell spanning columns is folded only
-    where every column it spans past its first is empty or sign-only in the other rows (a long row
-    label running over the empty cells beside it, as a wrapped label's first line does): it then
-    spans what stays, like a heading. Tables with another body span are left as they are (which
-    column a span would move with is not clear). The column headings move with their columns; a
-    folded column's heading joins its target's.
+    goes back to the start of the figure (or the nil's dash) it precedes. A body cell spanning
+    columns is folded only where every column it spans past its first is empty or sign-only in the
+    other rows (a long row label running over the empty cells beside it, as a wrapped label's first
+    line does): it then spans what stays, like a heading. Tables with another body span are left
+    as they are (which column a span would move with is not clear). The column headings move with
+    their columns; a folded column's heading joins its target's.
     """
     if table.n_cols < 2:
         return table
@@ -376,13 +403,14 @@ def fold_symbol_columns(table: Table) -> Table:
     ):
         return table
 
-    # a sign glued to the end of the cell before its figure
+    # a sign glued to the end of the cell before its figure; right to left, as that cell may be a
+    # figure with the next one's sign glued to it ("$ — $" | "— $" | "57,698")
     for r in range(table.n_rows):
-        for c in range(table.n_cols - 1):
+        for c in reversed(range(table.n_cols - 1)):
             cell = by_pos.get((r, c))
             words = cell.text.split() if cell is not None else []
             if len(words) > 1 and words[-1] in _LEADING and (nxt := by_pos.get((r, c + 1))) is not None:
-                if nxt.text.strip() and _is_num(nxt.text):
+                if _is_num(nxt.text) or _NIL_RE.match(nxt.text.strip()):  # a figure, or a nil's dash
                     cell.text = " ".join(words[:-1])
                     nxt.text = f"{words[-1]} {nxt.text.strip()}"
     # what a column holds below its header rows decides; a heading over a sign column (a period

@@ -15,10 +15,19 @@ import statistics
 from collections.abc import Callable
 
 from dagster_ocr.model import BBox
-from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
+from dagster_ocr.tables.areas import (
+    _NIL_RE,
+    _PERIOD_RE,
+    _YEAR_RE,
+    _close_below,
+    _line_gap,
+    _table_areas,
+)
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
+    _LEADING,
+    _TRAILING,
     _bands,
     _clean,
     _column_bounds,
@@ -93,8 +102,14 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             return False
         if 0 not in cells:
             return True
-        if set(cells) == {0} and k and _periods_only(line_cells[k - 1]):
-            return False  # a label under the periods' row: a statement's first section
+        if (
+            set(cells) == {0}
+            and k
+            and (_periods_only(line_cells[k - 1]) or all(0 not in line_cells[j] for j in range(k)))
+        ):
+            # a label under the periods' row, or under column heads that leave the stub empty: the
+            # body's first section ("Level 1:" under "Adjusted Cost", "Fair Value", ...)
+            return False
         # a dash stands for a nil figure: a row of them is a data row
         return not any(
             _is_num(t) or _NIL_RE.match(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws))
@@ -693,11 +708,16 @@ def _even_lines(area: list[_TextLine], x0: float, x1: float) -> bool:
 
 
 def _column_kinds(part: _Part) -> list[float]:
-    """Per column, the share of its filled body cells that are figures."""
+    """Per column, the share of its filled body cells that are figures; a column of signs set
+    apart from their figures ("$" on a statement's first and total rows, a hanging ")") counts as
+    figures: it is no column of labels."""
     out = []
     for c in range(part.n_cols):
         filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
-        out.append(sum(_is_num(x) for x in filled) / len(filled) if filled else 0.0)
+        if filled and all(x in _LEADING or x in _TRAILING for x in filled):
+            out.append(1.0)
+        else:
+            out.append(sum(_is_num(x) for x in filled) / len(filled) if filled else 0.0)
     return out
 
 

@@ -268,6 +268,12 @@ _NUM_RE = re.compile(
 )
 
 
+#: signs a statement sets apart from its figure, in a column of their own: before it ("$", "(")
+#: and after it ("%", a hanging ")")
+_LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
+_TRAILING = frozenset({"%", ")", ")%", "%)"})
+
+
 def _is_num(text: str) -> bool:
     return bool(_NUM_RE.match(text.strip())) if text.strip() else False
 

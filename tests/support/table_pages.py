@@ -113,6 +113,13 @@ STATEMENT = ["statement"]
 #: set apart at the margin, its sentence running across the figure columns over one or two lines.
 #: Scored like ``STATEMENT``.
 NOTED = ["noted_statement"]
+#: (issue 37, fourteenth session, appended after ``NOTED``) ``wide_statement``: a note's table of many
+#: figure columns (fair value by level: cost, gains, losses, fair value and where it is held), each
+#: column headed by two or three stacked lines centred over its figures, "$" set apart at the left of
+#: every column on the first and the total rows, nil dashes, section labels alone on their line,
+#: subtotals, a year over all columns, notes under the grid. Scored like ``STATEMENT``; its truth
+#: has one header row, each column's stacked head lines joined.
+WIDE = ["wide_statement"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2387,12 +2394,132 @@ def _statement(
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(header))]
 
 
+_WIDE_HEADS = [
+    ["Adjusted", "Cost"],
+    ["Unrealized", "Gains"],
+    ["Unrealized", "Losses"],
+    ["Fair", "Value"],
+    ["Cash and", "Cash", "Equivalents"],
+    ["Current", "Marketable", "Securities"],
+    ["Non-Current", "Marketable", "Securities"],
+    ["Carrying", "Amount"],
+    ["Level", "Total"],
+]
+
+
+def _wide_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``WIDE``: a page with one wide table of figures under stacked column heads (see ``WIDE``)."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(36, 60)
+    x0, x1 = margin, W - margin
+    f0, f1 = rng.choice(_FAMILIES[:2])  # proportional faces: a monospaced stub is another class
+    size = rng.choice([7.0, 7.5, 8.0, 8.5])
+    lh = size * rng.uniform(1.35, 1.7)
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(30, 120), margin)
+    y = margin + 10
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 4), f0, size + 1) + lh
+    n_fig = rng.randint(5, 7)
+    heads = rng.sample(_WIDE_HEADS, n_fig)
+    # body rows: (label, level, figures, dollar, is a label alone)
+    rows: list[tuple[str, int, list[str], bool, bool]] = []
+
+    def figure() -> str:
+        if rng.random() < 0.3:
+            return "—"
+        v = f"{round(10 ** rng.uniform(0.5, 5.2)):,}"
+        return f"({v})" if rng.random() < 0.15 else v
+
+    first = True
+    for head, items in rng.sample(_STATEMENT_SECTIONS, rng.randint(1, 3)):
+        rows.append((head, 0, [""] * n_fig, False, True))
+        for item in rng.sample(items, rng.randint(2, len(items))):
+            rows.append((item, 1, [figure() for _ in range(n_fig)], first, False))
+            first = False
+        rows.append(("Subtotal", 2, [figure() for _ in range(n_fig)], False, False))
+    rows.append(("Total", 2, [figure() for _ in range(n_fig)], True, False))
+    step = 6.0
+    stub_w = max(_width(r[0], f0, size) + r[1] * step for r in rows) + rng.uniform(8, 30)
+    dollar = _width("$", f0, size)
+    avail = x1 - x0 - stub_w
+    col_w = avail / n_fig
+    fig_w = max(_width(f, f0, size) for r in rows for f in r[2] if f)
+    head_w = max(_width(w, f1, size) for h in heads for w in h)
+    if min(col_w - 4, head_w + 4) < dollar + fig_w + 6:
+        size *= 0.85
+    # each column: "$" at its left edge, the figure set right at its right edge, a gutter after
+    cols = [
+        (x0 + stub_w + k * col_w, x0 + stub_w + (k + 1) * col_w - rng.uniform(4, 9)) for k in range(n_fig)
+    ]
+    year = str(rng.randint(2012, 2025))
+    if rng.random() < 0.8:  # the year over all the figure columns, centred
+        w = _width(year, f1, size)
+        page.insert_text(((cols[0][0] + cols[-1][1] - w) / 2, y + lh), year, fontname=f1, fontsize=size)
+        y += lh
+        tags.append("year_head")
+    depth = max(len(h) for h in heads)
+    for k in range(depth):  # the stacked heads, bottom-aligned, each line centred over its column
+        for (a, b), head in zip(cols, heads, strict=True):
+            line = (depth - len(head) <= k) and head[k - (depth - len(head))]
+            if line:
+                w = _width(line, f1, size)
+                page.insert_text(((a + b - w) / 2, y + lh), line, fontname=f1, fontsize=size)
+        y += size * 1.15
+    y += lh * 0.4
+    grid: Grid = [[""] + [" ".join(h) for h in heads]]
+    for label, level, figs, usd, alone in rows:
+        if alone:
+            y += lh * 0.3
+        base = y + lh
+        page.insert_text((x0 + level * step, base), label, fontname=f0, fontsize=size)
+        cells = [label]
+        for (a, b), f in zip(cols, figs, strict=True):
+            if not f:
+                cells.append("")
+                continue
+            core = f[:-1] if f.endswith(")") else f
+            if f == "—" and _DEJAVU.exists():
+                w = _width(f, "dejavu", size)
+                page.insert_text((b - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
+            else:
+                page.insert_text((b - _width(core, f0, size), base), f, fontname=f0, fontsize=size)
+            if usd:
+                page.insert_text((a, base), "$", fontname=f0, fontsize=size)
+            cells.append(f"$ {f}" if usd else f)
+        grid.append(cells)
+        y += lh
+    if rng.random() < 0.7:  # notes under the grid, their marks set apart
+        small = size - 0.5
+        y += lh * rng.uniform(0.6, 1.4)
+        for n in range(rng.randint(1, 3)):
+            page.insert_text((x0 + 12, y + lh), f"({n + 1})", fontname=f0, fontsize=small)
+            for line in _wrap(_sentence(rng, rng.randint(14, 45)).split(), x1 - x0 - 36, f0, small):
+                page.insert_text((x0 + 36, y + lh), line, fontname=f0, fontsize=small)
+                y += small * 1.3
+            y += small * 0.6
+        tags.append("notes")
+    tags.append(f"columns:{n_fig}")
+    return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1)]
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
     cls = cls or CLASSES[seed % len(CLASSES)]
     drawn = (
-        CLASSES + EXTRA + LATER + LATER_NO_TABLE + TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED
+        CLASSES
+        + EXTRA
+        + LATER
+        + LATER_NO_TABLE
+        + TAIL_MULTI
+        + SHAPE
+        + WRAPPED
+        + STATEMENT
+        + UNSEEN
+        + NOTED
+        + WIDE
     )
     rng = random.Random(seed * 7919 + drawn.index(cls))
     doc = pymupdf.open()
@@ -2416,6 +2543,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _shape(rng, cls, doc, tags)
     elif cls in WRAPPED:
         tables = _wrapped(rng, cls, doc, tags)
+    elif cls in WIDE:
+        tables = _wide_statement(rng, doc, tags)
     elif cls in STATEMENT + NOTED:
         tables = _statement(rng, doc, tags, noted=cls in NOTED)
     else:

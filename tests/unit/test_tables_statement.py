@@ -5,6 +5,7 @@ starts a table of its own."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -88,3 +89,25 @@ def test_a_note_under_a_short_statement_leaves_its_columns_whole(seed: int) -> N
         [_norm(x) for x in r] for r in case.tables[0].merged
     ]
     assert not any("(1)" == c.text.strip() for c in table.cells)  # the note's mark stayed with it
+
+
+def _heading(table, k: int) -> str:
+    """Column ``k``'s heading as a reader reads it: the headings printed above the grid (less the
+    year over every column) over the grid's own header rows."""
+    above = table.column_headers[k] if k < len(table.column_headers) else ""
+    parts = [re.sub(r"\b(?:19|20)\d\d\b", "", above)] + [r[k] for r in table.grid()[: table.header_rows]]
+    return _norm(" ".join(p for p in parts if p))
+
+
+# tune seeds, each a mechanism: 1 the first section label under heads that leave the stub empty
+# (read as a header row), 3 a one-word top line of one column's stacked heading (read as heading
+# every column, or lost between the headings and the grid), 13 and 16 "$" glued to the figure
+# before a nil's dash ("$ 365 $" | "—"), 2 a year over every column
+@pytest.mark.parametrize("seed", [1, 2, 3, 13, 16])
+def test_a_wide_table_of_figures_under_stacked_headings_reads_as_printed(seed: int) -> None:
+    case, tables = _tables(seed, "wide_statement")
+    (table,) = tables
+    truth = case.tables[0].merged
+    body = table.grid()[table.header_rows :]
+    assert [[_norm(x) for x in r] for r in body] == [[_norm(x) for x in r] for r in truth[1:]]
+    assert [_heading(table, k) for k in range(table.n_cols)] == [_norm(x) for x in truth[0]]
