@@ -132,9 +132,13 @@ WIDE = ["wide_statement"]
 #: excluding public transport"), their stub set wider for them and every figure column moved right,
 #: a totals page's labels in the stub alone, often the totals alone under no header. No rule was
 #: tuned on it: it is read as held out on both splits.
-UNSEEN = ["spaced_stats", "shifted_tail", "label_tail"]
+#: (issue 37, fourteenth session, appended so every earlier class keeps its seeds)
+#: ``narrow_table_tail``: ``new_table_tail``'s negative with a narrow second table: a long table
+#: whose stub column is wide, and at the top of the next page, nothing between, a table of two to
+#: four short columns (codes, small figures under short heads) that fits inside that stub's width.
+UNSEEN = ["spaced_stats", "shifted_tail", "label_tail", "narrow_table_tail"]
 #: the unseen classes scored as multi-page tables
-TAIL_UNSEEN = ["shifted_tail", "label_tail"]
+TAIL_UNSEEN = ["shifted_tail", "label_tail", "narrow_table_tail"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1232,7 +1236,8 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
     furniture = rng.random() < 0.8
     repeat = rng.random() < 0.6
     tags.append("repeat" if repeat else "no_repeat")
-    variant = rng.choice(["wide", "split", "totals"]) if cls != "new_table_tail" else "new_table"
+    new_table = cls in ("new_table_tail", "narrow_table_tail")
+    variant = rng.choice(["wide", "split", "totals"]) if not new_table else "new_table"
     tags.append(variant)
     shift = rng.choice(["mirror", "refit", "contd"]) if cls == "shifted_tail" else ""
     if shift:
@@ -1272,11 +1277,32 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
     def labelled(rows: list[list[str]], start: int) -> list[list[str]]:
         return [[longer[start + i] or row[0], *row[1:]] if long_tail else row for i, row in enumerate(rows)]
 
+    narrow: Grid = []  # narrow_table_tail: the next page's table, drawn before the stub is sized
+    rng_pad = 0.0
+    if cls == "narrow_table_tail":
+        rng_pad = rng.uniform(0.0, 60.0)
+        heads = rng.sample(["len", "dose", "supp", "n", "id", "age", "sex", "qty", "grp", "code", "lot"], 4)
+        nc = rng.randint(2, 4)
+        kinds = [rng.choice(["int", "dec", "code"]) for _ in range(nc)]
+        codes = ["VC", "OJ", "A", "B", "M", "F", "x1", "k2"]
+
+        def short(kind: str) -> str:
+            if kind == "int":
+                return str(rng.randint(1, 999))
+            if kind == "dec":
+                return f"{rng.uniform(0.1, 40.0):.1f}"
+            return rng.choice(codes)
+
+        narrow = [heads[:nc]] + [[short(k) for k in kinds] for _ in range(rng.randint(4, 20))]
+
     def widths(rows: list[list[str]]) -> list[float]:
-        return [
+        ws = [
             max(_width(r[c].replace("|", "   "), st.font[1], st.size) for r in rows)
             for c in range(len(rows[0]))
         ]
+        if narrow and rows[0] == head:  # the long table's stub as wide as the narrow table and more
+            ws[0] = max(ws[0], sum(widths(narrow)) + len(narrow[0]) * st.pad + rng_pad)
+        return ws
 
     def layout(ws: list[float]) -> list[tuple[float, float]]:
         out, x = [], x0 + st.pad / 2
@@ -1312,6 +1338,22 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
             y = _caption(pg, caption, x0, y + 6, size)
         elif shift == "contd":
             y = _caption(pg, f"{caption} (continued)", x0, y + 6, size)
+        if narrow and tail:
+            cols2 = layout(widths(narrow))
+            bottom = _draw_rows(
+                pg,
+                [[(t, 1) for t in rr] for rr in narrow],
+                cols2,
+                y + 6,
+                st,
+                ["r"] * len(narrow[0]),
+                {0},
+                ruled,
+                {0},
+            )
+            _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
+            truths.append(TruthTable(pages=[p], grids={p: narrow}, merged=narrow))
+            break
         if variant == "new_table" and tail:
             # another table: its own columns and header, straight at the top of the page
             nc = rng.choice([k for k in range(3, 7) if k != n_cols])
@@ -1377,7 +1419,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
         bottom = _draw_rows(pg, rows, cols, y + 6, st, sp.align, bold, ruled, rule_rows)
         grids[p] = grid
         merged.extend(g for g in (grid[1:] if header else grid))
-        if last_page and bottom < H - margin - 80:
+        if last_page and bottom < H - margin - 80 and not narrow:  # narrow: nothing after it
             _paragraph(pg, rng, x0, x1, bottom + 14, 3, font[0], size)
     first = TruthTable(pages=sorted(grids), grids=grids, merged=merged, kind="rows")
     return [first, *truths]
