@@ -191,6 +191,12 @@ def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:
         out.append(best)
     if any(y < x for x, y in itertools.pairwise(out)):
         return None
+    if len(out) >= 2 and len(set(out)) == 1:
+        # every column of ``b`` inside one column of ``a``: joined, each of ``b``'s rows would become
+        # one cell. A continuation's columns lie in the columns they continue, several of them; a
+        # table that fits inside one column of the table before (a narrow table under a wide stub)
+        # is a table of its own
+        return None
     return out
 
 

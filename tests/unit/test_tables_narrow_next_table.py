@@ -1,0 +1,60 @@
+"""A narrow table at the top of the page after a long table stays a table of its own (issue 37).
+
+A long table with a wide stub column ends its page short, nothing after it; the next page opens with
+a table of two to four short columns (codes, small figures under short heads) that fits inside that
+stub's width. Its columns all fall inside the long table's first column, so the column map of a
+continuation (``rows._column_map``) put every one of them there: the narrow table was joined to the
+long one as rows, each of its rows one cell ("4.2 VC 0.5"). A continuation's columns lie in several
+of the columns they continue; a part that fits inside one column is another table.
+
+Documents from tests/support/table_pages.py (``UNSEEN``: ``narrow_table_tail``), tune seeds; the pass
+rate over many seeds is bench/tables_synthetic.py's ``--classes narrow_table_tail``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.cells import _Part  # noqa: E402
+from dagster_ocr.tables.rows import _column_map  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _cells(grid: list[list[str]]) -> Counter[str]:
+    return Counter(_norm(x) for row in grid for x in row if x and x.strip())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_a_narrow_table_after_a_long_one_stays_apart(seed: int) -> None:
+    case = make_case(seed, "narrow_table_tail")
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [t.pages for t in case.tables]
+    narrow, truth = tables[-1], case.tables[-1].merged
+    assert narrow.n_cols == len(truth[0])
+    assert _cells(narrow.grid()) == _cells(truth)
+
+
+def _part(edges: list[float], rows: list[list[str | None]]) -> _Part:
+    boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
+    return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
+
+
+def test_columns_inside_one_column_do_not_map() -> None:
+    a = _part([50, 250, 320, 400], [["Item", "A", "B"], ["Other services, excluding transport", "1", "2"]])
+    # three columns, all inside a's stub: another table, not a continuation
+    assert _column_map(a, _part([50, 90, 130, 170], [["len", "supp", "dose"]]), TableSettings()) is None
+    # one column there (a page of stub lines) still maps, as do columns spread over a's columns
+    assert _column_map(a, _part([50, 200], [["Total"]]), TableSettings()) == [0]
+    assert _column_map(a, _part([50, 240, 330], [["Total", "9"]]), TableSettings()) == [0, 1]
