@@ -271,6 +271,22 @@ def _opens_with_labels(a: _Part, b: _Part) -> bool:
     return labels >= max(1, 2 * len(figures) / 3)
 
 
+def _opens_with_own_header(b: _Part) -> bool:
+    """``b``'s first row holds labels over (most of) ``b``'s own columns of figures, at least one:
+    a table that opens with a header of its own. Read in ``b``'s columns, before any mapping onto
+    the columns of the table it might continue."""
+    if len(b.rows) < 2:
+        return False
+    figures = []
+    for c in range(b.n_cols):
+        filled = [r[c] for r in b.rows[1:] if c < len(r) and r[c]]
+        if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
+            figures.append(c)
+    first = b.rows[0]
+    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
+    return bool(figures) and labels >= max(1, 2 * len(figures) / 3)
+
+
 #: a currency sign printed alone in a figure's cell (the figure set in the next cell, or none)
 _SIGNS = frozenset({"$", "€", "£", "¥", "US$", "C$", "A$", "R$"})
 
@@ -412,6 +428,10 @@ def _mapped_continuation(
     if m is None:
         return None
     if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:
+        return None
+    if _opens_with_own_header(b) and _header_repeat(first, b, s) == 0:
+        # a header of its own, read in its own columns: mapped, its labels may land beside the
+        # figures or all in one column, where the test above cannot see them
         return None
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
 

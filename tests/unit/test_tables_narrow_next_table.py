@@ -46,6 +46,33 @@ def test_a_narrow_table_after_a_long_one_stays_apart(seed: int) -> None:
     assert _cells(narrow.grid()) == _cells(truth)
 
 
+def _grid(page: pymupdf.Page, xs: list[float], top: float, rows: list[list[str]]) -> None:
+    h = 16.0
+    for r in range(len(rows) + 1):
+        page.draw_line((xs[0], top + r * h), (xs[-1], top + r * h), width=0.5)
+    for x in xs:
+        page.draw_line((x, top), (x, top + h * len(rows)), width=0.5)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            page.insert_text((xs[c] + 3, top + r * h + 12), text, fontsize=9)
+
+
+def test_a_table_under_its_own_header_across_two_columns_stays_apart() -> None:
+    """The next page's table opens with a header of its own over its own figures; its three columns
+    fall in the first two of the table before, so mapped onto those its header ("supp dose") lies
+    beside no figure of that table and the mapped part's first row looked like data."""
+    doc = pymupdf.open()
+    long = [["No.", "Name", "Q1", "Q2", "Q3"]] + [
+        [str(k), f"Site {k}", f"{k}.1", f"{k}.2", f"{k}.3"] for k in range(8)
+    ]
+    _grid(doc.new_page(width=595, height=842), [60, 100, 200, 300, 400, 500], 80, long)
+    narrow = [["len", "supp", "dose"]] + [[f"{4 + k}.2", "VC", "0.5"] for k in range(6)]
+    _grid(doc.new_page(width=595, height=842), [60, 95, 130, 165], 80, narrow)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [[0], [1]]
+    assert tables[1].grid() == narrow
+
+
 def _part(edges: list[float], rows: list[list[str | None]]) -> _Part:
     boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
     return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
