@@ -136,9 +136,21 @@ WIDE = ["wide_statement"]
 #: ``narrow_table_tail``: ``new_table_tail``'s negative with a narrow second table: a long table
 #: whose stub column is wide, and at the top of the next page, nothing between, a table of two to
 #: four short columns (codes, small figures under short heads) that fits inside that stub's width.
-UNSEEN = ["spaced_stats", "shifted_tail", "label_tail", "narrow_table_tail"]
+#: ``open_ruled``: ``ruled``'s tables with no rule down their two outer sides: rules between the
+#: columns and across every row, those running on over the first and last columns (a LaTeX
+#: ``{l|r|r}`` tabular with ``\\hline``; a spreadsheet's inner borders).
+#: ``straddle_table_tail``: ``narrow_table_tail`` with the long table's stub left as wide as its
+#: labels, so the short table's columns lie across the stub and the column beside it.
+UNSEEN = [
+    "spaced_stats",
+    "shifted_tail",
+    "label_tail",
+    "narrow_table_tail",
+    "open_ruled",
+    "straddle_table_tail",
+]
 #: the unseen classes scored as multi-page tables
-TAIL_UNSEEN = ["shifted_tail", "label_tail", "narrow_table_tail"]
+TAIL_UNSEEN = ["shifted_tail", "label_tail", "narrow_table_tail", "straddle_table_tail"]
 
 #: seeds of the tune split start here, those of the held-out split at HELD_OUT
 TUNE = 0
@@ -1236,7 +1248,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
     furniture = rng.random() < 0.8
     repeat = rng.random() < 0.6
     tags.append("repeat" if repeat else "no_repeat")
-    new_table = cls in ("new_table_tail", "narrow_table_tail")
+    new_table = cls in ("new_table_tail", "narrow_table_tail", "straddle_table_tail")
     variant = rng.choice(["wide", "split", "totals"]) if not new_table else "new_table"
     tags.append(variant)
     shift = rng.choice(["mirror", "refit", "contd"]) if cls == "shifted_tail" else ""
@@ -1279,7 +1291,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
 
     narrow: Grid = []  # narrow_table_tail: the next page's table, drawn before the stub is sized
     rng_pad = 0.0
-    if cls == "narrow_table_tail":
+    if cls in ("narrow_table_tail", "straddle_table_tail"):
         rng_pad = rng.uniform(0.0, 60.0)
         heads = rng.sample(["len", "dose", "supp", "n", "id", "age", "sex", "qty", "grp", "code", "lot"], 4)
         nc = rng.randint(2, 4)
@@ -1300,7 +1312,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
             max(_width(r[c].replace("|", "   "), st.font[1], st.size) for r in rows)
             for c in range(len(rows[0]))
         ]
-        if narrow and rows[0] == head:  # the long table's stub as wide as the narrow table and more
+        if narrow and rows[0] == head and cls == "narrow_table_tail":  # a stub wider than the narrow table
             ws[0] = max(ws[0], sum(widths(narrow)) + len(narrow[0]) * st.pad + rng_pad)
         return ws
 

@@ -7,8 +7,9 @@ continuation (``rows._column_map``) put every one of them there: the narrow tabl
 long one as rows, each of its rows one cell ("4.2 VC 0.5"). A continuation's columns lie in several
 of the columns they continue; a part that fits inside one column is another table.
 
-Documents from tests/support/table_pages.py (``UNSEEN``: ``narrow_table_tail``), tune seeds; the pass
-rate over many seeds is bench/tables_synthetic.py's ``--classes narrow_table_tail``.
+Documents from tests/support/table_pages.py (``UNSEEN``: ``narrow_table_tail``, ``straddle_table_tail``),
+tune seeds; the pass rate over many seeds is bench/tables_synthetic.py's ``--classes narrow_table_tail``
+(and ``straddle_table_tail``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ def test_a_narrow_table_after_a_long_one_stays_apart(seed: int) -> None:
     narrow, truth = tables[-1], case.tables[-1].merged
     assert narrow.n_cols == len(truth[0])
     assert _cells(narrow.grid()) == _cells(truth)
+
+
+@pytest.mark.parametrize("seed", [4, 12])
+def test_a_short_table_across_the_stub_and_the_next_column_stays_apart(seed: int) -> None:
+    """``straddle_table_tail``: the short table's columns lie across the long table's stub and the
+    column beside it; mapped there its header sat beside none of the long table's figures."""
+    case = make_case(seed, "straddle_table_tail")
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [t.pages for t in case.tables]
+    assert tables[-1].n_cols == len(case.tables[-1].merged[0])
 
 
 def _grid(page: pymupdf.Page, xs: list[float], top: float, rows: list[list[str]]) -> None:
