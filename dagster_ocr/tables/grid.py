@@ -320,6 +320,10 @@ def _make_edges(
     (MuPDF's ``fz_include_point_in_rect`` is that; the coordinates are already C floats, so its
     rounding to float changes nothing). Supports the settings ``_ruled_grids`` uses (``lines``,
     not ``lines_strict``; no clip, no added lines or boxes).
+
+    One difference, on purpose: whether a joined box holds text is asked of the characters' page
+    space boxes, where PyMuPDF asks it of their PDF-space y (see ``char_boxes`` below), so a box
+    holding text becomes the table's border wherever the table sits on the page.
     """
     assert "lines_strict" not in (tset.vertical_strategy, tset.horizontal_strategy)
     snap_x, snap_y, min_length = tset.snap_x_tolerance, tset.snap_y_tolerance, tset.edge_min_length
@@ -380,7 +384,12 @@ def _make_edges(
 
     # graphics boxes that (almost) touch are joined; a joined box holding text becomes a border
     boxes = sorted({tuple(path["rect"]) for path in cdrawings}, key=lambda r: (r[3], r[0]))
-    char_boxes = [(c["x0"], c["x1"], c["y0"], c["y1"]) for c in chars]  # y0/y1 as make_chars writes
+    # the boxes are in page space (y down), so the characters are too: their "top" and "bottom".
+    # PyMuPDF's ``chars_in_rect`` reads "y0"/"y1" (PDF space, y up), so a box found no text unless
+    # the text's mirror image across the page's middle fell inside it, and a grid with no rule
+    # down its outer sides (a LaTeX ``{l|r|r}`` tabular, a spreadsheet's inner borders) got no
+    # border there: its first and last columns were left out of the table
+    char_boxes = [(c["x0"], c["x1"], c["top"], c["bottom"]) for c in chars]
     borders = []
     while boxes:
         box = boxes[0]

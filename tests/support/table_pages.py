@@ -355,7 +355,7 @@ class _Style:
     font: tuple[str, str]
     size: float
     pitch: float  # baseline to baseline, in font sizes
-    rules: str  # "ruled", "none", "header", "zebra"
+    rules: str  # "ruled", "none", "header", "zebra"; "open": ruled, no rule down the outer sides
     pad: float  # column gap, pt
 
 
@@ -550,7 +550,7 @@ class _Printer:
                 span_left = sp.row_span[r] - 1
             elif span_left:
                 span_left -= 1
-            if st.rules == "ruled" and r != body_rows[-1]:
+            if st.rules in ("ruled", "open") and r != body_rows[-1]:
                 x_from = col_x[0][1] + st.pad / 2 if (span_left and not rtl) else left
                 x_to = col_x[0][0] - st.pad / 2 if (span_left and rtl) else right_edge
                 page.draw_line((x_from, y), (x_to, y), width=0.5)
@@ -562,7 +562,7 @@ class _Printer:
             _rtl_text(*args)
         self.later.clear()
         rules_y.append(bottom)
-        if st.rules in ("ruled", "header"):
+        if st.rules in ("ruled", "header", "open"):
             for ry in (
                 ([rules_y[0], rules_y[1], rules_y[-1]] + rules_y[2:-1])
                 if header
@@ -571,7 +571,7 @@ class _Printer:
                 page.draw_line((left, ry), (right_edge, ry), width=0.6)
             for a, b, yy in spans_drawn:
                 page.draw_line((a, yy), (b, yy), width=0.4)
-        if st.rules == "ruled":
+        if st.rules in ("ruled", "open"):
             edges = (
                 [left]
                 + [
@@ -588,6 +588,8 @@ class _Printer:
                     covered.update(range(c + 1, c + span))
                     c += span
             for k, x in enumerate(edges):
+                if st.rules == "open" and k in (0, len(edges) - 1):
+                    continue  # the row rules run on past the outer columns, no side drawn
                 start = top + lh if k in covered else top
                 page.draw_line((x, start), (x, bottom), width=0.5)
             if header:
@@ -784,8 +786,10 @@ def _one(
         y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 6), font[0], size, justify=rng.random() < 0.5)
     n_cols, n_rows = rng.randint(3, 7), rng.randint(4, 16)
     st = _style(rng)
-    if cls in ("ruled", "unruled", "header_rule", "zebra"):
-        st.rules = {"ruled": "ruled", "unruled": "none", "header_rule": "header", "zebra": "zebra"}[cls]
+    if cls in ("ruled", "unruled", "header_rule", "zebra", "open_ruled"):
+        st.rules = {"ruled": "ruled", "unruled": "none", "header_rule": "header", "zebra": "zebra"}.get(
+            cls, "open"
+        )
         y = table(_spec(rng, n_cols, n_rows), st, x0, y + 10, x1 - x0)
     elif cls == "sparse":
         st.rules = rng.choice(["none", "header"])
@@ -2585,7 +2589,7 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         _flow_chart(rng, doc, tags)
     elif cls in LATER_NO_TABLE:
         _figure_pair(rng, doc, tags)
-    elif cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", *LATER):
+    elif cls in SINGLE or cls in ("hyphenated", "rtl_wrapped", "open_ruled", *LATER):
         tables = _one(rng, cls, doc, tags)
     elif cls in TURNED:
         tables = _turned(rng, cls, doc, tags)
