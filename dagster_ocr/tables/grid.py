@@ -321,9 +321,11 @@ def _make_edges(
     rounding to float changes nothing). Supports the settings ``_ruled_grids`` uses (``lines``,
     not ``lines_strict``; no clip, no added lines or boxes).
 
-    One difference, on purpose: whether a joined box holds text is asked of the characters' page
+    Two differences, on purpose: whether a joined box holds text is asked of the characters' page
     space boxes, where PyMuPDF asks it of their PDF-space y (see ``char_boxes`` below), so a box
-    holding text becomes the table's border wherever the table sits on the page.
+    holding text becomes the table's border wherever the table sits on the page; and only a box
+    that two of its lines run through, side to side or top to bottom, becomes a border
+    (``ruled_through``): not a diagram with its labels.
     """
     assert "lines_strict" not in (tset.vertical_strategy, tset.horizontal_strategy)
     snap_x, snap_y, min_length = tset.snap_x_tolerance, tset.snap_y_tolerance, tset.edge_min_length
@@ -444,8 +446,32 @@ def _make_edges(
                 add(path, ll, lr)
                 add(path, lr, ur)
                 add(path, ur, ul)
+
+    def ruled_through(box: tuple[float, ...]) -> bool:
+        """Two drawn lines or more run the box's whole width (the row rules of a grid whose sides
+        are not drawn) or its whole height (column rules with no rule along the top and bottom).
+        A diagram's joined strokes with labels inside hold text too, but its lines rarely span
+        it: drawn as a border, its box cut the diagram into a grid of empty cells."""
+        bx0, by0, bx1, by1 = box
+        across = down = 0
+        for e in edges:
+            if e["orientation"] == "h":
+                if (
+                    e["x0"] <= bx0 + snap_x
+                    and e["x1"] >= bx1 - snap_x
+                    and by0 - snap_y <= e["top"] <= by1 + snap_y
+                ):
+                    across += 1
+            elif (
+                e["top"] <= by0 + snap_y
+                and e["bottom"] >= by1 - snap_y
+                and bx0 - snap_x <= e["x0"] <= bx1 + snap_x
+            ):
+                down += 1
+        return across >= 2 or down >= 2
+
     border = {"color": (0, 0, 0), "fill": None, "width": 1}
-    for x0, y0, x1, y1 in borders:
+    for x0, y0, x1, y1 in [b for b in borders if ruled_through(b)]:
         add(border, (x0, y0), (x1, y0))
         add(border, (x0, y1), (x1, y1))
         add(border, (x0, y0), (x0, y1))
