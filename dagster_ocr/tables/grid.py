@@ -321,11 +321,11 @@ def _make_edges(
     rounding to float changes nothing). Supports the settings ``_ruled_grids`` uses (``lines``,
     not ``lines_strict``; no clip, no added lines or boxes).
 
-    Two differences, on purpose: whether a joined box holds text is asked of the characters' page
-    space boxes, where PyMuPDF asks it of their PDF-space y (see ``char_boxes`` below), so a box
-    holding text becomes the table's border wherever the table sits on the page; and only a box
-    that two of its lines run through, side to side or top to bottom, becomes a border
-    (``ruled_through``): not a diagram with its labels.
+    One addition, on purpose: PyMuPDF asks whether a joined box holds text of the characters'
+    PDF-space y (see ``char_boxes`` below); a box that test refuses becomes a border too when its
+    text lies in it in page space and two of its lines run through it, side to side or top to
+    bottom (``ruled_through``): a grid with no rule down its outer sides, not a diagram with its
+    labels. The edges are PyMuPDF's, in its order, then those extra borders' edges.
     """
     assert "lines_strict" not in (tset.vertical_strategy, tset.horizontal_strategy)
     snap_x, snap_y, min_length = tset.snap_x_tolerance, tset.snap_y_tolerance, tset.edge_min_length
@@ -386,12 +386,16 @@ def _make_edges(
 
     # graphics boxes that (almost) touch are joined; a joined box holding text becomes a border
     boxes = sorted({tuple(path["rect"]) for path in cdrawings}, key=lambda r: (r[3], r[0]))
-    # the boxes are in page space (y down), so the characters are too: their "top" and "bottom".
-    # PyMuPDF's ``chars_in_rect`` reads "y0"/"y1" (PDF space, y up), so a box found no text unless
-    # the text's mirror image across the page's middle fell inside it, and a grid with no rule
-    # down its outer sides (a LaTeX ``{l|r|r}`` tabular, a spreadsheet's inner borders) got no
-    # border there: its first and last columns were left out of the table
-    char_boxes = [(c["x0"], c["x1"], c["top"], c["bottom"]) for c in chars]
+    # PyMuPDF asks whether a joined box holds text of the characters' "y0"/"y1": PDF space (y up),
+    # where the boxes are in page space (y down). A box then holds text only where the text's
+    # mirror image across the page's middle falls inside it, so a grid with no rule down its outer
+    # sides (a LaTeX ``{l|r|r}`` tabular, a spreadsheet's inner borders) got its border by chance
+    # and otherwise lost its first and last columns. That test is kept as it is (every result was
+    # measured with it); a box it refuses becomes a border when its characters' page-space boxes
+    # lie in it and two of its lines run through it (``ruled_through``, judged below)
+    char_boxes = [(c["x0"], c["x1"], c["y0"], c["y1"]) for c in chars]  # y0/y1 as make_chars writes
+    page_boxes = [(c["x0"], c["x1"], c["top"], c["bottom"]) for c in chars]
+    maybe = []  # boxes that hold text in page space only
     borders = []
     while boxes:
         box = boxes[0]
@@ -411,6 +415,8 @@ def _make_edges(
                     grown = True
         if any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in char_boxes):
             borders.append(box)
+        elif any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in page_boxes):
+            maybe.append(box)
         del boxes[0]
 
     for path in cdrawings:
@@ -471,7 +477,7 @@ def _make_edges(
         return across >= 2 or down >= 2
 
     border = {"color": (0, 0, 0), "fill": None, "width": 1}
-    for x0, y0, x1, y1 in [b for b in borders if ruled_through(b)]:
+    for x0, y0, x1, y1 in borders + [b for b in maybe if ruled_through(b)]:
         add(border, (x0, y0), (x1, y0))
         add(border, (x0, y1), (x1, y1))
         add(border, (x0, y0), (x0, y1))
