@@ -395,7 +395,7 @@ def _make_edges(
     # lie in it and two of its lines run through it (``ruled_through``, judged below)
     char_boxes = [(c["x0"], c["x1"], c["y0"], c["y1"]) for c in chars]  # y0/y1 as make_chars writes
     page_boxes = [(c["x0"], c["x1"], c["top"], c["bottom"]) for c in chars]
-    maybe = []  # boxes that hold text in page space only
+    maybe = []  # boxes PyMuPDF's test refuses: they may hold text in page space
     borders = []
     while boxes:
         box = boxes[0]
@@ -415,8 +415,8 @@ def _make_edges(
                     grown = True
         if any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in char_boxes):
             borders.append(box)
-        elif any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in page_boxes):
-            maybe.append(box)
+        elif box[2] - box[0] > 2 * snap_x and box[3] - box[1] > 2 * snap_y:
+            maybe.append(box)  # asked below, once the edges are known (most fail there, cheaply)
         del boxes[0]
 
     for path in cdrawings:
@@ -477,7 +477,11 @@ def _make_edges(
         return across >= 2 or down >= 2
 
     border = {"color": (0, 0, 0), "fill": None, "width": 1}
-    for x0, y0, x1, y1 in borders + [b for b in maybe if ruled_through(b)]:
+
+    def holds_text(box: tuple[float, ...]) -> bool:
+        return any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in page_boxes)
+
+    for x0, y0, x1, y1 in borders + [b for b in maybe if ruled_through(b) and holds_text(b)]:
         add(border, (x0, y0), (x1, y0))
         add(border, (x0, y1), (x1, y1))
         add(border, (x0, y0), (x0, y1))
