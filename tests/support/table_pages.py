@@ -2286,6 +2286,16 @@ _STATEMENT_TITLES = [
 _PERIOD_HEADS = ["Year Ended December 31,", "Years ended", "As of December 31,", "Fiscal Years Ended"]
 
 
+def _set_figure(page: pymupdf.Page, f: str, right: float, base: float, font: str, size: float) -> None:
+    """A statement's figure set right at ``right``, a closing ")" hanging past it; a nil's dash."""
+    if f == "—" and _DEJAVU.exists():  # the base-14 fonts' encoding has no em dash
+        w = _width(f, "dejavu", size)
+        page.insert_text((right - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
+    else:
+        core = f[:-1] if f.endswith(")") else f
+        page.insert_text((right - _width(core, font, size), base), f, fontname=font, fontsize=size)
+
+
 def _statement(
     rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False
 ) -> list[TruthTable]:
@@ -2419,12 +2429,7 @@ def _statement(
             if not f:
                 cells.append("")
                 continue
-            core = f[:-1] if f.endswith(")") else f
-            if f == "—" and _DEJAVU.exists():  # the base-14 fonts' encoding has no em dash
-                w = _width(f, "dejavu", size)
-                page.insert_text((b - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
-            else:
-                page.insert_text((b - _width(core, f0, size), base), f, fontname=f0, fontsize=size)
+            _set_figure(page, f, b, base, f0, size)
             if usd and f != "—":
                 page.insert_text((a, base), "$", fontname=f0, fontsize=size)
                 cells.append(f"$ {f}")
@@ -2537,12 +2542,7 @@ def _wide_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) 
             if not f:
                 cells.append("")
                 continue
-            core = f[:-1] if f.endswith(")") else f
-            if f == "—" and _DEJAVU.exists():
-                w = _width(f, "dejavu", size)
-                page.insert_text((b - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
-            else:
-                page.insert_text((b - _width(core, f0, size), base), f, fontname=f0, fontsize=size)
+            _set_figure(page, f, b, base, f0, size)
             if usd:
                 page.insert_text((a, base), "$", fontname=f0, fontsize=size)
             cells.append(f"$ {f}" if usd else f)
