@@ -2286,14 +2286,35 @@ _STATEMENT_TITLES = [
 _PERIOD_HEADS = ["Year Ended December 31,", "Years ended", "As of December 31,", "Fiscal Years Ended"]
 
 
-def _set_figure(page: pymupdf.Page, f: str, right: float, base: float, font: str, size: float) -> None:
-    """A statement's figure set right at ``right``, a closing ")" hanging past it; a nil's dash."""
-    if f == "—" and _DEJAVU.exists():  # the base-14 fonts' encoding has no em dash
-        w = _width(f, "dejavu", size)
-        page.insert_text((right - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
-    else:
-        core = f[:-1] if f.endswith(")") else f
-        page.insert_text((right - _width(core, font, size), base), f, fontname=font, fontsize=size)
+def _set_figures(
+    page: pymupdf.Page,
+    cols: list[tuple[float, float]],
+    figs: list[str],
+    usd: bool,
+    base: float,
+    font: str,
+    size: float,
+    dollar_on_nil: bool,
+) -> list[str]:
+    """A statement row's figures, each set right at its column's right edge (a closing ")" hanging
+    past it, a nil as a dash), with "$" at the column's left where ``usd`` (before a nil's dash too
+    with ``dollar_on_nil``); their cells as the truth reads them."""
+    cells = []
+    for (left, right), f in zip(cols, figs, strict=True):
+        if not f:
+            cells.append("")
+            continue
+        if f == "—" and _DEJAVU.exists():  # the base-14 fonts' encoding has no em dash
+            w = _width(f, "dejavu", size)
+            page.insert_text((right - w, base), f, fontname="dejavu", fontfile=str(_DEJAVU), fontsize=size)
+        else:
+            core = f[:-1] if f.endswith(")") else f
+            page.insert_text((right - _width(core, font, size), base), f, fontname=font, fontsize=size)
+        dollar = usd and (dollar_on_nil or f != "—")
+        if dollar:
+            page.insert_text((left, base), "$", fontname=font, fontsize=size)
+        cells.append(f"$ {f}" if dollar else f)
+    return cells
 
 
 def _statement(
@@ -2424,17 +2445,7 @@ def _statement(
         page.insert_text(
             (x0 + level * step, base), label, fontname=f1 if head and bold_heads else f0, fontsize=size
         )
-        cells = [label]
-        for (a, b), f in zip(fx, figs, strict=True):
-            if not f:
-                cells.append("")
-                continue
-            _set_figure(page, f, b, base, f0, size)
-            if usd and f != "—":
-                page.insert_text((a, base), "$", fontname=f0, fontsize=size)
-                cells.append(f"$ {f}")
-            else:
-                cells.append(f)
+        cells = [label] + _set_figures(page, fx, figs, usd, base, f0, size, dollar_on_nil=False)
         grid.append(cells)
         y += lh
         if y > H - margin - 3 * lh:
@@ -2537,15 +2548,7 @@ def _wide_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) 
             y += lh * 0.3
         base = y + lh
         page.insert_text((x0 + level * step, base), label, fontname=f0, fontsize=size)
-        cells = [label]
-        for (a, b), f in zip(cols, figs, strict=True):
-            if not f:
-                cells.append("")
-                continue
-            _set_figure(page, f, b, base, f0, size)
-            if usd:
-                page.insert_text((a, base), "$", fontname=f0, fontsize=size)
-            cells.append(f"$ {f}" if usd else f)
+        cells = [label] + _set_figures(page, cols, figs, usd, base, f0, size, dollar_on_nil=True)
         grid.append(cells)
         y += lh
     if rng.random() < 0.7:  # notes under the grid, their marks set apart
