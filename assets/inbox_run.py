@@ -272,21 +272,25 @@ _KEPT_ENGINES = 4
 
 
 def reuse_sqlite_engines(instance: Any) -> list[str]:
-    """Let the instance's SQLite storages build one SQLAlchemy engine per database file, not one per
-    event or query; which of them do (none: other storages, left as they are).
+    """Let the instance's SQLite storages keep one SQLAlchemy engine, and its connections, per
+    database file instead of building both anew for every event and query; which storages do (none:
+    other storages, left as they are).
 
-    Dagster's ``SqliteEventLogStorage`` and ``SqliteRunStorage`` create an engine for every write
-    and read (``_connect``, ``has_table``, ``connect``), and an engine starts with an empty
-    statement cache, so every event's INSERT was compiled again: a document's run stores about
-    100 events, some into two databases (the run's and the index), and reads the run storage
-    about 50 times. The engine kept here has the same ``NullPool`` (a new SQLite connection each
-    time, closed after, as before) and the same busy timeout, and a database is still initialised
-    once a process (``_initdb``); only the engine object, its dialect and its compiled statements
-    live on (the event log's for the last :data:`_KEPT_ENGINES` files). The two 10-K reports' runs:
-    storing their 198 events 0.95-1.10 -> 0.63-0.70 CPU s, the asset reads 0.31 -> 0.16 (2026-12-05,
-    issue 36, 2-core AVX512-VNNI EPYC). Only this instance's storage objects are changed, each only
-    when it is exactly Dagster's SQLite class (a local ``DAGSTER_HOME`` without a PostgreSQL
-    storage), whose methods these mirror (dagster 1.13)."""
+    Dagster's ``SqliteEventLogStorage`` and ``SqliteRunStorage`` create an engine with no pool
+    (``NullPool``) for every write and read (``_connect``, ``has_table``, ``connect``): each event
+    opened the database file and read its schema again, and, as an engine starts with an empty
+    statement cache, compiled its INSERT again. A document's run stores about 100 events, some into
+    two databases (the run's and the index), and reads the run storage about 50 times. The engines
+    kept here have SQLAlchemy's own pool for SQLite files (a few connections, each used by one thread
+    at a time, rolled back when handed back: no lock is held between uses, and other processes, the
+    UI's, write beside them as before, WAL and the same busy timeout), a database is still
+    initialised once a process (``_initdb``), and the event log's engines are kept for the last
+    :data:`_KEPT_ENGINES` files (older ones disposed: their connections closed). The two 10-K reports'
+    runs, storing their 198 events: 0.95-1.10 CPU s, 0.63-0.70 with kept engines, 0.44-0.46 with
+    their connections too; the asset reads 0.31 -> 0.11 (2026-12-05, issue 36, 2-core AVX512-VNNI
+    EPYC). Only this instance's storage objects are changed, each only when it is exactly Dagster's
+    SQLite class (a local ``DAGSTER_HOME`` without a PostgreSQL storage), whose methods these mirror
+    (dagster 1.13)."""
     import contextlib
     import threading
     from collections import OrderedDict
@@ -294,7 +298,6 @@ def reuse_sqlite_engines(instance: Any) -> list[str]:
     from dagster._core.storage.event_log.sqlite import sqlite_event_log
     from dagster._core.storage.runs.sqlite import sqlite_run_storage
     from sqlalchemy import create_engine
-    from sqlalchemy.pool import NullPool
 
     done: list[str] = []
     events = getattr(instance, "_event_storage", None)
@@ -309,7 +312,6 @@ def reuse_sqlite_engines(instance: Any) -> list[str]:
                 if engine is None:
                     engine = create_engine(
                         events.conn_string_for_shard(shard),
-                        poolclass=NullPool,
                         connect_args={"timeout": sqlite_event_log.SQLITE_BUSY_TIMEOUT_SECONDS},
                     )
                     engines[shard] = engine
@@ -338,7 +340,7 @@ def reuse_sqlite_engines(instance: Any) -> list[str]:
         done.append("event_log")
     runs = getattr(instance, "_run_storage", None)
     if type(runs) is sqlite_run_storage.SqliteRunStorage:
-        run_engine = create_engine(runs._conn_string, poolclass=NullPool)  # noqa: SLF001
+        run_engine = create_engine(runs._conn_string)  # noqa: SLF001
 
         @contextlib.contextmanager
         def connect() -> Any:

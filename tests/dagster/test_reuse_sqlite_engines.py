@@ -4,6 +4,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import sqlalchemy as sa
 from dagster._core.storage.event_log.sqlite import sqlite_event_log
 from dagster._core.storage.runs.sqlite import sqlite_run_storage
 
@@ -20,9 +21,18 @@ def double(number: int) -> int:
     return 2 * number
 
 
-def _materialize_counting(instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Materialize two assets on ``instance``; the engines Dagster's SQLite storages built meanwhile."""
+def _materialize_counting(
+    instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], list[Any]]:
+    """Materialize two assets on ``instance``; the engines Dagster's SQLite storages built meanwhile,
+    and the SQLite connections opened."""
     made: list[Any] = []
+    opened: list[Any] = []
+
+    def on_connect(dbapi_connection: Any, record: Any) -> None:
+        opened.append(dbapi_connection)
+
+    sa.event.listen(sa.engine.Engine, "connect", on_connect)
     for module in (sqlite_event_log, sqlite_run_storage):
         real = module.create_engine
 
@@ -31,20 +41,27 @@ def _materialize_counting(instance: dg.DagsterInstance, monkeypatch: pytest.Monk
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(module, "create_engine", counting)
-    assert dg.materialize([number, double], instance=instance).success
-    monkeypatch.undo()
-    return made
+    try:
+        assert dg.materialize([number, double], instance=instance).success
+    finally:
+        sa.event.remove(sa.engine.Engine, "connect", on_connect)
+        monkeypatch.undo()
+    return made, opened
 
 
 def test_events_and_runs_are_stored_through_kept_engines(tmp_path, monkeypatch) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     with dg.DagsterInstance.local_temp(str(tmp_path / "a")) as plain:
-        per_event = _materialize_counting(plain, monkeypatch)
-    assert len(per_event) > 20  # Dagster's own way: an engine for every event and query
+        per_event, connections = _materialize_counting(plain, monkeypatch)
+    # Dagster's own way: an engine and a connection for every event and query
+    assert len(per_event) > 20
+    assert len(connections) > 20
     with dg.DagsterInstance.local_temp(str(tmp_path / "b")) as instance:
         assert reuse_sqlite_engines(instance) == ["event_log", "runs"]
-        assert _materialize_counting(instance, monkeypatch) == []
+        made, opened = _materialize_counting(instance, monkeypatch)
+        assert made == []
+        assert len(opened) <= 6  # a connection or two per database file (run shards, index, runs)
         # what was stored reads back as before: the run, its events, the materializations
         (run,) = instance.get_runs()
         assert run.is_success
