@@ -192,14 +192,28 @@ def _filtered_ids(wh: Warehouse, f: DocumentFilter, doc_ids: list[str] | None) -
 
 def named_issuers(query: str, issuers: list[str]) -> list[str]:
     """The issuers a question names: those whose distinctive words all appear in it ("What was
-    Tesla's capital expenditure in 2023?" names "Tesla, Inc."; legal-form words do not count)."""
+    Tesla's capital expenditure in 2023?" names "Tesla, Inc."; legal-form words do not count).
+
+    Where it names none so, those it calls by one capitalised word of their name that no other
+    issuer's name has: analysts say "Costco", "Meta" and "Cisco" for "Costco Wholesale
+    Corporation", "Meta Platforms, Inc." and "Cisco Systems, Inc.". Capitalised, as a name is
+    written: a word of a name is often a common word too ("General", "Bank"), read in lower case
+    it names nobody, and a name said in full takes precedence."""
     words = set(tokenize(query))
-    named = []
-    for issuer in issuers:
-        name = {w for w in tokenize(issuer) if w not in _LEGAL_WORDS}
-        if name and name <= words:
-            named.append(issuer)
-    return named
+    names = {issuer: {w for w in tokenize(issuer) if w not in _LEGAL_WORDS} for issuer in issuers}
+    named = [issuer for issuer, name in names.items() if name and name <= words]
+    if named:
+        return named
+    capitalised = set(tokenize(" ".join(re.findall(r"(?<!\w)[A-Z]\w*", query))))
+    owners: dict[str, set[str]] = {}
+    for issuer, name in names.items():
+        for w in name:
+            owners.setdefault(w, set()).add(issuer)
+    return [
+        issuer
+        for issuer, name in names.items()
+        if any(w in capitalised and len(owners[w]) == 1 for w in name)
+    ]
 
 
 def named_documents(wh: Warehouse, query: str, doc_ids: list[str] | None) -> list[str]:

@@ -447,5 +447,21 @@ def test_a_question_names_an_issuer_by_its_distinctive_words() -> None:
     issuers = ["Amazon.com, Inc.", "Apple Inc.", "The Goldman Sachs Group, Inc."]
     assert named_issuers("What were Amazon's net sales in 2023?", issuers) == ["Amazon.com, Inc."]
     assert named_issuers("Goldman Sachs net revenues in 2022", issuers) == ["The Goldman Sachs Group, Inc."]
-    assert named_issuers("Goldman's net revenues in 2022", issuers) == []  # one word of two: not named
+    assert named_issuers("goldman's net revenues in 2022", issuers) == []  # one word of two, lower case
     assert named_issuers("net revenues in 2022", issuers) == []
+
+
+def test_a_question_calls_an_issuer_by_one_capitalised_word_of_its_name() -> None:
+    issuers = [
+        "Costco Wholesale Corporation",
+        "Meta Platforms, Inc.",
+        "General Motors Company",
+        "Tesla, Inc.",
+    ]
+    assert named_issuers("What were Costco's net sales in fiscal 2023?", issuers) == [issuers[0]]
+    assert named_issuers("Meta capital expenditures 2023", issuers) == [issuers[1]]
+    assert named_issuers("meta capital expenditures 2023", issuers) == []  # lower case: a common word
+    # a name said in full takes precedence over a word shared with another name
+    assert named_issuers("General and administrative expenses of Tesla in 2023", issuers) == [issuers[3]]
+    two = ["General Motors Company", "General Dynamics Corporation"]
+    assert named_issuers("General revenue in 2023", two) == []  # a word two names share names neither
