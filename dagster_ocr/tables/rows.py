@@ -144,12 +144,27 @@ def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
 
 
+#: a year in a table's headings
+_YEAR_IN = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def _heading_years(part: _Part) -> set[str]:
+    """The years in the headings printed above ``part``'s grid (``statement.find_context``)."""
+    headers = getattr(part.context, "column_headers", None) or []
+    return {y for h in headers for y in _YEAR_IN.findall(h or "")}
+
+
 def _own_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     """``b`` opens with a row of periods of its own: years or dates over two columns or more right
     of an empty stub (a statement's header, under at most a line of heads such as "Year Ended December
     31,"), which ``a``'s first rows do not hold. A statement continued on the next page repeats
     its years or goes on with data rows; one that prints its own years is another statement, as
-    is the next table of a note under its own years."""
+    is the next table of a note under its own years. The same holds for years printed above the
+    grid: a note's table "2023" under the same column heads as the page before's "2024" is the
+    other year's table, not that one going on."""
+    ya, yb = _heading_years(a), _heading_years(b)
+    if ya and yb and ya != yb:
+        return True
     for row in b.rows[: s.header_scan_rows]:
         filled = [(c, " ".join(t.split())) for c, t in enumerate(row) if t and t.strip()]
         if not filled:

@@ -20,6 +20,7 @@ import tables_icdar as TI  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.cells import _Part  # noqa: E402
 from dagster_ocr.tables.rows import _own_header  # noqa: E402
+from dagster_ocr.tables.statement import TableContext  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
 
@@ -111,3 +112,20 @@ def test_a_wide_table_of_figures_under_stacked_headings_reads_as_printed(seed: i
     body = table.grid()[table.header_rows :]
     assert [[_norm(x) for x in r] for r in body] == [[_norm(x) for x in r] for r in truth[1:]]
     assert [_heading(table, k) for k in range(table.n_cols)] == [_norm(x) for x in truth[0]]
+
+
+def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
+    """A note's table per year (Apple's fair values by level: 2024 on one page, 2023 on the next,
+    the same column heads under each year): the years sit above the grids, in their headings, and
+    the second table is the other year's, not the first going on."""
+    s = TableSettings()
+    heads = ["", "Adjusted Cost", "Fair Value"]
+    a = _part([heads, ["Cash", "$ 27,199", "$ 27,199"], ["Subtotal", "1,293", "1,395"]], 1)
+    b = _part([heads, ["Cash", "$ 28,359", "$ 28,359"], ["Subtotal", "923", "909"]], 1)
+    a.context = TableContext(column_headers=["", "2024", "2024"])
+    b.context = TableContext(column_headers=["", "2023", "2023"])
+    assert _own_header(a, b, s)
+    b.context = TableContext(column_headers=["", "2024", "2024"])
+    assert not _own_header(a, b, s)  # the same year over it: the table goes on
+    b.context = None
+    assert not _own_header(a, b, s)  # no headings above it
