@@ -53,8 +53,6 @@ _UNITS_RE = re.compile(
     re.IGNORECASE,
 )
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
-#: the signs a column of their own may hold, and which neighbour each belongs to (no letters: an
-#: "x" column is a table of check marks, not a multiplier)
 #: a heading band this far (in line heights) above the band below it no longer heads the table
 _HEADING_GAP = 2.6
 #: how far above the table (points) headings, units and title are looked for

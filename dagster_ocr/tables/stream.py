@@ -15,14 +15,7 @@ import statistics
 from collections.abc import Callable
 
 from dagster_ocr.model import BBox
-from dagster_ocr.tables.areas import (
-    _NIL_RE,
-    _PERIOD_RE,
-    _YEAR_RE,
-    _close_below,
-    _line_gap,
-    _table_areas,
-)
+from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (

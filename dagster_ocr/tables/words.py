@@ -268,8 +268,9 @@ _NUM_RE = re.compile(
 )
 
 
-#: signs a statement sets apart from its figure, in a column of their own: before it ("$", "(")
-#: and after it ("%", a hanging ")")
+#: signs a statement sets apart from its figure, in a column of their own, and which neighbour each
+#: belongs to: before it ("$", "(") and after it ("%", a hanging ")"); no letters (an "x" column is a
+#: table of check marks, not a multiplier)
 _LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
 _TRAILING = frozenset({"%", ")", ")%", "%)"})
 
