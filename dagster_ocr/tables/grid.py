@@ -307,6 +307,11 @@ def _ruled_grids(
         mt._CHARS_VAR.reset(chars_token)
 
 
+def _holds(box: tuple[float, ...], chars: list[tuple[float, float, float, float]]) -> bool:
+    """Whether a character (x0, x1, y0, y1) lies in ``box`` (x0, y0, x1, y1), as PyMuPDF asks it."""
+    return any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in chars)
+
+
 def _make_edges(
     pg: pymupdf.Page, cdrawings: list[dict[str, Any]], tset: Any, chars: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -413,7 +418,7 @@ def _make_edges(
                     )
                     del boxes[i]
                     grown = True
-        if any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in char_boxes):
+        if _holds(box, char_boxes):
             borders.append(box)
         elif box[2] - box[0] > 2 * snap_x and box[3] - box[1] > 2 * snap_y:
             maybe.append(box)  # asked below, once the edges are known (most fail there, cheaply)
@@ -478,10 +483,7 @@ def _make_edges(
 
     border = {"color": (0, 0, 0), "fill": None, "width": 1}
 
-    def holds_text(box: tuple[float, ...]) -> bool:
-        return any(box[0] <= a and b <= box[2] and box[1] <= c and box[3] >= d for a, b, c, d in page_boxes)
-
-    for x0, y0, x1, y1 in borders + [b for b in maybe if ruled_through(b) and holds_text(b)]:
+    for x0, y0, x1, y1 in borders + [b for b in maybe if ruled_through(b) and _holds(b, page_boxes)]:
         add(border, (x0, y0), (x1, y0))
         add(border, (x0, y1), (x1, y1))
         add(border, (x0, y0), (x0, y1))

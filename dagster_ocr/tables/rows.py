@@ -13,7 +13,7 @@ from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.areas import _PERIOD_RE
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
-from dagster_ocr.tables.words import _is_num, _norm
+from dagster_ocr.tables.words import _LEADING, _is_num, _norm
 
 
 def _gap_ok(
@@ -132,16 +132,8 @@ def _fresh_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     """
     if not b.rows or len(b.rows) < 2:
         return False
-    figures = []
-    for c in range(1, a.n_cols):
-        filled = [r[c] for r in a.rows[a.header_rows :] if c < len(r) and r[c]]
-        if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
-            figures.append(c)
-    if not figures:
-        return False
-    first = b.rows[0]
-    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
-    return labels >= max(1, 2 * len(figures) / 3) and _header_repeat(a, b, s) == 0
+    figures = _figure_columns(a, 1, a.header_rows)
+    return bool(figures) and _labels_over(b.rows[0], figures) and _header_repeat(a, b, s) == 0
 
 
 #: a year in a table's headings
@@ -272,18 +264,10 @@ def _shifted(part: _Part, dx: float) -> _Part:
 def _opens_with_labels(a: _Part, b: _Part) -> bool:
     """``b``'s first row holds labels over (most of) the columns where ``a`` holds figures; True
     too when ``a`` has no column of figures, where nothing tells a header from a row of data."""
-    figures = []
-    for c in range(1, a.n_cols):
-        filled = [r[c] for r in a.rows[a.header_rows :] if c < len(r) and r[c]]
-        if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
-            figures.append(c)
+    figures = _figure_columns(a, 1, a.header_rows)
     if not b.rows:
         return False
-    if not figures:
-        return True
-    first = b.rows[0]
-    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
-    return labels >= max(1, 2 * len(figures) / 3)
+    return not figures or _labels_over(b.rows[0], figures)
 
 
 def _opens_with_own_header(b: _Part) -> bool:
@@ -292,18 +276,29 @@ def _opens_with_own_header(b: _Part) -> bool:
     the columns of the table it might continue."""
     if len(b.rows) < 2:
         return False
-    figures = []
-    for c in range(b.n_cols):
-        filled = [r[c] for r in b.rows[1:] if c < len(r) and r[c]]
+    figures = _figure_columns(b, 0, 1)
+    return bool(figures) and _labels_over(b.rows[0], figures)
+
+
+def _figure_columns(part: _Part, first_col: int, first_row: int) -> list[int]:
+    """The columns (from ``first_col``) whose filled cells from row ``first_row`` on are mostly
+    figures (60%)."""
+    out = []
+    for c in range(first_col, part.n_cols):
+        filled = [r[c] for r in part.rows[first_row:] if c < len(r) and r[c]]
         if filled and sum(_is_num(x) for x in filled) >= 0.6 * len(filled):
-            figures.append(c)
-    first = b.rows[0]
-    labels = sum(1 for c in figures if c < len(first) and first[c] and not _is_num(first[c]))
-    return bool(figures) and labels >= max(1, 2 * len(figures) / 3)
+            out.append(c)
+    return out
+
+
+def _labels_over(row: list[str], figures: list[int]) -> bool:
+    """``row`` holds labels (text, no figure) over two thirds of the columns ``figures``, one at least."""
+    labels = sum(1 for c in figures if c < len(row) and row[c] and not _is_num(row[c]))
+    return labels >= max(1, 2 * len(figures) / 3)
 
 
 #: a currency sign printed alone in a figure's cell (the figure set in the next cell, or none)
-_SIGNS = frozenset({"$", "€", "£", "¥", "US$", "C$", "A$", "R$"})
+_SIGNS = _LEADING - {"("}
 
 
 def _opens_with_figure(text: str) -> bool:

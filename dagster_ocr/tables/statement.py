@@ -242,6 +242,8 @@ def _assign(
 
     for i in reversed(range(len(bands))):  # top first; bands[i - 1] is the band under bands[i]
         phrases = phrases_of(bands[i])
+        below = bands[i - 1] if i else grid_top
+        phrases_below = phrases_of(below) if below else []
         for words in phrases:
             x0, x1 = words[0].x0, words[-1].x1
             text = " ".join(w.text for w in words)
@@ -250,8 +252,7 @@ def _assign(
             # band under it at least as wide as itself; a heading of every column ("Years ended"
             # over the years, "[In thousands]") is centred over them, or wider than what it heads,
             # or has nothing under it, or names the units
-            below = bands[i - 1] if i else grid_top
-            under = [p for p in phrases_of(below) if p[0].x0 < x1 and x0 < p[-1].x1] if below else []
+            under = [p for p in phrases_below if p[0].x0 < x1 and x0 < p[-1].x1]
             stacked = (
                 len(under) == 1
                 and under[0][-1].x1 - under[0][0].x0 >= x1 - x0
