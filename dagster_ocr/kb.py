@@ -12,6 +12,7 @@ re-exported here: ``from dagster_ocr.kb import search``); settings: :mod:`dagste
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 #: the longest line read as a statement's row label between two parts of its table (a printed
 #: line of a row's length; a paragraph is longer)
 LABEL_CHARS = 120
+#: the rows of figures a table chunk holds before a row group's label row may open the next chunk
+GROUP_ROWS = 3
+_CELL_BAR = re.compile(r"(?<!\\)\|")  # a Markdown cell boundary (not an escaped "\|" in a cell)
 
 
 def _citation(file_name: str, first: str, last: str, section: str | None) -> str:
@@ -184,8 +188,7 @@ def build_chunks(
             prefix, header = under.prefix, under.header
         above = _Statement(int(block.last_page_index), _section(block), prefix, header)
         first_page, last_page = int(block.page_index), int(block.last_page_index)
-        for start in range(0, max(len(rows), 1), s.table_rows_per_chunk):
-            part = rows[start : start + s.table_rows_per_chunk]
+        for start, part, group in _row_parts(rows, s.table_rows_per_chunk):
             # the first and last grid rows of this part (a table of header rows only: the header)
             lo, hi = first_row + start, first_row + start + max(len(part), 1) - 1
             first = row_page.get(lo, first_page)
@@ -193,7 +196,7 @@ def build_chunks(
             # the lines printed right above the grid go with its first rows, as on the page (in every
             # part they would tell the investing rows of a cash-flow statement "Operating Activities")
             lines_above = lead if start == 0 else []
-            text = "\n".join(prefix + [r.text for r in lines_above] + header + part)
+            text = "\n".join(prefix + [r.text for r in lines_above] + header + group + part)
             emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
 
     above: _Statement | None = None  # the last table, while nothing but row labels follow it
@@ -246,6 +249,46 @@ def _goes_on(block: Any, above: _Statement | None, between: list[Any], about: di
         len(b.text) <= LABEL_CHARS and "\n" not in b.text and not b.text.rstrip().endswith(".")
         for b in between
     )
+
+
+def _label_only(row: str) -> bool:
+    """A Markdown row that holds a label and nothing else: a statement's row group ("| Investing
+    activities: |  |  |")."""
+    cells = [c.strip() for c in _CELL_BAR.split(row.strip().strip("|"))]
+    return len(cells) > 1 and bool(cells[0]) and not any(cells[1:])
+
+
+def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[str]]]:
+    """A table's body rows in chunks of at most ``size``: (index of the first row, the rows, the
+    row group they are under, [] or its label row, repeated over them).
+
+    A statement's rows fall in groups under label rows of their own ("Operating activities:",
+    "Investing activities:"). Cut every ``size`` rows, a chunk held one group's last rows and the
+    next group's label alone at its end, and the next chunk that group's rows with no word of what
+    they were: the payments for property and equipment were rows of a chunk that began with
+    marketable securities and said "Financing activities:" at its foot. So a label row opens a new
+    chunk once the chunk has :data:`GROUP_ROWS` rows besides labels, a chunk never ends on label
+    rows (they open the next), and a chunk that starts inside a group repeats the group's label
+    row under the header, as a continued statement does on its next page."""
+    parts: list[tuple[int, list[str], list[str]]] = []
+    start, part, group, label = 0, [], [], ""
+    for row in rows:
+        opens = _label_only(row)
+        full = len(part) >= size
+        if part and (full or (opens and sum(not _label_only(r) for r in part) >= GROUP_ROWS)):
+            tail = 0
+            while tail < len(part) - 1 and _label_only(part[-1 - tail]):
+                tail += 1  # label rows at a full chunk's foot open the next one
+            keep = len(part) - tail
+            parts.append((start, part[:keep], group))
+            start, part = start + keep, part[keep:]
+            group = [label] if label and not (part and _label_only(part[0])) and not opens else []
+        part.append(row)
+        if opens:
+            label = row
+    if part or not parts:
+        parts.append((start, part, group))
+    return parts
 
 
 def _text(value: Any) -> str:

@@ -12,6 +12,7 @@ from dagster_ocr.kb import (
     DocumentFilter,
     KbSettings,
     SearchError,
+    _row_parts,
     build_chunks,
     format_hits,
     named_documents,
@@ -465,3 +466,27 @@ def test_a_question_calls_an_issuer_by_one_capitalised_word_of_its_name() -> Non
     assert named_issuers("General and administrative expenses of Tesla in 2023", issuers) == [issuers[3]]
     two = ["General Motors Company", "General Dynamics Corporation"]
     assert named_issuers("General revenue in 2023", two) == []  # a word two names share names neither
+
+
+def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_repeats_its_label():
+    """A label row of its own ("Investing activities:") opens a chunk once the chunk holds a few
+    rows of figures, and a chunk that starts inside a group repeats the group's label row under
+    the header: the rows are never without what they are."""
+    figures = ["1", "2"]
+    grid = [["", "2024", "2023"]]
+    grid += [["Operating activities:", "", ""]] + [[f"Operating {k}", *figures] for k in range(5)]
+    grid += [["Investing activities:", "", ""]] + [[f"Investing {k}", *figures] for k in range(4)]
+    grid += [[f"Investing {k}", *figures] for k in range(4, 9)] + [["Financing activities:", "", ""]]
+    tables, rows, block = _table("t0", 1, "Statements of Cash Flows", grid)
+    chunks = build_chunks("a.pdf", _blocks([block]), SECTIONS, tables, rows, {0: "3"}, KbSettings())
+    bodies = [[line.split(" |")[0].strip("| ") for line in c["text"].splitlines()[3:]] for c in chunks]
+    assert bodies == [
+        ["Operating activities:", *[f"Operating {k}" for k in range(5)]],
+        ["Investing activities:", *[f"Investing {k}" for k in range(7)]],
+        # repeated over the group's rest; a label after too few rows to stand alone stays
+        ["Investing activities:", "Investing 7", "Investing 8", "Financing activities:"],
+    ]
+    assert all(c["text"].startswith("Statements of Cash Flows\n|  | 2024 | 2023 |") for c in chunks)
+    # label rows at the foot of a full chunk open the next one
+    rows = ["| a | 1 |", "| L1 |  |", "| L2 |  |", "| L3 |  |", "| b | 2 |"]
+    assert _row_parts(rows, 4) == [(0, rows[:1], []), (1, rows[1:], [])]
