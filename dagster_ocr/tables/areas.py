@@ -73,7 +73,10 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 cur, pending, wrapped = [], [], 0
             if held:
                 if _resumes(cur, ln, h, s):
-                    for x in held:
+                    # the last held line is the first line of a row label that wraps onto the line
+                    # resuming the table, beside that row's figures: a stub cell, not a label
+                    wraps = _reads_on(ln) and abs(ln.x0 - held[-1].x0) <= 3 * h
+                    for x in held[:-1] if wraps else held:
                         x.label = True
                     pending.extend(held)
                 else:

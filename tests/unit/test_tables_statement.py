@@ -129,3 +129,41 @@ def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     assert not _own_header(a, b, s)  # the same year over it: the table goes on
     b.context = None
     assert not _own_header(a, b, s)  # no headings above it
+
+
+def test_a_row_label_wrapping_onto_its_figures_after_a_space_is_one_row() -> None:
+    """A total set apart by space, its label wrapped onto a second line beside its figures (Apple's
+    cash-flow statement: "Increase/(Decrease) in cash, ... and cash" over "equivalents (794) ..."):
+    the label's first line is held over the space like a section's label, but the line that resumes
+    the table reads on from it, so it is the row's stub cell, not a label row of its own."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    y = 100.0
+
+    def line(label: str, figures: list[str], x: float = 50.0, gap: float = 14.0) -> None:
+        nonlocal y
+        page.insert_text((x, y), label, fontsize=9)
+        for k, f in enumerate(figures):
+            right = 420 + 80 * k
+            page.insert_text((right - pymupdf.get_text_length(f, fontsize=9), y), f, fontsize=9)
+        y += gap
+
+    line("", ["2024", "2023", "2022"])
+    rows = [
+        ("Net income", ["93,736", "96,995", "99,803"]),
+        ("Depreciation", ["11,445", "11,519", "11,104"]),
+        ("Share-based compensation", ["11,688", "10,833", "9,038"]),
+        ("Other", ["(2,266)", "(2,227)", "1,006"]),
+        ("Cash used in financing activities", ["(121,983)", "(108,488)", "(110,749)"]),
+    ]
+    for label, figures in rows:
+        line(label, figures)
+    y += 30  # the space printed above a total (over the gap that ends a table)
+    line("Increase/(Decrease) in cash, cash equivalents, and restricted cash and cash", [], gap=11)
+    line("equivalents", ["(794)", "5,760", "(10,952)"], x=58)
+    line("Cash, ending balances", ["29,943", "30,737", "24,977"])
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    grid = [[_norm(x) for x in r] for r in table.grid()]
+    label = "Increase/(Decrease) in cash, cash equivalents, and restricted cash and cash equivalents"
+    assert [_norm(label), "(794)", "5,760", "(10,952)"] in grid
+    assert len(grid) == 1 + len(rows) + 2
