@@ -269,12 +269,16 @@ def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[st
     marketable securities and said "Financing activities:" at its foot. So a label row opens a new
     chunk once the chunk has :data:`GROUP_ROWS` rows besides labels, a chunk never ends on label
     rows (they open the next), and a chunk that starts inside a group repeats the group's label
-    row under the header, as a continued statement does on its next page."""
+    row under the header, as a continued statement does on its next page. The rows left are shared
+    evenly among as few chunks as hold them: a statement of 9 rows was 8 and its total alone."""
     parts: list[tuple[int, list[str], list[str]]] = []
     start, part, group, label = 0, [], [], ""
     for row in rows:
         opens = _label_only(row)
-        full = len(part) >= size
+        # the rows left from this chunk's start, shared evenly among as few chunks as hold them (9
+        # rows are 5 and 4, not 8 and a total alone under the header)
+        left = len(rows) - start
+        full = len(part) >= -(-left // -(-left // size))
         if part and (full or (opens and sum(not _label_only(r) for r in part) >= GROUP_ROWS)):
             tail = 0
             while tail < len(part) - 1 and _label_only(part[-1 - tail]):
@@ -286,7 +290,9 @@ def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[st
         part.append(row)
         if opens:
             label = row
-    if part or not parts:
+    if parts and part and all(map(_label_only, part)):
+        parts[-1][1].extend(part)  # a label closing the table heads nothing: it stays with the rows above
+    elif part or not parts:
         parts.append((start, part, group))
     return parts
 

@@ -470,8 +470,8 @@ def test_a_question_calls_an_issuer_by_one_capitalised_word_of_its_name() -> Non
 
 def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_repeats_its_label():
     """A label row of its own ("Investing activities:") opens a chunk once the chunk holds a few
-    rows of figures, and a chunk that starts inside a group repeats the group's label row under
-    the header: the rows are never without what they are."""
+    rows of figures, chunks share a group's rows evenly, and a chunk that starts inside a group
+    repeats the group's label row under the header: the rows are never without what they are."""
     figures = ["1", "2"]
     grid = [["", "2024", "2023"]]
     grid += [["Operating activities:", "", ""]] + [[f"Operating {k}", *figures] for k in range(5)]
@@ -482,9 +482,10 @@ def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_rep
     bodies = [[line.split(" |")[0].strip("| ") for line in c["text"].splitlines()[3:]] for c in chunks]
     assert bodies == [
         ["Operating activities:", *[f"Operating {k}" for k in range(5)]],
-        ["Investing activities:", *[f"Investing {k}" for k in range(7)]],
-        # repeated over the group's rest; a label after too few rows to stand alone stays
-        ["Investing activities:", "Investing 7", "Investing 8", "Financing activities:"],
+        # the 11 rows left shared evenly by two chunks, the group's label repeated over the second;
+        # a label closing the table stays with the rows above it
+        ["Investing activities:", *[f"Investing {k}" for k in range(5)]],
+        ["Investing activities:", *[f"Investing {k}" for k in range(5, 9)], "Financing activities:"],
     ]
     assert all(c["text"].startswith("Statements of Cash Flows\n|  | 2024 | 2023 |") for c in chunks)
     # label rows at the foot of a full chunk open the next one
