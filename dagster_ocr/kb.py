@@ -142,10 +142,11 @@ def build_chunks(
         labels."""
         nonlocal above
         lead: list[Any] = []
+        heading = about.get(str(table.source_id), "") if table is not None else ""
         while (
             table is not None
             and run
-            and (whole or len(run[-1].text) < STRAY_CHARS)
+            and (whole or len(run[-1].text) < STRAY_CHARS or _told(run[-1].text, heading))
             and _section(run[-1]) == _section(table)
             and int(run[-1].page_index) == int(run[-1].last_page_index) == int(table.page_index)
         ):
@@ -196,7 +197,8 @@ def build_chunks(
             # the lines printed right above the grid go with its first rows, as on the page (in every
             # part they would tell the investing rows of a cash-flow statement "Operating Activities")
             lines_above = lead if start == 0 else []
-            text = "\n".join(prefix + [r.text for r in lines_above] + header + group + part)
+            above_grid = [r.text for r in lines_above if not _told(r.text, heading)]
+            text = "\n".join(prefix + above_grid + header + group + part)
             emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
 
     above: _Statement | None = None  # the last table, while nothing but row labels follow it
@@ -297,6 +299,15 @@ def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[st
     return parts
 
 
+def _told(text: str, heading: str) -> bool:
+    """The paragraph ``text`` is said in the table's heading line already: the sentence that leads
+    into the table ("Products and Services gross margin ... were as follows (dollars in millions):")
+    is its caption. Read as a chunk of its own as well, it was the page's best match for questions
+    on the table's figures and listed the page by a sentence that holds none of them."""
+    said = " ".join(text.split())
+    return len(said) >= STRAY_CHARS and said in " ".join(heading.split())
+
+
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -308,7 +319,9 @@ def _table_heading(row: Any) -> str:
     group = _text(getattr(row, "row_group", None))
     units = _text(getattr(row, "units", None))
     line = " — ".join(p for p in (name, group) if p)
-    return f"{line} ({units})".strip() if units else line
+    if not units or units.strip("()").lower() in line.lower():
+        return line  # a caption that states its units ("... (dollars in millions):") says them once
+    return f"{line} ({units})".strip()
 
 
 def _section(block: Any) -> str | None:

@@ -491,3 +491,19 @@ def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_rep
     # label rows at the foot of a full chunk open the next one
     rows = ["| a | 1 |", "| L1 |  |", "| L2 |  |", "| L3 |  |", "| b | 2 |"]
     assert _row_parts(rows, 4) == [(0, rows[:1], []), (1, rows[1:], [])]
+
+
+def test_the_sentence_leading_into_a_table_is_its_caption_not_a_chunk_of_its_own():
+    """A paragraph that the table's heading says already (its caption: "... were as follows (dollars
+    in millions):") goes with the table's first chunk, once; the units a caption states are not
+    added again."""
+    lead = "Gross margin and gross margin percentage for 2024 and 2023 were as follows (dollars in millions):"
+    grid = [["", "2024", "2023"], ["Products", "109,633", "108,803"], ["Services", "71,050", "60,345"]]
+    tables, rows, block = _table("t0", 1, lead, grid)
+    tables["units"] = "dollars in millions"
+    blocks = _blocks([("paragraph", None, 0, "Gross margin"), ("paragraph", None, 0, lead), block])
+    chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"}, KbSettings())
+    assert [c["source_kind"] for c in chunks] == ["table"]
+    # the short line above the lead-in goes with the table too, as a line printed above its grid
+    assert chunks[0]["text"].splitlines()[:3] == [lead, "Gross margin", "|  | 2024 | 2023 |"]
+    assert chunks[0]["paragraph_ids"] == ["p0", "p1"]
