@@ -72,10 +72,10 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 close()
                 cur, pending, wrapped = [], [], 0
             if held:
-                if _resumes(cur, ln, h, s):
-                    # the last held line is the first line of a row label that wraps onto the line
-                    # resuming the table, beside that row's figures: a stub cell, not a label
-                    wraps = _reads_on(ln) and abs(ln.x0 - held[-1].x0) <= 3 * h
+                # the last held line is the first line of a row label that wraps onto this line,
+                # beside that row's figures: a stub cell, not a label, however deep the stub indents it
+                wraps = _reads_on(ln) and abs(ln.x0 - held[-1].x0) <= 3 * h
+                if _resumes(cur, ln, h, s, indented=wraps):
                     for x in held[:-1] if wraps else held:
                         x.label = True
                     pending.extend(held)
@@ -239,17 +239,21 @@ def _label_line(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
     return ln.x0 >= left - h and ln.x1 <= right + h
 
 
-def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings) -> bool:
+def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, indented: bool = False) -> bool:
     """``ln`` goes on with the table of ``cur`` after a section's label or space: a data row set in
     its columns, under rows that already read as a table. It starts at the stub, holds a figure
     right of it (not a header of years), and none of its cells reaches across a gutter of the
-    rows above. A table stacked under another opens with its own header: it does not resume."""
+    rows above. A table stacked under another opens with its own header: it does not resume.
+    ``indented``: ``ln`` goes on with a wrapped row label, so it may start anywhere inside the stub
+    (a sub-item's label set in two or three steps under its group), short of the first gutter."""
     rows = [x for x in cur if len(x.chunks) >= 2 and not x.label]
     data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
     if len(data) < 2 and max((len(x.chunks) for x in rows), default=0) < 3:
         return False  # not a table yet: two rows of figures, or a header of three cells, vouch for one
     gutters = _gutters(rows, s)
-    if len(ln.chunks) > len(gutters) + 1 or abs(ln.x0 - min(x.x0 for x in rows)) > 3 * h:
+    left = min(x.x0 for x in rows)
+    in_stub = indented and bool(gutters) and left < ln.x0 and ln.chunks[0][-1].x1 <= gutters[0][1]
+    if len(ln.chunks) > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
         return False
     if ln.x1 > max(x.x1 for x in rows) + 2 * h:
         return False

@@ -131,11 +131,19 @@ def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     assert not _own_header(a, b, s)  # no headings above it
 
 
-def test_a_row_label_wrapping_onto_its_figures_after_a_space_is_one_row() -> None:
-    """A total set apart by space, its label wrapped onto a second line beside its figures (Apple's
-    cash-flow statement: "Increase/(Decrease) in cash, ... and cash" over "equivalents (794) ..."):
-    the label's first line is held over the space like a section's label, but the line that resumes
-    the table reads on from it, so it is the row's stub cell, not a label row of its own."""
+_ROWS = [
+    ("Net income", ["93,736", "96,995", "99,803"]),
+    ("Depreciation", ["11,445", "11,519", "11,104"]),
+    ("Share-based compensation", ["11,688", "10,833", "9,038"]),
+    ("Other", ["(2,266)", "(2,227)", "1,006"]),
+    ("Cash used in financing activities", ["(121,983)", "(108,488)", "(110,749)"]),
+]
+
+
+def _statement_with_wrapped_label(space: float, indent: float, label: list[str]) -> list[list[str]]:
+    """The grid of a statement page (a row of years, ``_ROWS``) whose next row's label (two lines)
+    wraps onto its second line beside its figures, ``space`` points further down and ``indent``
+    points in."""
     doc = pymupdf.open()
     page = doc.new_page(width=612, height=792)
     y = 100.0
@@ -149,21 +157,34 @@ def test_a_row_label_wrapping_onto_its_figures_after_a_space_is_one_row() -> Non
         y += gap
 
     line("", ["2024", "2023", "2022"])
-    rows = [
-        ("Net income", ["93,736", "96,995", "99,803"]),
-        ("Depreciation", ["11,445", "11,519", "11,104"]),
-        ("Share-based compensation", ["11,688", "10,833", "9,038"]),
-        ("Other", ["(2,266)", "(2,227)", "1,006"]),
-        ("Cash used in financing activities", ["(121,983)", "(108,488)", "(110,749)"]),
-    ]
-    for label, figures in rows:
-        line(label, figures)
-    y += 30  # the space printed above a total (over the gap that ends a table)
-    line("Increase/(Decrease) in cash, cash equivalents, and restricted cash and cash", [], gap=11)
-    line("equivalents", ["(794)", "5,760", "(10,952)"], x=58)
+    for stub, figures in _ROWS:
+        line(stub, figures)
+    y += space
+    line(label[0], [], 50 + indent, 11)
+    line(label[1], ["(794)", "5,760", "(10,952)"], x=58 + indent)
     line("Cash, ending balances", ["29,943", "30,737", "24,977"])
     (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
-    grid = [[_norm(x) for x in r] for r in table.grid()]
-    label = "Increase/(Decrease) in cash, cash equivalents, and restricted cash and cash equivalents"
-    assert [_norm(label), "(794)", "5,760", "(10,952)"] in grid
-    assert len(grid) == 1 + len(rows) + 2
+    return [[_norm(x) for x in r] for r in table.grid()]
+
+
+@pytest.mark.parametrize(
+    ("space", "indent", "label"),
+    [
+        (
+            30,
+            0,
+            ["Increase/(Decrease) in cash, cash equivalents, and restricted cash and cash", "equivalents"],
+        ),
+        (0, 40, ["Common stock withheld related to net share settlement of equity", "awards"]),
+    ],
+)
+def test_a_row_label_wrapping_onto_its_figures_is_one_row(space: float, indent: float, label: list) -> None:
+    """A row label wrapped onto a second line beside its figures, its first line set apart by
+    space (Apple's cash-flow total "Increase/(Decrease) in cash, ... and cash" over "equivalents
+    (794) ...") or indented deep in the stub (a sub-item of a sub-group: "Common stock withheld
+    related to net share settlement of equity" over "awards (3,993) ..."): the first line is held
+    like a section's label, but the line that resumes the table reads on from it, so it is the
+    row's stub cell, not a label row of its own, and the table goes on."""
+    grid = _statement_with_wrapped_label(space, indent, label)
+    assert [_norm(" ".join(label)), "(794)", "5,760", "(10,952)"] in grid
+    assert len(grid) == 1 + len(_ROWS) + 2
