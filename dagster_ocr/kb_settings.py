@@ -28,9 +28,10 @@ class KbSettings(BaseModel):
     max_chars: int = Field(1200, description="Largest chunk of paragraph text, in characters.")
     table_rows_per_chunk: int = Field(
         8,
-        description="Table rows per chunk (the title, units and header repeat in each): few enough that "
+        description="Most table rows per chunk (the title, units and header repeat in each): few enough that "
         "a chunk of a statement fits the embedding model's 256 word pieces (20 rows were cut off there; "
-        "8 raised hybrid recall@5 on bench/kb_retrieval.py from 0.92 to 0.97).",
+        "8 raised hybrid recall@5 on bench/kb_retrieval.py from 0.92 to 0.97). A table's rows are shared "
+        "evenly among as few chunks as hold them, and a row group's label row opens a chunk.",
     )
     split_at_pages: bool = Field(
         True,
