@@ -179,7 +179,19 @@ def _title(metadata_title: str, first_page: Sequence[tuple[str, float]], doc_typ
     body = sizes[(len(sizes) - 1) // 2] if sizes else 0.0
     if sized and max(s for _, s in sized) > body + 0.5:  # a title is printed larger than the body
         biggest = max(s for _, s in sized)
-        top = " ".join([" ".join(t.split()) for t, s in sized if s >= biggest - 0.1][:3])
+        # the first lines in that size (a title wrapped over lines, maybe beside a sidebar's lines):
+        # a heading in that size after two lines of body text is a section, not more of the title
+        parts: list[str] = []
+        body_lines = 0
+        for t, size in first_page:
+            if size >= biggest - 0.1 and (t, size) in sized:
+                parts.append(" ".join(t.split()))
+                body_lines = 0
+            elif parts and size <= body + 0.5:
+                body_lines += 1
+                if body_lines >= 2:
+                    break
+        top = " ".join(parts[:3])
         if len(_WORD.findall(top)) >= 2 and sum(len(w) for w in _WORD.findall(top)) >= 6:
             return top[:200]
     return ""

@@ -269,3 +269,16 @@ def test_column_numbers_are_a_header_not_data():
 
     assert _column_numbers(["1", "2", "3", "4"])
     assert not _column_numbers(["49,644", "49,825"]) and not _column_numbers(["3", "1"])
+
+
+def test_a_title_is_the_first_lines_in_the_largest_type_not_every_heading_in_it():
+    """Headings printed in the title's size further down the first page, body text between, are
+    sections: the title is the first run of lines in that size (a title wrapped over lines)."""
+    page = _page(
+        ("Pre-Digital Era (19th - Early", 16),
+        ("20th Century)", 16),
+        *[("Typewriters and carbon paper set the pace of office work for decades.", 9)] * 4,
+        ("The Birth of Word Processing (1960s - 1970s)", 16),
+        *[("Dedicated machines stored text on magnetic cards and tapes.", 9)] * 4,
+    )
+    assert describe([page]).title == "Pre-Digital Era (19th - Early 20th Century)"
