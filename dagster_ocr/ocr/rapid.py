@@ -139,17 +139,22 @@ def _recheck_doubtful_lines(ocr: Any, wrapper: Any, float_session: Any, below: f
 GAP_MARKS = frozenset(".,;:'\"`-\u2010\u2011\u2013\u2014\u00b7\u2018\u2019")
 
 
-class _GapMarkDecoder:
-    """rapidocr's CTC decoder (``text_rec.postprocess_op``) with one rule before it decodes: a mark
-    of ``GAP_MARKS`` read between two letters or figures (not two figures: 6.8, 1,200) where the
-    recogniser gave a space at least ``min_space`` probability is read as that space.
+class _WordGapDecoder:
+    """rapidocr's CTC decoder (``text_rec.postprocess_op``) with two rules before it decodes, both
+    for a word gap the recogniser nearly read as one (a space at least ``min_space`` probable):
+
+    * a mark of ``GAP_MARKS`` read between two letters or figures (not two figures: 6.8, 1,200)
+      where the space was that probable is read as the space;
+    * a run of blank frames between two letters where one frame gave the space that probability
+      reads a space there.
 
     On a worn scan a speck in a word gap is read as a mark in place of the space ("based'on",
-    "in-their", "proficiency.can"), which costs both words. On issue 37's simulated worn scans
-    (tune pages) the ten such marks had a space at 0.18-0.43 behind them; of the printed marks
-    between two letters one did ("Data.gov", 0.23), the others under 0.07. The frames of the mark
-    swap their mark and space probabilities, so the decoder reads a space there with the mark's
-    confidence, and everything else (word boxes, confidences) as rapidocr gives it.
+    "in-their", "proficiency.can"), and a faint gap as none ("ofthe", "tainigwhich"), which costs
+    both words. On issue 37's simulated worn scans (tune pages) the ten such marks had a space at
+    0.18-0.43 behind them; of the printed marks between two letters one did ("Data.gov", 0.23), the
+    others under 0.07. The frames concerned swap their mark's (or blank's) probability with the
+    space's, so the decoder reads a space there, and everything else (word boxes, confidences) as
+    rapidocr gives it.
     """
 
     def __init__(self, decoder: Any, min_space: float):
@@ -159,16 +164,18 @@ class _GapMarkDecoder:
         self.marks = np.array([c in GAP_MARKS for c in chars])
         self.alnum = np.array([c.isalnum() and len(c) == 1 for c in chars])
         self.digit = np.array([c.isdigit() and len(c) == 1 for c in chars])
+        self.alpha = np.array([c.isalpha() and len(c) == 1 for c in chars])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.decoder, name)
 
     def __call__(self, preds: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        return self.decoder(self.spaces_for_gap_marks(preds), *args, **kwargs)
+        return self.decoder(self.spaces_in_word_gaps(preds), *args, **kwargs)
 
-    def spaces_for_gap_marks(self, preds: np.ndarray) -> np.ndarray:
-        """``preds`` (batch x frames x characters, probabilities) with each gap mark's frames
-        swapped to the space; ``preds`` itself where there is none (and never changed in place)."""
+    def spaces_in_word_gaps(self, preds: np.ndarray) -> np.ndarray:
+        """``preds`` (batch x frames x characters, probabilities) with each gap mark's frames and
+        each doubtful gap's blank swapped to the space; ``preds`` itself where there is none (never
+        changed in place)."""
         idx = preds.argmax(axis=2)
         emitted = np.ones(idx.shape, dtype=bool)
         emitted[:, 1:] = idx[:, 1:] != idx[:, :-1]
@@ -190,6 +197,25 @@ class _GapMarkDecoder:
             while g < idx.shape[1] and idx[b, g] == mark:  # the mark's run of frames
                 out[b, g, [mark, self.space]] = out[b, g, [self.space, mark]]
                 g += 1
+        return self._spaces_in_blanks(preds if out is None else out, idx, emitted)
+
+    def _spaces_in_blanks(self, preds: np.ndarray, idx: np.ndarray, emitted: np.ndarray) -> np.ndarray:
+        """``preds`` with a space read in each run of blank frames between two letters where a
+        frame gave the space ``min_space`` or more (at that frame, blank and space swapped)."""
+        out = None
+        for b in range(idx.shape[0]):
+            frames = np.flatnonzero(emitted[b])
+            if frames.size < 2:
+                continue
+            sp = np.where(idx[b] == 0, preds[b, :, self.space], 0.0)
+            best = np.maximum.reduceat(sp, frames)[:-1]
+            letters = self.alpha[idx[b, frames]]
+            for k in np.flatnonzero((best >= self.min_space) & letters[:-1] & letters[1:]):
+                seg = sp[frames[k] : frames[k + 1]]
+                j = frames[k] + int(np.argmax(seg))
+                if out is None:
+                    out = np.array(preds, copy=True)
+                out[b, j, [0, self.space]] = out[b, j, [self.space, 0]]
         return preds if out is None else out
 
 
@@ -346,9 +372,9 @@ class RapidOcrEngine(OcrEngineBase):
                 self._use_openvino(ocr, keep=set(self.settings.int8_models.split("_")))
             if not self.settings.onnx_spinning:
                 _stop_spinning(ocr)  # the parts left on onnxruntime
-            if self.settings.gap_mark_min_space > 0:
-                ocr.text_rec.postprocess_op = _GapMarkDecoder(
-                    ocr.text_rec.postprocess_op, self.settings.gap_mark_min_space
+            if self.settings.word_gap_min_space > 0:
+                ocr.text_rec.postprocess_op = _WordGapDecoder(
+                    ocr.text_rec.postprocess_op, self.settings.word_gap_min_space
                 )
             if self.settings.int8_models != "none":
                 _use_int8(

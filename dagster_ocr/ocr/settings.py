@@ -147,15 +147,16 @@ class RapidOcrSettings(BaseModel):
         "narrow column gutter the detector bridged, a table's column gap) before reading them "
         "(base.split_at_ink_bands); off, a two-column page with a gutter of about one em reads across.",
     )
-    gap_mark_min_space: float = Field(
+    word_gap_min_space: float = Field(
         0.15,
         ge=0.0,
         le=1.0,
-        description="A mark (. , ; : ' - and their kin) the recogniser reads between two letters or "
-        "figures (not two figures) where it gave a space at least this probability is read as the "
-        "space (0: never): on a worn scan a speck in a word gap is read as a mark in place of the "
-        "space ('based'on', 'in-their'), which costs both words. Printed marks had a space under "
-        "0.03 behind them on issue 37's simulated worn scans, specks 0.18-0.43.",
+        description="Where the recogniser gave a space at least this probability between two letters "
+        "(or a letter and a figure) it reads the space (0: never): a mark (. , ; : ' - and their kin) "
+        "read there in place of the space, or nothing between two letters. On a worn scan a speck "
+        "in a word gap was read as a mark ('based'on', 'in-their') and a faint gap as none "
+        "('ofthe'), which costs both words. Such marks had a space at 0.18-0.43 behind them on "
+        "issue 37's simulated worn scans, printed marks mostly under 0.07.",
     )
     int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
         "none",
