@@ -219,6 +219,38 @@ class _WordGapDecoder:
         return preds if out is None else out
 
 
+def _smooth_faint_lines(recognizer: Any, max_contrast: float, sigma: float) -> None:
+    """Make rapidocr's ``recognizer`` (``ocr.text_rec``) smooth a faint line's crop in its own
+    frame, after it is scaled to the recogniser's height and before it is read: a Gaussian of
+    ``sigma`` pixels of that frame where the crop's contrast (its 95th less its 5th percentile
+    gray) is under ``max_contrast``.
+
+    Faint print (toner at 90-140 on paper at 185-215) scanned with grain and saved as a small JPEG
+    keeps noise of a few gray levels, grain and the JPEG's blocks, which is large against the
+    print's 40-75 levels of contrast: the recogniser misread the strokes ('stares' for 'states').
+    The median filter of a speckled page (``ink.despeckle``) takes the specks, not that noise.
+    In the recogniser's frame (48 pixels high) the same ``sigma`` is the same share of the type,
+    whatever the print's size: smoothing the page itself lost a footnote's small print. Print of
+    ordinary contrast (100 and more: black on white, a grainy or blurred scan) is read as it is.
+    """
+    import cv2
+
+    own = recognizer.resize_norm_img
+
+    def resize_norm_img(img: np.ndarray, max_wh_ratio: float) -> np.ndarray:
+        _, height, _ = recognizer.rec_image_shape
+        h, w = img.shape[:2]
+        width = min(int(math.ceil(height * w / float(h))), int(height * max_wh_ratio))
+        scaled = cv2.resize(img, (max(1, width), height))
+        sample = scaled[::2, ::2].astype(np.float32).mean(axis=2)
+        lo, hi = np.percentile(sample, (5, 95))
+        if hi - lo < max_contrast:
+            scaled = cv2.GaussianBlur(scaled, (0, 0), sigma)
+        return own(scaled, max_wh_ratio)  # scaled already: its own resize leaves the size as it is
+
+    recognizer.resize_norm_img = resize_norm_img
+
+
 def _use_int8(ocr: Any, which: str, cache_dir: str | None, recheck_below: float = 0.0) -> list[str]:
     """Swap the chosen sessions (``which``: rec, det or det_rec) for int8 copies of their models.
 
@@ -375,6 +407,10 @@ class RapidOcrEngine(OcrEngineBase):
             if self.settings.word_gap_min_space > 0:
                 ocr.text_rec.postprocess_op = _WordGapDecoder(
                     ocr.text_rec.postprocess_op, self.settings.word_gap_min_space
+                )
+            if self.settings.faint_line_max_contrast > 0 and self.settings.faint_line_blur > 0:
+                _smooth_faint_lines(
+                    ocr.text_rec, self.settings.faint_line_max_contrast, self.settings.faint_line_blur
                 )
             if self.settings.int8_models != "none":
                 _use_int8(

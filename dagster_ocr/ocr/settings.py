@@ -158,6 +158,24 @@ class RapidOcrSettings(BaseModel):
         "('ofthe'), which costs both words. Such marks had a space at 0.18-0.43 behind them on "
         "issue 37's simulated worn scans, printed marks mostly under 0.07.",
     )
+    faint_line_max_contrast: float = Field(
+        90.0,
+        ge=0.0,
+        le=255.0,
+        description="A line whose crop has less contrast than this (its 95th less its 5th percentile "
+        "gray, once scaled to the recogniser's height) is smoothed with a Gaussian of "
+        "faint_line_blur pixels of that frame before it is read (0: never): faint print on a "
+        "grainy scan saved as a small JPEG carries noise large against its 40-75 levels of "
+        "contrast, which the recogniser misread. Black print on white, grainy or blurred scans "
+        "included, measured 100 and more.",
+    )
+    faint_line_blur: float = Field(
+        1.5,
+        ge=0.0,
+        le=8.0,
+        description="The Gaussian's sigma for faint lines (faint_line_max_contrast), in pixels of the "
+        "recogniser's 48-pixel-high frame (0: never).",
+    )
     int8_models: Literal["none", "rec", "det", "det_rec"] = Field(
         "none",
         description="Run these of rapidocr's models as int8 copies (static QDQ quantization, "
