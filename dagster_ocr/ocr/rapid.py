@@ -152,9 +152,9 @@ class _WordGapDecoder:
     "in-their", "proficiency.can"), and a faint gap as none ("ofthe", "tainigwhich"), which costs
     both words. On issue 37's simulated worn scans (tune pages) the ten such marks had a space at
     0.18-0.43 behind them; of the printed marks between two letters one did ("Data.gov", 0.23), the
-    others under 0.07. The frames concerned swap their mark's (or blank's) probability with the
-    space's, so the decoder reads a space there, and everything else (word boxes, confidences) as
-    rapidocr gives it.
+    others under 0.07. The frames concerned are given the space between rapidocr's argmax and its
+    decoding, with the mark's (or blank's) probability, so word boxes and confidences come as
+    rapidocr gives them.
     """
 
     def __init__(self, decoder: Any, min_space: float):
@@ -169,54 +169,54 @@ class _WordGapDecoder:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.decoder, name)
 
-    def __call__(self, preds: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        return self.decoder(self.spaces_in_word_gaps(preds), *args, **kwargs)
+    def __call__(self, preds: np.ndarray, return_word_box: bool = False, **kwargs: Any) -> Any:
+        # ``CTCLabelDecode.__call__`` (rapidocr 3.10) with the rules between its argmax and its
+        # decoding: over rapidocr's 18,710 classes the argmax is most of the decoder's own cost
+        idx, prob = preds.argmax(axis=2), preds.max(axis=2)
+        self._read_word_gaps(preds, idx)
+        return self.decoder.decode(
+            idx,
+            prob,
+            return_word_box,
+            kwargs.get("wh_ratio_list", (1.0,)),
+            kwargs.get("max_wh_ratio", 1.0),
+            remove_duplicate=True,
+        )
 
-    def spaces_in_word_gaps(self, preds: np.ndarray) -> np.ndarray:
-        """``preds`` (batch x frames x characters, probabilities) with each gap mark's frames and
-        each doubtful gap's blank swapped to the space; ``preds`` itself where there is none (never
-        changed in place)."""
-        idx = preds.argmax(axis=2)
+    def _read_word_gaps(self, preds: np.ndarray, idx: np.ndarray) -> None:
+        """Set the frames of ``idx`` (argmax of ``preds``, batch x frames) that the two rules read
+        as a space to the space, in place; each keeps its probability (the mark's or the blank's)
+        as the space's confidence."""
         emitted = np.ones(idx.shape, dtype=bool)
         emitted[:, 1:] = idx[:, 1:] != idx[:, :-1]
         emitted &= idx != 0  # 0 is CTC's blank
-        out = None
-        for b, f in zip(*np.nonzero(emitted & self.marks[idx]), strict=True):
-            frames = np.flatnonzero(emitted[b])
-            k = int(np.searchsorted(frames, f))
-            if k == 0 or k == frames.size - 1:
-                continue
-            before, after = idx[b, frames[k - 1]], idx[b, frames[k + 1]]
-            if not (self.alnum[before] and self.alnum[after]) or (self.digit[before] and self.digit[after]):
-                continue
-            if preds[b, f, self.space] < self.min_space:
-                continue
-            if out is None:
-                out = np.array(preds, copy=True)
-            mark, g = idx[b, f], f
-            while g < idx.shape[1] and idx[b, g] == mark:  # the mark's run of frames
-                out[b, g, [mark, self.space]] = out[b, g, [self.space, mark]]
-                g += 1
-        return self._spaces_in_blanks(preds if out is None else out, idx, emitted)
-
-    def _spaces_in_blanks(self, preds: np.ndarray, idx: np.ndarray, emitted: np.ndarray) -> np.ndarray:
-        """``preds`` with a space read in each run of blank frames between two letters where a
-        frame gave the space ``min_space`` or more (at that frame, blank and space swapped)."""
-        out = None
+        kept = idx.copy()  # the rules look at what the recogniser read, not at each other's result
         for b in range(idx.shape[0]):
             frames = np.flatnonzero(emitted[b])
             if frames.size < 2:
                 continue
-            sp = np.where(idx[b] == 0, preds[b, :, self.space], 0.0)
+            read = kept[b, frames]
+            # a mark between two letters or figures, not two figures, with the space behind it
+            for k in np.flatnonzero(self.marks[read[1:-1]]) + 1:
+                before, after = read[k - 1], read[k + 1]
+                if not (self.alnum[before] and self.alnum[after]) or (
+                    self.digit[before] and self.digit[after]
+                ):
+                    continue
+                f = frames[k]
+                if preds[b, f, self.space] < self.min_space:
+                    continue
+                g = f
+                while g < idx.shape[1] and kept[b, g] == read[k]:  # the mark's run of frames
+                    idx[b, g] = self.space
+                    g += 1
+            # a run of blanks between two letters with a space-like frame
+            sp = np.where(kept[b] == 0, preds[b, :, self.space], 0.0)
             best = np.maximum.reduceat(sp, frames)[:-1]
-            letters = self.alpha[idx[b, frames]]
+            letters = self.alpha[read]
             for k in np.flatnonzero((best >= self.min_space) & letters[:-1] & letters[1:]):
-                seg = sp[frames[k] : frames[k + 1]]
-                j = frames[k] + int(np.argmax(seg))
-                if out is None:
-                    out = np.array(preds, copy=True)
-                out[b, j, [0, self.space]] = out[b, j, [self.space, 0]]
-        return preds if out is None else out
+                j = frames[k] + int(np.argmax(sp[frames[k] : frames[k + 1]]))
+                idx[b, j] = self.space
 
 
 def _smooth_faint_lines(recognizer: Any, max_contrast: float, sigma: float) -> None:
@@ -242,7 +242,7 @@ def _smooth_faint_lines(recognizer: Any, max_contrast: float, sigma: float) -> N
         h, w = img.shape[:2]
         width = min(int(math.ceil(height * w / float(h))), int(height * max_wh_ratio))
         scaled = cv2.resize(img, (max(1, width), height))
-        sample = scaled[::2, ::2].astype(np.float32).mean(axis=2)
+        sample = scaled[::2, ::2, 1] if scaled.ndim == 3 else scaled[::2, ::2]  # green: most of the luma
         lo, hi = np.percentile(sample, (5, 95))
         if hi - lo < max_contrast:
             scaled = cv2.GaussianBlur(scaled, (0, 0), sigma)
