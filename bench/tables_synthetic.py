@@ -73,6 +73,7 @@ sys.path.insert(1, str(ROOT / "tests"))  # tests/support: the generator
 import tables_icdar as TI  # noqa: E402
 import tables_peers as TP  # noqa: E402
 from support.table_pages import (  # noqa: E402
+    CHANGE,
     CLASSES,
     EXTRA,
     LATER,
@@ -240,7 +241,10 @@ def run_split(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
                         )
                         continue
-                    if case.cls in SHAPE + STATEMENT + NOTED + ["spaced_stats"] and name == "dagster_ocr":
+                    if (
+                        case.cls in SHAPE + STATEMENT + NOTED + CHANGE + ["spaced_stats"]
+                        and name == "dagster_ocr"
+                    ):
                         ok, why = shape_right(case, tables)
                         shape.append(
                             {"seed": seed, "cls": case.cls, "tags": case.tags, "right": ok, "why": why}
@@ -321,7 +325,8 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE)} only by name)",
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE)} "
+        "only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
     ap.add_argument("--dump", type=Path, help="write the documents we score below 0.9 here")
@@ -343,6 +348,7 @@ def main() -> None:
             - set(STATEMENT)
             - set(NOTED)
             - set(WIDE)
+            - set(CHANGE)
             - set(UNSEEN)
         )
         if unknown:

@@ -16,6 +16,7 @@ import statistics
 
 from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
+    _SIGNS,
     _column_bounds,
     _column_cover,
     _is_num,
@@ -180,6 +181,11 @@ _PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)
 _NIL_RE = re.compile(r"^[—–-]{1,3}$")
 #: a word: three letters in a row (a variable of math is one or two, with primes or indices)
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
+#: two years set against each other ("2023 vs. 2022", "2023-2022"): a change column's head
+_YEAR_IN_RE = re.compile(r"\b(?:1[89]|20)\d\d\b")
+_IN_YEARS_RE = re.compile(
+    r"(?:(?:1[89]|20)\d\d|[^\W\d_]{1,3}\.?|[-/–])(?:\s+(?:(?:1[89]|20)\d\d|[^\W\d_]{1,3}\.?|[-/–]))*"
+)
 
 
 def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, s: TableSettings) -> None:
@@ -356,6 +362,10 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     heads or more (two chunks side by side are as often a title and a date) or all of them periods
     (a statement's two years or dates), all right of ``ln``, which ends before the header's first head
     starts."""
+    # one-chunk lines over the first head line (a units line, the top line of a stacked head,
+    # ``_label_above``) stand above the stub or over the heads: the head lines decide
+    first = next((k for k, x in enumerate(cur) if len(x.chunks) >= 2), 0)
+    cur = cur[first:]
     heads = [[_words_text(ch) for ch in x.chunks] for x in cur]
     widest = max(len(row) for row in heads)
     periods = widest == 2 and all(_PERIOD_RE.match(t) for row in heads if len(row) > 1 for t in row)
@@ -365,9 +375,15 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
         or any(_is_num(t) and not _YEAR_RE.match(t) for row in heads for t in row)
     ):
         return False
-    # heads and the label are words (display math aligns symbols and short variables alike)
+    # heads and the label are words (display math aligns symbols and short variables alike); a
+    # lone currency or per cent sign heads a column of a line of years ("$", "%" under a change)
     if not _WORD_RE.search(_words_text(ln.words)) or not all(
-        _WORD_RE.search(t) or _YEAR_RE.match(t) for row in heads for t in row
+        _WORD_RE.search(t)
+        or _YEAR_RE.match(t)
+        or (_IN_YEARS_RE.fullmatch(t) and len(_YEAR_IN_RE.findall(t)) >= 2)
+        or (t in _SIGNS and any(map(_YEAR_RE.match, row)))
+        for row in heads
+        for t in row
     ):
         return False
     return ln.x1 < min(x.x0 for x in cur) - h

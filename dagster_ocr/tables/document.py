@@ -40,7 +40,7 @@ from dagster_ocr.tables.sideways import (
     _turn_lines,
     _upside_down,
 )
-from dagster_ocr.tables.statement import find_context, fold_symbol_columns
+from dagster_ocr.tables.statement import find_context, fold_symbol_columns, merge_stacked_heads
 from dagster_ocr.tables.stream import _keep, _stream_tables
 from dagster_ocr.tables.words import _VOCAB, _clean, _page_lines, _page_words, _text_lines, _Word
 
@@ -183,7 +183,7 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     for g, t in zip(groups, tables, strict=True):
         own = {p.page_index: turned[id(p)] for p in g.parts if id(p) in turned}
         t = _table_to_display(t, own or back) if own or back else t
-        out.append(fold_symbol_columns(t) if s.fold_sign_columns else t)
+        out.append(merge_stacked_heads(fold_symbol_columns(t) if s.fold_sign_columns else t))
     return out
 
 

@@ -115,11 +115,20 @@ def _figure_columns(part: _Part) -> dict[int, tuple[float, float]]:
         if texts and all(t in _LEADING for t in texts):
             sign_x0 = x0
             continue
-        nums = sum(_is_num(t) or t in ("—", "–", "-") for t in texts)
+        nums = sum(_is_num(_bare(t)) or t in ("—", "–", "-") for t in texts)
         if texts and nums >= 0.6 * len(texts):
             out[c] = (min(x0, sign_x0) if sign_x0 is not None else x0, x1)
         sign_x0 = None
     return out
+
+
+def _bare(text: str) -> str:
+    """A figure less the currency sign set apart before it and a per cent sign after its ")"
+    ("$ (10,138)", "(39)%"): the number a reader sees."""
+    words = text.split()
+    if len(words) == 2 and words[0] in _LEADING:
+        text = words[1]
+    return text[:-1] if text.endswith(")%") else text
 
 
 def _header_is_data(part: _Part, figures: Sequence[int]) -> bool:
@@ -177,6 +186,7 @@ def find_context(
     edge = top
     stop_at = top - _WINDOW
     skipped = 0
+    skipped_units = ""
     for band in sorted(_bands(above), key=lambda b: -max(w.y1 for w in b)):
         height = statistics.median(w.y1 - w.y0 for w in band)
         y1 = max(w.y1 for w in band)
@@ -192,6 +202,10 @@ def find_context(
             if not heading_bands and skipped < 3 and (label_only or figures_only):
                 skipped += 1
                 edge = min(w.y0 for w in band)
+                text = " ".join(w.text for w in sorted(band, key=lambda w: w.x0))
+                if label_only and part.header_rows and is_units(text) and units_of(text) == text.strip("() "):
+                    # the units alone over the stub of a grid holding its own heads ("(in millions)")
+                    skipped_units = skipped_units or units_of(text)
                 continue
             stop_at = y1
             break
@@ -208,10 +222,10 @@ def find_context(
     if heading_bands:
         row_bottom = max((b[3] for b in part.row_bboxes[0] if b is not None), default=top)
         first = [w for w in words if top <= (w.y0 + w.y1) / 2 <= row_bottom and left <= w.x0 < x_end]
-        ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first)
+        ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first, _head_spans(part))
         stop_at = edge
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
-    ctx.units = next((units_of(t) for t in texts if is_units(t)), "")
+    ctx.units = next((units_of(t) for t in texts if is_units(t)), "") or skipped_units
     prev = getattr(previous, "context", None) if not heading_bands else None
     if prev is not None and prev.column_headers and _aligned(figures, prev.figures):
         group = _label_between(lines, previous.bbox[3], top, left)
@@ -224,14 +238,34 @@ def find_context(
     return ctx
 
 
+def _head_spans(part: _Part) -> list[tuple[float, float, list[int]]]:
+    """The cells of the part's first header row that span columns (a head over a group of columns:
+    the cells it covers are None) right of the stub, over a last header row of years and signs
+    (``_periods_and_signs``): their x extents and columns."""
+    if part.header_rows < 2 or not part.rows or not _periods_and_signs(part.rows[part.header_rows - 1][1:]):
+        return []
+    row, boxes = part.rows[0], part.row_bboxes[0] if part.row_bboxes else []
+    out = []
+    for c, t in enumerate(row):
+        if c and t and c + 1 < len(row) and row[c + 1] is None and c < len(boxes) and boxes[c] is not None:
+            e = c + 1
+            while e + 1 < len(row) and row[e + 1] is None:
+                e += 1
+            out.append((boxes[c][0], boxes[c][2], list(range(c, e + 1))))
+    return out
+
+
 def _assign(
     bands: list[list[_Word]],
     figures: dict[int, tuple[float, float]],
     n_cols: int,
     grid_top: list[_Word] | None = None,
+    spans: Sequence[tuple[float, float, list[int]]] = (),
 ) -> list[str]:
     """Each heading band's phrases placed over figure columns, joined per column top first
-    (``bands`` nearest the grid first; ``grid_top``: the words of the grid's first line, under them)."""
+    (``bands`` nearest the grid first; ``grid_top``: the words of the grid's first line, under them;
+    ``spans``: the x extents of the grid's first-row heads over groups of columns: a phrase over one
+    of them heads that group, the top line of a head stacked over two lines)."""
     centres = {c: (x0 + x1) / 2 for c, (x0, x1) in figures.items()}
     xs = sorted(centres.values())
     pitch = statistics.median(b - a for a, b in itertools.pairwise(xs)) if len(xs) > 1 else 40.0
@@ -260,13 +294,16 @@ def _assign(
                 and abs((x0 + x1) / 2 - (xs[0] + xs[-1]) / 2) > pitch / 2
                 and not is_units(text)
             )
-            if len(phrases) == 1 and len(centres) > 1 and not stacked:
+            group = next((g for g in spans if g[0] <= (x0 + x1) / 2 <= g[1]), None)
+            if group is not None:
+                cols = group[2]
+            elif len(phrases) == 1 and len(centres) > 1 and not stacked:
                 cols = list(centres)
             else:
                 cols = [c for c, m in centres.items() if x0 - pitch / 2 <= m <= x1 + pitch / 2]
                 if len(cols) > 1 and x1 - x0 < pitch * 0.9:  # a narrow phrase heads one column
                     cols = [min(cols, key=lambda c: abs(centres[c] - (x0 + x1) / 2))]
-                cols = cols or [min(centres, key=lambda c: abs(centres[c] - (x0 + x1) / 2))]
+            cols = cols or [min(centres, key=lambda c: abs(centres[c] - (x0 + x1) / 2))]
             for c in cols:
                 parts[c].append(text)
     return [" ".join(parts[c]) for c in range(n_cols)]
@@ -447,6 +484,12 @@ def fold_symbol_columns(table: Table) -> Table:
     boxes: dict[tuple[int, int], list[Any]] = {}  # where the folded text was printed
     for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
         c = cell.col
+        kept = [k for k in range(c, c + cell.col_span) if k in new_index]
+        if c in fate and cell.row < table.header_rows and cell.col_span > 1 and len(kept) > 1:
+            # a head over a group of columns set from the sign left of its first figure: it heads
+            # the columns of the group that stay ("2023 vs. 2022 Change" over "$" and "%")
+            cell.col, cell.col_span = kept[0], c + cell.col_span - kept[0]
+            c = kept[0]
         if c in fate:
             kind, _ = fate[c]
             t = " ".join(cell.text.split())
@@ -489,4 +532,93 @@ def fold_symbol_columns(table: Table) -> Table:
         table.column_headers = heads
     table.cells = list(merged.values())
     table.n_cols = len(keep)
+    return table
+
+
+# ------------------------------------------------------------------------------ stacked heads
+
+_SIGN_HEADS = _LEADING | _TRAILING
+
+
+def _periods_and_signs(cells: Sequence[str | None]) -> bool:
+    """Header cells right of the stub that hold years and lone signs alone, a year and a sign among
+    them: a comparison table's line of years and its change columns' "$" and "%". (Years alone
+    under heads over groups of them are a table of several measures by year, whose ``header_rows``
+    stay as printed.)"""
+    filled = [" ".join(t.split()) for t in cells if t and t.strip()]
+    return (
+        len(filled) >= 2
+        and all(_YEAR_RE.match(t) or t in _SIGN_HEADS for t in filled)
+        and any(_YEAR_RE.match(t) for t in filled)
+        and any(t in _SIGN_HEADS for t in filled)
+    )
+
+
+def merge_stacked_heads(table: Table) -> Table:
+    """``table`` with its header rows made one (in place) where they print heads over groups of
+    columns above a line of periods and signs: a comparison table's "Year Ended December 31," over
+    its years and "2023 vs. 2022 Change" over a "$" and a "%" column. Each column's heads join top
+    first ("Year Ended December 31, 2023", "2023 vs. 2022 Change $"), as a reader quotes them; a
+    stub head that states the units ("(Dollars in millions)") becomes the table's ``units``.
+
+    Only where the last header row holds, right of the stub, years and lone signs alone (a year
+    among them) and a row above it holds a head spanning some of the columns but not all of them:
+    a head over every figure column is the columns' context (``find_context``), and header rows of
+    labels keep their own rows.
+    """
+    h = table.header_rows
+    if h < 2 or table.n_cols < 3:
+        return table
+    by_pos = {(c.row, c.col): c for c in table.cells}
+
+    def text(r: int, c: int) -> str:
+        cell = by_pos.get((r, c))
+        return " ".join(cell.text.split()) if cell is not None else ""
+
+    if not _periods_and_signs([text(h - 1, c) for c in range(1, table.n_cols)]):
+        return table
+    upper = [c for c in table.cells if c.row < h - 1 and c.col > 0 and " ".join(c.text.split())]
+    spans = [c for c in upper if c.col_span > 1]
+    if not spans or any(c.col == 1 and c.col_span >= table.n_cols - 1 for c in spans):
+        return table
+    # a head of one column over a head spanning a group (the top line of a stacked head the finder
+    # cut at a column's edge) heads the group too; bottom up, so a head over it does as well
+    cover = {(c.row, c.col): (c.col, c.col + c.col_span) for c in table.cells if c.row < h}
+    for r in range(h - 2, -1, -1):
+        under = [v for (rr, _), v in cover.items() if rr == r + 1 and v[1] - v[0] > 1]
+        for (rr, col), (a, b) in list(cover.items()):
+            if rr == r and b - a == 1 and a > 0:
+                cover[(rr, col)] = next((g for g in under if g[0] <= a < g[1]), (a, b))
+    heads: list[list[str]] = [[] for _ in range(table.n_cols)]
+    boxes: list[list[Any]] = [[] for _ in range(table.n_cols)]
+    for cell in sorted((c for c in table.cells if c.row < h), key=lambda c: (c.row, c.col)):
+        t = " ".join(cell.text.split())
+        a, b = cover[(cell.row, cell.col)]
+        for k in range(a, min(table.n_cols, b)):
+            if t:
+                heads[k].append(t)
+            boxes[k].append(cell.bbox)
+    context = table.column_headers
+    if context and not all(context[k] for k in range(1, min(len(context), table.n_cols))):
+        # heads printed above the grid over some of its columns (the top line of a stacked head)
+        for k, t in enumerate(context[: table.n_cols]):
+            if t:
+                heads[k].insert(0, t)
+        table.column_headers = []
+    stub = " ".join(heads[0])
+    if stub and is_units(stub) and units_of(stub) == stub.strip("() "):
+        table.units = table.units or units_of(stub)
+        heads[0] = []
+    page = min((c.page_index for c in table.cells if c.row < h), default=table.first_page_index)
+    new = [
+        Cell(row=0, col=k, text=" ".join(heads[k]), page_index=page, bbox=_union(boxes[k]), is_header=True)
+        for k in range(table.n_cols)
+        if heads[k] or boxes[k]
+    ]
+    body = [c for c in table.cells if c.row >= h]
+    for cell in body:
+        cell.row -= h - 1
+    table.cells = new + body
+    table.n_rows -= h - 1
+    table.header_rows = 1
     return table

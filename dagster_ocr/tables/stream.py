@@ -93,12 +93,16 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         cells, ln = line_cells[k], area[k]
         if ln.label:  # a section's label: the body has begun
             return False
-        if 0 not in cells:
+        if 0 not in cells or _years_and_signs(cells):
             return True
         if (
             set(cells) == {0}
             and k
-            and (_periods_only(line_cells[k - 1]) or all(0 not in line_cells[j] for j in range(k)))
+            and (
+                _periods_only(line_cells[k - 1])
+                or _years_and_signs(line_cells[k - 1])
+                or all(0 not in line_cells[j] for j in range(k))
+            )
         ):
             # a label under the periods' row, or under column heads that leave the stub empty: the
             # body's first section ("Level 1:" under "Adjusted Cost", "Fair Value", ...)
@@ -112,7 +116,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     headless = _label_opens_body(area, line_cells)
     while not headless and n_head < min(len(area) - 1, s.header_scan_rows) and headerish(n_head):
         n_head += 1
-    if (n_head == len(area) - 1 or n_head == 0) and not headless:
+    # a table of one row under its heads keeps them when their last line is one of years and signs
+    periods_last = n_head >= 2 and _years_and_signs(line_cells[n_head - 1])
+    if ((n_head == len(area) - 1 and not periods_last) or n_head == 0) and not headless:
         n_head = 1 if len(area) > 2 else 0
     # the header lines that hold column heads: labels, no figure but years
     heads = [
@@ -248,6 +254,19 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     return part
 
 
+def _years_and_signs(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+    """The line holds years and lone signs ("$", "%") right of the stub, two cells or more, a year
+    among them: the line of a comparison table's periods and its change columns' units, under their
+    heads; the stub may name the units ("(Dollars in millions)")."""
+    texts = [_words_text(ws) for c, (_, ws) in cells.items() if c > 0]
+    return (
+        len(texts) >= 2
+        and all(_YEAR_RE.match(t) or t in _LEADING or t in _TRAILING for t in texts)
+        and any(_YEAR_RE.match(t) for t in texts)
+        and not (0 in cells and any(ch.isdigit() for ch in _words_text(cells[0][1])))
+    )
+
+
 def _periods_only(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
     """The line holds periods alone (years, dates), right of the stub: a statement's row of periods."""
     texts = [_words_text(ws) for c, (_, ws) in cells.items()]
@@ -275,8 +294,12 @@ def _phrase_spans(
     for c, (e, ws) in sorted(cells.items()):
         if prev and out[prev][0] + 1 == c:
             left, right = out[prev][1][-1], ws[0]
-            if chunk_of.get(id(left)) == chunk_of.get(id(right)) and not (
-                _is_num(left.text) or _is_num(right.text)
+            chunk = chunk_of.get(id(left))
+            # figures (years) head columns of their own; a phrase of words runs on past a number
+            # it holds ("As of December 31,", "2023 vs. 2022 Change")
+            phrase = chunk is not None and any(not _is_num(w.text) for w in ln.chunks[chunk])
+            if chunk == chunk_of.get(id(right)) and (
+                phrase or not (_is_num(left.text) or _is_num(right.text))
             ):
                 out[prev] = (e, out[prev][1] + ws)
                 continue
@@ -290,7 +313,66 @@ def _phrase_spans(
         if not heads_below or abs(mid - group) > 0.2 * (edges[e + 1] - edges[c]):
             out.pop(c)
             out.update({x: cells[x] for x in cells if c <= x <= e})
+    for c, (e, ws) in list(out.items()):
+        if c == 0:
+            continue
+        if e == c:
+            # a head of words over one year of a run of years no other head stands over, centred over
+            # the run at least as well as over its own year: it heads the run ("Years ended" set
+            # over the middle one of three years)
+            below_c = next((lc for lc in below if c in lc), None)
+            if (
+                below_c is None
+                or not _WORD_RE.search(_words_text(ws))
+                or _head_kind(_words_text(below_c[c][1])) != "year"
+            ):
+                continue
+            lo = max((out[x][0] for x in out if x < c), default=0) + 1
+            hi = min((x for x in out if x > c), default=len(edges) - 1) - 1
+            run = [x for x in sorted(below_c) if lo <= x <= hi]
+            run_ok = [x for x in run if _head_kind(_words_text(below_c[x][1])) == "year"]
+            if len(run_ok) < 2 or run_ok != run:
+                continue
+            mid = (ws[0].x0 + ws[-1].x1) / 2
+            first, last = below_c[run[0]][1], below_c[run[-1]][1]
+            own = below_c[c][1]
+            if abs(mid - (first[0].x0 + last[-1].x1) / 2) <= abs(mid - (own[0].x0 + own[-1].x1) / 2):
+                out.pop(c)
+                out[run[0]] = (run[-1], ws)
+            continue
+        # a head over a run of years reaching past its words' columns (a short period
+        # head over three years): it spans the run's cells beside it that no other head of its
+        # line stands over, in the nearest line below holding one of its columns
+        lo = max((out[x][0] for x in out if x < c), default=0) + 1
+        hi = min((x for x in out if x > c), default=len(edges) - 1) - 1
+        line = next((lc for lc in below if any(c <= x <= e for x in lc)), None)
+        if line is None:
+            continue
+        kinds = {_head_kind(_words_text(line[x][1])) for x in line if c <= x <= e}
+        if kinds != {"year"}:
+            continue
+        a, b = c, e
+        for x in range(e + 1, hi + 1):
+            if x in line:
+                if _head_kind(_words_text(line[x][1])) not in kinds:
+                    break
+                b = x
+        for x in range(c - 1, lo - 1, -1):
+            if x in line:
+                if _head_kind(_words_text(line[x][1])) not in kinds:
+                    break
+                a = x
+        if (a, b) != (c, e):
+            out.pop(c)
+            out[a] = (b, ws)
     return dict(sorted(out.items()))
+
+
+def _head_kind(text: str) -> str:
+    """What a head line's cell holds: a "year", a lone "sign" ("$", "%"), or "word"s."""
+    if _YEAR_RE.match(text):
+        return "year"
+    return "sign" if text in _LEADING or text in _TRAILING else "word"
 
 
 def _reads_on(cells: dict[int, tuple[int, list[_Word]]]) -> bool:

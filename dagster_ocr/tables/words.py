@@ -273,6 +273,7 @@ _NUM_RE = re.compile(
 #: table of check marks, not a multiplier)
 _LEADING = frozenset({"$", "€", "£", "¥", "(", "US$", "C$", "A$", "R$"})
 _TRAILING = frozenset({"%", ")", ")%", "%)"})
+_SIGNS = _LEADING | _TRAILING
 
 
 def _is_num(text: str) -> bool:
@@ -305,15 +306,63 @@ def _column_cover(area: list[_TextLine], x0: float, n: int, chunks: bool = False
     return list(itertools.accumulate(delta[:n]))
 
 
+#: a year, as a column head prints it
+_HEAD_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+
+
+def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
+    """``area`` less the head phrases set centred over a group of the cells of a line of years and
+    signs below them, those phrases' lines kept with the rest of their words.
+
+    A comparison table prints a period head over its year columns and a head over each pair of
+    change columns ("$" and "%"), above one line of the years and the signs; each such phrase
+    crosses the gutters of the group it heads. In a table of a few rows that one line is more than
+    the share of lines allowed to cross a gutter, and the group's columns would be one. The line of
+    years and signs (at most one label in the stub before them) and the body below decide the
+    gutters; the heads are placed over them later (``stream._phrase_spans``). Only under a line
+    holding a sign: years alone under heads over groups of them keep the gutters as they were.
+    """
+    for k in range(1, min(depth, len(area))):
+        chunks = area[k].chunks
+        texts = [" ".join(w.text for w in ch) for ch in chunks]
+        start = int(bool(texts) and not any(ch.isdigit() for ch in texts[0]) and texts[0] not in _SIGNS)
+        cells = [(ch[0].x0, ch[-1].x1) for ch in chunks[start:]]
+        kinds = texts[start:]
+        if len(cells) < 2 or not all(_HEAD_YEAR_RE.match(t) or t in _SIGNS for t in kinds):
+            continue
+        if not any(_HEAD_YEAR_RE.match(t) for t in kinds) or not any(t in _SIGNS for t in kinds):
+            continue
+        out: list[_TextLine] = []
+        for j, ln in enumerate(area):
+            keep = [ch for ch in ln.chunks if j >= k or not _over_group(ch[0].x0, ch[-1].x1, cells)]
+            if len(keep) == len(ln.chunks):
+                out.append(ln)
+            elif keep:
+                out.append(_TextLine(words=[w for ch in keep for w in ch], chunks=keep, label=ln.label))
+        return out
+    return area
+
+
+def _over_group(x0: float, x1: float, cells: list[tuple[float, float]]) -> bool:
+    """Whether a phrase at ``x0``..``x1`` crosses the space between two of ``cells`` (left to right)
+    with its middle over them: a head of the group of columns those cells head."""
+    mid = (x0 + x1) / 2
+    for a, b in itertools.pairwise(cells):
+        if x0 < b[0] and x1 > a[1] and cells[0][0] <= mid <= cells[-1][1]:
+            return True
+    return False
+
+
 def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
     area = [ln for ln in area if not ln.label] or area
+    limit = int(s.span_tolerance * len(area))
     x0 = min(ln.x0 for ln in area)
     x1 = max(ln.x1 for ln in area)
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
     n = int(math.ceil(x1 - x0)) + 1
+    area = _over_groups(area)
     cover = _column_cover(area, x0, n)
-    limit = int(s.span_tolerance * len(area))
     phrases: list[int] | None = None
     bounds: list[float] = []
     i = 0

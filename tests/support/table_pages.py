@@ -120,6 +120,17 @@ NOTED = ["noted_statement"]
 #: subtotals, a year over all columns, notes under the grid. Scored like ``STATEMENT``; its truth
 #: has one header row, each column's stacked head lines joined.
 WIDE = ["wide_statement"]
+#: (issues 37 and 34, appended after ``WIDE`` so every earlier class keeps its seeds)
+#: ``change_statement``: an MD&A comparison table: two or three year columns under a period head
+#: ("Year Ended December 31,") centred over them, one or two change pairs ("$" and "%") each under
+#: its own head of one or two lines ("2023 vs. 2022" over "Change") centred over the pair, a line
+#: of the years and the "$"/"%" symbols under the heads, the units in the stub cell of that line
+#: ("(Dollars in millions)") or on a line above the table; "$" set apart on the first and total
+#: rows, "%" after the figure (a space before it, or hanging with a negative's ")"), 1 to 12 rows,
+#: section labels alone on their line, ratio rows whose change cells are empty. Scored like
+#: ``STATEMENT``; its truth has one header row, each column's heads joined top first
+#: ("Year Ended December 31, 2023", "2023 vs. 2022 Change $"), the units no cell of it.
+CHANGE = ["change_statement"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2565,6 +2576,230 @@ def _wide_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) 
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1)]
 
 
+_CHANGE_ITEMS = [
+    "Automotive sales",
+    "Automotive regulatory credits",
+    "Automotive leasing",
+    "Energy generation and storage",
+    "Services and other",
+    "Product sales",
+    "Subscription revenue",
+    "Cost of sales",
+    "Research and development",
+    "Selling, general and administrative",
+    "Restructuring and other",
+    "Interest income",
+    "Interest expense",
+    "Other income (expense), net",
+    "Provision for income taxes",
+    "Operating income",
+    "Gross profit",
+]
+_CHANGE_SECTIONS = ["Revenues", "Cost of revenues", "Gross profit", "Operating expenses", "Other items"]
+_CHANGE_RATIOS = ["Gross margin", "Operating margin", "Effective tax rate", "As a percentage of revenues"]
+_CHANGE_HEADS = [
+    ["{a} vs. {b} Change"],
+    ["{a} vs. {b}", "Change"],
+    ["Change", "{a} vs. {b}"],
+    ["{a} compared to {b}"],
+    ["Increase (Decrease)", "{a} vs. {b}"],
+]
+_CHANGE_UNITS = ["(Dollars in millions)", "(in millions)", "(in thousands)", "(Dollars in thousands)"]
+
+
+def _change_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``CHANGE``: a page with one MD&A comparison table (see ``CHANGE``)."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(40, 64)
+    x0, x1 = margin, W - margin
+    f0, f1 = rng.choice(_FAMILIES)
+    size = rng.choice([7.5, 8.0, 8.5, 9.0])
+    lh = size * rng.uniform(1.3, 1.65)
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(30, 120), margin)
+    y = margin + 10
+    if rng.random() < 0.5:
+        title = rng.choice(["Results of Operations", "Revenues", "Operating Expenses", "Other Income"])
+        page.insert_text((x0, y + size + 1), title, fontname=f1, fontsize=size + 1)
+        y += (size + 1) * 1.8
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 4), f0, size) + lh * 0.3
+    n_years = rng.choice([2, 3, 3])
+    n_pairs = rng.randint(1, min(2, n_years - 1))
+    year = rng.randint(2012, 2025)
+    years = [str(year - k) for k in range(n_years)]
+    period = rng.choice(_PERIOD_HEADS)
+    head = rng.choice(_CHANGE_HEADS)
+    changes = [[h.format(a=years[k], b=years[k + 1]) for h in head] for k in range(n_pairs)]
+    units = rng.choice(_CHANGE_UNITS)
+    units_in_stub = rng.random() < 0.6
+    pct_space = rng.random() < 0.6  # "17 %" (else "17%"); a negative's ")%" hangs either way
+    scale = rng.uniform(2.5, 5.0)
+    ratio = rng.random() < 0.3
+
+    def values() -> list[float]:  # the years' figures, latest first, each some way off the next
+        vals = [10 ** rng.uniform(1.0, scale) * (-1 if rng.random() < 0.06 else 1)]
+        for _ in years[1:]:
+            vals.append(vals[-1] / rng.uniform(0.4, 1.9))
+        return vals
+
+    def money(v: float) -> str:
+        return f"({abs(round(v)):,})" if round(v) < 0 else f"{round(v):,}"
+
+    def pct(v: float, dec: int = 0) -> str:
+        t = f"{abs(v):.{dec}f}"
+        return f"({t})%" if v < 0 and float(t) else f"{t} %" if pct_space else f"{t}%"
+
+    # body rows: (label, year figures, change figures, dollar, is a label alone, is a total)
+    n_rows = rng.randint(1, 12)
+    rows: list[tuple[str, list[str], list[str], bool, bool, bool]] = []
+    items = rng.sample(_CHANGE_ITEMS, min(n_rows, len(_CHANGE_ITEMS)))
+    sections = n_rows >= 5 and rng.random() < 0.5
+    for k in range(n_rows):
+        if sections and k in (0, n_rows // 2):
+            rows.append(
+                (rng.choice([x for x in _CHANGE_SECTIONS if x not in items]), [], [], False, True, False)
+            )
+            continue
+        total = k == n_rows - 1 and n_rows >= 3 and rng.random() < 0.6
+        if ratio and k == n_rows - 1 and not total and n_rows >= 2:
+            figs = [pct(rng.uniform(-5, 40), 1) for _ in years]
+            rows.append((rng.choice(_CHANGE_RATIOS), figs, [""] * (2 * n_pairs), False, False, False))
+            continue
+        vals = values()
+        ch: list[str] = []
+        for p in range(n_pairs):
+            d = vals[p] - vals[p + 1]
+            ch += [money(d), pct(100 * d / abs(vals[p + 1])) if abs(vals[p + 1]) >= 1 else ""]
+        if rng.random() < 0.1:  # a row whose change is not shown
+            ch = [""] * (2 * n_pairs)
+        label = "Total " + items[k % len(items)].lower() if total else items[k % len(items)]
+        first = not any(not r[4] for r in rows)
+        rows.append((label, [money(v) for v in vals], ch, first or total, False, total))
+
+    # columns: stub; per year "$" slot and figure; per pair "$" slot and figure, then the percentage
+    gap = rng.uniform(10, 22)
+    for _ in range(12):  # too wide for the page: set smaller
+        stub_w = max(_width(r[0], f0, size) for r in rows) + 8
+        if units_in_stub:
+            stub_w = max(stub_w, _width(units, f1, size) + 8)
+        figs_all = [f for r in rows for f in r[1] + r[2][0::2] if f]
+        fig_w = max([_width(f.rstrip(")%"), f0, size) for f in figs_all] + [_width(years[0], f1, size)])
+        pct_w = max([_width(f.rstrip(")%").rstrip(), f0, size) for r in rows for f in r[2][1::2] if f] + [6])
+        dollar = _width("$", f0, size) + size * 0.4
+        hang = _width(")%", f0, size) + 1.0
+        pair_w = max(_width(line, f1, size) for c in changes for line in c)
+        pct_gap = gap + hang + _width(" %", f0, size)  # past a hanging ")" and the sign after the figure
+        ch_w = max(dollar + fig_w + pct_gap + pct_w, pair_w) + hang
+        need = stub_w + n_years * (dollar + fig_w + hang + gap) + n_pairs * (ch_w + gap * 1.5)
+        if need <= x1 - x0:
+            break
+        size, gap, lh = size * 0.92, max(6.0, gap * 0.85), lh * 0.92
+    sp = rng.uniform(0, max(0.0, x1 - x0 - need)) / 2  # some tables leave room at the right
+    ycols = []
+    x = x0 + stub_w + gap + sp
+    for _ in years:
+        ycols.append((x, x + dollar + fig_w))
+        x += dollar + fig_w + hang + gap
+    pcols = []  # ($ slot, figure edge, percentage edge)
+    for _ in range(n_pairs):
+        x += gap * 0.5
+        extra = ch_w - hang - (dollar + fig_w + pct_gap + pct_w)
+        a = x + extra / 2
+        pcols.append((a, a + dollar + fig_w, a + dollar + fig_w + pct_gap + pct_w))
+        x += ch_w + gap
+
+    def put(text: str, right: float, base: float, fnt: str = f0) -> None:
+        core = text.rstrip(")%") if text.startswith("(") else text.rstrip("%").rstrip()
+        hang_text = text[len(core) :]
+        if text.endswith("%") and not text.startswith("(") and " " in text:
+            core, hang_text = text, ""  # "17 %": the sign is the column's edge
+            right += _width(")%", f0, size) - _width("%", f0, size)
+        page.insert_text(
+            (right - _width(core, fnt, size), base), core + hang_text, fontname=fnt, fontsize=size
+        )
+
+    if not units_in_stub:
+        page.insert_text((x0, y + lh), units, fontname=f0, fontsize=size)
+        y += lh * rng.uniform(1.2, 1.8)
+        tags.append("units_above")
+    # the heads, bottom-aligned over the line of years
+    depth = max(1, *(len(c) for c in changes))
+    span_y = [(ycols[0][0], ycols[-1][1], [period])] + [
+        (a, pc, c) for (a, _, pc), c in zip(pcols, changes, strict=True)
+    ]
+    rules = rng.random() < 0.5
+    for k in range(depth):
+        for a, b, lines in span_y:
+            j = k - (depth - len(lines))
+            if j >= 0:
+                w = _width(lines[j], f1, size)
+                page.insert_text(((a + b - w) / 2, y + lh), lines[j], fontname=f1, fontsize=size)
+        y += size * 1.2
+    if rules:  # a rule under each head, over the columns it heads
+        ry = y - size * 1.2 + lh + 2.5
+        for a, b, _ in span_y:
+            page.draw_line((a, ry), (b, ry), width=0.4)
+    y += lh - size * 1.2
+    base = y + lh
+    if units_in_stub:
+        page.insert_text((x0, base), units, fontname=f1, fontsize=size)
+        tags.append("units_in_stub")
+    for (_, b), yr in zip(ycols, years, strict=True):
+        page.insert_text((b - _width(yr, f1, size), base), yr, fontname=f1, fontsize=size)
+    centred = rng.random() < 0.5
+    for a, b, c in pcols:
+        for sym, lo, hi in (("$", a, b), ("%", b + gap * 0.5, c)):
+            w = _width(sym, f1, size)
+            page.insert_text(
+                ((lo + hi - w) / 2 if centred else hi - w, base), sym, fontname=f1, fontsize=size
+            )
+    y += lh * 1.3
+    header = [""] + [f"{period} {yr}" for yr in years]
+    for c in changes:
+        header += [f"{' '.join(c)} $", f"{' '.join(c)} %"]
+    grid: Grid = [header]
+    for label, yfigs, ch, usd, alone, total in rows:
+        if alone:
+            y += lh * 0.3
+        if total:  # short rules above the figures
+            for a, b in ycols:
+                page.draw_line((a, y + lh * 0.2), (b, y + lh * 0.2), width=0.4)
+            y += lh * 0.15
+        base = y + lh
+        page.insert_text(
+            (x0 + (0 if alone else rng.choice([0, 0, 8])), base), label, fontname=f0, fontsize=size
+        )
+        cells = [label]
+        if alone:
+            grid.append(cells + [""] * (n_years + 2 * n_pairs))
+            y += lh
+            continue
+        for (a, b), f in zip(ycols, yfigs, strict=True):
+            put(f, b, base)
+            if usd and not f.endswith("%"):
+                page.insert_text((a, base), "$", fontname=f0, fontsize=size)
+            cells.append(f"$ {f}" if usd and not f.endswith("%") else f)
+        for p, (a, b, c) in enumerate(pcols):
+            d, q = ch[2 * p], ch[2 * p + 1]
+            if d:
+                put(d, b, base)
+                if usd:
+                    page.insert_text((a, base), "$", fontname=f0, fontsize=size)
+            if q:
+                put(q, c, base)
+            cells += [f"$ {d}" if usd and d else d, q]
+        grid.append(cells)
+        y += lh
+    if rng.random() < 0.5:
+        y = _paragraph(page, rng, x0, x1, y + lh, rng.randint(2, 4), f0, size)
+    tags.append(f"years:{n_years}")
+    tags.append(f"pairs:{n_pairs}")
+    tags.append(f"head_lines:{depth}")
+    return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1)]
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
@@ -2573,7 +2808,10 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     # the fourteenth session added UNSEEN's last three and NOTED + WIDE side by side, each numbered
     # on from "label_tail" as it was measured; the same number draws another class's document
     after = drawn.index("label_tail") + 1
-    index = after + (NOTED + WIDE).index(cls) if cls in NOTED + WIDE else drawn.index(cls)
+    if cls in CHANGE:  # issues 37 and 34: numbered on after every list above, no other class moves
+        index = len(drawn) + len(NOTED + WIDE) + CHANGE.index(cls)
+    else:
+        index = after + (NOTED + WIDE).index(cls) if cls in NOTED + WIDE else drawn.index(cls)
     rng = random.Random(seed * 7919 + index)
     doc = pymupdf.open()
     tags: list[str] = []
@@ -2598,6 +2836,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _wrapped(rng, cls, doc, tags)
     elif cls in WIDE:
         tables = _wide_statement(rng, doc, tags)
+    elif cls in CHANGE:
+        tables = _change_statement(rng, doc, tags)
     elif cls in STATEMENT + NOTED:
         tables = _statement(rng, doc, tags, noted=cls in NOTED)
     else:
