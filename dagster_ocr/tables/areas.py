@@ -165,6 +165,8 @@ def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
         rest = area[:-1]
         if 2 * sum(map(_ends_in_figure, rest)) < len(rest):
             break
+        if _ends_in_figure(area[-1]) and sum(_is_num(_words_text(ch)) for ch in area[-1].chunks) >= 2:
+            break  # a row: its label runs long, its figures stand in their columns ("Total ...")
         gutters = _column_bounds(rest, s)[1:-1]
         if not any(sentence_across(ch, gutters) for ch in area[-1].chunks):
             break

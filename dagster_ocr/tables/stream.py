@@ -336,7 +336,8 @@ def _phrase_spans(
             mid = (ws[0].x0 + ws[-1].x1) / 2
             first, last = below_c[run[0]][1], below_c[run[-1]][1]
             own = below_c[c][1]
-            if abs(mid - (first[0].x0 + last[-1].x1) / 2) <= abs(mid - (own[0].x0 + own[-1].x1) / 2):
+            # (within a point: the middle one of three years right-aligned sits at the run's middle)
+            if abs(mid - (first[0].x0 + last[-1].x1) / 2) <= abs(mid - (own[0].x0 + own[-1].x1) / 2) + 1.0:
                 out.pop(c)
                 out[run[0]] = (run[-1], ws)
             continue

@@ -30,8 +30,10 @@ def _norm_grid(grid: list[list[str]]) -> list[list[str]]:
 # gutter: five columns read as three), 3 a short period head over the middle one of three years and
 # the units above, 13 a period head whose words reach two of three years, 11 a head of three lines
 # ("Change" over "2012 vs. 2011" over "$ %"), 17 the units above and a section label under the years
-# (the header was cut from the body), 28 "Change" over its pair's head, above the grid's top
-@pytest.mark.parametrize("seed", [1, 3, 11, 13, 17, 28])
+# (the header was cut from the body), 28 "Change" over its pair's head, above the grid's top, 31 the
+# period head over the middle year under a head line of its own, 39 a total row whose long label
+# crossed two gutters of a short table (it was taken for a note under the grid and dropped)
+@pytest.mark.parametrize("seed", [1, 3, 11, 13, 17, 28, 31, 39])
 def test_a_comparison_table_has_one_header_row_as_printed(seed: int) -> None:
     case = make_case(seed, "change_statement")
     doc = pymupdf.open("pdf", case.pdf)
