@@ -2328,6 +2328,13 @@ def _set_figures(
     return cells
 
 
+def _rules_above_total(page: pymupdf.Page, columns: list[tuple[float, float]], y: float, lh: float) -> float:
+    """Short rules over a total's figure columns; the baseline moves down under them."""
+    for a, b in columns:
+        page.draw_line((a, y + lh * 0.2), (b, y + lh * 0.2), width=0.4)
+    return y + lh * 0.15
+
+
 def _statement(
     rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False
 ) -> list[TruthTable]:
@@ -2448,10 +2455,8 @@ def _statement(
     for label, level, figs, usd, total, head in rows:
         if head and rng.random() < 0.5:
             y += lh * 0.3
-        if total:  # short rules above the figures
-            for a, b in fx:
-                page.draw_line((a, y + lh * 0.2), (b, y + lh * 0.2), width=0.4)
-            y += lh * 0.15
+        if total:
+            y = _rules_above_total(page, fx, y, lh)
         base = y + lh
         page.insert_text(
             (x0 + level * step, base), label, fontname=f1 if head and bold_heads else f0, fontsize=size
@@ -2763,10 +2768,8 @@ def _change_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]
     for label, yfigs, ch, usd, alone, total in rows:
         if alone:
             y += lh * 0.3
-        if total:  # short rules above the figures
-            for a, b in ycols:
-                page.draw_line((a, y + lh * 0.2), (b, y + lh * 0.2), width=0.4)
-            y += lh * 0.15
+        if total:
+            y = _rules_above_total(page, ycols, y, lh)
         base = y + lh
         page.insert_text(
             (x0 + (0 if alone else rng.choice([0, 0, 8])), base), label, fontname=f0, fontsize=size
