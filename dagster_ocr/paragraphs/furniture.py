@@ -318,7 +318,9 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
 
     A line in a margin band (``margin_zone``) is furniture when it stands apart from the body:
     not part of the body block (``_attached_to_body``; a footnote's lines, which open with a note
-    marker and do not read as furniture, count as body) and further from the nearest line of the
+    marker and do not read as furniture, count as body; a line set smaller than the body that reads
+    as furniture by its form is judged by its baseline alone, as the gap test reaches a foot set
+    half a line under the body or a stamp over a title's large type) and further from the nearest line of the
     body block than ``band_apart_pitches`` times the page's usual line pitch (a heading or a first
     line that opens the body sits at the body's own spacing, however short the page). It is set no
     larger than the body and not bold at its size (a heading), is no fragment of a longer line
@@ -349,16 +351,40 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
         for ln in lines
         if ln.bbox[1] > top and _FOOTNOTE_RE.match(ln.text) and not _FURNITURE_FORM.search(ln.text)
     ]
-    attached = _attached_to_body(lines, body + notes, settings)
+
+    def apart_from(ln: Line, block: list[Line]) -> bool:
+        nearest = min(abs(ln.bbox[3] - b.bbox[3]) for b in block)
+        return pitch <= 0 or nearest > settings.band_apart_pitches * pitch
+
+    # a line set smaller than the body that reads as furniture by its form (a print stamp, a
+    # reference code, a date or a page reference; no footnote) and whose baseline stands apart
+    # from the body block is no part of it, though the gap test reaches it: a running foot set
+    # half a line under the last body line, a stamp over a title whose large type reaches far
+    formed = [
+        ln.size < body_size - 0.5
+        and not ln.bold
+        and not _FOOTNOTE_RE.match(ln.text)
+        and bool(_FURNITURE_FORM.search(ln.text) or _is_page_number(ln.text.strip()))
+        for ln in lines
+    ]
+    plain = [ln for ln, f in zip(lines, formed, strict=True) if not f]
+    plain_block = body + [
+        ln for ln, at in zip(plain, _attached_to_body(plain, body, settings), strict=True) if at
+    ]
+    cut = {id(ln) for ln, f in zip(lines, formed, strict=True) if f and apart_from(ln, plain_block)}
+    kept = [ln for ln in lines if id(ln) not in cut]
+    attached_kept = {
+        id(ln): at for ln, at in zip(kept, _attached_to_body(kept, body + notes, settings), strict=True)
+    }
+    attached = [attached_kept.get(id(ln), False) for ln in lines]
 
     # the body block: the lines between the bands and the band lines they reach (a footnote, which
     # sits apart from the body too, is not measured from)
-    reached = _attached_to_body(lines, body, settings)
-    block = body + [ln for ln, at in zip(lines, reached, strict=True) if at]
+    reached = _attached_to_body(kept, body, settings)
+    block = body + [ln for ln, at in zip(kept, reached, strict=True) if at]
 
     def apart(ln: Line) -> bool:
-        nearest = min(abs(ln.bbox[3] - b.bbox[3]) for b in block)
-        return pitch <= 0 or nearest > settings.band_apart_pitches * pitch
+        return apart_from(ln, block)
 
     out: dict[int, str] = {}
     for zone in ("header", "footer"):

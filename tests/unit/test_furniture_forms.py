@@ -83,3 +83,50 @@ def test_a_sentence_or_a_footnote_ending_in_a_number_at_the_foot_stays(tmp_path:
     text = _body_text(tmp_path, doc)
     assert "given in table 5" in text
     assert "described in the annex" in text
+
+
+def _full_page(doc: pymupdf.Document, top: float, bottom: float, size: float = 10.0) -> pymupdf.Page:
+    """Prose from baseline ``top`` to ``bottom`` at 1.4 sizes' pitch: the body runs into both bands."""
+    page = doc.new_page(width=595, height=842)
+    words, line, y = _PROSE.split() * 40, "", top
+    for w in words:
+        if y > bottom:
+            break
+        if pymupdf.get_text_length(f"{line} {w}", fontsize=size) > 450:
+            page.insert_text((72, y), line.strip(), fontsize=size)
+            line, y = "", y + size * 1.4
+        line = f"{line} {w}"
+    return page
+
+
+def test_a_print_stamp_half_a_line_under_the_last_body_line_is_furniture(tmp_path: Path) -> None:
+    """A running foot set smaller than the body 1.6 pitches under its last line: the gap test (a line
+    height) reached it, so it counted as body although its baseline stands apart and it reads as
+    a stamp. A footnote as close keeps its place (its marker)."""
+    doc = pymupdf.open()
+    page = _full_page(doc, 120, 770)
+    last = max(b[3] for b in page.get_text("blocks"))
+    page.insert_text((250, last + 19), "Printed 05/11/2026 17:05", fontsize=9)
+    text = _body_text(tmp_path, doc)
+    assert "committee met in March" in text
+    assert "Printed" not in text
+
+    doc = pymupdf.open()
+    page = _full_page(doc, 120, 770)
+    last = max(b[3] for b in page.get_text("blocks"))
+    page.insert_text((72, last + 19), "1 Printed in the annual report, 05/11/2026.", fontsize=9)
+    assert "Printed in the annual report" in _body_text(tmp_path, doc)
+
+
+def test_a_reference_code_over_a_large_title_is_furniture_and_the_title_stays(tmp_path: Path) -> None:
+    """The title's large type reached the small reference code above it by the gap test (a line
+    height, the larger line's): the code stands apart by baselines and reads as furniture."""
+    doc = pymupdf.open()
+    _full_page(doc, 110, 700)
+    page = doc[0]
+    page.insert_text((72, 32), "Ref. NOR-529/5", fontsize=8.5, fontname="tiit")
+    page.insert_text((72, 72), "Regional water supply", fontsize=18.5, fontname="tibo")
+    text = _body_text(tmp_path, doc)
+    assert "Regional water supply" in text
+    assert "committee met in March" in text
+    assert "NOR-529" not in text
