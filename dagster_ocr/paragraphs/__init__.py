@@ -39,9 +39,12 @@ document:
    sentence, or a clause/list start ("Article 5", "第五条", "5.2", "(a)", "§ 3", "1.", "•").
    Indentation and short lines are measured from the right edge on right-to-left rows.
    Across a column or page break, a paragraph that ends without terminal punctuation is
-   continued by a row that starts in lower case (or CJK on both sides); across pages the joined
-   paragraph is marked ``continued``. Lines are joined with a space (none between CJK
-   characters) and de-hyphenated only when the continuation starts in lower case.
+   continued by a row that starts in lower case (or CJK on both sides), past an inset set into
+   its column (a pull quote or a boxed note with the column's lines set short beside it, however
+   large its type), and a row back at the paragraph's own left edge after lines set short beside
+   an inset goes on with it; across pages the joined paragraph is marked ``continued``. Lines
+   are joined with a space (none between CJK characters) and de-hyphenated only when the
+   continuation starts in lower case.
 5. **Sections.** Headings are short paragraphs set larger than the body, wholly bold or italic,
    or numbered ("1 Introduction", "3.2 Scope", "Article 5", "ARTICLE V", "第五条"). Their level
    comes from the numbering depth, else from the rank of their font size; each section's parent

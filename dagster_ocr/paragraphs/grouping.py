@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dagster_ocr.layout import BBox, union
+from dagster_ocr.layout import BBox, union, v_overlap
 from dagster_ocr.paragraphs.patterns import (
     _CAPTION_RE,
     Vocabulary,
@@ -112,9 +112,14 @@ def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _
     """The unfinished paragraph a row continues after a column, page or table break, or None.
 
     Usually the last paragraph; figure labels and captions in a smaller font that the layout put
-    at the foot of the column may sit in between, so look back past paragraphs in another style.
+    at the foot of the column may sit in between, so look back past paragraphs in another style,
+    and past an inset the row's column runs round (``_set_into``): a pull quote in a larger type
+    between the column's lines is no heading that opens a new section.
     """
-    for p in reversed(paras[-_LOOK_BACK:]):
+    window = paras[-_LOOK_BACK:]
+    for p in reversed(window):
+        if _set_into(p, window, r):
+            continue
         last = p.rows[-1]
         if abs(last.size - r.size) <= 0.5 and not _style_break(last, r, s):
             if p.kind == "heading" or _ends_sentence(p.text):
@@ -125,6 +130,31 @@ def _continuation_target(paras: list[_Para], r: _Row, s: ParagraphSettings) -> _
         if last.size > r.size * (1 + s.size_change):
             return None  # a larger heading in between: a new section, not an interruption
     return None
+
+
+def _set_into(p: _Para, window: list[_Para], r: _Row) -> bool:
+    """Is ``p`` an inset set into the column ``r`` goes on in (a pull quote, a boxed note): on
+    ``r``'s page, above ``r``, with another paragraph's lines set short beside it (one of its lines
+    shares its baseline band with one of theirs, apart across), a line of ``r``'s column (it
+    overlaps ``r`` across)? A heading over a column has no text of that column beside it; one over
+    the next column has the previous column's text beside it, not the next one's."""
+    rows = p.rows
+    if not rows or any(q.page_index != r.page_index for q in rows):
+        return False
+    if max(q.bbox[3] for q in rows) > r.bbox[1] + 0.5 * r.height:
+        return False
+    for other in window:
+        if other is p:
+            continue
+        for o in other.rows:
+            if o.page_index != r.page_index or min(o.bbox[2], r.bbox[2]) <= max(o.bbox[0], r.bbox[0]):
+                continue
+            for q in rows:
+                if v_overlap(q.bbox, o.bbox) > 0.5 * min(q.height, o.height) and (
+                    o.bbox[2] <= q.bbox[0] or o.bbox[0] >= q.bbox[2]
+                ):
+                    return True
+    return False
 
 
 class _Grouper:
@@ -243,7 +273,21 @@ class _Grouper:
                         and abs(r_start - fl) <= tol
                         and not (_ends_sentence(a.text) and (fr - a_end) > short_line)
                     )
-                    brk = not first_line_indent
+                    # the sentence runs on back at the paragraph's own start, where its lines were
+                    # set short beside an inset (a note, a pull quote, a figure): the line before
+                    # reached the column's far edge (a displayed formula's line does not)
+                    returns = (
+                        clause is None
+                        and _starts_lower(r.text)
+                        and not _ends_sentence(a.text)
+                        and (fr - a_end) <= short_line
+                        and any(
+                            q.page_index == r.page_index
+                            and abs((-q.bbox[2] if a.rtl and r.rtl else q.bbox[0]) - r_start) <= tol
+                            for q in cur.rows[:-1]
+                        )
+                    )
+                    brk = not (first_line_indent or returns)
                 elif _ends_sentence(a.text) and (fr - a_end) > short_line:
                     nxt = r.text.lstrip()[:1]
                     brk = bool(nxt) and not nxt.islower()

@@ -332,3 +332,14 @@ def test_an_inset_in_its_own_type_is_read_apart_and_a_label_list_in_the_bodys_st
     assert listed[4:12] == [
         t for k in range(4) for t in (f"short {k}", f"the body's line {k} set short beside it")
     ]
+
+
+@pytest.mark.parametrize("seed", [3, 21])
+def test_a_sentence_running_on_past_an_inset_stays_one_paragraph(seed: int, tmp_path: Path) -> None:
+    # 21: a pull quote in larger italic at the left, the sentence's last line under it still set
+    # short: the quote, larger than the body, passed for a heading between them and the line began
+    # a paragraph (``grouping._set_into``); 3: a note at the left, the sentence's next line back at
+    # the column's left edge read as an outdented new paragraph
+    case = make_inset(seed)
+    ours = score(case, _text(_parsed(case.doc, tmp_path)))
+    assert ours >= score(case, "\n".join(p.get_text() for p in case.doc)) >= 0.99
