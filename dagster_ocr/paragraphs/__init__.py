@@ -42,7 +42,9 @@ document:
    continued by a row that starts in lower case (or CJK on both sides), past an inset set into
    its column (a pull quote or a boxed note with the column's lines set short beside it, however
    large its type), and a row back at the paragraph's own left edge after lines set short beside
-   an inset goes on with it; across pages the joined paragraph is marked ``continued``. Lines
+   an inset goes on with it, as does a row of running words in the body's type under a box of
+   finished sentences in another type (a callout) within the column; across pages the joined
+   paragraph is marked ``continued``. Lines
    are joined with a space (none between CJK characters) and de-hyphenated only when the
    continuation starts in lower case.
 5. **Sections.** Headings are short paragraphs set larger than the body, wholly bold or italic,

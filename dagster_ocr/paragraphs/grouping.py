@@ -17,7 +17,7 @@ from dagster_ocr.paragraphs.patterns import (
     is_cjk,
     join_lines,
 )
-from dagster_ocr.paragraphs.rows import _Row
+from dagster_ocr.paragraphs.rows import RUNNING_WORDS, _Row
 from dagster_ocr.paragraphs.settings import ParagraphSettings
 
 
@@ -157,6 +157,20 @@ def _set_into(p: _Para, window: list[_Para], r: _Row) -> bool:
     return False
 
 
+def _wordy(text: str) -> int:
+    """Words of two letters or more in ``text`` (a formula's parts have few)."""
+    return sum(1 for w in text.split() if sum(c.isalpha() for c in w) >= 2)
+
+
+def _boxed_between(paras: list[_Para], target: _Para, r: _Row) -> bool:
+    """Are ``r`` and what stands between ``target`` and it prose: ``r`` a line of running words,
+    the paragraphs in between two lines or more of them (a callout's, a note's text), not the
+    parts of a displayed formula set in other sizes?"""
+    at = next(i for i in range(len(paras) - 1, -1, -1) if paras[i] is target)
+    between = [q for p in paras[at + 1 :] for q in p.rows]
+    return _wordy(r.text) >= RUNNING_WORDS and sum(_wordy(q.text) >= RUNNING_WORDS for q in between) >= 2
+
+
 class _Grouper:
     """Rows into paragraphs, fed one page at a time.
 
@@ -293,6 +307,20 @@ class _Grouper:
                     brk = bool(nxt) and not nxt.islower()
                 elif a.block >= 0 and r.block >= 0 and a.block != r.block:
                     brk = _ends_sentence(a.text) or gap > usual + 0.25 * h
+            if (
+                brk
+                and _starts_lower(r.text)
+                and clause is None
+                and _style_break(a, r, s)
+                and _ends_sentence(cur.text)
+            ):
+                # a box set in another type between a sentence's lines (a callout, a note), its
+                # text finished: the row in the body's type goes on with the sentence before it
+                target = _continuation_target(paras, r, s)
+                if target is not None and target is not cur and _boxed_between(paras, target, r):
+                    _continue_with(target, r, self.vocab)
+                    cur = target
+                    continue
             if brk and _starts_lower(r.text) and clause is None:
                 # a column that opens with a figure's caption (the figure at the column's top):
                 # the text under the caption, once the caption has ended its sentence, may go on

@@ -343,3 +343,13 @@ def test_a_sentence_running_on_past_an_inset_stays_one_paragraph(seed: int, tmp_
     case = make_inset(seed)
     ours = score(case, _text(_parsed(case.doc, tmp_path)))
     assert ours >= score(case, "\n".join(p.get_text() for p in case.doc)) >= 0.99
+
+
+@pytest.mark.parametrize("seed", [10, 18])
+def test_a_sentence_runs_on_past_a_callout_box_in_its_column(seed: int, tmp_path: Path) -> None:
+    # a boxed callout set smaller than the body between a sentence's lines, read geometrically (the
+    # stream shuffled): the line under the box, in the body's type, began a paragraph of its own
+    # (0.933, 0.944)
+    case = make_interleaved(seed, "shuffled")
+    assert case.cls == "callout"
+    assert score(case, _text(_parsed(case.doc, tmp_path))) >= 0.99
