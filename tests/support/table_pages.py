@@ -2328,6 +2328,28 @@ def _set_figures(
     return cells
 
 
+def _statement_sheet(
+    rng: random.Random,
+    doc: pymupdf.Document,
+    margins: tuple[float, float],
+    families: list[tuple[str, str]],
+    sizes: list[float],
+    leading: tuple[float, float],
+) -> tuple[pymupdf.Page, float, float, float, tuple[str, str], float, float]:
+    """A statement generator's page, drawn in one order for all of them: its size, margin, faces,
+    type size and line height, half the time running furniture. Returns (page, width, height,
+    margin, faces, type size, line height)."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(*margins)
+    faces = rng.choice(families)
+    size = rng.choice(sizes)
+    lh = size * rng.uniform(*leading)
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(30, 120), margin)
+    return page, W, H, margin, faces, size, lh
+
+
 def _rules_above_total(page: pymupdf.Page, columns: list[tuple[float, float]], y: float, lh: float) -> float:
     """Short rules over a total's figure columns; the baseline moves down under them."""
     for a, b in columns:
@@ -2340,17 +2362,10 @@ def _statement(
 ) -> list[TruthTable]:
     """``STATEMENT``: a page with one financial statement (see ``STATEMENT``); ``noted``: its short
     form with a note mark on a label and the note under the grid (``NOTED``)."""
-    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
-    page = doc.new_page(width=W, height=H)
-    margin = rng.uniform(40, 70)
-    x0, x1 = margin, W - margin
-    font = rng.choice(_FAMILIES)
-    f0, f1 = font
-    size = rng.choice([7.5, 8.0, 8.5, 9.0, 10.0])
-    lh = size * rng.uniform(1.3, 1.7)
-    if rng.random() < 0.5:
-        _furniture(page, rng, rng.randint(30, 120), margin)
-    y = margin + 10
+    page, W, H, margin, (f0, f1), size, lh = _statement_sheet(
+        rng, doc, (40, 70), _FAMILIES, [7.5, 8.0, 8.5, 9.0, 10.0], (1.3, 1.7)
+    )
+    x0, x1, y = margin, W - margin, margin + 10
     for line, fnt in (
         (f"{_label(rng, 2).upper()} INC.", f1),
         (rng.choice(_STATEMENT_TITLES), f1),
@@ -2499,16 +2514,11 @@ _WIDE_HEADS = [
 
 def _wide_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
     """``WIDE``: a page with one wide table of figures under stacked column heads (see ``WIDE``)."""
-    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
-    page = doc.new_page(width=W, height=H)
-    margin = rng.uniform(36, 60)
-    x0, x1 = margin, W - margin
-    f0, f1 = rng.choice(_FAMILIES[:2])  # proportional faces: a monospaced stub is another class
-    size = rng.choice([7.0, 7.5, 8.0, 8.5])
-    lh = size * rng.uniform(1.35, 1.7)
-    if rng.random() < 0.5:
-        _furniture(page, rng, rng.randint(30, 120), margin)
-    y = margin + 10
+    # proportional faces: a monospaced stub is another class
+    page, W, H, margin, (f0, f1), size, lh = _statement_sheet(
+        rng, doc, (36, 60), _FAMILIES[:2], [7.0, 7.5, 8.0, 8.5], (1.35, 1.7)
+    )
+    x0, x1, y = margin, W - margin, margin + 10
     if rng.random() < 0.6:
         y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 4), f0, size + 1) + lh
     n_fig = rng.randint(5, 7)
@@ -2614,16 +2624,10 @@ _CHANGE_UNITS = ["(Dollars in millions)", "(in millions)", "(in thousands)", "(D
 
 def _change_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
     """``CHANGE``: a page with one MD&A comparison table (see ``CHANGE``)."""
-    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
-    page = doc.new_page(width=W, height=H)
-    margin = rng.uniform(40, 64)
-    x0, x1 = margin, W - margin
-    f0, f1 = rng.choice(_FAMILIES)
-    size = rng.choice([7.5, 8.0, 8.5, 9.0])
-    lh = size * rng.uniform(1.3, 1.65)
-    if rng.random() < 0.5:
-        _furniture(page, rng, rng.randint(30, 120), margin)
-    y = margin + 10
+    page, W, H, margin, (f0, f1), size, lh = _statement_sheet(
+        rng, doc, (40, 64), _FAMILIES, [7.5, 8.0, 8.5, 9.0], (1.3, 1.65)
+    )
+    x0, x1, y = margin, W - margin, margin + 10
     if rng.random() < 0.5:
         title = rng.choice(["Results of Operations", "Revenues", "Operating Expenses", "Other Income"])
         page.insert_text((x0, y + size + 1), title, fontname=f1, fontsize=size + 1)
