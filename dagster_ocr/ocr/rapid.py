@@ -172,7 +172,8 @@ class _WordGapDecoder:
     def __call__(self, preds: np.ndarray, return_word_box: bool = False, **kwargs: Any) -> Any:
         # ``CTCLabelDecode.__call__`` (rapidocr 3.10) with the rules between its argmax and its
         # decoding: over rapidocr's 18,710 classes the argmax is most of the decoder's own cost
-        idx, prob = preds.argmax(axis=2), preds.max(axis=2)
+        idx = preds.argmax(axis=2)
+        prob = np.take_along_axis(preds, idx[..., None], axis=2)[..., 0]  # the max, without a 2nd pass
         self._read_word_gaps(preds, idx)
         return self.decoder.decode(
             idx,
