@@ -43,7 +43,7 @@ from typing import Any
 from dagster_ocr.model import Cell, Line, Table
 from dagster_ocr.tables.areas import _NIL_RE
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.words import _LEADING, _TRAILING, _bands, _is_num, _Word
+from dagster_ocr.tables.words import _LEADING, _TRAILING, _bands, _is_num, _Word, _years_and_signs
 
 #: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
 _UNITS_RE = re.compile(
@@ -537,21 +537,11 @@ def fold_symbol_columns(table: Table) -> Table:
 
 # ------------------------------------------------------------------------------ stacked heads
 
-_SIGN_HEADS = _LEADING | _TRAILING
-
 
 def _periods_and_signs(cells: Sequence[str | None]) -> bool:
-    """Header cells right of the stub that hold years and lone signs alone, a year and a sign among
-    them: a comparison table's line of years and its change columns' "$" and "%". (Years alone
-    under heads over groups of them are a table of several measures by year, whose ``header_rows``
-    stay as printed.)"""
-    filled = [" ".join(t.split()) for t in cells if t and t.strip()]
-    return (
-        len(filled) >= 2
-        and all(_YEAR_RE.match(t) or t in _SIGN_HEADS for t in filled)
-        and any(_YEAR_RE.match(t) for t in filled)
-        and any(t in _SIGN_HEADS for t in filled)
-    )
+    """Header cells right of the stub that hold a comparison table's line of years and its change
+    columns' "$" and "%" (``words._years_and_signs``; empty cells aside)."""
+    return _years_and_signs([" ".join(t.split()) for t in cells if t and t.strip()])
 
 
 def merge_stacked_heads(table: Table) -> Table:

@@ -19,8 +19,8 @@ from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
-    _LEADING,
-    _TRAILING,
+    _HEAD_YEAR_RE,
+    _SIGNS,
     _bands,
     _clean,
     _column_bounds,
@@ -30,6 +30,7 @@ from dagster_ocr.tables.words import (
     _TextLine,
     _Word,
     _words_text,
+    _years_and_signs,
 )
 
 
@@ -93,14 +94,14 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         cells, ln = line_cells[k], area[k]
         if ln.label:  # a section's label: the body has begun
             return False
-        if 0 not in cells or _years_and_signs(cells):
+        if 0 not in cells or _periods_line(cells):
             return True
         if (
             set(cells) == {0}
             and k
             and (
                 _periods_only(line_cells[k - 1])
-                or _years_and_signs(line_cells[k - 1])
+                or _periods_line(line_cells[k - 1])
                 or all(0 not in line_cells[j] for j in range(k))
             )
         ):
@@ -117,7 +118,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     while not headless and n_head < min(len(area) - 1, s.header_scan_rows) and headerish(n_head):
         n_head += 1
     # a table of one row under its heads keeps them when their last line is one of years and signs
-    periods_last = n_head >= 2 and _years_and_signs(line_cells[n_head - 1])
+    periods_last = n_head >= 2 and _periods_line(line_cells[n_head - 1])
     if ((n_head == len(area) - 1 and not periods_last) or n_head == 0) and not headless:
         n_head = 1 if len(area) > 2 else 0
     # the header lines that hold column heads: labels, no figure but years
@@ -254,17 +255,13 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     return part
 
 
-def _years_and_signs(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
-    """The line holds years and lone signs ("$", "%") right of the stub, two cells or more, a year
-    among them: the line of a comparison table's periods and its change columns' units, under their
-    heads; the stub may name the units ("(Dollars in millions)")."""
+def _periods_line(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+    """The line holds years and lone signs right of the stub (``words._years_and_signs``, a sign not
+    needed): the line of a comparison table's periods and its change columns' units, under their
+    heads; the stub may name the units ("(Dollars in millions)"), not hold a figure."""
     texts = [_words_text(ws) for c, (_, ws) in cells.items() if c > 0]
-    return (
-        len(texts) >= 2
-        and all(_YEAR_RE.match(t) or t in _LEADING or t in _TRAILING for t in texts)
-        and any(_YEAR_RE.match(t) for t in texts)
-        and not (0 in cells and any(ch.isdigit() for ch in _words_text(cells[0][1])))
-    )
+    stub = _words_text(cells[0][1]) if 0 in cells else ""
+    return _years_and_signs(texts, sign=False) and not any(ch.isdigit() for ch in stub)
 
 
 def _periods_only(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
@@ -316,6 +313,9 @@ def _phrase_spans(
     for c, (e, ws) in list(out.items()):
         if c == 0:
             continue
+        # the columns between the heads on either side of this one
+        lo = max((out[x][0] for x in out if x < c), default=0) + 1
+        hi = min((x for x in out if x > c), default=len(edges) - 1) - 1
         if e == c:
             # a head of words over one year of a run of years no other head stands over, centred over
             # the run at least as well as over its own year: it heads the run ("Years ended" set
@@ -327,8 +327,6 @@ def _phrase_spans(
                 or _head_kind(_words_text(below_c[c][1])) != "year"
             ):
                 continue
-            lo = max((out[x][0] for x in out if x < c), default=0) + 1
-            hi = min((x for x in out if x > c), default=len(edges) - 1) - 1
             run = [x for x in sorted(below_c) if lo <= x <= hi]
             run_ok = [x for x in run if _head_kind(_words_text(below_c[x][1])) == "year"]
             if len(run_ok) < 2 or run_ok != run:
@@ -344,8 +342,6 @@ def _phrase_spans(
         # a head over a run of years reaching past its words' columns (a short period
         # head over three years): it spans the run's cells beside it that no other head of its
         # line stands over, in the nearest line below holding one of its columns
-        lo = max((out[x][0] for x in out if x < c), default=0) + 1
-        hi = min((x for x in out if x > c), default=len(edges) - 1) - 1
         line = next((lc for lc in below if any(c <= x <= e for x in lc)), None)
         if line is None:
             continue
@@ -371,9 +367,9 @@ def _phrase_spans(
 
 def _head_kind(text: str) -> str:
     """What a head line's cell holds: a "year", a lone "sign" ("$", "%"), or "word"s."""
-    if _YEAR_RE.match(text):
+    if _HEAD_YEAR_RE.match(text):
         return "year"
-    return "sign" if text in _LEADING or text in _TRAILING else "word"
+    return "sign" if text in _SIGNS else "word"
 
 
 def _reads_on(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
@@ -790,7 +786,7 @@ def _column_kinds(part: _Part) -> list[float]:
     out = []
     for c in range(part.n_cols):
         filled = [r[c] for r in part.rows[part.header_rows :] if c < len(r) and r[c]]
-        if filled and all(x in _LEADING or x in _TRAILING for x in filled):
+        if filled and all(x in _SIGNS for x in filled):
             out.append(1.0)
         else:
             out.append(sum(_is_num(x) for x in filled) / len(filled) if filled else 0.0)

@@ -306,8 +306,21 @@ def _column_cover(area: list[_TextLine], x0: float, n: int, chunks: bool = False
     return list(itertools.accumulate(delta[:n]))
 
 
-#: a year, as a column head prints it
-_HEAD_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+#: a year, as a column head prints it ("2024", "2023a", "FY24")
+_HEAD_YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
+
+
+def _years_and_signs(texts: list[str], sign: bool = True) -> bool:
+    """The texts of a head line right of its stub are years and lone signs ("$", "%") alone, two or
+    more, a year among them and, with ``sign``, a sign: a comparison table's line of periods and its
+    change columns' units. (Years alone under heads over groups of them are a table of several
+    measures by year: no such line.)"""
+    return (
+        len(texts) >= 2
+        and all(_HEAD_YEAR_RE.match(t) or t in _SIGNS for t in texts)
+        and any(_HEAD_YEAR_RE.match(t) for t in texts)
+        and (not sign or any(t in _SIGNS for t in texts))
+    )
 
 
 def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
@@ -327,10 +340,7 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         texts = [" ".join(w.text for w in ch) for ch in chunks]
         start = int(bool(texts) and not any(ch.isdigit() for ch in texts[0]) and texts[0] not in _SIGNS)
         cells = [(ch[0].x0, ch[-1].x1) for ch in chunks[start:]]
-        kinds = texts[start:]
-        if len(cells) < 2 or not all(_HEAD_YEAR_RE.match(t) or t in _SIGNS for t in kinds):
-            continue
-        if not any(_HEAD_YEAR_RE.match(t) for t in kinds) or not any(t in _SIGNS for t in kinds):
+        if not _years_and_signs(texts[start:]):
             continue
         out: list[_TextLine] = []
         for j, ln in enumerate(area):
