@@ -367,11 +367,13 @@ def _band_stamps(page: Page, marks: dict[int, str], settings: ParagraphSettings)
         and bool(_FURNITURE_FORM.search(ln.text) or _is_page_number(ln.text.strip()))
         for ln in lines
     ]
-    plain = [ln for ln, f in zip(lines, formed, strict=True) if not f]
-    plain_block = body + [
-        ln for ln, at in zip(plain, _attached_to_body(plain, body, settings), strict=True) if at
-    ]
-    cut = {id(ln) for ln, f in zip(lines, formed, strict=True) if f and apart_from(ln, plain_block)}
+    cut: set[int] = set()
+    if any(formed):  # (most pages have none: the body block below is then the one measured here)
+        plain = [ln for ln, f in zip(lines, formed, strict=True) if not f]
+        plain_block = body + [
+            ln for ln, at in zip(plain, _attached_to_body(plain, body, settings), strict=True) if at
+        ]
+        cut = {id(ln) for ln, f in zip(lines, formed, strict=True) if f and apart_from(ln, plain_block)}
     kept = [ln for ln in lines if id(ln) not in cut]
     attached_kept = {
         id(ln): at for ln, at in zip(kept, _attached_to_body(kept, body + notes, settings), strict=True)
