@@ -488,6 +488,28 @@ def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_rep
         ["Investing activities:", *[f"Investing {k}" for k in range(5, 9)], "Financing activities:"],
     ]
     assert all(c["text"].startswith("Statements of Cash Flows\n|  | 2024 | 2023 |") for c in chunks)
+    # a chunk at its even share still takes its group's last row (its total) while it has room
+    label, figure = "| {} |  |  |".format, "| {} | 1 | 2 |".format
+    rows = [figure("Opening balance"), label("Operating activities:"), figure("Net income")]
+    rows += [label("Adjustments:"), *map(figure, ("Depreciation", "Share-based", "Other"))]
+    rows += [
+        label("Changes in assets:"),
+        *[figure(f"Change {k}") for k in range(6)],
+        figure("Cash from operations"),
+    ]
+    rows += [
+        label("Investing activities:"),
+        *[figure(f"Investing {k}") for k in range(5)],
+        figure("Cash used"),
+    ]
+    rows += [label("Financing activities:"), *[figure(f"Financing {k}") for k in range(6)]]
+    parts = [[row.split(" |")[0].strip("| ") for row in part] for _, part, _ in _row_parts(rows, 8)]
+    assert [part[-1] for part in parts[1:3]] == ["Cash from operations", "Cash used"]
+    assert [part[0] for part in parts[1:4]] == [
+        "Changes in assets:",
+        "Investing activities:",
+        "Financing activities:",
+    ]
     # label rows at the foot of a full chunk open the next one
     rows = ["| a | 1 |", "| L1 |  |", "| L2 |  |", "| L3 |  |", "| b | 2 |"]
     assert _row_parts(rows, 4) == [(0, rows[:1], []), (1, rows[1:], [])]
@@ -504,6 +526,7 @@ def test_the_sentence_leading_into_a_table_is_its_caption_not_a_chunk_of_its_own
     blocks = _blocks([("paragraph", None, 0, "Gross margin"), ("paragraph", None, 0, lead), block])
     chunks = build_chunks("a.pdf", blocks, SECTIONS, tables, rows, {0: "3"}, KbSettings())
     assert [c["source_kind"] for c in chunks] == ["table"]
-    # the short line above the lead-in goes with the table too, as a line printed above its grid
-    assert chunks[0]["text"].splitlines()[:3] == [lead, "Gross margin", "|  | 2024 | 2023 |"]
+    # the short line above the lead-in goes with the table too, and is not said twice: the
+    # caption says it already
+    assert chunks[0]["text"].splitlines()[:2] == [lead, "|  | 2024 | 2023 |"]
     assert chunks[0]["paragraph_ids"] == ["p0", "p1"]
