@@ -103,7 +103,15 @@ def embed_input(chunks: pd.DataFrame, row: int) -> str:
     head = context if isinstance(context, str) and context else title if isinstance(title, str) else ""
     if "source_kind" in chunks and chunks["source_kind"].iat[row] == "table":
         text = table_words(text)
-    return f"{head}\n{text}" if head else text
+    if not head:
+        return text
+    # the lines the context line says already (a table's caption is its section's title): read twice,
+    # they outweighed the rows' own words in the mean of a chunk's word pieces
+    lines = text.split("\n")
+    said = " ".join(head.split())
+    while len(lines) > 1 and " ".join(lines[0].split()) in said:
+        lines.pop(0)
+    return "\n".join([head, *lines])
 
 
 #: a cell that is only a figure: digits with their signs, separators, currency and units

@@ -68,3 +68,25 @@ def test_only_table_chunks_are_read_as_words():
     ]
     # a paragraph is read as printed
     assert embed_input(chunks, 1) == "Cash flows\n| a | 1 | pipes in a paragraph are read as printed |"
+
+
+def test_lines_the_context_line_says_are_read_once():
+    """A table's caption is often its section's title: read after the context line that ends with
+    that title, it would be read twice and outweigh the rows' own words."""
+    chunks = pd.DataFrame(
+        {
+            "source_kind": ["table", "table"],
+            "section_title": ["Statements of Operations"] * 2,
+            "context": ["Tesla, Inc. 10-K › Statements of Operations (in millions)"] * 2,
+            "text": [
+                f"Statements of Operations (in millions)\n{text}"
+                for text in ("Revenues", "|  | 2023 |\n|---|---|\n| Basic | 4.73 |")
+            ],
+        }
+    )
+    assert embed_input(chunks, 0) == "Tesla, Inc. 10-K › Statements of Operations (in millions)\nRevenues"
+    assert embed_input(chunks, 1).split("\n")[1:] == ["2023", "Basic"]
+    # a chunk is never read as its context line alone
+    title = "Consolidated Statements of Operations (in millions, except per share data)"
+    chunks["context"], chunks["text"] = f"Tesla, Inc. 10-K › {title}", title
+    assert embed_input(chunks, 0) == f"Tesla, Inc. 10-K › {title}\n{title}"
