@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Finder = Literal["auto", "stream", "layout", "lines", "text", "layout_text"]
 
-_CAPTION_RE = re.compile(r"^\s*(table|tab\.|表|续表)\s*", re.IGNORECASE)
+#: a table's caption line ("Table 3", "TABLE A-2.", "表 1"); not a sentence that a line break left
+#: starting with the lower-case word ("The following" / "table provides a summary of ...")
+_CAPTION_RE = re.compile(r"^\s*(?!(?-i:table|tab\.)\s+(?-i:[a-z]))(table|tab\.|表|续表)\s*", re.IGNORECASE)
 
 _CONTINUED_RE = re.compile(
     r"(continued|cont['’]?d\.?|\(cont\.?\)|—\s*cont|续表|續表|\bsuite\b|fortsetzung)", re.IGNORECASE

@@ -369,12 +369,29 @@ def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tu
         if text.endswith(":") and len(text) > 20:  # the sentence that introduces the table
             block = [x for x in cands if x.block == ln.block and x.block >= 0] or [ln]
             joined = " ".join(" ".join(x.text.split()) for x in sorted(block, key=lambda x: x.bbox[1]))
-            return joined[-300:], units or units_of(joined)
+            return _lead_in(joined), units or units_of(joined)
         if text.endswith(".") or len(text) > 100 or _is_num(text):
             break
         if ln.bold or text.isupper() or ln.size > body:
             return text, units
     return "", units
+
+
+#: a sentence's start after the end of the one before it
+_SENTENCE_START = re.compile(r"(?<=[.!?;])\s+(?=[\"“‘(]?[A-Z0-9])")
+
+
+def _lead_in(text: str, most: int = 300) -> str:
+    """The end of a paragraph that introduces a table, as its title: as many of its last whole
+    sentences as ``most`` characters hold, or the last one from a word's start. Its last 300
+    characters began inside a word ("ranty expense is recorded ...", "ghted-average interest ...")."""
+    if len(text) <= most:
+        return text
+    for start in (m.end() for m in _SENTENCE_START.finditer(text)):
+        if len(text) - start <= most:
+            return text[start:]
+    tail = text[-most:]
+    return tail[tail.find(" ") + 1 :] if " " in tail else tail
 
 
 def _body_size(part: _Part, lines: Sequence[Line]) -> float:

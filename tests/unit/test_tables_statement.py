@@ -188,3 +188,45 @@ def test_a_row_label_wrapping_onto_its_figures_is_one_row(space: float, indent: 
     grid = _statement_with_wrapped_label(space, indent, label)
     assert [_norm(" ".join(label)), "(794)", "5,760", "(10,952)"] in grid
     assert len(grid) == 1 + len(_ROWS) + 2
+
+
+def _statement_under(lead: list[str]) -> object:
+    """The table of a page with the lines ``lead`` (a paragraph) right above a statement's grid."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    y = 100.0
+    for text in lead:
+        page.insert_text((50, y), text, fontsize=9)
+        y += 11
+    y += 6
+    for stub, figures in [("", ["2024", "2023", "2022"]), *_ROWS]:
+        page.insert_text((50, y), stub, fontsize=9)
+        for k, f in enumerate(figures):
+            page.insert_text((420 + 80 * k - pymupdf.get_text_length(f, fontsize=9), y), f, fontsize=9)
+        y += 14
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    return table
+
+
+def test_a_long_lead_in_heads_its_table_from_a_sentence_start() -> None:
+    """The paragraph leading into a table titles it by its last whole sentences that fit (its last
+    300 characters began inside a word: "ranty expense is recorded ...")."""
+    lead = [
+        "We accrue a warranty reserve for the products sold, which includes our best estimate of the",
+        "projected costs to repair or replace items under warranties and recalls if identified. Warranty",
+        "expense is recorded as a component of cost of revenues in the consolidated statements of operations.",
+        "Due to the magnitude of our automotive business, our accrued warranty balance is primarily related",
+        "to our automotive segment. Accrued warranty activity consisted of the following (in millions):",
+    ]
+    title = _statement_under(lead).title
+    assert title.startswith("Due to the magnitude") and title.endswith(
+        "consisted of the following (in millions):"
+    )
+
+
+def test_a_line_that_a_sentence_runs_onto_is_no_caption() -> None:
+    """ "table provides ..." begins a line because "The following" ended the one before: the word in
+    lower case with a sentence going on is no "Table 3" caption, and the sentence heads the table."""
+    lead = ["The term debt of the Company is due in several tranches through 2062. The following", "table"]
+    lead[1] += " provides a summary of the Company's term debt as of September 28, 2024:"
+    assert _statement_under(lead).title == " ".join(lead)
