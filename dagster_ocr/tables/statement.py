@@ -17,7 +17,7 @@ unit, no statement. This module finds them by geometry, on the page the table st
   heading bands or just above them.
 * **title**: the nearest line above those that reads as a title: short, not a sentence (no final
   full stop), not a figure; or the sentence ending with ":" that introduces the table ("The
-  following table shows ... (in millions):").
+  following table shows ... (in millions):"), its last whole sentences that fit 300 characters.
 * a table with no heading of its own right below another on the same page, whose figure columns
   sit where that one's do, with at most a row label between them (no prose), is that statement's
   next section (the finder cuts a statement at its section rows: "Investing activities:"): it
