@@ -82,6 +82,7 @@ from support.table_pages import (  # noqa: E402
     NO_TABLE,
     NOTED,
     SHAPE,
+    STACKED,
     STATEMENT,
     TAIL_MULTI,
     TAIL_UNSEEN,
@@ -242,7 +243,7 @@ def run_split(
                         )
                         continue
                     if (
-                        case.cls in SHAPE + STATEMENT + NOTED + CHANGE + ["spaced_stats"]
+                        case.cls in SHAPE + STATEMENT + NOTED + CHANGE + STACKED + ["spaced_stats"]
                         and name == "dagster_ocr"
                     ):
                         ok, why = shape_right(case, tables)
@@ -325,7 +326,7 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE)} "
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE + STACKED)} "
         "only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
@@ -349,6 +350,7 @@ def main() -> None:
             - set(NOTED)
             - set(WIDE)
             - set(CHANGE)
+            - set(STACKED)
             - set(UNSEEN)
         )
         if unknown:

@@ -131,6 +131,14 @@ WIDE = ["wide_statement"]
 #: ``STATEMENT``; its truth has one header row, each column's heads joined top first
 #: ("Year Ended December 31, 2023", "2023 vs. 2022 Change $"), the units no cell of it.
 CHANGE = ["change_statement"]
+#: (issue 37, sixteenth session, appended after ``CHANGE`` so every earlier class keeps its seeds)
+#: ``stacked_statement``: ``statement`` whose period heads are stacked over two lines, one head per
+#: figure column ("December 31," over "2023"; "Year ended" or "Three months ended" over "June 30,
+#: 2024"), centred over the column's "$" and figure or set right at the figure, so a head line may
+#: reach over the "$" set apart at the column's left; half the time under a period head over all the
+#: columns when the lower line is the year. Scored like ``STATEMENT``; its truth has one header row,
+#: each column's two lines joined ("December 31, 2023"), the head over all columns no cell of it.
+STACKED = ["stacked_statement"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2358,10 +2366,11 @@ def _rules_above_total(page: pymupdf.Page, columns: list[tuple[float, float]], y
 
 
 def _statement(
-    rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False
+    rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False, stacked: bool = False
 ) -> list[TruthTable]:
     """``STATEMENT``: a page with one financial statement (see ``STATEMENT``); ``noted``: its short
-    form with a note mark on a label and the note under the grid (``NOTED``)."""
+    form with a note mark on a label and the note under the grid (``NOTED``); ``stacked``: its period
+    heads over two lines (``STACKED``; drawn after the rows, so the other forms draw as before)."""
     page, W, H, margin, (f0, f1), size, lh = _statement_sheet(
         rng, doc, (40, 70), _FAMILIES, [7.5, 8.0, 8.5, 9.0, 10.0], (1.3, 1.7)
     )
@@ -2427,6 +2436,14 @@ def _statement(
             )
         )
 
+    heads: list[tuple[str, str]] = []  # ``stacked``: each column's two head lines
+    if stacked:
+        form = rng.choice(["date_year", "ended_date", "months_ended"])
+        day = rng.choice(["December 31", "September 28", "June 30", "March 31", "September 30"])
+        quarters = ["Three months ended", "Nine months ended"]
+        top = rng.choice(["Year ended", "Year Ended"] if form == "ended_date" else quarters)
+        heads = [(f"{day},", yr) if form == "date_year" else (top, f"{day}, {yr}") for yr in years]
+        tags.append(f"stacked:{form}")
     # columns: the stub, then per year a "$" slot and the figure, right-aligned, ")" hanging
     gap = rng.uniform(10, 26)
     for _ in range(12):  # a statement too wide for the page is set smaller (its labels never overlap)
@@ -2434,6 +2451,8 @@ def _statement(
         fig_w = max(_width(f.rstrip(")"), f0, size) for r in rows for f in r[2] if f) + size * 0.6
         fig_w = max(fig_w, _width(years[0], f1, size))
         dollar = _width("$", f0, size) + size * 0.4
+        if heads:  # a head line fits over its column's "$" and figure
+            fig_w = max(fig_w, max(_width(t, f1, size) for hd in heads for t in hd) - dollar)
         hang = _width(")", f0, size) + 1.0
         stub_w = widest + 6
         if stub_w + n_fig * (dollar + fig_w + gap + hang) <= x1 - x0:
@@ -2445,7 +2464,9 @@ def _statement(
         fx.append((x, x + dollar + fig_w))
         x += dollar + fig_w + hang + gap
     header: list[list[tuple[str, int]]] = []
-    if rng.random() < 0.65:
+    if heads:
+        y = _stacked_heads(rng, page, fx, heads, y, lh, f1, size, tags)
+    elif rng.random() < 0.65:
         period = rng.choice(_PERIOD_HEADS)
         # printed once over the years, the period is the columns' context (``Table.column_headers``,
         # tables/statement.py), no row of the table
@@ -2454,12 +2475,15 @@ def _statement(
         page.draw_line((fx[0][0], y + lh + 2.5), (fx[-1][1], y + lh + 2.5), width=0.4)
         y += lh
         tags.append("period_head")
-    header.append([("", 1)] + [(yr, 1) for yr in years])
-    for (a, b), yr in zip(fx, years, strict=True):
-        page.insert_text((b - _width(yr, f1, size), y + lh), yr, fontname=f1, fontsize=size)
-        if rng.random() < 0.5:
-            page.draw_line((a, y + lh + 2.5), (b, y + lh + 2.5), width=0.4)
-    y += lh * 1.3
+    if heads:
+        header.append([("", 1)] + [(f"{a} {b}", 1) for a, b in heads])
+    else:
+        header.append([("", 1)] + [(yr, 1) for yr in years])
+        for (a, b), yr in zip(fx, years, strict=True):
+            page.insert_text((b - _width(yr, f1, size), y + lh), yr, fontname=f1, fontsize=size)
+            if rng.random() < 0.5:
+                page.draw_line((a, y + lh + 2.5), (b, y + lh + 2.5), width=0.4)
+        y += lh * 1.3
     grid: Grid = []
     for row in header:
         cells: list[str] = []
@@ -2497,6 +2521,40 @@ def _statement(
         page.insert_text((x0, y + lh * 1.6), note, fontname=f0, fontsize=max(6.5, size - 1))
     tags.append(f"years:{n_fig}")
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(header))]
+
+
+def _stacked_heads(
+    rng: random.Random,
+    page: pymupdf.Page,
+    fx: list[tuple[float, float]],
+    heads: list[tuple[str, str]],
+    y: float,
+    lh: float,
+    font: str,
+    size: float,
+    tags: list[str],
+) -> float:
+    """``STACKED``'s heads: each column's two lines centred over its "$" and figure, or set right at
+    the figure; a period head over all the columns above them, half the time, when the lower line
+    is the year. Returns the baseline's y under them."""
+    if heads[0][1].isdigit() and rng.random() < 0.5:
+        period = rng.choice(["Years ended", "Year Ended", "Fiscal Years Ended"])
+        w = _width(period, font, size)
+        page.insert_text(((fx[0][0] + fx[-1][1] - w) / 2, y + lh), period, fontname=font, fontsize=size)
+        page.draw_line((fx[0][0], y + lh + 2.5), (fx[-1][1], y + lh + 2.5), width=0.4)
+        y += lh
+        tags.append("period_head")
+    centred = rng.random() < 0.6
+    rule = rng.random() < 0.5
+    tags.append("centred" if centred else "set_right")
+    for (a, b), lines in zip(fx, heads, strict=True):
+        for k, t in enumerate(lines):
+            w = _width(t, font, size)
+            x = (a + b - w) / 2 if centred else b - w
+            page.insert_text((x, y + lh * (k + 1)), t, fontname=font, fontsize=size)
+        if rule:
+            page.draw_line((a, y + 2 * lh + 2.5), (b, y + 2 * lh + 2.5), width=0.4)
+    return y + lh * 2.3
 
 
 _WIDE_HEADS = [
@@ -2817,6 +2875,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
     after = drawn.index("label_tail") + 1
     if cls in CHANGE:  # issues 37 and 34: numbered on after every list above, no other class moves
         index = len(drawn) + len(NOTED + WIDE) + CHANGE.index(cls)
+    elif cls in STACKED:  # the sixteenth session's, numbered on after CHANGE
+        index = len(drawn) + len(NOTED + WIDE + CHANGE) + STACKED.index(cls)
     else:
         index = after + (NOTED + WIDE).index(cls) if cls in NOTED + WIDE else drawn.index(cls)
     rng = random.Random(seed * 7919 + index)
@@ -2845,8 +2905,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _wide_statement(rng, doc, tags)
     elif cls in CHANGE:
         tables = _change_statement(rng, doc, tags)
-    elif cls in STATEMENT + NOTED:
-        tables = _statement(rng, doc, tags, noted=cls in NOTED)
+    elif cls in STATEMENT + NOTED + STACKED:
+        tables = _statement(rng, doc, tags, noted=cls in NOTED, stacked=cls in STACKED)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
