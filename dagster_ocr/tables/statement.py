@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -561,6 +561,24 @@ def _periods_and_signs(cells: Sequence[str | None]) -> bool:
     return _years_and_signs([" ".join(t.split()) for t in cells if t and t.strip()])
 
 
+def _stacked_periods(table: Table, text: Callable[[int, int], str]) -> bool:
+    """The header rows are one period head per column stacked over lines ("September 28," over
+    "2024"; "Three months ended" over "June 30, 2024"): right of the stub every header row fills
+    the same columns, one cell each (no head spans columns), the last row's cells end in a year and
+    the rows above hold no figure. A stream finder keeps such lines apart when a head centred over
+    its column's "$" reaches over the sign's own column (a head spanning two columns): once the
+    sign column is folded into its figure (``fold_symbol_columns``) the lines line up again."""
+    h = table.header_rows
+    if any(c.row < h and c.col_span > 1 for c in table.cells):
+        return False
+    filled = [{c for c in range(1, table.n_cols) if text(r, c)} for r in range(h)]
+    if not filled[0] or any(f != filled[0] for f in filled):
+        return False
+    last = [text(h - 1, c).split()[-1] for c in filled[0]]
+    upper = [text(r, c) for r in range(h - 1) for c in filled[0]]
+    return all(_YEAR_RE.match(t) for t in last) and not any(_is_num(t) or _YEAR_RE.match(t) for t in upper)
+
+
 def merge_stacked_heads(table: Table) -> Table:
     """``table`` with its header rows made one (in place) where they print heads over groups of
     columns above a line of periods and signs: a comparison table's "Year Ended December 31," over
@@ -571,10 +589,11 @@ def merge_stacked_heads(table: Table) -> Table:
     Only where the last header row holds, right of the stub, years and lone signs alone (a year
     among them) and a row above it holds a head spanning some of the columns but not all of them:
     a head over every figure column is the columns' context (``find_context``), and header rows of
-    labels keep their own rows.
+    labels keep their own rows. Or where the header rows are one period head per column stacked over
+    lines (``_stacked_periods``: "December 31," over "2023"), each column's lines joined top first.
     """
     h = table.header_rows
-    if h < 2 or table.n_cols < 3:
+    if h < 2 or table.n_cols < 2:
         return table
     by_pos = {(c.row, c.col): c for c in table.cells}
 
@@ -582,7 +601,9 @@ def merge_stacked_heads(table: Table) -> Table:
         cell = by_pos.get((r, c))
         return " ".join(cell.text.split()) if cell is not None else ""
 
-    if not _periods_and_signs([text(h - 1, c) for c in range(1, table.n_cols)]):
+    if _stacked_periods(table, text):
+        return _one_header_row(table, {(c.row, c.col): (c.col, c.col + 1) for c in table.cells if c.row < h})
+    if table.n_cols < 3 or not _periods_and_signs([text(h - 1, c) for c in range(1, table.n_cols)]):
         return table
     upper = [c for c in table.cells if c.row < h - 1 and c.col > 0 and " ".join(c.text.split())]
     spans = [c for c in upper if c.col_span > 1]
@@ -596,6 +617,13 @@ def merge_stacked_heads(table: Table) -> Table:
         for (rr, col), (a, b) in list(cover.items()):
             if rr == r and b - a == 1 and a > 0:
                 cover[(rr, col)] = next((g for g in under if g[0] <= a < g[1]), (a, b))
+    return _one_header_row(table, cover)
+
+
+def _one_header_row(table: Table, cover: dict[tuple[int, int], tuple[int, int]]) -> Table:
+    """``table``'s header rows made one (in place), each header cell's text joined, top first, to the
+    columns ``cover`` gives it (by the cell's row and column: its columns from..to)."""
+    h = table.header_rows
     heads: list[list[str]] = [[] for _ in range(table.n_cols)]
     boxes: list[list[Any]] = [[] for _ in range(table.n_cols)]
     for cell in sorted((c for c in table.cells if c.row < h), key=lambda c: (c.row, c.col)):

@@ -1,0 +1,80 @@
+"""Statements whose period heads are stacked over two lines, one head per figure column
+(tests/support/table_pages.py ``stacked_statement``, issue 37): "December 31," over "2023", "Three
+months ended" over "June 30, 2024", above columns that set "$" apart. The header is one row, each
+column's lines joined top first, however the finder cut the lines before the "$" columns were
+folded."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.model import Cell, Table  # noqa: E402
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _norm_grid(grid: list[list[str]]) -> list[list[str]]:
+    return [[_norm(x) for x in r] for r in grid]
+
+
+# tune seeds, each a form: 0 "September 28," over the year, centred over "$" and figure, under a
+# period head over all the columns (the columns' context); 2 the same set right, no period head;
+# 4 "Nine months ended" over "September 28, 2019"; 9 "Year Ended" over the date, set right. Each
+# read two header rows: the head over the "$" column spanned it and its figure's, the year did not
+@pytest.mark.parametrize("seed", [0, 2, 4, 9])
+def test_a_period_head_stacked_over_two_lines_is_one_header_row(seed: int) -> None:
+    case = make_case(seed, "stacked_statement")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    truth = case.tables[0]
+    assert table.header_rows == 1
+    assert _norm_grid(table.grid()) == _norm_grid(truth.merged)
+
+
+def _cell(r: int, c: int, text: str) -> Cell:
+    return Cell(row=r, col=c, text=text, page_index=0, is_header=r < 2)
+
+
+def _table(rows: list[list[str]]) -> Table:
+    cells = [_cell(r, c, t) for r, row in enumerate(rows) for c, t in enumerate(row) if t]
+    return Table(
+        table_id="t0",
+        bbox=(50.0, 100.0, 500.0, 400.0),
+        first_page_index=0,
+        last_page_index=0,
+        n_rows=len(rows),
+        n_cols=len(rows[0]),
+        cells=cells,
+        header_rows=2,
+    )
+
+
+def test_stacked_lines_of_a_period_join_per_column() -> None:
+    table = merge_stacked_heads(
+        _table([["", "December 31,", "December 31,"], ["", "2023", "2022"], ["Cash", "$ 12", "$ 9"]])
+    )
+    assert table.header_rows == 1 and table.n_rows == 2
+    assert table.grid() == [["", "December 31, 2023", "December 31, 2022"], ["Cash", "$ 12", "$ 9"]]
+
+
+@pytest.mark.parametrize(
+    "heads",
+    [
+        [["", "Revenue", "Cost"], ["", "Q1", "Q2"]],  # heads of labels: no year under them
+        [["", "December 31,", ""], ["", "2023", "2022"]],  # a line that does not fill the columns
+        [["", "2023", "2022"], ["", "December 31,", "December 31,"]],  # a year above: no period read
+    ],
+)
+def test_header_rows_that_are_no_stacked_period_keep_their_rows(heads: list[list[str]]) -> None:
+    table = merge_stacked_heads(_table([*heads, ["Cash", "$ 12", "$ 9"]]))
+    assert table.header_rows == 2 and table.n_rows == 3
