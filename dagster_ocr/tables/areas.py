@@ -370,7 +370,16 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     cur = cur[first:]
     heads = [[_words_text(ch) for ch in x.chunks] for x in cur]
     widest = max(len(row) for row in heads)
-    periods = widest == 2 and all(_PERIOD_RE.match(t) for row in heads if len(row) > 1 for t in row)
+    # a statement's two periods: years or dates, or each stacked over lines of no figure ("December
+    # 31," over "2023", "Year ended" over "June 30, 2024"), two heads to a line
+    multi = [row for row in heads if len(row) > 1]
+    periods = widest == 2 and (
+        all(_PERIOD_RE.match(t) for row in multi for t in row)
+        or (
+            all(_PERIOD_RE.match(t) for t in multi[-1])
+            and not any(_is_num(t) or _PERIOD_RE.match(t) for row in multi[:-1] for t in row)
+        )
+    )
     if (
         (widest < 3 and not periods)
         or _is_num(_words_text(ln.words))

@@ -140,6 +140,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
         line_cells[k] = _phrase_spans(area[k], line_cells[k], edges, [line_cells[j] for j in heads[i + 1 :]])
+    signs = _sign_columns(line_cells[n_head:], n_cols)
+    for k in heads if signs else []:
+        line_cells[k] = _over_sign_gutter(area[k], line_cells[k], signs)
 
     # Group lines into rows. Header lines without spanning cells stack into one header row
     # (a multi-line header); body lines continue the previous row only when they fill none of
@@ -253,6 +256,39 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _sign_columns(body: list[dict[int, tuple[int, list[_Word]]]], n_cols: int) -> set[int]:
+    """The columns right of the stub whose body cells hold a lone sign ("$", "%") or nothing, a sign
+    at least: the "$" a statement sets apart at the left of its figures."""
+    seen: dict[int, set[str]] = {c: set() for c in range(1, n_cols)}
+    for cells in body:
+        for c, (e, ws) in cells.items():
+            if c in seen:
+                seen[c].add(_words_text(ws) if e == c else "")
+    return {c for c, texts in seen.items() if texts and texts <= _SIGNS}
+
+
+def _over_sign_gutter(
+    ln: _TextLine, cells: dict[int, tuple[int, list[_Word]]], signs: set[int]
+) -> dict[int, tuple[int, list[_Word]]]:
+    """A header line's cells with a period cut at the gutter right of a sign column made one cell
+    spanning both columns: a date centred over its column's "$" and figure ("September 28, 2017")
+    whose word space lies on that gutter is one head, as it is when a word crosses it (its column
+    is the figure's once the sign column is folded, ``statement.fold_symbol_columns``). Periods
+    only: signs in garbled text (a symbol font read as "$", "%") stand in columns of their own."""
+    chunk_of = {id(w): k for k, ch in enumerate(ln.chunks) for w in ch}
+    out = dict(cells)
+    for c in sorted(signs, reverse=True):
+        if c not in out or out[c][0] != c or c + 1 not in out:
+            continue
+        (e, right), left = out[c + 1], out[c][1]
+        chunk = chunk_of.get(id(left[-1]))
+        one = chunk is not None and chunk == chunk_of.get(id(right[0]))
+        if one and _PERIOD_RE.match(_words_text(left + right)):
+            out[c] = (e, left + right)
+            del out[c + 1]
+    return dict(sorted(out.items()))
 
 
 def _periods_line(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
