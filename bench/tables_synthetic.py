@@ -42,7 +42,9 @@ expected, each with the expected column count and cell F1 >= 0.95); ``wrapped_st
 stream tables whose row labels wrap (figures on the label's first, last or middle line) and whose
 cells are partly empty, under spanning heads for the second; ``statement``: a financial statement
 (indented row labels under section heads, a year header row under a period head, "$" set apart,
-negatives in parentheses, dash rows), scored as "shape right" too; ``spaced_stats`` (a sparse
+negatives in parentheses, dash rows), scored as "shape right" too, and ``stacked_statement`` (its period
+heads stacked over two lines per column, "December 31," over "2023", one header row in the truth; scored
+so too); ``spaced_stats`` (a sparse
 statistical table whose thousands are set apart by a space, scored as "shape right") and
 ``shifted_tail`` (``continued_tail`` on pages that do not line up: mirrored margins, column widths
 fitted per page, a "(continued)" caption; scored as multi-page) and ``label_tail`` (``continued_tail``
