@@ -214,14 +214,12 @@ def test_a_long_lead_in_heads_its_table_from_a_sentence_start() -> None:
     lead = [
         "We accrue a warranty reserve for the products sold, which includes our best estimate of the",
         "projected costs to repair or replace items under warranties and recalls if identified. Warranty",
-        "expense is recorded as a component of cost of revenues in the consolidated statements of operations.",
-        "Due to the magnitude of our automotive business, our accrued warranty balance is primarily related",
-        "to our automotive segment. Accrued warranty activity consisted of the following (in millions):",
+        "expense is recorded as a component of cost of revenues in the consolidated statements of",
+        "operations. Due to the magnitude of our automotive business, our accrued warranty balance is",
+        "primarily related to our automotive segment. Warranty activity was as follows (in millions):",
     ]
     title = _statement_under(lead).title
-    assert title.startswith("Due to the magnitude") and title.endswith(
-        "consisted of the following (in millions):"
-    )
+    assert title.startswith("Warranty expense is") and title.endswith("was as follows (in millions):")
 
 
 def test_a_line_that_a_sentence_runs_onto_is_no_caption() -> None:
