@@ -189,6 +189,7 @@ def build_chunks(
             prefix, header = under.prefix, under.header
         above = _Statement(int(block.last_page_index), _section(block), prefix, header)
         first_page, last_page = int(block.page_index), int(block.last_page_index)
+        said = "\n".join([heading, *prefix, *header])  # what a line above the grid need not say again
         for start, part, group in _row_parts(rows, s.table_rows_per_chunk):
             # the first and last grid rows of this part (a table of header rows only: the header)
             lo, hi = first_row + start, first_row + start + max(len(part), 1) - 1
@@ -198,7 +199,6 @@ def build_chunks(
             # part they would tell the investing rows of a cash-flow statement "Operating Activities");
             # not those the heading or header row says already: the units, a stacked head's top line
             lines_above = lead if start == 0 else []
-            said = "\n".join([heading, *prefix, *header])
             above_grid = [r.text for r in lines_above if not _said(r.text, said)]
             text = "\n".join(prefix + above_grid + header + group + part)
             emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
