@@ -190,6 +190,9 @@ def test_cpu_flags_are_read_from_the_flags_line(monkeypatch, tmp_path):
 @needs_model
 def test_auto_keeps_bfloat16_only_where_it_measured_faster(monkeypatch, tmp_path):
     monkeypatch.setattr(embeddings, "resolve_dtype", lambda dtype, device="cpu": "bfloat16")
+    # the choice follows whatever was measured: a small batch times both dtypes as really (the
+    # product's 16 x 128 took 50 s here on an AVX2-only CPU, whose bfloat16 torch emulates)
+    monkeypatch.setattr(embeddings, "_CALIBRATION_BATCH", (2, 16))
     kept = tmp_path / "calibration.json"  # this machine's calibration, kept for later processes
     monkeypatch.setattr(embeddings, "_calibration_path", lambda: kept)
     emb = embeddings.Embedder(embeddings.model_dir(), dtype="auto", runtime="torch")  # "claims" bf16
