@@ -199,7 +199,7 @@ def build_chunks(
             # part they would tell the investing rows of a cash-flow statement "Operating Activities");
             # not those the heading or header row says already: the units, a stacked head's top line
             lines_above = lead if start == 0 else []
-            above_grid = [r.text for r in lines_above if not _said(r.text, said)]
+            above_grid = [r.text for r in lines_above if not kb_vectors.said_in(r.text, said)]
             text = "\n".join(prefix + above_grid + header + group + part)
             emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
 
@@ -311,12 +311,7 @@ def _told(text: str, heading: str) -> bool:
     into the table ("Products and Services gross margin ... were as follows (dollars in millions):")
     is its caption. Read as a chunk of its own as well, it was the page's best match for questions
     on the table's figures and listed the page by a sentence that holds none of them."""
-    return len(" ".join(text.split())) >= STRAY_CHARS and _said(text, heading)
-
-
-def _said(text: str, where: str) -> bool:
-    """``text`` is in ``where`` word for word (spacing aside)."""
-    return " ".join(text.split()) in " ".join(where.split())
+    return len(" ".join(text.split())) >= STRAY_CHARS and kb_vectors.said_in(text, heading)
 
 
 def _text(value: Any) -> str:

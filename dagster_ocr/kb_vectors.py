@@ -108,10 +108,14 @@ def embed_input(chunks: pd.DataFrame, row: int) -> str:
     # the lines the context line says already (a table's caption is its section's title): read twice,
     # they outweighed the rows' own words in the mean of a chunk's word pieces
     lines = text.split("\n")
-    said = " ".join(head.split())
-    while len(lines) > 1 and " ".join(lines[0].split()) in said:
+    while len(lines) > 1 and said_in(lines[0], head):
         lines.pop(0)
     return "\n".join([head, *lines])
+
+
+def said_in(text: str, where: str) -> bool:
+    """``text`` is in ``where`` word for word (spacing aside)."""
+    return " ".join(text.split()) in " ".join(where.split())
 
 
 #: a cell that is only a figure: digits with their signs, separators, currency and units
