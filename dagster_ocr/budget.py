@@ -31,6 +31,12 @@ from typing import Any
 from dagster_ocr.errors import OverLimitError
 
 
+def _secs(seconds: float) -> str:
+    """A budget as a reason prints it: ``0.4``, ``600``, ``30000`` (one decimal at most: a budget of
+    0.4 s read "0 s" with no decimals)."""
+    return f"{round(seconds, 1):g}"
+
+
 class DocumentBudget:
     """CPU seconds (``cpu_s``) and wall seconds (``wall_s``) one document's text stage may spend.
 
@@ -83,12 +89,12 @@ class DocumentBudget:
         """What is spent (the reason's tail), or None while both budgets last."""
         if self.cpu_left() < 0:
             return (
-                f"{self.cpu_s:.0f} CPU s, the larger of max_seconds_per_document and "
+                f"{_secs(self.cpu_s)} CPU s, the larger of max_seconds_per_document and "
                 "max_seconds_per_page x pages"
             )
         if self.wall_left() < 0:
             return (
-                f"wall-clock backstop {self.wall_s:.0f} s, wall_clock_factor x the CPU budget: the "
+                f"wall-clock backstop {_secs(self.wall_s)} s, wall_clock_factor x the CPU budget: the "
                 "document stalled or the machine is overloaded"
             )
         return None

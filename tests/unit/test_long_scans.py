@@ -98,7 +98,7 @@ def test_a_document_whose_ocr_computes_past_its_budget_fails(tmp_path: Path) -> 
         doc = extract_document(_source(tmp_path / str(in_thread), TEXT[:8]), _budget(0.1), engine)
         assert doc.status == DocStatus.FAILED, in_thread
         assert doc.error.startswith("over_limit: time limit reached "), doc.error  # before or during a page
-        assert "(1 CPU s, the larger of max_seconds_per_document" in doc.error, doc.error
+        assert "(0.8 CPU s, the larger of max_seconds_per_document" in doc.error, doc.error
         assert 2 <= engine.calls < 5, (in_thread, engine.calls)
 
 
@@ -117,18 +117,20 @@ def test_the_page_timeout_counts_cpu_seconds_and_its_backstop_wall_seconds(tmp_p
     assert computing.error.startswith("over_limit: OCR of a page took longer than 0.2 s of CPU time")
 
 
-def test_a_stalled_document_is_caught_by_the_wall_clock_backstop(tmp_path: Path) -> None:
+def test_a_stalled_document_is_caught_by_the_wall_clock_backstop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # 0.5 s of waiting a page, 0.05 CPU s a page allowed, backstop 2 x: 0.1 wall s a page (0.8 s).
-    # The backstop fires in the second page's wait; at 0.2 s a page it fired in the fifth, and on a
-    # loaded CI machine rendering four pages had by then spent the 0.4 CPU s budget (CPU limit first)
+    # A stalled document computes nothing, so the process's CPU clock stands still here: with the
+    # real clock, rendering two pages on a loaded CI machine (2 cores, four test workers) once spent
+    # the 0.4 CPU s budget before the backstop's 0.8 s had passed, and the CPU limit fired first
+    frozen = time.process_time()
+    monkeypatch.setattr(time, "process_time", lambda: frozen)
     engine = BurnEngine(sleep_s=0.5)
-    settings = _budget(0.05, 2.0)
-    settings.ocr.crop_to_ink = False  # 15 ms a page of CPU that 0.05 s a page cannot spare
-    settings.ocr.grey_max_chroma = 0  # nor the colour test's, on 2 cores shared with other test workers
-    doc = extract_document(_source(tmp_path, TEXT[:8]), settings, engine)
+    doc = extract_document(_source(tmp_path, TEXT[:8]), _budget(0.05, 2.0), engine)
     assert doc.status == DocStatus.FAILED
     # the page in flight is cut at what was left of it, or the check before a page finds it spent
-    assert "wall-clock" in doc.error and "stalled" in doc.error, doc.error
+    assert "wall-clock backstop 0.8 s" in doc.error and "stalled" in doc.error, doc.error
     assert engine.calls < 8
 
 
