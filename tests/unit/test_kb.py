@@ -510,6 +510,34 @@ def test_a_statement_is_chunked_at_its_row_groups_and_a_chunk_inside_a_group_rep
         "Investing activities:",
         "Financing activities:",
     ]
+    # a group ends at its total ("Total <its name>"): the rows after it are under no label, and a
+    # chunk at its even share still takes the total; a member that ends in the group's name
+    # ("Total automotive revenues" under "Revenues") does not close it
+    rows = [label("Revenues"), *map(figure, ("Automotive sales", "Leasing", "Total automotive revenues"))]
+    rows += [*map(figure, ("Energy", "Total revenues")), label("Operating expenses")]
+    rows += [*map(figure, ("Research", "Selling", "Restructuring", "Total operating expenses"))]
+    rows += [*map(figure, ("Income from operations", "Interest income", "Interest expense", "Net income"))]
+    parts = [([r.split(" |")[0].strip("| ") for r in p], g) for _, p, g in _row_parts(rows, 8)]
+    assert parts == [
+        (
+            [
+                "Revenues",
+                "Automotive sales",
+                "Leasing",
+                "Total automotive revenues",
+                "Energy",
+                "Total revenues",
+            ],
+            [],
+        ),
+        (["Operating expenses", "Research", "Selling", "Restructuring", "Total operating expenses"], []),
+        (["Income from operations", "Interest income", "Interest expense", "Net income"], []),  # no group
+    ]
+    parts = [([r.split(" |")[0].strip("| ") for r in p], g) for _, p, g in _row_parts(rows, 4)]
+    assert parts[-2:] == [
+        (["Selling", "Restructuring", "Total operating expenses", "Income from operations"], [rows[6]]),
+        (["Interest income", "Interest expense", "Net income"], []),
+    ]
     # label rows at the foot of a full chunk open the next one
     rows = ["| a | 1 |", "| L1 |  |", "| L2 |  |", "| L3 |  |", "| b | 2 |"]
     assert _row_parts(rows, 4) == [(0, rows[:1], []), (1, rows[1:], [])]
