@@ -11,6 +11,13 @@ Where the items come from (fetched into ``~/.cache/dagster-ocr/extra-check``, ne
 * PyMuPDF 1.26.7's sdist (AGPL-3.0): ``tests/resources/*.pdf`` with the cell values
   ``tests/test_tables.py`` asserts ``find_tables()`` returns (a pickled extract, a Markdown rendering or
   a literal list of rows), and one page on which it asserts there is no table.
+* camelot-py 2.0.0's sdist (MIT) ships its tests' code but neither ``tests/files`` nor ``tests/data.py``
+  (nor do its 1.0.9, 0.11.0, 0.8.2 sdists, camelot-fork's or pypdf-table-extraction's). One PDF its tests
+  assert cells on is in a sdist here and not in the corpus: ``tabula/12s0324.pdf``, tabula-py's
+  ``tests/resources/12s0324.pdf``; ``tests/test_stream.py::test_stream_two_tables`` asserts its two tables
+  (``flavor="stream"``), whose literal from camelot's ``tests/data.py`` is kept in
+  ``bench/tables_extra_camelot.json`` (see ``_camelot_items`` for the variants left out).
+* pdfplumber 0.11.10's sdist ships ``tests/*.py`` but no ``tests/pdfs``: no item.
 
 Inputs already in the corpus (same sha256 as an entry of MANIFEST.json) are left out. The sdists are
 fetched with ``pip download --no-deps --no-binary :all:``; PyMuPDF's cannot be (pip prepares its
@@ -22,14 +29,16 @@ Tools, each on the same items: ``dagster_ocr`` with its default settings (one ru
 the expectation); the peers in the venv (pdfplumber lines and text strategies, camelot stream and
 lattice, tabula-py defaults, see bench/tables_peers.py); and the tool that wrote each expectation with
 the parameters it was written with (``tabula (recorded parameters)``, ``pymupdf find_tables (recorded
-parameters)``, on that tool's items only).
+parameters)``, ``camelot (recorded parameters)``, on that tool's items only).
 
 Metric: cell-content multiset F1 as in bench/tables_peers.py (texts compared whitespace- and
 case-insensitively, Markdown emphasis and ``<br>`` of a Markdown expectation dropped); an item whose
 expectation covers some tables of its pages only (``area``) counts only predicted tables at least half
 of whose cells are expected. An item that asserts there is no table adds its predicted cells to the
 false positives. Per item and micro-averaged (``mean`` in the table: over every item's cells) plus the
-mean of the per-item F1 (macro).
+mean of the per-item F1 (macro); then both per source (the tool whose tests wrote the expectations:
+tabula, pymupdf, camelot) and over the tabula and camelot items together, the class of the figure on
+documents kept from us ("cell-content F1, 18 tabula/camelot items").
 
     PYTHONPATH=. .venv/bin/python bench/tables_extra_check.py [--cache DIR] [--tools a,b] [--json OUT]
 """
@@ -69,7 +78,11 @@ CACHE = Path.home() / ".cache" / "dagster-ocr" / "extra-check"
 SDISTS: dict[str, tuple[str, str]] = {
     "tabula-py": ("2.10.0", "MIT"),
     "pymupdf": ("1.26.7", "AGPL-3.0"),
+    "camelot-py": ("2.0.0", "MIT"),  # its tests only: no PDF, no tests/data.py in the sdist
 }
+
+#: camelot's expected tables for the one input of its tests that a reachable sdist ships (see _camelot_items)
+CAMELOT_EXPECTED = Path(__file__).resolve().parent / "tables_extra_camelot.json"
 
 
 @dataclass
@@ -80,7 +93,7 @@ class Item:
     package: str
     path: str  # inside the sdist
     expectation: str  # where in the sdist the expected cells are asserted
-    tool: str  # the tool that wrote the expectation: "tabula" or "pymupdf"
+    tool: str  # the tool that wrote the expectation: "tabula", "pymupdf" or "camelot"
     params: dict[str, Any]  # that tool's call, as the test makes it
     pages: list[int]  # 0-based
     area: bool  # the expectation covers some of the pages' tables only
@@ -88,11 +101,15 @@ class Item:
     note: str = ""
     pdf: Path = field(default_factory=Path)
     sha256: str = ""
+    expect_package: str = ""  # the sdist whose tests assert the expectation, where not ``package``
 
     @property
     def source(self) -> str:
         version, licence = SDISTS[self.package]
-        return f"{self.package} {version} sdist, {self.path} ({licence}); expectation: {self.expectation}"
+        out = f"{self.package} {version} sdist, {self.path} ({licence}); expectation: {self.expectation}"
+        if self.expect_package:
+            out += " ({} {}, {})".format(self.expect_package, *SDISTS[self.expect_package])
+        return out
 
 
 # ---------------------------------------------------------------- fetching
@@ -315,6 +332,60 @@ def _pymupdf_items(root: Path) -> list[Item]:
     ]
 
 
+def _camelot_items(root: Path) -> list[Item]:
+    """camelot-py's expectations on the inputs of its tests that a reachable sdist ships.
+
+    camelot-py's sdists (2.0.0, and 1.0.9, 0.11.0, 0.8.2, like the forks camelot-fork 0.20.1 and
+    pypdf-table-extraction 1.0.2) ship the test code only: neither ``tests/files`` nor ``tests/data.py``.
+    Of the PDFs its tests read, one is in a reachable sdist and not in the corpus: ``tabula/12s0324.pdf``,
+    tabula-py's ``tests/resources/12s0324.pdf``. Its tests assert on it (camelot-py 2.0.0):
+
+    ===========================================  ==================================  ========================
+    test                                         call                                kept
+    ===========================================  ==================================  ========================
+    test_stream.py::test_stream_two_tables       ``flavor="stream"``                 yes: both tables
+    test_network.py::test_network_two_tables_a   ``flavor="network"``                no: the same two tables
+    test_hybrid.py::test_hybrid_two_tables       ``flavor="hybrid"`` (network data)  no: the same two tables
+    test_stream.py::test_stream_fewer_columns..  ``flavor="stream", columns=[...]``  no: asserts a count only
+    test_plotting.py, test_utils.py              plots, text bounding boxes          no: no cell content
+    ===========================================  ==================================  ========================
+
+    The other PDFs its tests read are in the corpus (us-007, m27, health, ... and, as tabula-java's
+    copies, schools, eu-009a, eu-016, us-008) or in no reachable sdist (foo.pdf, budget.pdf,
+    birdisland.pdf, tabula/us-030.pdf, arabic.pdf, ...). The stream expectation keeps the title and
+    headnote lines camelot's stream flavor reads above each table as rows of it.
+    """
+    test = root / "tests" / "test_stream.py"
+    text = test.read_text(encoding="utf-8")
+    body = text[text.index("def test_stream_two_tables") :]
+    body = body[: body.index("\ndef ")]
+    needles = (
+        "data_stream_two_tables_1",
+        "data_stream_two_tables_2",
+        "tabula/12s0324.pdf",
+        'flavor="stream"',
+    )
+    for needle in needles:
+        assert needle in body, f"camelot's test_stream_two_tables no longer reads {needle}"
+    tables = json.loads(CAMELOT_EXPECTED.read_text(encoding="utf-8"))["tables"]
+    return [
+        Item(
+            "camelot/12s0324",
+            "tabula-py",
+            "tests/resources/12s0324.pdf",
+            "tests/test_stream.py test_stream_two_tables: tests/data.py data_stream_two_tables_1, _2"
+            f" (kept in bench/{CAMELOT_EXPECTED.name})",
+            "camelot",
+            {"flavor": "stream"},
+            [0],
+            False,
+            [tables["data_stream_two_tables_1"], tables["data_stream_two_tables_2"]],
+            note="two tables one above the other: dot leaders, spanning heads, headnote rows",
+            expect_package="camelot-py",
+        ),
+    ]
+
+
 def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]:
     """Every item whose sdist is available, less those whose PDF is already in the corpus."""
     known: set[str] = set()
@@ -322,13 +393,23 @@ def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]
         known = {f["sha256"] for f in json.loads((corpus / "MANIFEST.json").read_text())["files"]}
     items: list[Item] = []
     notes: list[str] = []
-    for package, build in (("tabula-py", _tabula_items), ("pymupdf", _pymupdf_items)):
-        root = _sdist_root(package, cache)
-        if root is None:
-            notes.append(f"{package}: sdist not available, its items skipped")
+    roots: dict[str, Path | None] = {}
+    # (package whose tests assert the expectations, builder, packages whose sdists it needs)
+    for package, build, needs in (
+        ("tabula-py", _tabula_items, ("tabula-py",)),
+        ("pymupdf", _pymupdf_items, ("pymupdf",)),
+        ("camelot-py", _camelot_items, ("camelot-py", "tabula-py")),
+    ):
+        for p in needs:
+            if p not in roots:
+                roots[p] = _sdist_root(p, cache)
+        missing = [p for p in needs if roots[p] is None]
+        if missing:
+            notes.append(f"{package}: sdist of {', '.join(missing)} not available, its items skipped")
             continue
-        for it in build(root):
-            it.pdf = root / it.path
+        have = {p: r for p, r in roots.items() if r is not None}
+        for it in build(have[package]):
+            it.pdf = have[it.package] / it.path
             it.sha256 = hashlib.sha256(it.pdf.read_bytes()).hexdigest()
             if it.sha256 in known:
                 notes.append(f"{it.name}: already in the corpus (same sha256), left out")
@@ -405,6 +486,11 @@ def _pymupdf_recorded(it: Item, doc: pymupdf.Document) -> Parts:
     return out
 
 
+def _camelot_recorded(it: Item, doc: pymupdf.Document) -> Parts:
+    """camelot with the test's arguments on the test's pages."""
+    return TP._camelot_run(it.pdf, ",".join(str(p + 1) for p in it.pages), dict(it.params))
+
+
 def available_tools(wanted: set[str] | None) -> tuple[dict[str, tuple[Tool, str | None]], list[str]]:
     peers, skipped = TP.available_tools()
     tools: dict[str, tuple[Tool, str | None]] = {"dagster_ocr (defaults)": (_ours, None)}
@@ -414,6 +500,8 @@ def available_tools(wanted: set[str] | None) -> tuple[dict[str, tuple[Tool, str 
     if "tabula (recorded parameters)" in peers:
         tools["tabula (recorded parameters)"] = (_tabula_recorded_pages, "tabula")
     tools["pymupdf find_tables (recorded parameters)"] = (_pymupdf_recorded, "pymupdf")
+    if "camelot (recorded parameters)" in peers:
+        tools["camelot (recorded parameters)"] = (_camelot_recorded, "camelot")
     if wanted:
         tools = {k: v for k, v in tools.items() if any(w in k for w in wanted)}
     return tools, skipped
@@ -498,6 +586,29 @@ def print_table(items: list[Item], results: dict[str, dict[str, dict[str, Any]]]
         + " |"
     )
     print("| **mean of item F1** | " + " | ".join(f"{s['macro_f1']}" for s in sums.values()) + " |")
+    print("\nBy source (the tool whose tests wrote the expectations): micro F1 / mean of item F1, items")
+    print("\n| source | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for src, per_tool in by_source(items, results).items():
+        row = [
+            f"{d['f1']} / {d['macro_f1']} ({d['items']})" if d["items"] else "-" for d in per_tool.values()
+        ]
+        print(f"| {src} | " + " | ".join(row) + " |")
+
+
+def by_source(
+    items: list[Item], results: dict[str, dict[str, dict[str, Any]]]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """source -> tool -> summary over that source's items (the tool that wrote the expectation)."""
+    sources = sorted({it.tool for it in items}, key=["tabula", "pymupdf", "camelot", "pdfplumber"].index)
+    groups = {src: {src} for src in sources}
+    if {"tabula", "camelot"} <= set(sources):  # the class of the hidden "tabula/camelot items" figure
+        groups["tabula+camelot"] = {"tabula", "camelot"}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, srcs in groups.items():
+        names = {it.name for it in items if it.tool in srcs}
+        out[name] = {n: summary({k: v for k, v in per.items() if k in names}) for n, per in results.items()}
+    return out
 
 
 def main() -> None:
@@ -525,7 +636,17 @@ def main() -> None:
                 print(f"error: {name} on {n}: {d['error']}", file=sys.stderr)
     if args.json:
         sources = {it.name: {"source": it.source, "sha256": it.sha256, "params": it.params} for it in items}
-        args.json.write_text(json.dumps({"items": sources, "results": results}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "items": sources,
+                    "results": results,
+                    "summary": {n: summary(per) for n, per in results.items()},
+                    "by_source": by_source(items, results),
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":
