@@ -351,7 +351,7 @@ def _camelot_items(root: Path) -> list[Item]:
     ===========================================  ==================================  ========================
 
     The other PDFs its tests read are in the corpus (us-007, m27, health, ... and, as tabula-java's
-    copies, schools, eu-009a, eu-016, us-008) or in no reachable sdist (foo.pdf, budget.pdf,
+    copies, schools, eu-009a, eu-016, us-008) or in none of the sdists looked at (foo.pdf, budget.pdf,
     birdisland.pdf, tabula/us-030.pdf, arabic.pdf, ...). The stream expectation keeps the title and
     headnote lines camelot's stream flavor reads above each table as rows of it.
     """
