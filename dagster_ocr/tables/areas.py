@@ -37,6 +37,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     if not lines:
         return []
     h = statistics.median(ln.y1 - ln.y0 for ln in lines)
+    lines = _figures_set_midway(lines, h, s)
     areas: list[list[_TextLine]] = []
     cur: list[_TextLine] = []
     pending: list[_TextLine] = []
@@ -133,6 +134,46 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
     close()
     return [a for a in (_without_notes(a, s) for a in areas) if len(a) >= s.min_rows]
+
+
+def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:
+    """The lines with a row's figures set midway beside its wrapped label read on the label's line
+    above them.
+
+    A row label wrapped over an even number of lines, its figures centred on the row, puts the
+    figures' line between two of the label's: it overlaps both by less than half a line, so the
+    words band into a line of their own, and the stub's lines and the figures' come out as one-chunk
+    lines in turn, none of them a row of the table (an area is a run of multi-chunk lines): the
+    table was lost, or read a label line per row. Such a line (figures only, wholly right of the
+    lines above and below it by more than a word space, overlapping both in height and as tall) is
+    taken into the line above it, as if printed on its baseline: the label's line then holds the
+    row's figures, as when they are set at its top, and the line keeps that label line's extent.
+    """
+    out: list[_TextLine] = []
+    gap = s.chunk_gap * h
+    for k, ln in enumerate(lines):
+        above = out[-1] if out else None
+        below = lines[k + 1] if k + 1 < len(lines) else None
+        tall = ln.y1 - ln.y0
+        if (
+            above is not None
+            and below is not None
+            and above.y1 <= below.y0 + 0.1 * h  # the two label lines do not overlap
+            and above.y0 < ln.y0 < above.y1
+            and below.y0 < ln.y1 < below.y1
+            and above.x1 + gap < ln.x0
+            and below.x1 + gap < ln.x0
+            and 0.7 * tall <= above.y1 - above.y0 <= 1.4 * tall
+            and all(_is_num(t := _words_text(ch)) or _NIL_RE.match(t) for ch in ln.chunks)
+        ):
+            merged = _TextLine(
+                sorted([*above.words, *ln.words], key=lambda w: w.x0), [*above.chunks, *ln.chunks]
+            )
+            merged.y0, merged.y1 = above.y0, above.y1
+            out[-1] = merged
+            continue
+        out.append(ln)
+    return out
 
 
 def _ends_in_figure(ln: _TextLine) -> bool:
