@@ -108,6 +108,10 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             # a label under the periods' row, or under column heads that leave the stub empty: the
             # body's first section ("Level 1:" under "Adjusted Cost", "Fair Value", ...)
             return False
+        if set(cells) == {0} and k and _label_opens_body(area[k:], line_cells[k:]):
+            # the first row's label under the header, wrapped down to its figures (which sit on a
+            # lower line of it): the body has begun, the label is no line of the stub's head
+            return False
         # a dash stands for a nil figure: a row of them is a data row
         return not any(
             _is_num(t) or _NIL_RE.match(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws))

@@ -4,7 +4,9 @@ the figures' line falls between two of the label's lines, overlapping each by le
 line, so it bands as a line of its own. With one figure column of two or three filled per row,
 every line of the table was one chunk and no table area was found at all (``wrapped_stub`` tune
 seed 31 read no table); ``tables.areas._figures_set_midway`` reads such a line on the label's line
-above it."""
+above it. And the first row's label, its figures on a lower line of it, was read into the header
+(the stub's head "Item" with the label's first line, the rest of the label a row of its own): a
+stub-only line under the header that reads on down to its figures opens the body."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pymupdf
-from support.table_pages import make_case
+import pytest
+from support.table_pages import make_case, print_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -29,11 +32,23 @@ def _grids(doc: pymupdf.Document) -> list[list[list[str]]]:
     ]
 
 
-def test_generated_table_with_figures_midway_and_one_figure_per_row_is_found() -> None:
-    case = make_case(31, "wrapped_stub")
-    assert "middle" in case.tags
+# tune seeds: 31 figures midway, one figure column filled per row (no table was found); 0, 21 and
+# 26 the first row's label wrapped, its figures midway or on its last line (its first line went to
+# the header), under a header rule (0, 26) or none (21)
+@pytest.mark.parametrize(("seed", "where"), [(31, "middle"), (0, "middle"), (21, "middle"), (26, "bottom")])
+def test_generated_tables_with_figures_below_a_label_first_line_read_as_printed(
+    seed: int, where: str
+) -> None:
+    case = make_case(seed, "wrapped_stub")
+    assert where in case.tags
     doc = pymupdf.open("pdf", case.pdf)
     assert _grids(doc) == [[[_norm(x) for x in r] for r in case.tables[0].merged]]
+
+
+def _page(rows: list[list[str]]) -> pymupdf.Document:
+    doc = pymupdf.open()
+    print_rows(doc.new_page(), 80, rows, [60, 200, 280], pitch=12)
+    return doc
 
 
 def _midway_page() -> pymupdf.Document:
@@ -79,6 +94,30 @@ def test_figures_set_between_a_two_line_label_read_with_the_label() -> None:
         ["Public transport", "2,310", "2,280"],
     ]
     assert _grids(_midway_page()) == [[[_norm(x) for x in r] for r in want]]
+
+
+def test_the_first_row_label_wrapped_down_to_its_figures_is_no_header_line() -> None:
+    rows = [
+        ["Item", "Budget", "Actual"],
+        ["Roads, bridges and", "", ""],
+        ["tunnels", "1,200", "1,150"],
+        ["Schools", "3,450", "3,500"],
+    ]
+    assert _grids(_page(rows)) == [
+        [[_norm(x) for x in r] for r in [rows[0], ["Roads, bridges and tunnels", "1,200", "1,150"], rows[3]]]
+    ]
+
+
+def test_a_stacked_stub_head_stays_in_the_header() -> None:
+    """A stub head over two lines whose second line is followed by a row starting with a capital:
+    the header keeps both lines."""
+    rows = [
+        ["Name of", "Budget", "Actual"],
+        ["project", "", ""],
+        ["Roads", "1,200", "1,150"],
+        ["Schools", "3,450", "3,500"],
+    ]
+    assert _grids(_page(rows))[0][0] == [_norm(x) for x in ["Name of project", "Budget", "Actual"]]
 
 
 def test_running_text_beside_a_figure_column_is_not_pulled_onto_a_line() -> None:
