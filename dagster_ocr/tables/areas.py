@@ -127,6 +127,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             pending.append(ln)
         elif not pending and _under_blank_stub_head(ln, cur, h):
             pending.append(ln)
+        elif len(pending) < 4 * s.max_bridge_lines and _first_label_reads_on(ln, cur, pending, h, s):
+            pending.append(ln)
         elif len(pending) < s.max_bridge_lines and _label_line(ln, cur, h):
             held.append(ln)
         else:
@@ -439,6 +441,28 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
     ):
         return False
     return ln.x1 < min(x.x0 for x in cur) - h
+
+
+def _first_label_reads_on(
+    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
+) -> bool:
+    """``ln`` goes on with the first row's label, opened under a header that leaves the stub's head
+    blank (``_under_blank_stub_head``): it reads on in lower case, starts at that label (or a
+    hanging indent in), ends before the header's first head, and sits close below the line above.
+    (``_label_continuation`` wants rows of figures above, and there are none yet: the label, left
+    of every head, ended the area and the header went with it.)"""
+    if not pending or not all(len(x.chunks) == 1 for x in pending):
+        return False
+    first = pending[0]
+    return (
+        _reads_on(ln)
+        and not _is_num(_words_text(ln.words))
+        and first.x0 - h <= ln.x0 <= first.x0 + 3 * h
+        and ln.x1 < min(x.x0 for x in cur) - h
+        and all(_reads_on(x) for x in pending[1:])
+        and _under_blank_stub_head(first, cur, h)
+        and _close_below(ln, pending[-1], [*cur[-12:], *pending], h, s)
+    )
 
 
 def _label_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:

@@ -129,3 +129,21 @@ def test_running_text_beside_a_figure_column_is_not_pulled_onto_a_line() -> None
     for k in range(5):
         page.insert_text((320, 107 + 14 * k), "margin note here", fontsize=9)
     assert _grids(doc) == []
+
+
+# blank_cells tune seeds 14 and 15: under heads that leave the stub's head blank, the first row's
+# label wraps down to its figures (14) or is a label alone over two lines (15); its second line
+# (reading on, left of every head) ended the area, and the header and first row were lost
+def test_the_first_row_label_wrapped_under_a_blank_stub_head_keeps_the_header() -> None:
+    case = make_case(14, "blank_cells")
+    doc = pymupdf.open("pdf", case.pdf)
+    assert _grids(doc) == [[[_norm(x) for x in r] for r in case.tables[0].merged]]
+
+
+def test_a_first_row_of_a_label_alone_wrapped_under_a_blank_stub_head_keeps_the_header() -> None:
+    case = make_case(15, "blank_cells")
+    doc = pymupdf.open("pdf", case.pdf)
+    want = [[_norm(x) for x in r] for r in case.tables[0].merged]
+    # the group head over the first column ("Export service"), one chunk alone above the heads, is
+    # not read (another mechanism); the heads, the label row and the body are
+    assert _grids(doc) == [want[1:]]
