@@ -44,7 +44,8 @@ cells are partly empty, under spanning heads for the second; ``statement``: a fi
 (indented row labels under section heads, a year header row under a period head, "$" set apart,
 negatives in parentheses, dash rows), scored as "shape right" too, and ``stacked_statement`` (its period
 heads stacked over two lines per column, "December 31," over "2023", one header row in the truth; scored
-so too); ``spaced_stats`` (a sparse
+so too) and ``sectioned_heads_statement`` (either, its heads set apart from the first row of figures by
+one or two label lines, "ASSETS:" over "Current assets:"; scored so too); ``spaced_stats`` (a sparse
 statistical table whose thousands are set apart by a space, scored as "shape right") and
 ``shifted_tail`` (``continued_tail`` on pages that do not line up: mirrored margins, column widths
 fitted per page, a "(continued)" caption; scored as multi-page) and ``label_tail`` (``continued_tail``
@@ -83,6 +84,7 @@ from support.table_pages import (  # noqa: E402
     MULTI,
     NO_TABLE,
     NOTED,
+    SECTIONED_HEADS,
     SHAPE,
     STACKED,
     STATEMENT,
@@ -245,7 +247,8 @@ def run_split(
                         )
                         continue
                     if (
-                        case.cls in SHAPE + STATEMENT + NOTED + CHANGE + STACKED + ["spaced_stats"]
+                        case.cls
+                        in SHAPE + STATEMENT + NOTED + CHANGE + STACKED + SECTIONED_HEADS + ["spaced_stats"]
                         and name == "dagster_ocr"
                     ):
                         ok, why = shape_right(case, tables)
@@ -328,7 +331,8 @@ def main() -> None:
         f"'extra' for the later ones ({', '.join(EXTRA)}); 'later' for {', '.join(LATER)}; "
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
-        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE + STACKED)} "
+        f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE)}, "
+        f"{', '.join(STACKED + SECTIONED_HEADS)} "
         "only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
@@ -353,6 +357,7 @@ def main() -> None:
             - set(WIDE)
             - set(CHANGE)
             - set(STACKED)
+            - set(SECTIONED_HEADS)
             - set(UNSEEN)
         )
         if unknown:

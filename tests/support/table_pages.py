@@ -139,6 +139,15 @@ CHANGE = ["change_statement"]
 #: columns when the lower line is the year. Scored like ``STATEMENT``; its truth has one header row,
 #: each column's two lines joined ("December 31, 2023"), the head over all columns no cell of it.
 STACKED = ["stacked_statement"]
+#: (issue 37, seventeenth session, appended after ``STACKED`` so every earlier class keeps its seeds)
+#: ``sectioned_heads_statement``: ``statement`` or ``stacked_statement`` whose period heads are set
+#: apart from the first row of figures by one or two lines holding a label and no figure: a group's
+#: label ("ASSETS:", "LIABILITIES AND EQUITY", bold or not, with a colon or not) centred over the
+#: table (as Apple's balance sheet sets it) or at the margin, over the first section's label
+#: ("Current assets:") or in place of it; half the time a later section is opened by such a group
+#: label too. Scored like ``STATEMENT``; its truth has one header row of periods and each label line
+#: a body row (the label in the stub).
+SECTIONED_HEADS = ["sectioned_heads_statement"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2366,11 +2375,18 @@ def _rules_above_total(page: pymupdf.Page, columns: list[tuple[float, float]], y
 
 
 def _statement(
-    rng: random.Random, doc: pymupdf.Document, tags: list[str], noted: bool = False, stacked: bool = False
+    rng: random.Random,
+    doc: pymupdf.Document,
+    tags: list[str],
+    noted: bool = False,
+    stacked: bool = False,
+    sectioned: bool = False,
 ) -> list[TruthTable]:
     """``STATEMENT``: a page with one financial statement (see ``STATEMENT``); ``noted``: its short
     form with a note mark on a label and the note under the grid (``NOTED``); ``stacked``: its period
-    heads over two lines (``STACKED``; drawn after the rows, so the other forms draw as before)."""
+    heads over two lines (``STACKED``; drawn after the rows, so the other forms draw as before);
+    ``sectioned``: group labels over its sections, one or two label lines between the heads and the
+    first row of figures (``SECTIONED_HEADS``; drawn after the rows, so the other forms draw as before)."""
     page, W, H, margin, (f0, f1), size, lh = _statement_sheet(
         rng, doc, (40, 70), _FAMILIES, [7.5, 8.0, 8.5, 9.0, 10.0], (1.3, 1.7)
     )
@@ -2436,6 +2452,12 @@ def _statement(
             )
         )
 
+    groups: dict[int, bool] = {}  # ``sectioned``: the rows that are group labels -> centred
+    group_bold = False
+    if sectioned:
+        rows, groups = _group_labels(rng, rows, n_fig, tags)
+        group_bold = rng.random() < 0.6
+        tags.append("bold_group" if group_bold else "plain_group")
     heads: list[tuple[str, str]] = []  # ``stacked``: each column's two head lines
     if stacked:
         form = rng.choice(["date_year", "ended_date", "months_ended"])
@@ -2447,7 +2469,7 @@ def _statement(
     # columns: the stub, then per year a "$" slot and the figure, right-aligned, ")" hanging
     gap = rng.uniform(10, 26)
     for _ in range(12):  # a statement too wide for the page is set smaller (its labels never overlap)
-        widest = max(_width(r[0], f0, size) + r[1] * step for r in rows)
+        widest = max(_width(r[0], f0, size) + r[1] * step for i, r in enumerate(rows) if not groups.get(i))
         fig_w = max(_width(f.rstrip(")"), f0, size) for r in rows for f in r[2] if f) + size * 0.6
         fig_w = max(fig_w, _width(years[0], f1, size))
         dollar = _width("$", f0, size) + size * 0.4
@@ -2491,15 +2513,16 @@ def _statement(
             cells += [text] + [""] * (span - 1)
         grid.append(cells)
     bold_heads = rng.random() < 0.5
-    for label, level, figs, usd, total, head in rows:
+    for i, (label, level, figs, usd, total, head) in enumerate(rows):
         if head and rng.random() < 0.5:
             y += lh * 0.3
         if total:
             y = _rules_above_total(page, fx, y, lh)
         base = y + lh
-        page.insert_text(
-            (x0 + level * step, base), label, fontname=f1 if head and bold_heads else f0, fontsize=size
-        )
+        bold = group_bold if i in groups else head and bold_heads
+        w = _width(label, f1 if bold else f0, size)
+        x = (x0 + fx[-1][1] - w) / 2 if groups.get(i) else x0 + level * step  # centred over the table
+        page.insert_text((x, base), label, fontname=f1 if bold else f0, fontsize=size)
         cells = [label] + _set_figures(page, fx, figs, usd, base, f0, size, dollar_on_nil=False)
         grid.append(cells)
         y += lh
@@ -2521,6 +2544,50 @@ def _statement(
         page.insert_text((x0, y + lh * 1.6), note, fontname=f0, fontsize=max(6.5, size - 1))
     tags.append(f"years:{n_fig}")
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(header))]
+
+
+_GROUP_LABELS = [
+    "Assets",
+    "Liabilities and shareholders' equity",
+    "Liabilities and equity",
+    "Operating activities",
+    "Continuing operations",
+    "Revenues and expenses",
+]
+
+#: a statement's row: (label, level, figures, dollar, total, is a section's head)
+_StatementRow = tuple[str, int, list[str], bool, bool, bool]
+
+
+def _group_labels(
+    rng: random.Random, rows: list[_StatementRow], n_fig: int, tags: list[str]
+) -> tuple[list[_StatementRow], dict[int, bool]]:
+    """``SECTIONED_HEADS``' group labels among a statement's ``rows`` (which open with a section's
+    head): one over the first section's head (two label lines under the period heads) or in place
+    of it (one), half the time another over a later section's head; upper case or not, a colon or
+    not, centred over the table or at the margin. Returns the rows and their group labels' indices ->
+    whether centred."""
+    upper, colon, centred = rng.random() < 0.6, rng.random() < 0.5, rng.random() < 0.5
+    names = [n.upper() if upper else n for n in rng.sample(_GROUP_LABELS, 2)]
+    names = [f"{n}:" if colon else n for n in names]
+    two = rng.random() < 0.65
+    out = list(rows)
+    later = [i for i, r in enumerate(out) if r[5] and i > 0]
+    at = [0]
+    if later and rng.random() < 0.5:
+        at.append(rng.choice(later))
+    for k, i in reversed(list(enumerate(at))):
+        group = (names[k], 0, [""] * n_fig, False, False, True)
+        if k == 0 and not two:
+            out[0] = group  # the group's label in place of its first section's
+        else:
+            out.insert(i, group)
+    index = [0] + [i + two for i in at[1:]]  # the later one moved down by the first, if inserted
+    tags.append(f"labels_under_heads:{2 if two else 1}")
+    tags.append("centred_group" if centred else "margin_group")
+    if len(at) > 1:
+        tags.append("later_group")
+    return out, dict.fromkeys(index, centred)
 
 
 def _stacked_heads(
@@ -2877,6 +2944,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         index = len(drawn) + len(NOTED + WIDE) + CHANGE.index(cls)
     elif cls in STACKED:  # the sixteenth session's, numbered on after CHANGE
         index = len(drawn) + len(NOTED + WIDE + CHANGE) + STACKED.index(cls)
+    elif cls in SECTIONED_HEADS:  # the seventeenth session's, numbered on after STACKED
+        index = len(drawn) + len(NOTED + WIDE + CHANGE + STACKED) + SECTIONED_HEADS.index(cls)
     else:
         index = after + (NOTED + WIDE).index(cls) if cls in NOTED + WIDE else drawn.index(cls)
     rng = random.Random(seed * 7919 + index)
@@ -2907,6 +2976,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _change_statement(rng, doc, tags)
     elif cls in STATEMENT + NOTED + STACKED:
         tables = _statement(rng, doc, tags, noted=cls in NOTED, stacked=cls in STACKED)
+    elif cls in SECTIONED_HEADS:
+        tables = _statement(rng, doc, tags, stacked=rng.random() < 0.5, sectioned=True)
     else:
         _no_table(rng, cls, doc, tags)
     pdf = doc.tobytes(no_new_id=True)
