@@ -86,6 +86,9 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                     cur, pending, wrapped = [], [], 0
                 held = []
             if cur:
+                for x in pending:  # a group's label centred under the heads: a row label
+                    if not _under_blank_stub_head(x, cur, h) and _label_under_heads(x, cur, h):
+                        x.label = x.stub = True
                 _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
             else:
@@ -125,7 +128,9 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             and ln.x1 - ln.x0 < 0.6 * (right - left)
         ):
             pending.append(ln)
-        elif not pending and _under_blank_stub_head(ln, cur, h):
+        elif len(pending) < _LABELS_UNDER_HEADS and all(
+            _label_under_heads(x, cur, h) for x in [*pending, ln]
+        ):
             pending.append(ln)
         elif len(pending) < 4 * s.max_bridge_lines and _first_label_reads_on(ln, cur, pending, h, s):
             pending.append(ln)
@@ -217,6 +222,9 @@ def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
     return area
 
 
+#: how many label lines (no figure) a statement may print between its period heads and its first
+#: row of figures: a group's label over its first section's ("ASSETS:" over "Current assets:")
+_LABELS_UNDER_HEADS = 2
 #: a line of figures that are all years heads columns (a header), it is no data row
 _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
 #: a period heading a column: a year, alone or after a few words and a day ("December 31, 2023",
@@ -301,7 +309,8 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
     if len(data) < 2 and max((len(x.chunks) for x in rows), default=0) < 3:
         return False  # not a table yet: two rows of figures, or a header of three cells, vouch for one
-    gutters = _gutters(rows, s)
+    # the body's columns: heads centred over a "$" and its figure cover the gutter between them
+    gutters = _gutters(data if len(data) >= 2 else rows, s)
     left = min(x.x0 for x in rows)
     in_stub = indented and bool(gutters) and left < ln.x0 and ln.chunks[0][-1].x1 <= gutters[0][1]
     if len(ln.chunks) > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
@@ -401,12 +410,31 @@ def _label_continuation(
     return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
 
 
-def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+    """``ln``, a one-chunk line, is a label under a statement's heads that leave the stub's head blank
+    (``_under_blank_stub_head``): the first section's label, or a group's over it ("ASSETS:" over
+    "Current assets:"), set at the stub or centred over the table (from the stub on, running under
+    the heads, within the table's width)."""
+    if _under_blank_stub_head(ln, cur, h):
+        return True
+    first = next((k for k, x in enumerate(cur) if len(x.chunks) >= 2), 0)
+    heads = cur[first:]
+    left, right = min(x.x0 for x in heads), max(x.x1 for x in heads)
+    return (
+        ln.x0 < left - h
+        and ln.x1 <= right + h
+        and len(ln.words) <= 8  # a label's few words, not a line of a sentence
+        and not _CAPTION_RE.match(_words_text(ln.words))
+        and _under_blank_stub_head(ln, cur, h, over=True)
+    )
+
+
+def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float, over: bool = False) -> bool:
     """``ln``, a one-chunk line, is the first row's label under a header that leaves the stub's head
     blank: the lines so far hold column heads only (words, no figure but years), one of them three
     heads or more (two chunks side by side are as often a title and a date) or all of them periods
     (a statement's two years or dates), all right of ``ln``, which ends before the header's first head
-    starts."""
+    starts (``over``: wherever it ends)."""
     # one-chunk lines over the first head line (a units line, the top line of a stacked head,
     # ``_label_above``) stand above the stub or over the heads: the head lines decide
     first = next((k for k, x in enumerate(cur) if len(x.chunks) >= 2), 0)
@@ -440,7 +468,7 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> boo
         for t in row
     ):
         return False
-    return ln.x1 < min(x.x0 for x in cur) - h
+    return over or ln.x1 < min(x.x0 for x in cur) - h
 
 
 def _first_label_reads_on(

@@ -427,6 +427,17 @@ def _union(boxes: list[Any]) -> Any:
     )
 
 
+def _label_alone(cell: Cell, by_pos: dict[tuple[int, int], Cell], n_cols: int) -> bool:
+    """``cell`` holds words and no figure, and the other cells of its row are empty."""
+    text = " ".join(cell.text.split())
+    if not text or _is_num(text) or not any(ch.isalpha() for ch in text):
+        return False
+    return not any(
+        (other := by_pos.get((cell.row, k))) is not None and other is not cell and other.text.strip()
+        for k in range(n_cols)
+    )
+
+
 def fold_symbol_columns(table: Table) -> Table:
     """``table`` with its sign-only and empty columns folded into their figures (in place).
 
@@ -435,8 +446,10 @@ def fold_symbol_columns(table: Table) -> Table:
     columns is folded only where every column it spans past its first is empty or sign-only in the
     other rows (a long row label running over the empty cells beside it, as a wrapped label's first
     line does): it then spans what stays, like a heading. Tables with another body span are left
-    as they are (which column a span would move with is not clear). The column headings move with
-    their columns; a folded column's heading joins its target's.
+    as they are (which column a span would move with is not clear), but for a label alone on its
+    row set across the columns of a table with a column of currency signs (a statement's group
+    label centred over it): the row's label, the stub's cell. The column headings move with their
+    columns; a folded column's heading joins its target's.
     """
     if table.n_cols < 2:
         return table
@@ -449,12 +462,27 @@ def fold_symbol_columns(table: Table) -> Table:
     def kind_of(c: int) -> str | None:
         return _fold_target([text(r, c) for r in range(table.header_rows, table.n_rows)]) if c else None
 
+    def blocks(c: Cell) -> bool:
+        return kind_of(c.col) is not None or any(
+            kind_of(k) is None for k in range(c.col + 1, c.col + c.col_span)
+        )
+
     spans = [c for c in table.cells if c.col_span > 1 and c.row >= table.header_rows]
-    if any(
-        kind_of(c.col) is not None or any(kind_of(k) is None for k in range(c.col + 1, c.col + c.col_span))
-        for c in spans
-    ):
+    # a label alone on its row set across the figure columns ("LIABILITIES AND EQUITY:" centred
+    # over a statement that sets its currency sign apart) is the row's label: the stub's cell, the
+    # columns it ran over empty
+    currency = any(kind_of(c) == "right" for c in range(1, table.n_cols))
+    labels = [c for c in spans if currency and blocks(c) and _label_alone(c, by_pos, table.n_cols)]
+    if any(blocks(c) for c in spans if c not in labels):
         return table
+    for cell in labels:
+        empty = [c for c in table.cells if c.row == cell.row and c is not cell]
+        table.cells = [c for c in table.cells if not any(c is e for e in empty)]
+        for c in [cell, *empty]:
+            by_pos.pop((c.row, c.col), None)
+        cell.col, cell.col_span = 0, 1
+        by_pos[(cell.row, 0)] = cell
+    spans = [c for c in spans if c not in labels]
 
     # a sign glued to the end of the cell before its figure; right to left, as that cell may be a
     # figure with the next one's sign glued to it ("$ — $" | "— $" | "57,698")

@@ -72,9 +72,13 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
 
 def _area_cells(area: list[_TextLine], edges: list[float]) -> list[dict[int, tuple[int, list[_Word]]]]:
     """Each line's cells between ``edges``: a section's label is one cell from its first column on,
-    however many gutters it crosses."""
+    however many gutters it crosses; a group's label under the heads is the stub's cell."""
     return [
-        {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
+        (
+            {0: (0, list(ln.words))}
+            if ln.stub
+            else {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
+        )
         if ln.label
         else _line_cells(ln, edges)
         for ln in area

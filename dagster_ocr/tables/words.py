@@ -39,6 +39,9 @@ class _TextLine:
     #: a label row the text finder bridged (a section's title between a table's rows): a row of
     #: its own, no header line, and no evidence for or against a gutter (it spans columns)
     label: bool = False
+    #: a label row that is a row label, its cell the stub's whatever columns it runs over: a group's
+    #: label centred under a statement's period heads ("ASSETS:", ``areas._label_under_heads``)
+    stub: bool = False
     # the band's extent, computed once (the finders read it many times per line)
     x0: float = field(init=False)
     y0: float = field(init=False)

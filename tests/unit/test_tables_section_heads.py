@@ -1,0 +1,79 @@
+"""Statements whose period heads stand over one or two label lines before the first row of figures
+(tests/support/table_pages.py ``sectioned_heads_statement``, issue 37): "September 28, 2024" |
+"September 30, 2023" over "ASSETS:" over "Current assets:", as Apple's balance sheet prints them.
+The heads are the table's header row, one per period column; the label lines are body rows, the
+label in the stub, wherever it is set (at the margin or centred over the table)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.model import Cell, Table  # noqa: E402
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.statement import fold_symbol_columns  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _norm_grid(grid: list[list[str]]) -> list[list[str]]:
+    return [[_norm(x) for x in r] for r in grid]
+
+
+# tune seeds, each a form (all read no header row before: the heads were the columns' context and
+# the label lines were left above the table): 1 a group's label at the margin over the first
+# section's, years under a period head; 29 the same, the group's label running on under the heads
+# ("Liabilities and shareholders' equity:"), dates stacked under "Nine months ended"; 2 one group
+# label centred over the table in place of the section's (it ran over the figure columns: a row
+# spanning them, and the "$" columns were not folded); 12 a group label centred over the table
+# under the years and another over a later section; 0 the same under dates stacked over years (the
+# table broke at the later group's label: the centred heads covered the gutters of the "$" columns)
+@pytest.mark.parametrize("seed", [0, 1, 2, 12, 29])
+def test_period_heads_over_label_lines_are_the_header_row(seed: int) -> None:
+    case = make_case(seed, "sectioned_heads_statement")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    truth = case.tables[0]
+    assert table.header_rows == 1
+    assert _norm_grid(table.grid()) == _norm_grid(truth.merged)
+
+
+def test_a_label_alone_across_the_figure_columns_folds_into_the_stub() -> None:
+    """A group label centred over a statement, its cell spanning the figure columns from the middle
+    of the table, is the row's label: the "$" columns still fold into their figures."""
+    rows = [
+        ["", "", "2024", "", "2023"],
+        ["", "LIABILITIES AND EQUITY:", None, None, None],  # set from the stub's gutter on
+        ["Cash", "$", "12", "$", "9"],
+        ["Inventory", "", "4", "", "7"],
+    ]
+    cells = [
+        Cell(row=r, col=c, text=t, page_index=0, col_span=4 if c == 1 and r == 1 else 1, is_header=r == 0)
+        for r, row in enumerate(rows)
+        for c, t in enumerate(row)
+        if t
+    ]
+    table = Table(
+        table_id="t0",
+        bbox=(50.0, 100.0, 500.0, 400.0),
+        first_page_index=0,
+        last_page_index=0,
+        n_rows=4,
+        n_cols=5,
+        cells=cells,
+        header_rows=1,
+    )
+    fold_symbol_columns(table)
+    assert table.grid() == [
+        ["", "2024", "2023"],
+        ["LIABILITIES AND EQUITY:", "", ""],
+        ["Cash", "$ 12", "$ 9"],
+        ["Inventory", "4", "7"],
+    ]
