@@ -141,8 +141,11 @@ _YEAR_IN = re.compile(r"\b(?:19|20)\d\d\b")
 
 
 def _heading_years(part: _Part) -> set[str]:
-    """The years in the headings printed above ``part``'s grid (``statement.find_context``)."""
-    headers = getattr(part.context, "column_headers", None) or []
+    """The years in the headings printed above ``part``'s grid (``statement.find_context``) and in
+    its header rows right of the stub (a statement whose dates head its grid: "September 28," over
+    "2024")."""
+    headers = list(getattr(part.context, "column_headers", None) or [])
+    headers += [t for row in part.rows[: part.header_rows] for t in row[1:]]
     return {y for h in headers for y in _YEAR_IN.findall(h or "")}
 
 

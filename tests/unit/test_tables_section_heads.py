@@ -19,6 +19,8 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.model import Cell, Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.cells import _Part  # noqa: E402
+from dagster_ocr.tables.rows import _own_header  # noqa: E402
 from dagster_ocr.tables.statement import fold_symbol_columns  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
@@ -77,3 +79,37 @@ def test_a_label_alone_across_the_figure_columns_folds_into_the_stub() -> None:
         ["Cash", "$ 12", "$ 9"],
         ["Inventory", "4", "7"],
     ]
+
+
+def _part(rows: list[list[str | None]], header_rows: int) -> _Part:
+    n = len(rows[0])
+    return _Part(
+        page_index=0,
+        bbox=(50.0, 100.0, 500.0, 400.0),
+        rows=[list(r) for r in rows],
+        row_bboxes=[[None] * n for _ in rows],
+        col_edges=[50.0 + 450.0 * k / n for k in range(n + 1)],
+        header_rows=header_rows,
+        strategy="stream",
+    )
+
+
+def test_a_statement_under_other_periods_on_the_next_page_is_another_table() -> None:
+    """Apple's balance sheet (two dates heading its grid) and, on the next page, its statement of
+    shareholders' equity (three dates, the first two the same): the years in the header rows differ,
+    so the next statement does not continue the balance sheet. A continuation repeating the same
+    dates still does."""
+    s = TableSettings()
+    heads = [["", "September 28,", "September 30,"], ["", "2024", "2023"]]
+    a = _part([*heads, ["ASSETS:", "", ""], ["Cash", "$ 29,943", "$ 29,965"]], 2)
+    other = _part(
+        [
+            ["", "September 28,", "September 30,", "September 24,"],
+            ["", "2024", "2023", "2022"],
+            ["Beginning balances", "$ 62,146", "$ 50,672", "$ 63,090"],
+        ],
+        2,
+    )
+    assert _own_header(a, other, s)
+    repeated = _part([*heads, ["Term debt", "85,750", "95,281"]], 2)
+    assert not _own_header(a, repeated, s)
