@@ -119,7 +119,7 @@ class Embedder:
             and _openvino_runs(resolved)
             and (dtype != "auto" or resolved == "float32" or measured is not None)
         ):
-            if self._start_from_cache(path, resolved, self._cached_int8(asked)):
+            if self._start_from_cache(path, resolved, self._cached_int8(asked, resolved)):
                 if self.dtype != "int8":
                     self._to_int8(asked)
                 return
@@ -152,12 +152,10 @@ class Embedder:
     def _to_int8(self, asked: str) -> None:
         """Run the int8 copy of the OpenVINO model (:mod:`dagster_ocr.embeddings_int8`) where it pays:
         asked by name, or "auto" on a CPU with int8 dot-product instructions (VNNI, AMX-INT8) where
-        the copy is cached or NNCF can build it. Without those instructions int8 cost more CPU than
-        f32 (docs/benchmarks-history.md), so "auto" stays on the float model there. The operations
-        left in float (softmax, normalisation) keep the float precision chosen before (bf16 or f32).
+        the float model runs in f32 (:func:`_auto_int8`) and the copy is cached or NNCF can build it.
+        The operations left in float (softmax, normalisation) keep the float precision chosen before.
         Any failure keeps the float model, with a warning when int8 was asked by name."""
         from dagster_ocr import embeddings_int8
-        from dagster_ocr.cpu import has_int8_dot
 
         if asked not in ("auto", "int8") or self.device != "cpu":
             return
@@ -168,7 +166,9 @@ class Embedder:
             if f32_xml is None or not f32_xml.exists():
                 raise OSError("the converted float model is not cached")
             cached = embeddings_int8.cache_path(f32_xml)
-            if asked == "auto" and not (has_int8_dot() and (cached.exists() or embeddings_int8.available())):
+            if asked == "auto" and not (
+                _auto_int8(self.dtype) and (cached.exists() or embeddings_int8.available())
+            ):
                 return
             int8 = embeddings_int8.ensure_int8(f32_xml, self.encode, _save_atomically)
             self._ov = self._compile(ov.Core(), int8, self.dtype)
@@ -178,12 +178,12 @@ class Embedder:
             return
         self.dtype = "int8"
 
-    def _cached_int8(self, asked: str) -> Path | None:
-        """The cached int8 copy where :meth:`_to_int8` would run it (asked by name, or "auto" on a CPU
-        with int8 dot-product instructions), so a process starts on it without compiling the float
-        model first (~0.3 CPU s); None otherwise (the float start and :meth:`_to_int8` decide)."""
+    def _cached_int8(self, asked: str, dtype: str) -> Path | None:
+        """The cached int8 copy where :meth:`_to_int8` would run it (asked by name, or "auto" where
+        :func:`_auto_int8` holds for the float ``dtype``), so a process starts on it without
+        compiling the float model first (~0.3 CPU s); None otherwise (the float start and
+        :meth:`_to_int8` decide)."""
         from dagster_ocr import embeddings_int8
-        from dagster_ocr.cpu import has_int8_dot
 
         if asked not in ("auto", "int8") or self.device != "cpu":
             return None
@@ -196,7 +196,7 @@ class Embedder:
             cached = embeddings_int8.cache_path(f32_xml)
         except Exception:  # the float start and _to_int8 say what is wrong
             return None
-        if not cached.exists() or (asked == "auto" and not has_int8_dot()):
+        if not cached.exists() or (asked == "auto" and not _auto_int8(dtype)):
             return None
         return cached
 
@@ -574,6 +574,21 @@ def _cpu_identity() -> list[Any]:
         cpu_name = ""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [cpu_name, sorted(cpu_flags()), cpus]
+
+
+def _auto_int8(dtype: str) -> bool:
+    """Whether "auto" runs the int8 copy over the float model it chose (``dtype``): only where that
+    model runs in f32 and the CPU has int8 dot-product instructions (VNNI, AMX-INT8).
+
+    Without those instructions int8 costs more CPU than f32. Where bf16 is native and measured
+    faster, bf16 stays: the int8 copy loses retrieval that bf16 keeps, and saves little there. On a
+    2-core AMX Xeon (bench/kb_retrieval.py, 92 questions, one document, hybrid MRR): dev set f32
+    0.888, bf16 0.888, int8 0.871; paraphrased questions 0.639, 0.638, 0.591 (their table figures
+    0.536, 0.533, 0.430); a whole run of the two 10-Ks (bench/run_cpu.py) 41.3, 19.7, 19.3 CPU s.
+    Where f32 is the float choice int8 still pays: f32 costs 2.4x its CPU (AVX512-VNNI EPYC)."""
+    from dagster_ocr.cpu import has_int8_dot
+
+    return dtype == "float32" and has_int8_dot()
 
 
 def _faster_dtype(seconds: dict[str, float]) -> str:

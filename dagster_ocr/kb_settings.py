@@ -68,12 +68,14 @@ class KbSettings(BaseModel):
     embed_device: str = Field("cpu", description="Torch device for embeddings: cpu, cuda, cuda:0, ...")
     embed_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="Precision of the embedding model: auto = int8 on a CPU with int8 dot-product "
-        "instructions (VNNI, AMX: a copy built once per machine with NNCF, 0.72x the CPU of bfloat16, "
-        "cosine 0.997 to float32), else bfloat16 on CUDA and on a CPU with native bf16 instructions "
-        "where one timed batch shows it faster than float32 (1.8-2x on one such machine, 0.76x on "
-        "another), float32 elsewhere. int8 asks for the copy on any CPU (slower than float32 without "
-        "VNNI). bfloat16 vectors agree with float32 to a cosine of 0.9999.",
+        description="Precision of the embedding model: auto = bfloat16 on CUDA and on a CPU with native "
+        "bf16 instructions (AVX512-BF16, AMX) where one timed batch shows it faster than float32 (its "
+        "retrieval equal to float32's; a whole run 2.1x less CPU on one AMX machine; 0.76x the speed of "
+        "float32 on another bf16 machine), else int8 on a CPU with int8 dot-product instructions (VNNI, "
+        "AMX: a copy built once per machine with NNCF, 0.41x the CPU of float32, cosine 0.997 to float32 "
+        "but hybrid MRR 0.017-0.048 lower on the dev questions), float32 elsewhere. int8 asks for the "
+        "copy on any CPU (slower than float32 without VNNI). bfloat16 vectors agree with float32 to a "
+        "cosine of 0.9999.",
     )
     embed_runtime: Literal["auto", "openvino", "torch"] = Field(
         "auto",
