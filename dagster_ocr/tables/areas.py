@@ -154,7 +154,10 @@ def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> l
     table was lost, or read a label line per row. Such a line (figures only, wholly right of the
     lines above and below it by more than a word space, overlapping both in height and as tall) is
     taken into the line above it, as if printed on its baseline: the label's line then holds the
-    row's figures, as when they are set at its top, and the line keeps that label line's extent.
+    row's figures, as when they are set at its top. The line's extent takes the figures in (with the
+    label's alone, their words fell outside the table's region and were read twice, in the table
+    and as a paragraph: us-023), and it is marked ``wraps_on``: the line below is the label's rest,
+    read on in the row whatever its first letter ("(HALex), ages 18-65 yrs").
     """
     out: list[_TextLine] = []
     gap = s.chunk_gap * h
@@ -173,11 +176,11 @@ def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> l
             and 0.7 * tall <= above.y1 - above.y0 <= 1.4 * tall
             and all(_is_num(t := _words_text(ch)) or _NIL_RE.match(t) for ch in ln.chunks)
         ):
-            merged = _TextLine(
-                sorted([*above.words, *ln.words], key=lambda w: w.x0), [*above.chunks, *ln.chunks]
+            out[-1] = _TextLine(
+                sorted([*above.words, *ln.words], key=lambda w: w.x0),
+                [*above.chunks, *ln.chunks],
+                wraps_on=True,
             )
-            merged.y0, merged.y1 = above.y0, above.y1
-            out[-1] = merged
             continue
         out.append(ln)
     return out

@@ -208,6 +208,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
                 # line holding figures or nothing right of it (entries of an index read on in lower
                 # case too, beside words, after a page number)
                 join = True
+            elif not is_head and not row_kind[-1] and prev_ln.wraps_on and set(cells) == {0}:
+                # the rest of a label whose figures, set midway, were taken into its first line
+                join = True
             elif (
                 not is_head
                 and not row_kind[-1]

@@ -42,6 +42,9 @@ class _TextLine:
     #: a label row that is a row label, its cell the stub's whatever columns it runs over: a group's
     #: label centred under a statement's period heads ("ASSETS:", ``areas._label_under_heads``)
     stub: bool = False
+    #: a row's figures set midway beside its wrapped label were taken into this line (its label's
+    #: first line, ``areas._figures_set_midway``): the next line goes on with that label
+    wraps_on: bool = False
     # the band's extent, computed once (the finders read it many times per line)
     x0: float = field(init=False)
     y0: float = field(init=False)

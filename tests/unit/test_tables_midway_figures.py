@@ -147,3 +147,23 @@ def test_a_first_row_of_a_label_alone_wrapped_under_a_blank_stub_head_keeps_the_
     # the group head over the first column ("Export service"), one chunk alone above the heads, is
     # not read (another mechanism); the heads, the label row and the body are
     assert _grids(doc) == [want[1:]]
+
+
+def test_a_label_whose_rest_starts_with_a_bracket_stays_one_row_and_its_figures_are_read_once(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """us-023 (ICDAR, tune): "Mean Health and Activities Limitation Index" / "(HALex), ages 18-65 yrs"
+    with the row's figures set midway. Taken into the label's first line, the figures ended the row
+    there (its rest, starting with a bracket, does not read on in lower case) and, the line keeping
+    the label's extent, fell outside the table's region and were read again as a paragraph."""
+    from dagster_ocr.ingest import DocumentStore
+    from dagster_ocr.pipeline import parse
+    from dagster_ocr.settings import Settings
+
+    pdf = corpus / "tables" / "icdar2013" / "us-023" / "us-023.pdf"
+    store = DocumentStore(tmp_path / "store")
+    parsed = parse(store.register(pdf)[0], Settings.load(None, {"text": {"ocr_mode": "never"}}))
+    labels = [row[0] for t in parsed.tables for row in t.grid()]
+    assert "Mean Health and Activities Limitation Index (HALex), ages 18–65 yrs" in labels
+    assert "(HALex), ages 18–65 yrs" not in labels
+    assert not [p.text for p in parsed.paragraphs.paragraphs if "0.0928" in p.text]
