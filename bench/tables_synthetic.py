@@ -45,7 +45,9 @@ cells are partly empty, under spanning heads for the second; ``statement``: a fi
 negatives in parentheses, dash rows), scored as "shape right" too, and ``stacked_statement`` (its period
 heads stacked over two lines per column, "December 31," over "2023", one header row in the truth; scored
 so too) and ``sectioned_heads_statement`` (either, its heads set apart from the first row of figures by
-one or two label lines, "ASSETS:" over "Current assets:"; scored so too); ``spaced_stats`` (a sparse
+one or two label lines, "ASSETS:" over "Current assets:"; scored so too); ``group_ruled`` (figure columns in
+groups under spanning heads, vertical rules only between the groups, none between sub-columns nor rows;
+scored as "shape right" too); ``spaced_stats`` (a sparse
 statistical table whose thousands are set apart by a space, scored as "shape right") and
 ``shifted_tail`` (``continued_tail`` on pages that do not line up: mirrored margins, column widths
 fitted per page, a "(continued)" caption; scored as multi-page) and ``label_tail`` (``continued_tail``
@@ -79,6 +81,7 @@ from support.table_pages import (  # noqa: E402
     CHANGE,
     CLASSES,
     EXTRA,
+    GROUP_RULED,
     LATER,
     LATER_NO_TABLE,
     MULTI,
@@ -248,7 +251,14 @@ def run_split(
                         continue
                     if (
                         case.cls
-                        in SHAPE + STATEMENT + NOTED + CHANGE + STACKED + SECTIONED_HEADS + ["spaced_stats"]
+                        in SHAPE
+                        + STATEMENT
+                        + NOTED
+                        + CHANGE
+                        + STACKED
+                        + SECTIONED_HEADS
+                        + GROUP_RULED
+                        + ["spaced_stats"]
                         and name == "dagster_ocr"
                     ):
                         ok, why = shape_right(case, tables)
@@ -332,7 +342,7 @@ def main() -> None:
         f"'all' for all {len(CLASSES) + len(EXTRA) + len(LATER) + len(LATER_NO_TABLE)} "
         f"({', '.join(LATER_NO_TABLE)} only by name or 'all'; "
         f"{', '.join(TAIL_MULTI + SHAPE + WRAPPED + STATEMENT + UNSEEN + NOTED + WIDE + CHANGE)}, "
-        f"{', '.join(STACKED + SECTIONED_HEADS)} "
+        f"{', '.join(STACKED + SECTIONED_HEADS + GROUP_RULED)} "
         "only by name)",
     )
     ap.add_argument("--per-class", action="store_true", help="our scores per class")
@@ -358,6 +368,7 @@ def main() -> None:
             - set(CHANGE)
             - set(STACKED)
             - set(SECTIONED_HEADS)
+            - set(GROUP_RULED)
             - set(UNSEEN)
         )
         if unknown:

@@ -148,6 +148,15 @@ STACKED = ["stacked_statement"]
 #: label too. Scored like ``STATEMENT``; its truth has one header row of periods and each label line
 #: a body row (the label in the stub).
 SECTIONED_HEADS = ["sectioned_heads_statement"]
+#: (issue 37, appended after ``STACKED`` so every earlier class keeps its seeds) ``group_ruled``: a
+#: statistical table whose figure columns fall in two to four groups under spanning group heads
+#: ("Total", "Male", "Female"), two to four sub-columns a group under their own heads, vertical rules
+#: only between the groups (and after the stub; the outer sides sometimes), none between the
+#: sub-columns nor between the rows; horizontal rules at the top and bottom, under the group heads
+#: (short, over the columns each heads, or across) and/or under the sub-heads. Rows of figures, some
+#: cells empty, a stub of labels that may wrap or run on in dot leaders. Its truth: every sub-column
+#: a column of its own, the group heads spanning header cells. Scored like ``SHAPE`` too.
+GROUP_RULED = ["group_ruled"]
 #: (issue 37, seventh session) variants of the classes above that no rule was tuned on, drawn only
 #: when named, in their own list so that no other class's seeds move: ``spaced_stats``, a sparse
 #: statistical table whose thousands are set apart by a space ("1 234 567", as statistical offices
@@ -2932,6 +2941,126 @@ def _change_statement(rng: random.Random, doc: pymupdf.Document, tags: list[str]
     return [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1)]
 
 
+_GROUP_HEADS = [
+    ["Total", "Male", "Female"],
+    ["Urban", "Rural"],
+    ["2021", "2022", "2023", "2024"],
+    ["Residents", "Non-residents"],
+    ["Public sector", "Private sector"],
+    ["Full-time", "Part-time"],
+    ["Exports", "Imports"],
+]
+_SUB_HEADS = [
+    ["Total", "Under 18", "18 and over"],
+    ["Number", "Percent"],
+    ["Q1", "Q2", "Q3", "Q4"],
+    ["Men", "Women"],
+    ["Count", "Share", "Change"],
+    ["Value", "Volume", "Price", "Index"],
+]
+
+
+def _group_ruled(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> list[TruthTable]:
+    """``GROUP_RULED``: a page with a table ruled only between its column groups (see the list)."""
+    W, H = rng.choice([(595.0, 842.0), (612.0, 792.0)])
+    page = doc.new_page(width=W, height=H)
+    margin = rng.uniform(36, 70)
+    x0, x1 = margin, W - margin
+    font = rng.choice(_FAMILIES)
+    size = rng.choice([7.0, 8.0, 8.5, 9.0, 10.0])
+    if rng.random() < 0.5:
+        _furniture(page, rng, rng.randint(2, 40), margin)
+    y = margin + 10
+    if rng.random() < 0.6:
+        y = _paragraph(page, rng, x0, x1, y, rng.randint(2, 4), font[0], size, justify=rng.random() < 0.5)
+    n_groups = rng.randint(2, 4)
+    n_sub = rng.randint(2, 4)
+    while n_groups * n_sub > 10:
+        n_sub -= 1
+    group_heads = next(g for g in rng.sample(_GROUP_HEADS, len(_GROUP_HEADS)) if len(g) >= n_groups)
+    group_heads = group_heads[:n_groups]
+    pool = [h for h in _SUB_HEADS if len(h) >= n_sub]
+    sub_heads = rng.choice(pool)[:n_sub] if pool and rng.random() < 0.7 else None
+    n_cols = 1 + n_groups * n_sub
+    n_rows = rng.randint(5, 18)
+    fmts = [rng.choice(["int", "int", "dec", "pct", "paren"]) for _ in range(n_sub)] * n_groups
+    sp = _spec(rng, n_cols, n_rows, sparse=rng.choice([0.0, 0.08, 0.2]), fmts=fmts, places=None)
+    stub_head = rng.choice(["", "Item", "Offense charged", "Region", "Category", "Age group"])
+    top: list[tuple[str, int]] = [("", 1)] + [(g, n_sub) for g in group_heads]
+    subs: list[tuple[str, int]] = [(stub_head, 1)]
+    for _g in range(n_groups):
+        subs += [((sub_heads[k] if sub_heads else _label(rng, rng.randint(1, 2))), 1) for k in range(n_sub)]
+    sp.header = [top, subs]
+    wrap_stub = rng.random() < 0.4
+    leaders = not wrap_stub and rng.random() < 0.4
+    if leaders:  # dot leaders from each label up to the stub's right edge ("Burglary . . . . .")
+        reach = max(_width(r[0], font[0], size) for r in sp.body) + rng.uniform(10, 30)
+        dot = _width(". ", font[0], size)
+        for r in sp.body:
+            k = max(2, int((reach - _width(r[0] + " ", font[0], size)) / dot))
+            r[0] = r[0] + " " + ". " * (k - 1) + "."
+    if wrap_stub:
+        for r in sp.body:
+            r[0] = _label(rng, rng.randint(1, 6))
+        sp.wrap = {0}
+        sp.valign = rng.choice(["top", "bottom"])
+    st = _style(rng, "none")
+    st.font, st.size = font, size
+    st.pad = rng.uniform(8, 20)
+    outer = rng.random() < 0.5
+    head_rule = rng.choice(["short", "across", "none"])
+    sub_rule = rng.random() < 0.6 or head_rule == "none"
+    tags.extend(
+        [f"groups:{n_groups}", f"sub:{n_sub}", f"head_rule:{head_rule}"]
+        + (["outer"] if outer else [])
+        + (["sub_rule"] if sub_rule else [])
+        + (["wrap_stub"] if wrap_stub else [])
+        + (["leaders"] if leaders else [])
+    )
+    top_y = y + 10
+    if rng.random() < 0.6:
+        top_y = _caption(
+            page, f"Table {rng.randint(1, 400)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size
+        )
+    pr = _Printer(sp, st, x1 - x0, wrap_width=rng.uniform(70, 130))
+    while len(sp.body) > 3:  # rows that would run off the page are not printed (nor truth)
+        scratch = pymupdf.open()
+        low = pr.draw(scratch.new_page(width=W, height=H), x0, top_y)
+        scratch.close()
+        if low <= H - margin - 20:
+            break
+        sp.body.pop()
+    bottom = pr.draw(page, x0, top_y)
+    # the rules: the printer drew none (style "none"); its column positions, as it set them
+    pad, lh = st.pad, st.size * st.pitch
+    xs = [x0]
+    for w in pr.widths:
+        xs.append(xs[-1] + w + pad)
+    col_x = [(xs[c], xs[c] + pr.widths[c]) for c in range(n_cols)]
+    left, right = x0 - pad / 2, x0 + pr.width + pad / 2
+    head_y, sub_y = top_y + lh, top_y + 2 * lh
+    cuts = [(col_x[c][1] + col_x[c + 1][0]) / 2 for c in range(0, n_cols - 1, n_sub)]
+    verticals = ([left] if outer else []) + cuts + ([right] if outer else [])
+    for x in verticals:
+        page.draw_line((x, top_y), (x, bottom), width=0.5)
+    for ry in (top_y, bottom):
+        page.draw_line((left, ry), (right, ry), width=0.6)
+    if head_rule == "across":
+        page.draw_line((cuts[0], head_y), (right, head_y), width=0.4)
+    elif head_rule == "short":
+        for g in range(n_groups):
+            a, b = col_x[1 + g * n_sub][0], col_x[(g + 1) * n_sub][1]
+            page.draw_line((a, head_y), (b, head_y), width=0.4)
+    if sub_rule:
+        page.draw_line((left, sub_y), (right, sub_y), width=0.5)
+    grid = sp.grid()
+    truths = [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=2)]
+    if rng.random() < 0.5 and bottom < H - margin - 30:
+        note = rng.choice(["Source: ", "Note: ", "1 "]) + _sentence(rng, rng.randint(6, 14))
+        page.insert_text((x0, bottom + 12), note, fontname=font[0], fontsize=max(6.5, size - 2))
+    return truths
+
+
 def make_case(seed: int, cls: str | None = None) -> Case:
     """The generated document of ``seed`` (class ``CLASSES[seed % len(CLASSES)]`` unless given;
     the ``EXTRA`` classes only when given)."""
@@ -2946,6 +3075,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         index = len(drawn) + len(NOTED + WIDE + CHANGE) + STACKED.index(cls)
     elif cls in SECTIONED_HEADS:  # the seventeenth session's, numbered on after STACKED
         index = len(drawn) + len(NOTED + WIDE + CHANGE + STACKED) + SECTIONED_HEADS.index(cls)
+    elif cls in GROUP_RULED:  # numbered on after STACKED too (another class, its own documents)
+        index = len(drawn) + len(NOTED + WIDE + CHANGE + STACKED) + GROUP_RULED.index(cls)
     else:
         index = after + (NOTED + WIDE).index(cls) if cls in NOTED + WIDE else drawn.index(cls)
     rng = random.Random(seed * 7919 + index)
@@ -2972,6 +3103,8 @@ def make_case(seed: int, cls: str | None = None) -> Case:
         tables = _wrapped(rng, cls, doc, tags)
     elif cls in WIDE:
         tables = _wide_statement(rng, doc, tags)
+    elif cls in GROUP_RULED:
+        tables = _group_ruled(rng, doc, tags)
     elif cls in CHANGE:
         tables = _change_statement(rng, doc, tags)
     elif cls in STATEMENT + NOTED + STACKED:
