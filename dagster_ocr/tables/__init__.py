@@ -27,6 +27,8 @@ Modules, each importing only those above it:
   flow charts' boxes and arrows), where the text finder builds no table.
 - ``cells``: ``_Part`` (one table on one page) read from a PyMuPDF grid; spans and suspicious cells.
 - ``stream``: the text-alignment finder, and the test that keeps a found table (``_keep``).
+- ``grouped``: a ruled grid whose rules part only groups of columns (Total | Male | Female, no rule
+  between the sub-columns nor the rows), read again by text alignment inside its frame.
 - ``prose``: running text a finder took for a table (numbered transcript lines, gapped
   right-to-left prose), rejected so its lines stay body text (``_running_text``).
 - ``sideways``: pages whose tables are printed sideways (text up or down, the whole page or beside

@@ -21,6 +21,7 @@ from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
 from dagster_ocr.tables.charts import chart_regions
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids, _split_at_sides
+from dagster_ocr.tables.grouped import _within_rules
 from dagster_ocr.tables.opinion import regions, vetoed
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import (
@@ -450,9 +451,10 @@ def _stream_parts(
             cut = _split_at_sides(pg, tables, all_words, frame) if tables else all_words
             for tab in grids:
                 found = _to_part(tab, "lines", page_index, s, cut)
-                for part in _without_cut_rows(found, cut) if found is not None else ():
-                    if not _keep(part, s) or charted(part.bbox):
+                for whole in _without_cut_rows(found, cut) if found is not None else ():
+                    if not _keep(whole, s) or charted(whole.bbox):
                         continue
+                    part = _within_rules(whole, cut, s)
                     (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's

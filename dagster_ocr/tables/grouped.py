@@ -1,0 +1,360 @@
+"""Ruled grids whose rules part only groups of columns: read again by text alignment inside the frame.
+
+A statistical table often draws its vertical rules only between column groups ("Total" | "Male" |
+"Female", each group two to four sub-columns of figures) and its horizontal rules only at the top,
+the bottom and under the heads: no rule between the sub-columns, none between the rows. The line
+finder's grid then has one column per group and one body row, each cell a block of several columns
+and rows of figures. ``_split_stacked_rows`` and ``_split_crowded_columns`` (``cells``) cut a grid
+whose rows or columns alone hold more than one; neither fires where both do (a cell's lines are not
+single figures, and there is one body row to find gutters over).
+
+Such a grid is read again as a table without rules would be, from the words inside its frame
+(``stream._stream_tables``), when a ruled column's body lines hold two figures or more set apart
+(the sign that a rule is missing, not that a cell holds a list) and the reading agrees with the
+rules: one table holding the frame's words and more columns than the grid. A column of the
+reading across a rule is cut there (the gutter at a rule is certain, however narrow the space
+between a stub's dot leaders and the first figures). The heads are then set by the groups the rules
+make: a head line whose text is one phrase per group (the group's head), stacked by the reading onto
+the sub-heads below it, is a header row of its own, each group head spanning its group's columns
+(text at the first); a line of a label alone between the heads' last rule and the body is the first
+line of the next row's label.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+
+from dagster_ocr.model import BBox
+from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.settings import TableSettings
+from dagster_ocr.tables.stream import _stream_tables
+from dagster_ocr.tables.words import (
+    _bands,
+    _clean,
+    _is_num,
+    _join_cell_lines,
+    _text_lines,
+    _Word,
+    _words_text,
+)
+
+logger = logging.getLogger(__name__)
+
+#: the least number of body lines of one ruled column holding several figures set apart
+_MIN_CROWDED_LINES = 3
+#: ... and their least share of that column's body lines
+_MIN_CROWDED_SHARE = 0.6
+
+
+def _col_of(x: float, edges: list[float]) -> int:
+    for c in range(len(edges) - 2):
+        if x < edges[c + 1]:
+            return c
+    return len(edges) - 2
+
+
+def _crowded(part: _Part, inside: list[_Word], s: TableSettings) -> bool:
+    """Whether a ruled column's body lines mostly hold two figures or more set apart by gutters."""
+    edges = part.col_edges
+    for c in range(1, part.n_cols):
+        # below the column's own head cells (the stub's head cell may run down the whole table)
+        head = [rb[c] for rb in part.row_bboxes[: part.header_rows] if c < len(rb) and rb[c] is not None]
+        body_top = max((b[3] for b in head), default=part.bbox[1])
+        ws = [
+            w
+            for w in inside
+            if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1] and (w.y0 + w.y1) / 2 > body_top
+        ]
+        if not ws:
+            continue
+        lines = _text_lines(ws, s.chunk_gap)
+        crowded = sum(
+            len(ln.chunks) >= 2 and sum(_is_num(_words_text(ch)) for ch in ln.chunks) >= 2 for ln in lines
+        )
+        if crowded >= _MIN_CROWDED_LINES and crowded >= _MIN_CROWDED_SHARE * len(lines):
+            return True
+    return False
+
+
+def _within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
+    """``part`` (a ruled grid) read again by text alignment inside its frame, where its rules part
+    only groups of the columns its text sets (see the module); else ``part`` as it is."""
+    try:
+        return _read_within_rules(part, words, s)
+    except Exception:  # a reading that fails must not cost the grid the line finder found
+        logger.warning("page %d: ruled grid not read again inside its rules", part.page_index, exc_info=True)
+        return part
+
+
+def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
+    if part.strategy != "lines" or part.n_cols < 2 or len(part.col_edges) != part.n_cols + 1:
+        return part
+    x0, y0, x1, y1 = part.bbox
+    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+    if not inside or not _crowded(part, inside, s):
+        return part
+    new = _reading(part, inside, s)
+    if new is None:
+        return part
+    # which ruled column each column of the reading lies in (its edges at the rules: ``_fit_rules``)
+    owner = {
+        k: _col_of((a + b) / 2, part.col_edges) for k, (a, b) in enumerate(itertools.pairwise(new.col_edges))
+    }
+    rows, boxes, header_rows = _heads_at_rules(part, new, inside, owner, s)
+    logger.debug(
+        "page %d: a ruled grid of %d columns read as %d inside its rules",
+        part.page_index,
+        part.n_cols,
+        new.n_cols,
+    )
+    return _Part(
+        page_index=part.page_index,
+        bbox=part.bbox,
+        rows=rows,
+        row_bboxes=boxes,
+        col_edges=new.col_edges,
+        header_rows=header_rows,
+        strategy=part.strategy,
+    )
+
+
+def _reading(part: _Part, inside: list[_Word], s: TableSettings) -> _Part | None:
+    """The text reading of the words inside the frame: the body's below the grid's head row (its
+    columns set by the body alone: a group's head crossing the gutters of its sub-columns, in a
+    table of few rows, would erase them), the head row's words then placed in those columns; the
+    whole frame's where that reading fails. None where neither has more columns than the grid."""
+    ends = (
+        [b[3] for b in part.row_bboxes[part.header_rows - 1][1:] if b is not None] if part.header_rows else []
+    )
+    if ends and len(part.rows) > part.header_rows:
+        y = min(ends)
+        body = [w for w in inside if (w.y0 + w.y1) / 2 > y]
+        head = [w for w in inside if (w.y0 + w.y1) / 2 <= y]
+        new = _one_reading(part, body, s) if body and head else None
+        if new is not None:
+            new = _fit_rules(new, part.col_edges, body)
+        if new is not None and new.n_cols > part.n_cols:
+            return _with_head(new, head, s)
+    new = _one_reading(part, inside, s)
+    if new is not None:
+        new = _fit_rules(new, part.col_edges, inside)
+    return new if new is not None and new.n_cols > part.n_cols else None
+
+
+def _fit_rules(new: _Part, rules: list[float], ws: list[_Word]) -> _Part:
+    """``new`` (read from ``ws``) with its column edges at the rules: an edge in a rule's gutter (no
+    word's middle between them) moved onto the rule; where a column of the reading lies across a
+    rule, cut there (``_cut_at_rules``)."""
+    edges = list(new.col_edges)
+    for k in range(1, len(edges) - 1):
+        for r in rules[1:-1]:
+            lo, hi = min(edges[k], r), max(edges[k], r)
+            if not any(lo < (w.x0 + w.x1) / 2 < hi for w in ws):
+                edges[k] = r
+    if any(
+        _col_of((w.x0 + w.x1) / 2, rules) != _col_of(_mid(edges, _col_of((w.x0 + w.x1) / 2, edges)), rules)
+        for w in ws
+    ):
+        return _cut_at_rules(new, rules, ws)
+    moved = dict(zip(new.col_edges, edges, strict=True))
+    boxes = [
+        [b if b is None else (moved.get(b[0], b[0]), b[1], moved.get(b[2], b[2]), b[3]) for b in rb]
+        for rb in new.row_bboxes
+    ]
+    return dataclasses.replace(new, col_edges=edges, row_bboxes=boxes)
+
+
+def _mid(edges: list[float], k: int) -> float:
+    return (edges[k] + edges[k + 1]) / 2
+
+
+def _one_reading(part: _Part, ws: list[_Word], s: TableSettings) -> _Part | None:
+    found = _stream_tables(_text_lines(ws, s.chunk_gap), part.page_index, s)
+    if len(found) != 1:
+        return None
+    new = found[0]
+    held = sum(len(c.split()) for r in new.rows for c in r if c)
+    if new.n_cols <= part.n_cols or held < 0.95 * len(ws):
+        return None
+    return new
+
+
+def _placed(ws: list[_Word], edges: list[float], s: TableSettings) -> dict[int, list[_Word]]:
+    """Head words by column: each phrase (a line's chunk) whole in the column its middle lies in (a
+    head set right over its figures and wider than them reaches over the gutter to its left)."""
+    per: dict[int, list[_Word]] = {}
+    for ln in _text_lines(ws, s.chunk_gap) if ws else []:
+        for ch in ln.chunks:
+            per.setdefault(_col_of((ch[0].x0 + ch[-1].x1) / 2, edges), []).extend(ch)
+    return per
+
+
+def _with_head(new: _Part, head: list[_Word], s: TableSettings) -> _Part:
+    """``new`` under one more header row holding ``head``'s words, each in the column its centre
+    falls in (``_heads_at_rules`` cuts it into its lines' rows and spans the groups' heads)."""
+    edges = new.col_edges
+    # the reading's own header rows, less those of figures (a body read alone has no head to find)
+    heads = 0
+    while heads < new.header_rows and not any(_is_num(t or "") for t in new.rows[heads][1:]):
+        heads += 1
+    per = _placed(head, edges, s)
+    texts: list[str | None] = [""] * new.n_cols
+    bbs: list[BBox | None] = [None] * new.n_cols
+    for c, cws in per.items():
+        texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
+        bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+    return _Part(
+        page_index=new.page_index,
+        bbox=new.bbox,
+        rows=[texts, *new.rows],
+        row_bboxes=[bbs, *new.row_bboxes],
+        col_edges=edges,
+        header_rows=1 + heads,
+        strategy=new.strategy,
+    )
+
+
+def _heads_at_rules(
+    part: _Part, new: _Part, inside: list[_Word], owner: dict[int, int], s: TableSettings
+) -> tuple[list[list[str | None]], list[list[BBox | None]], int]:
+    """``new``'s rows, bboxes and header row count, its header rows cut where a rule of the grid
+    runs between their lines, or under a line of group heads over a line of sub-heads (the text
+    reading stacks a group's head onto the sub-heads below it: "Urban Share"); above such a cut, or
+    in a header row of group heads alone, a group's head spans the columns of the reading inside its
+    ruled column (its text at the first, as a spanning cell's)."""
+    ys = sorted({min(b[1] for b in rb if b is not None) for rb in part.row_bboxes[1:] if any(rb)})
+    groups = [sorted(c for c, o in owner.items() if o == g) for g in sorted(set(owner.values()))]
+    groups = [g for g in groups if len(g) >= 2]
+    edges = new.col_edges
+    n = new.n_cols
+    rows: list[list[str | None]] = []
+    boxes: list[list[BBox | None]] = []
+    header_rows = new.header_rows
+    carried: tuple[str, BBox] | None = None
+    for i, (row, rb) in enumerate(zip(new.rows, new.row_bboxes, strict=True)):
+        cells = [b for b in rb if b is not None]
+        if i >= new.header_rows or not cells:
+            if carried and row and row[0] is not None:  # a label's first lines, read as a head
+                text, bb = carried
+                row = [_clean(f"{text} {row[0]}"), *row[1:]]
+                b0 = rb[0]
+                rb = [(bb[0], bb[1], bb[2], b0[3] if b0 is not None else bb[3]), *rb[1:]]
+                carried = None
+            rows.append(row)
+            boxes.append(rb)
+            continue
+        top, bottom = min(b[1] for b in cells), max(b[3] for b in cells)
+        ws = [w for w in inside if top <= (w.y0 + w.y1) / 2 <= bottom]
+        cuts = [
+            y for y in ys if any((w.y0 + w.y1) / 2 < y for w in ws) and any((w.y0 + w.y1) / 2 > y for w in ws)
+        ]
+        lines = sorted(_bands(ws), key=lambda ln: min(w.y0 for w in ln))
+        for a, b in itertools.pairwise(lines):  # under the lines of the groups' heads, their sub-heads
+            if _group_heads(a, groups, edges, s) and not _group_heads(b, groups, edges, s):
+                y = (max(w.y1 for w in a) + min(w.y0 for w in b)) / 2
+                if not any(abs(y - c) < 1 for c in cuts):
+                    cuts.append(y)
+        cuts.sort()
+        heads_only = all(_group_heads(ln, groups, edges, s) for ln in lines)
+        if not cuts and not heads_only:
+            rows.append(row)
+            boxes.append(rb)
+            continue
+        bounds = [top - 1, *cuts, bottom + 1]
+        before = len(rows)
+        for k, (a, b) in enumerate(itertools.pairwise(bounds)):
+            band = [w for w in ws if a < (w.y0 + w.y1) / 2 <= b]
+            if not band:
+                continue
+            per = _placed(band, edges, s)
+            if k and k == len(bounds) - 2 and i == new.header_rows - 1 and set(per) == {0}:
+                # below the last rule of the heads, a stub's words alone: a row label's first
+                # lines, its figures on the line below (the body's), not a head
+                cws = per[0]
+                carried = (
+                    _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws))),
+                    (edges[0], min(w.y0 for w in cws), edges[1], max(w.y1 for w in cws)),
+                )
+                continue
+            texts: list[str | None] = [""] * n
+            bbs: list[BBox | None] = [None] * n
+            for c, cws in sorted(per.items()):
+                if texts[c] is None:
+                    continue
+                texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
+                bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+            if k < len(bounds) - 2 or heads_only:  # above a cut: a group's head spans its columns
+                for mine in groups:
+                    held = [c for c in mine if c in per]
+                    if len(held) != 1:
+                        continue
+                    first, last = mine[0], mine[-1]
+                    text, bb = texts[held[0]], bbs[held[0]]
+                    assert bb is not None
+                    for c in mine:
+                        texts[c], bbs[c] = None, None
+                    texts[first] = text
+                    bbs[first] = (edges[first], bb[1], edges[last + 1], bb[3])
+            rows.append(texts)
+            boxes.append(bbs)
+        header_rows += len(rows) - before - 1
+    return rows, boxes, header_rows
+
+
+def _group_heads(line: list[_Word], groups: list[list[int]], edges: list[float], s: TableSettings) -> bool:
+    """Whether a text line holds heads of ruled column groups: in each group (two columns of the
+    reading or more inside one ruled column) it reaches, one phrase (no gutter inside), and it
+    reaches one at least."""
+    found = False
+    for mine in groups:
+        ws = [w for w in line if edges[mine[0]] <= (w.x0 + w.x1) / 2 <= edges[mine[-1] + 1]]
+        if not ws:
+            continue
+        if len(_text_lines(ws, s.chunk_gap)[0].chunks) != 1:
+            return False
+        found = True
+    return found
+
+
+def _cut_at_rules(new: _Part, rules: list[float], inside: list[_Word]) -> _Part:
+    """``new`` with a column edge at each inner rule (no text crosses a rule: the gutter there is
+    certain, however narrow the space between a stub's dot leaders and the figures), every row's
+    cells read again from its words between the edges (a spanning cell no longer spans)."""
+
+    def same_gutter(e: float, r: float) -> bool:  # no word's middle between an edge of the reading and a rule
+        lo, hi = min(e, r), max(e, r)
+        return not any(lo < (w.x0 + w.x1) / 2 < hi for w in inside)
+
+    inner = rules[1:-1]
+    edges = sorted([e for e in new.col_edges[1:-1] if not any(same_gutter(e, r) for r in inner)] + inner)
+    edges = [new.col_edges[0], *edges, new.col_edges[-1]]
+    n = len(edges) - 1
+    rows: list[list[str | None]] = []
+    boxes: list[list[BBox | None]] = []
+    for rb in new.row_bboxes:
+        cells = [b for b in rb if b is not None]
+        if not cells:
+            continue
+        top, bottom = min(b[1] for b in cells), max(b[3] for b in cells)
+        per: dict[int, list[_Word]] = {}
+        for w in inside:
+            if top <= (w.y0 + w.y1) / 2 <= bottom:
+                per.setdefault(_col_of((w.x0 + w.x1) / 2, edges), []).append(w)
+        texts: list[str | None] = [""] * n
+        bbs: list[BBox | None] = [None] * n
+        for c, cws in per.items():
+            texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
+            bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+        rows.append(texts)
+        boxes.append(bbs)
+    return _Part(
+        page_index=new.page_index,
+        bbox=new.bbox,
+        rows=rows,
+        row_bboxes=boxes,
+        col_edges=edges,
+        header_rows=min(new.header_rows, len(rows)),
+        strategy=new.strategy,
+    )

@@ -1,0 +1,60 @@
+"""Tables ruled only between column groups (tests/support/table_pages.py ``group_ruled``, issue 37):
+vertical rules between "Total" | "Male" | "Female" groups of two to four sub-columns, none between the
+sub-columns nor the rows. The line finder's grid has one column per group and one body row; the
+table must come out with every sub-column a column, every printed row a row, and the group heads as
+header cells spanning their group (text at the group's first column)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from support.table_pages import make_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import tables_icdar as TI  # noqa: E402
+
+from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.words import _norm  # noqa: E402
+
+
+def _norm_grid(grid: list[list[str]]) -> list[list[str]]:
+    return [[_norm(x) for x in r] for r in grid]
+
+
+# tune seeds, one per form: 0 a rule across under the heads and one under the sub-heads, labels
+# wrapped with their figures on the last line (the first lines read as a head line); 3 no rule
+# under the group heads; 6 short rules under each group head, labels in dot leaders; 7 leaders
+# close to the first figures (the text reading's stub column reached over the rule); 10 short
+# rules over groups of four sub-columns. Before the fix each came out as one column per group.
+@pytest.mark.parametrize("seed", [0, 3, 6, 7, 10])
+def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
+    case = make_case(seed, "group_ruled")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    truth = case.tables[0].merged
+    assert table.n_cols == len(truth[0])
+    assert table.header_rows == 2
+    assert _norm_grid(table.grid()) == _norm_grid(truth)
+
+
+def test_a_group_head_spans_its_sub_columns() -> None:
+    case = make_case(7, "group_ruled")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    heads = [c for c in table.cells if c.row == 0 and c.text]
+    n_sub = int(next(t for t in case.tags if t.startswith("sub:")).split(":")[1])
+    assert heads and all(c.col_span == n_sub for c in heads)
+    assert [c.col for c in heads] == [1 + g * n_sub for g in range(len(heads))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_fully_ruled_table_is_read_as_ruled(seed: int) -> None:
+    """A table with a rule between every column and row keeps its grid (the ruled classes)."""
+    case = make_case(seed * 21, "ruled")
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [_norm_grid(t.grid()) for t in tables] == [_norm_grid(t.merged) for t in case.tables]
