@@ -452,9 +452,12 @@ def _stream_parts(
             for tab in grids:
                 found = _to_part(tab, "lines", page_index, s, cut)
                 for whole in _without_cut_rows(found, cut) if found is not None else ():
-                    if not _keep(whole, s) or charted(whole.bbox):
+                    if charted(whole.bbox):
                         continue
-                    part = _within_rules(whole, cut, s)
+                    # (before the test: a grid of one body row, its rows unruled, holds a table)
+                    part = _within_rules(whole, cut, s, tab)
+                    if not _keep(part, s):
+                        continue
                     (boxed if _boxed_text(part) else ruled).append(part)
     ruled = _without_envelopes(ruled)
     # words the ruled tables (or text boxes) already hold are not looked at again, nor a chart's

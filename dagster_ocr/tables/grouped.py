@@ -17,7 +17,10 @@ between a stub's dot leaders and the first figures). The heads are then set by t
 make: a head line whose text is one phrase per group (the group's head), stacked by the reading onto
 the sub-heads below it, is a header row of its own, each group head spanning its group's columns
 (text at the first); a line of a label alone between the heads' last rule and the body is the first
-line of the next row's label.
+line of the next row's label. A grid whose ruled columns ``_split_crowded_columns`` already cut
+(row rules present) gets its header rows so too (``_split_heads``). The grid is read so before
+``_keep``: a grid of one row (heads and body in one, no rule between reaching the rules) holds a
+table.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
@@ -78,19 +82,53 @@ def _crowded(part: _Part, inside: list[_Word], s: TableSettings) -> bool:
     return False
 
 
-def _within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
-    """``part`` (a ruled grid) read again by text alignment inside its frame, where its rules part
-    only groups of the columns its text sets (see the module); else ``part`` as it is."""
+def _within_rules(part: _Part, words: list[_Word], s: TableSettings, tab: Any = None) -> _Part:
+    """``part`` (a ruled grid, ``tab`` the line finder's) read again by text alignment inside its
+    frame, where its rules part only groups of the columns its text sets (see the module); else
+    ``part`` as it is."""
     try:
+        if part.strategy != "lines" or part.n_cols < 2 or len(part.col_edges) != part.n_cols + 1:
+            return part
+        rules = _rule_edges(tab, part) if tab is not None else None
+        if rules is not None and len(rules) < len(part.col_edges):
+            return _split_heads(part, words, rules, s)
         return _read_within_rules(part, words, s)
     except Exception:  # a reading that fails must not cost the grid the line finder found
         logger.warning("page %d: ruled grid not read again inside its rules", part.page_index, exc_info=True)
         return part
 
 
-def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
-    if part.strategy != "lines" or part.n_cols < 2 or len(part.col_edges) != part.n_cols + 1:
+def _rule_edges(tab: Any, part: _Part) -> list[float] | None:
+    """The x of the grid's column rules, each at an edge of ``part``'s columns; None where the grid's
+    cells give no such set (``part``'s columns are the grid's, or were cut from them)."""
+    xs = sorted({round(x, 1) for r in tab.rows for c in r.cells if c is not None for x in (c[0], c[2])})
+    rules: list[float] = []
+    for x in xs:
+        e = min(part.col_edges, key=lambda e: abs(e - x))
+        if abs(e - x) > 1:
+            return None
+        if e not in rules:
+            rules.append(e)
+    return (
+        rules
+        if len(rules) >= 2 and rules[0] == part.col_edges[0] and rules[-1] == part.col_edges[-1]
+        else None
+    )
+
+
+def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSettings) -> _Part:
+    """A grid whose ruled columns ``_split_crowded_columns`` already cut into their text columns:
+    its header rows set by the groups the rules make, as a reading's (``_heads_at_rules``)."""
+    x0, y0, x1, y1 = part.bbox
+    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+    owner = {k: _col_of(_mid(part.col_edges, k), rules) for k in range(part.n_cols)}
+    if not inside or all(sum(1 for o in owner.values() if o == g) < 2 for g in set(owner.values())):
         return part
+    rows, boxes, header_rows = _heads_at_rules(part, part, inside, owner, s)
+    return dataclasses.replace(part, rows=rows, row_bboxes=boxes, header_rows=header_rows)
+
+
+def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
     x0, y0, x1, y1 = part.bbox
     inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
     if not inside or not _crowded(part, inside, s):
