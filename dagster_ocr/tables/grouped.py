@@ -326,7 +326,7 @@ def _heads_at_rules(
             if k < len(bounds) - 2 or heads_only:  # above a cut: a group's head spans its columns
                 for mine in groups:
                     held = [c for c in mine if c in per]
-                    if len(held) != 1:
+                    if len(held) != 1 or not _over_group(per[held[0]], mine, edges):
                         continue
                     first, last = mine[0], mine[-1]
                     text, bb = texts[held[0]], bbs[held[0]]
@@ -343,17 +343,28 @@ def _heads_at_rules(
 
 def _group_heads(line: list[_Word], groups: list[list[int]], edges: list[float], s: TableSettings) -> bool:
     """Whether a text line holds heads of ruled column groups: in each group (two columns of the
-    reading or more inside one ruled column) it reaches, one phrase (no gutter inside), and it
-    reaches one at least."""
+    reading or more inside one ruled column) it reaches, one phrase (no gutter inside) set over the
+    group, across a gutter of its columns or centred on the group (the top line of one column's
+    head stacked over three lines is none), and it reaches one at least."""
     found = False
     for mine in groups:
-        ws = [w for w in line if edges[mine[0]] <= (w.x0 + w.x1) / 2 <= edges[mine[-1] + 1]]
+        a, b = edges[mine[0]], edges[mine[-1] + 1]
+        ws = [w for w in line if a <= (w.x0 + w.x1) / 2 <= b]
         if not ws:
             continue
         if len(_text_lines(ws, s.chunk_gap)[0].chunks) != 1:
             return False
+        if not _over_group(ws, mine, edges):
+            return False
         found = True
     return found
+
+
+def _over_group(ws: list[_Word], mine: list[int], edges: list[float]) -> bool:
+    """Whether a phrase is set over a group of columns: across a gutter of them, or centred on them."""
+    a, b = edges[mine[0]], edges[mine[-1] + 1]
+    x0, x1 = min(w.x0 for w in ws), max(w.x1 for w in ws)
+    return any(x0 < edges[c] < x1 for c in mine[1:]) or abs((x0 + x1) / 2 - (a + b) / 2) <= (b - a) / 6
 
 
 def _cut_at_rules(new: _Part, rules: list[float], inside: list[_Word]) -> _Part:
