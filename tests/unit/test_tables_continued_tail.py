@@ -17,13 +17,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.table_pages import make_case
+from support.table_parts import part_on_edges as _part
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.cells import _Part  # noqa: E402
 from dagster_ocr.tables.rows import (  # noqa: E402
     _column_kinds,
     _column_map,
@@ -84,11 +84,6 @@ def test_a_new_table_of_other_columns_on_the_next_page_stays_apart(seed: int) ->
     case, tables = _tables(seed, "new_table_tail")
     assert [t.pages for t in tables] == [t.pages for t in case.tables]
     assert tables[-1].n_cols == len(case.tables[-1].merged[0])
-
-
-def _part(edges: list[float], rows: list[list[str | None]]) -> _Part:
-    boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
-    return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
 
 
 def test_columns_map_by_x_extent() -> None:

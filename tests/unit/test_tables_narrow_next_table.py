@@ -21,13 +21,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.table_pages import make_case
+from support.table_parts import part_on_edges as _part
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.cells import _Part  # noqa: E402
 from dagster_ocr.tables.rows import _column_map  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
 
@@ -83,11 +83,6 @@ def test_a_table_under_its_own_header_across_two_columns_stays_apart() -> None:
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert [t.pages for t in tables] == [[0], [1]]
     assert tables[1].grid() == narrow
-
-
-def _part(edges: list[float], rows: list[list[str | None]]) -> _Part:
-    boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
-    return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
 
 
 def test_columns_inside_one_column_do_not_map() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.table_pages import make_case
+from support.table_parts import part_of_rows as _part
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -19,7 +20,6 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.model import Cell, Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.cells import _Part  # noqa: E402
 from dagster_ocr.tables.rows import _own_header  # noqa: E402
 from dagster_ocr.tables.statement import fold_symbol_columns  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
@@ -79,19 +79,6 @@ def test_a_label_alone_across_the_figure_columns_folds_into_the_stub() -> None:
         ["Cash", "$ 12", "$ 9"],
         ["Inventory", "4", "7"],
     ]
-
-
-def _part(rows: list[list[str | None]], header_rows: int) -> _Part:
-    n = len(rows[0])
-    return _Part(
-        page_index=0,
-        bbox=(50.0, 100.0, 500.0, 400.0),
-        rows=[list(r) for r in rows],
-        row_bboxes=[[None] * n for _ in rows],
-        col_edges=[50.0 + 450.0 * k / n for k in range(n + 1)],
-        header_rows=header_rows,
-        strategy="stream",
-    )
 
 
 def test_a_statement_under_other_periods_on_the_next_page_is_another_table() -> None:

@@ -12,13 +12,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.table_pages import make_case
+from support.table_parts import part_of_rows as _part
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.cells import _Part  # noqa: E402
 from dagster_ocr.tables.rows import _own_header  # noqa: E402
 from dagster_ocr.tables.statement import TableContext  # noqa: E402
 from dagster_ocr.tables.words import _norm  # noqa: E402
@@ -50,19 +50,6 @@ def test_a_paragraph_above_a_header_of_words_stays_out_of_the_table() -> None:
     assert [[_norm(x) for x in r] for r in table.grid()] == [
         [_norm(x) for x in r] for r in case.tables[0].merged
     ]
-
-
-def _part(rows: list[list[str]], header_rows: int) -> _Part:
-    n = len(rows[0])
-    return _Part(
-        page_index=0,
-        bbox=(50.0, 100.0, 500.0, 400.0),
-        rows=[list(r) for r in rows],
-        row_bboxes=[[None] * n for _ in rows],
-        col_edges=[50.0 + 450.0 * k / n for k in range(n + 1)],
-        header_rows=header_rows,
-        strategy="stream",
-    )
 
 
 def test_a_page_opening_with_its_own_years_is_another_table() -> None:

@@ -1,0 +1,26 @@
+"""Table parts (``dagster_ocr.tables.rows._Part``) built by hand, for the tests of how parts on
+consecutive pages join: a grid of texts over evenly spread columns, or over given column edges."""
+
+from __future__ import annotations
+
+from dagster_ocr.tables.cells import _Part
+
+
+def part_of_rows(rows: list[list[str | None]], header_rows: int) -> _Part:
+    """A stream part on page 0 holding ``rows``, its columns spread evenly over x 50-500."""
+    n = len(rows[0])
+    return _Part(
+        page_index=0,
+        bbox=(50.0, 100.0, 500.0, 400.0),
+        rows=[list(r) for r in rows],
+        row_bboxes=[[None] * n for _ in rows],
+        col_edges=[50.0 + 450.0 * k / n for k in range(n + 1)],
+        header_rows=header_rows,
+        strategy="stream",
+    )
+
+
+def part_on_edges(edges: list[float], rows: list[list[str | None]]) -> _Part:
+    """A text part on page 0 holding ``rows`` (the first a header row) between column ``edges``."""
+    boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
+    return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
