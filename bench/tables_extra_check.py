@@ -18,12 +18,28 @@ Where the items come from (fetched into ``~/.cache/dagster-ocr/extra-check``, ne
   (``flavor="stream"``), whose literal from camelot's ``tests/data.py`` is kept in
   ``bench/tables_extra_camelot.json`` (see ``_camelot_items`` for the variants left out).
 * pdfplumber 0.11.10's sdist ships ``tests/*.py`` but no ``tests/pdfs``: no item.
+* PyMuPDF 2.0's sdist (AGPL-3.0, the venv's PyMuPDF): ``tests/test_tables.py::test_dotted_grid`` asserts
+  the cells of the one table its layout-model finder (2.0's default) reads on
+  ``tests/resources/dotted-gridlines.pdf`` (1.26.7's tests assert its table count and sizes only). 2.0's
+  other layout-mode expectations are on PDFs already items here or on documents the tests build.
+* pdf2docx 0.5.13's sdist (MIT): ``test/samples/demo-table.pdf`` with the last table ``test/test.py``
+  asserts ``Converter.extract_tables(end=1)`` returns. pdf2docx is not in the venv: no recorded-parameters
+  row for it. Its sdist's metadata says 0.5.6a1, so pip discards it; it is fetched from the link pip finds.
+
+Looked at, no item (no PDF with cell-level expectations in the sdist): img2table 2.0.0 (its PDF test asserts
+titles, boxes and table shapes only; its cell expectations are on PNGs), pdf-table-extractor 0.1.2 (one cell
+of ``tests/test.pdf``), pdftables 0.0.4 and pdftables.six 0.0.5 (tests read ``fixtures/`` not shipped),
+pdfplumber 0.5.28, docling 2.143.0 (a pyproject and README only), docling-parse 7.23.1, docling-ibm-models
+4.0.4, docling-eval 1.4.2, gmft 0.4.4, colibrie 1.2, py-pdf-parser 0.13.0, excalibur-py 1.0.1, pdf-tables
+0.0.1, tabled-pdf 0.2.0, opendataloader-pdf 2.5.16, unstructured 0.27.35, nlm-ingestor 0.1.7, spartan-tables
+2.2.0, pdf-table-extract 0.2, tabulex 0.1.0, pdftotree 0.5.0, borb 3.0.9, pdf2table 0.1.4, ragtable-extract
+0.1.1, quotable 0.1.0, pdf-table-gate 0.1.0 (no PDF in any of these). tablers 0.9.0 has no sdist.
 
 Inputs already in the corpus (same sha256 as an entry of MANIFEST.json) are left out. The sdists are
 fetched with ``pip download --no-deps --no-binary :all:``; PyMuPDF's cannot be (pip prepares its
 metadata by building MuPDF, which it downloads from outside PyPI), so its sdist is fetched from the
-link ``pip download -vv`` reports on PyPI. Without network or pip, items whose sdist is not cached yet
-are skipped with a message.
+link ``pip download -vv`` reports on PyPI, as is any other sdist pip fails on. Without network or pip,
+items whose sdist is not cached yet are skipped with a message.
 
 Tools, each on the same items: ``dagster_ocr`` with its default settings (one run per file, whatever
 the expectation); the peers in the venv (pdfplumber lines and text strategies, camelot stream and
@@ -37,7 +53,7 @@ expectation covers some tables of its pages only (``area``) counts only predicte
 of whose cells are expected. An item that asserts there is no table adds its predicted cells to the
 false positives. Per item and micro-averaged (``mean`` in the table: over every item's cells) plus the
 mean of the per-item F1 (macro); then both per source (the tool whose tests wrote the expectations:
-tabula, pymupdf, camelot) and over the tabula and camelot items together, the class of the figure on
+tabula, pymupdf, camelot, pdf2docx) and over the tabula and camelot items together, the class of the figure on
 documents kept from us ("cell-content F1, 18 tabula/camelot items").
 
     PYTHONPATH=. .venv/bin/python bench/tables_extra_check.py [--cache DIR] [--tools a,b] [--json OUT]
@@ -46,6 +62,7 @@ documents kept from us ("cell-content F1, 18 tabula/camelot items").
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import hashlib
 import json
@@ -74,12 +91,20 @@ Parts = list[tuple[int, Grid]]
 
 CACHE = Path.home() / ".cache" / "dagster-ocr" / "extra-check"
 
-#: package -> (version, licence, how pip can fetch it)
+#: sdist -> (version, licence); an sdist's key is its name on PyPI, or ``name@version`` for a second version
 SDISTS: dict[str, tuple[str, str]] = {
     "tabula-py": ("2.10.0", "MIT"),
     "pymupdf": ("1.26.7", "AGPL-3.0"),
     "camelot-py": ("2.0.0", "MIT"),  # its tests only: no PDF, no tests/data.py in the sdist
+    "pymupdf@2.0": ("2.0", "AGPL-3.0"),  # the venv's PyMuPDF: its layout-mode expectations
+    "pdf2docx": ("0.5.13", "MIT"),
 }
+
+
+def _dist(key: str) -> str:
+    """The PyPI name of an sdist key of SDISTS."""
+    return key.split("@")[0]
+
 
 #: camelot's expected tables for the one input of its tests that a reachable sdist ships (see _camelot_items)
 CAMELOT_EXPECTED = Path(__file__).resolve().parent / "tables_extra_camelot.json"
@@ -106,9 +131,10 @@ class Item:
     @property
     def source(self) -> str:
         version, licence = SDISTS[self.package]
-        out = f"{self.package} {version} sdist, {self.path} ({licence}); expectation: {self.expectation}"
+        out = f"{_dist(self.package)} {version} sdist, {self.path} ({licence})"
+        out += f"; expectation: {self.expectation}"
         if self.expect_package:
-            out += " ({} {}, {})".format(self.expect_package, *SDISTS[self.expect_package])
+            out += " ({} {}, {})".format(_dist(self.expect_package), *SDISTS[self.expect_package])
         return out
 
 
@@ -120,13 +146,18 @@ def _sdist_root(package: str, cache: Path) -> Path | None:
     version, _ = SDISTS[package]
     sdist_dir = cache / "sdist"
     sdist_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{package.replace('-', '_')}-{version}"
+    name = _dist(package)
+    stem = f"{name.replace('-', '_')}-{version}"
     found = [p for p in sdist_dir.glob("*.tar.gz") if p.name.lower() == f"{stem}.tar.gz".lower()]
     if not found:
-        spec = f"{package}=={version}"
+        spec = f"{name}=={version}"
         pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", spec]
-        if package == "pymupdf":
-            # pip prepares PyMuPDF's metadata by building MuPDF, fetched from outside PyPI: take the
+        res = None
+        if name != "pymupdf":
+            res = subprocess.run([*pip, "-q", "-d", str(sdist_dir)], capture_output=True, text=True)
+        if res is None or res.returncode:
+            # pip prepares PyMuPDF's metadata by building MuPDF, fetched from outside PyPI, and discards
+            # an sdist whose metadata names another version (pdf2docx 0.5.13's says 0.5.6a1): take the
             # sdist from the PyPI link pip finds instead
             res = subprocess.run([*pip, "-vv", "-d", str(sdist_dir / "tmp")], capture_output=True, text=True)
             links = re.findall(
@@ -137,11 +168,6 @@ def _sdist_root(package: str, cache: Path) -> Path | None:
                 return None
             dest = sdist_dir / links[0].rsplit("/", 1)[1]
             urllib.request.urlretrieve(links[0], dest)
-        else:
-            res = subprocess.run([*pip, "-q", "-d", str(sdist_dir)], capture_output=True, text=True)
-            if res.returncode:
-                print(f"skipped {spec}: pip download failed: {res.stderr.strip()[-300:]}", file=sys.stderr)
-                return None
         found = [p for p in sdist_dir.glob("*.tar.gz") if p.name.lower() == f"{stem}.tar.gz".lower()]
         if not found:
             return None
@@ -149,7 +175,7 @@ def _sdist_root(package: str, cache: Path) -> Path | None:
     root = cache / "unpacked" / tgz.name[: -len(".tar.gz")]
     if not root.is_dir():
         with tarfile.open(tgz) as tf:
-            members = [m for m in tf.getmembers() if m.isfile() and "/tests/" in m.name]
+            members = [m for m in tf.getmembers() if m.isfile() and re.search(r"/tests?/", m.name)]
             tf.extractall(cache / "unpacked", members=members, filter="data")
     return root
 
@@ -386,6 +412,68 @@ def _camelot_items(root: Path) -> list[Item]:
     ]
 
 
+def _pymupdf2_items(root: Path) -> list[Item]:
+    """PyMuPDF 2.0's layout-mode expectations on PDFs of its tests that are not items already.
+
+    2.0's ``tests/test_tables.py`` asserts, where layout is used (its default), the cells of
+    test_table1, test_table2 (chinese-tables), test_add_lines, test_boxes_param (small-table),
+    test_paths_param (strict-yes-no), test_4017 and test_md_styles: PDFs already items here from 1.26.7's
+    tests, left as they are (the layout-mode variants of the same tables). test_3148 asserts no table on a
+    page it builds; the refine/union tests assert on fragments they draw: no PDF of the sdist. That leaves
+    test_dotted_grid, whose non-layout branch (1.26.7's whole test) asserts table count and sizes only.
+    The expectation keeps the layout finder's text: "1.357" on the page reads ``'1357\\n.'`` there.
+    """
+    test = "tests/test_tables.py"
+    text = (root / test).read_text(encoding="utf-8")
+    body = text[text.index("def test_dotted_grid") :]
+    body = body[: body.index("\ndef ")]
+    assert "dotted-gridlines.pdf" in body and "if util._use_layout():" in body, "test_dotted_grid changed"
+    literal = body[body.index("expected = ") + len("expected = ") : body.index("_check_tables(expected")]
+    tables = ast.literal_eval(literal.strip())  # a literal of lists of str: nothing is run
+    return [
+        Item(
+            "pymupdf/dotted-gridlines",
+            "pymupdf@2.0",
+            "tests/resources/dotted-gridlines.pdf",
+            f"{test} test_dotted_grid: expected (layout branch, PyMuPDF 2.0's default)",
+            "pymupdf",
+            {"use_layout": True},
+            [0],
+            False,
+            [[[c or "" for c in r] for r in t] for t in tables],
+            note="grid of dotted rules, merged region/province cells; its numbers read as '1357\\n.' (1.357)",
+        ),
+    ]
+
+
+def _pdf2docx_items(root: Path) -> list[Item]:
+    """pdf2docx's one cell-level expectation: ``test/test.py::test_extracting_table``.
+
+    Its other table samples (demo-table-*.pdf) are tested by converting to DOCX and back and comparing the
+    page images, or (demo-table-empty-cell) by the type of the result: no cell content.
+    """
+    test = "test/test.py"
+    text = (root / test).read_text(encoding="utf-8")
+    body = text[text.index("def test_extracting_table") :]
+    body = body[: body.index("assert table==sample")]
+    assert "filename = 'demo-table'" in body and "tables[-1]" in body, "test_extracting_table changed"
+    sample = ast.literal_eval(body[body.index("sample = ") + len("sample = ") :].strip())
+    return [
+        Item(
+            "pdf2docx/demo-table",
+            "pdf2docx",
+            "test/samples/demo-table.pdf",
+            f"{test} test_extracting_table: sample (the page's last table)",
+            "pdf2docx",
+            {"end": 1},
+            [0],
+            True,
+            [[[c or "" for c in r] for r in sample]],
+            note="three ruled tables on the page, the last asserted: merged head cell, empty cells",
+        ),
+    ]
+
+
 def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]:
     """Every item whose sdist is available, less those whose PDF is already in the corpus."""
     known: set[str] = set()
@@ -399,6 +487,8 @@ def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]
         ("tabula-py", _tabula_items, ("tabula-py",)),
         ("pymupdf", _pymupdf_items, ("pymupdf",)),
         ("camelot-py", _camelot_items, ("camelot-py", "tabula-py")),
+        ("pymupdf@2.0", _pymupdf2_items, ("pymupdf@2.0",)),
+        ("pdf2docx", _pdf2docx_items, ("pdf2docx",)),
     ):
         for p in needs:
             if p not in roots:
@@ -463,11 +553,12 @@ def _tabula_recorded_pages(it: Item, doc: pymupdf.Document) -> Parts:
 
 
 def _pymupdf_recorded(it: Item, doc: pymupdf.Document) -> Parts:
-    """PyMuPDF's classic finder (the tests predate the layout model) with the test's arguments."""
+    """PyMuPDF's finder with the test's arguments: the classic one (1.26.7's tests predate the layout
+    model) unless the item says ``use_layout`` (2.0's layout-mode expectations)."""
     out: Parts = []
     for p in it.pages:
         page = doc[p]
-        kw = {k: v for k, v in it.params.items() if k != "boxes_from_words"}
+        kw = {"use_layout": False, **{k: v for k, v in it.params.items() if k != "boxes_from_words"}}
         if it.params.get("boxes_from_words"):  # test_boxes_param's construction, step for step
             box0 = page.cluster_drawings(drawings=page.get_drawings())[0]
             boxes = [box0]
@@ -481,7 +572,7 @@ def _pymupdf_recorded(it: Item, doc: pymupdf.Document) -> Parts:
                 r.y1 = y
                 boxes.append(r)
             kw.update(paths=[], add_boxes=boxes)
-        tabs = page.find_tables(use_layout=False, **kw)
+        tabs = page.find_tables(**kw)
         out += [(p, [[c or "" for c in r] for r in t.extract()]) for t in tabs.tables]
     return out
 
@@ -600,7 +691,8 @@ def by_source(
     items: list[Item], results: dict[str, dict[str, dict[str, Any]]]
 ) -> dict[str, dict[str, dict[str, float]]]:
     """source -> tool -> summary over that source's items (the tool that wrote the expectation)."""
-    sources = sorted({it.tool for it in items}, key=["tabula", "pymupdf", "camelot", "pdfplumber"].index)
+    order = ["tabula", "pymupdf", "camelot", "pdf2docx", "pdfplumber"]
+    sources = sorted({it.tool for it in items}, key=order.index)
     groups = {src: {src} for src in sources}
     if {"tabula", "camelot"} <= set(sources):  # the class of the hidden "tabula/camelot items" figure
         groups["tabula+camelot"] = {"tabula", "camelot"}
