@@ -25,6 +25,13 @@ Where the items come from (fetched into ``~/.cache/dagster-ocr/extra-check``, ne
 * pdf2docx 0.5.13's sdist (MIT): ``test/samples/demo-table.pdf`` with the last table ``test/test.py``
   asserts ``Converter.extract_tables(end=1)`` returns. pdf2docx is not in the venv: no recorded-parameters
   row for it. Its sdist's metadata says 0.5.6a1, so pip discards it; it is fetched from the link pip finds.
+* pymupdf4llm 1.28.2's sdist (AGPL-3.0 or Artifex's commercial licence; the venv has 2.0, which has no
+  sdist): ``tests/test_sce_150_1.pdf`` with the two Markdown tables of the page ``tests/test_sce-150.py``
+  asserts ``to_markdown`` returns (``tests/test_sce_150_1.expected.md``; the venv's 2.0 writes it byte for
+  byte, so its row is ``pymupdf4llm to_markdown (recorded parameters)``). Left out: test_sce_150_2 (a
+  scanned page with an OCR text layer, its expected cells cut words apart: "HOLIDA", "YMOVI", "ES"),
+  test_sce_150_3 and test_370 (no table in the expected Markdown), test_to_markdown_link_malicious (no
+  table, a test of links), test_table_html (counts and HTML/JSON parity only), test_137 (asserts nothing).
 
 Looked at, no item (no PDF with cell-level expectations in the sdist): img2table 2.0.0 (its PDF test asserts
 titles, boxes and table shapes only; its cell expectations are on PNGs), pdf-table-extractor 0.1.2 (one cell
@@ -33,7 +40,13 @@ pdfplumber 0.5.28, docling 2.143.0 (a pyproject and README only), docling-parse 
 4.0.4, docling-eval 1.4.2, gmft 0.4.4, colibrie 1.2, py-pdf-parser 0.13.0, excalibur-py 1.0.1, pdf-tables
 0.0.1, tabled-pdf 0.2.0, opendataloader-pdf 2.5.16, unstructured 0.27.35, nlm-ingestor 0.1.7, spartan-tables
 2.2.0, pdf-table-extract 0.2, tabulex 0.1.0, pdftotree 0.5.0, borb 3.0.9, pdf2table 0.1.4, ragtable-extract
-0.1.1, quotable 0.1.0, pdf-table-gate 0.1.0 (no PDF in any of these). tablers 0.9.0 has no sdist.
+0.1.1, quotable 0.1.0, pdf-table-gate 0.1.0, docling-core 2.104.0, unstructured-inference 1.6.14,
+pdf2tables 0.3.5, tableta 0.2.1, llama-index-readers-pdf-table 0.6.0, tableParser 1.0.1, pdf-table2json 2.0.1,
+pdf-nested-table-extractor 0.0.1, camelot-py 0.4.1, 0.9.0, 0.10.1 (no PDF in any of these); marker-pdf 2.0.0
+(three olmOCR-bench pages, none a table test); pypdf2table 0.2.2 (eight PDFs, its test counts the files it
+writes); table-stitcher 0.5.3 (MIT; 28 PDFs, but each expectation is a stitching outcome, a logical table's
+header, first and last row and shape over docling's JSON, not its cells: partial rows that cell-multiset F1
+cannot score). tablers 0.9.0 has no sdist.
 
 Inputs already in the corpus (same sha256 as an entry of MANIFEST.json) are left out. The sdists are
 fetched with ``pip download --no-deps --no-binary :all:``; PyMuPDF's cannot be (pip prepares its
@@ -53,8 +66,8 @@ expectation covers some tables of its pages only (``area``) counts only predicte
 of whose cells are expected. An item that asserts there is no table adds its predicted cells to the
 false positives. Per item and micro-averaged (``mean`` in the table: over every item's cells) plus the
 mean of the per-item F1 (macro); then both per source (the tool whose tests wrote the expectations:
-tabula, pymupdf, camelot, pdf2docx) and over the tabula and camelot items together, the class of the figure on
-documents kept from us ("cell-content F1, 18 tabula/camelot items").
+tabula, pymupdf, camelot, pdf2docx, pymupdf4llm) and over the tabula and camelot items together, the class
+of the figure on documents kept from us ("cell-content F1, 18 tabula/camelot items").
 
     PYTHONPATH=. .venv/bin/python bench/tables_extra_check.py [--cache DIR] [--tools a,b] [--json OUT]
 """
@@ -65,6 +78,7 @@ import argparse
 import ast
 import csv
 import hashlib
+import importlib.util
 import json
 import logging
 import pickle
@@ -98,6 +112,7 @@ SDISTS: dict[str, tuple[str, str]] = {
     "camelot-py": ("2.0.0", "MIT"),  # its tests only: no PDF, no tests/data.py in the sdist
     "pymupdf@2.0": ("2.0", "AGPL-3.0"),  # the venv's PyMuPDF: its layout-mode expectations
     "pdf2docx": ("0.5.13", "MIT"),
+    "pymupdf4llm": ("1.28.2", "AGPL-3.0 or Artifex commercial"),
 }
 
 
@@ -206,6 +221,19 @@ def _markdown(text: str) -> Grid:
             continue
         rows.append([_MD_MARK.sub(" ", c).strip() for c in line.strip().strip("|").split("|")])
     return rows
+
+
+def _markdown_tables(text: str) -> list[Grid]:
+    """Each run of ``|`` lines of a Markdown text as a table (see _markdown)."""
+    tables: list[Grid] = []
+    block: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            tables.append(_markdown("\n".join(block)))
+            block = []
+    return [t for t in tables if t]
 
 
 def _tabula_items(root: Path) -> list[Item]:
@@ -474,6 +502,31 @@ def _pdf2docx_items(root: Path) -> list[Item]:
     ]
 
 
+def _pymupdf4llm_items(root: Path) -> list[Item]:
+    """pymupdf4llm's one Markdown expectation with tables on a text PDF (see the module docstring)."""
+    test = "tests/test_sce-150.py"
+    text = (root / test).read_text(encoding="utf-8")
+    body = text[text.index("def test_sce_150_1") :]
+    body = body[: body.index("\ndef ")]
+    for needle in ("test_sce_150_1.expected.md", "header=True", "footer=True", "assert md == expected"):
+        assert needle in body, f"pymupdf4llm's test_sce_150_1 no longer reads {needle}"
+    md = (root / "tests" / "test_sce_150_1.expected.md").read_text(encoding="utf-8").replace("\r", "")
+    return [
+        Item(
+            "pymupdf4llm/test_sce_150_1",
+            "pymupdf4llm",
+            "tests/test_sce_150_1.pdf",
+            f"{test} test_sce_150_1: tests/test_sce_150_1.expected.md (its two tables)",
+            "pymupdf4llm",
+            {"write_images": False, "embed_images": False, "header": True, "footer": True},
+            [0],
+            False,
+            _markdown_tables(md),
+            note="two borderless rate tables in monospace, a label and its '-' on two lines read as one cell",
+        ),
+    ]
+
+
 def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]:
     """Every item whose sdist is available, less those whose PDF is already in the corpus."""
     known: set[str] = set()
@@ -489,6 +542,7 @@ def load_items(cache: Path, corpus: Path | None) -> tuple[list[Item], list[str]]
         ("camelot-py", _camelot_items, ("camelot-py", "tabula-py")),
         ("pymupdf@2.0", _pymupdf2_items, ("pymupdf@2.0",)),
         ("pdf2docx", _pdf2docx_items, ("pdf2docx",)),
+        ("pymupdf4llm", _pymupdf4llm_items, ("pymupdf4llm",)),
     ):
         for p in needs:
             if p not in roots:
@@ -577,6 +631,17 @@ def _pymupdf_recorded(it: Item, doc: pymupdf.Document) -> Parts:
     return out
 
 
+def _pymupdf4llm_recorded(it: Item, doc: pymupdf.Document) -> Parts:
+    """The venv's pymupdf4llm ``to_markdown`` with the test's arguments, its Markdown tables per page."""
+    import pymupdf4llm
+
+    out: Parts = []
+    for p in it.pages:
+        md = pymupdf4llm.to_markdown(str(it.pdf), pages=[p], **it.params)
+        out += [(p, grid) for grid in _markdown_tables(md)]
+    return out
+
+
 def _camelot_recorded(it: Item, doc: pymupdf.Document) -> Parts:
     """camelot with the test's arguments on the test's pages."""
     return TP._camelot_run(it.pdf, ",".join(str(p + 1) for p in it.pages), dict(it.params))
@@ -593,6 +658,8 @@ def available_tools(wanted: set[str] | None) -> tuple[dict[str, tuple[Tool, str 
     tools["pymupdf find_tables (recorded parameters)"] = (_pymupdf_recorded, "pymupdf")
     if "camelot (recorded parameters)" in peers:
         tools["camelot (recorded parameters)"] = (_camelot_recorded, "camelot")
+    if importlib.util.find_spec("pymupdf4llm") is not None:
+        tools["pymupdf4llm to_markdown (recorded parameters)"] = (_pymupdf4llm_recorded, "pymupdf4llm")
     if wanted:
         tools = {k: v for k, v in tools.items() if any(w in k for w in wanted)}
     return tools, skipped
@@ -691,7 +758,7 @@ def by_source(
     items: list[Item], results: dict[str, dict[str, dict[str, Any]]]
 ) -> dict[str, dict[str, dict[str, float]]]:
     """source -> tool -> summary over that source's items (the tool that wrote the expectation)."""
-    order = ["tabula", "pymupdf", "camelot", "pdf2docx", "pdfplumber"]
+    order = ["tabula", "pymupdf", "camelot", "pdf2docx", "pymupdf4llm", "pdfplumber"]
     sources = sorted({it.tool for it in items}, key=order.index)
     groups = {src: {src} for src in sources}
     if {"tabula", "camelot"} <= set(sources):  # the class of the hidden "tabula/camelot items" figure
