@@ -49,10 +49,31 @@ class SearchHit:
 
 
 def _snippet(text: str, terms: list[str], width: int) -> str:
+    """``width`` characters of ``text`` around the question's words: the window, starting a quarter
+    of its width before one of their occurrences (at a word's start), that holds the most of them,
+    each word counted once by its length (words under three letters not at all), the earliest among
+    equals.
+
+    A table's chunk names its periods in its first lines, so the first word found ("2024") began
+    the excerpt at the header, 800 characters above the row that answers ("Total assets | $
+    364,980"), which the excerpt then never showed."""
     flat = re.sub(r"\s+", " ", text).strip()
     folded = flat.casefold()
-    hits = [folded.find(t) for t in terms if t and folded.find(t) >= 0]
-    start = max(0, min(hits) - width // 4) if hits else 0
+    # at a word's start ("the" is no hit in "Other"); a script written without spaces has no word
+    # starts to find, so its characters are matched anywhere
+    found = {
+        t: [m.start() for m in re.finditer((r"(?<!\w)" if t.isascii() else "") + re.escape(t), folded)][:100]
+        for t in set(terms)
+        if t
+    }
+    starts = sorted({max(0, at - width // 4) for ats in found.values() for at in ats})
+
+    def weight(start: int) -> int:
+        return sum(
+            len(t) for t, ats in found.items() if len(t) >= 3 and any(start <= a < start + width for a in ats)
+        )
+
+    start = max(starts, key=lambda st: (weight(st), -st)) if starts else 0
     piece = flat[start : start + width]
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 

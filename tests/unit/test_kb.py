@@ -20,6 +20,7 @@ from dagster_ocr.kb import (
     search,
     tokenize,
 )
+from dagster_ocr.kb_search import _snippet
 from dagster_ocr.warehouse import Warehouse
 
 
@@ -558,3 +559,19 @@ def test_the_sentence_leading_into_a_table_is_its_caption_not_a_chunk_of_its_own
     # caption says it already
     assert chunks[0]["text"].splitlines()[:2] == [lead, "|  | 2024 | 2023 |"]
     assert chunks[0]["paragraph_ids"] == ["p0", "p1"]
+
+
+def test_a_hit_s_excerpt_shows_the_row_that_answers_not_the_first_word_found():
+    """A statement's chunk names its periods first: the excerpt is the window holding most of the
+    question's words (at a word's start, "the" is no hit in "Other"), not the first word's."""
+    rows = "".join(f"| Other current asset {k} | {k},000 | {k},100 |\n" for k in range(30))
+    head = "BALANCE SHEETS | | September 28, 2024 | September 30, 2023 |\n"
+    text = f"{head}{rows}| Total assets | $ 364,980 | $ 352,583 |"
+    terms = ["what", "were", "the", "total", "assets", "at", "end", "of", "fiscal", "2024"]
+    excerpt = _snippet(text, terms, 120)
+    assert "Total assets | $ 364,980" in excerpt and excerpt.startswith("…")
+    one = _snippet(text, ["2024"], 120)  # one word: its first occurrence, a quarter in
+    assert one.index("2024") == 30 + 1 and "Total assets" not in one
+    assert _snippet(text, [], 14) == "BALANCE SHEETS…"
+    # a script without spaces: its characters are found anywhere
+    assert _snippet("会社は契約を解除できる", ["解", "除"], 6) == "…を解除できる"
