@@ -51,8 +51,8 @@ class SearchHit:
 def _snippet(text: str, terms: list[str], width: int) -> str:
     """``width`` characters of ``text`` around the question's words: the window, starting a quarter
     of its width before one of their occurrences (at a word's start), that holds the most of them,
-    each word counted once by its length (words under three letters not at all), the earliest among
-    equals.
+    each word counted once by its length (words under three letters not at all) and two words side
+    by side as the question has them once more, the earliest among equals.
 
     A table's chunk names its periods in its first lines, so the first word found ("2024") began
     the excerpt at the header, 800 characters above the row that answers ("Total assets | $
@@ -68,10 +68,16 @@ def _snippet(text: str, terms: list[str], width: int) -> str:
     }
     starts = sorted({max(0, at - width // 4) for ats in found.values() for at in ats})
 
+    # two of the question's words next to each other, as it writes them ("total assets"), weigh
+    # again: a statement's header holds "Total current assets" and "2024" as well
+    pairs = [f"{a} {b}" for a, b in zip(terms, terms[1:], strict=False) if len(a) >= 3 and len(b) >= 3]
+
     def weight(start: int) -> int:
-        return sum(
+        window = folded[start : start + width]
+        words = sum(
             len(t) for t, ats in found.items() if len(t) >= 3 and any(start <= a < start + width for a in ats)
         )
+        return words + sum(len(pair) - 1 for pair in pairs if pair in window)
 
     start = max(starts, key=lambda st: (weight(st), -st)) if starts else 0
     piece = flat[start : start + width]
