@@ -87,7 +87,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 held = []
             if cur:
                 for x in pending:  # a group's label centred under the heads: a row label
-                    if not _under_blank_stub_head(x, cur, h) and _label_under_heads(x, cur, h):
+                    if _label_under_heads(x, cur, h) == "over":
                         x.label = x.stub = True
                 _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
@@ -413,35 +413,48 @@ def _label_continuation(
     return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
 
 
-def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> str | None:
     """``ln``, a one-chunk line, is a label under a statement's heads that leave the stub's head blank
-    (``_under_blank_stub_head``): the first section's label, or a group's over it ("ASSETS:" over
-    "Current assets:"), set at the stub or centred over the table (from the stub on, running under
-    the heads, within the table's width)."""
-    if _under_blank_stub_head(ln, cur, h):
-        return True
-    first = next((k for k, x in enumerate(cur) if len(x.chunks) >= 2), 0)
-    heads = cur[first:]
+    (:func:`_heads_leave_stub_blank`): "stub", the first section's label, ending before the first head
+    (:func:`_under_blank_stub_head`); "over", a group's over it ("ASSETS:" over "Current assets:")
+    centred over the table (from the stub on, running under the heads, within the table's width);
+    else None."""
+    heads = _head_lines(cur)
+    if not _heads_leave_stub_blank(ln, heads):
+        return None
     left, right = min(x.x0 for x in heads), max(x.x1 for x in heads)
-    return (
+    if ln.x1 < left - h:
+        return "stub"
+    if (
         ln.x0 < left - h
         and ln.x1 <= right + h
         and len(ln.words) <= 8  # a label's few words, not a line of a sentence
         and not _CAPTION_RE.match(_words_text(ln.words))
-        and _under_blank_stub_head(ln, cur, h, over=True)
-    )
+    ):
+        return "over"
+    return None
 
 
-def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float, over: bool = False) -> bool:
-    """``ln``, a one-chunk line, is the first row's label under a header that leaves the stub's head
-    blank: the lines so far hold column heads only (words, no figure but years), one of them three
-    heads or more (two chunks side by side are as often a title and a date) or all of them periods
-    (a statement's two years or dates), all right of ``ln``, which ends before the header's first head
-    starts (``over``: wherever it ends)."""
-    # one-chunk lines over the first head line (a units line, the top line of a stacked head,
-    # ``_label_above``) stand above the stub or over the heads: the head lines decide
+def _head_lines(cur: list[_TextLine]) -> list[_TextLine]:
+    """The area's lines from its first of two chunks or more on: one-chunk lines over the first head
+    line (a units line, the top line of a stacked head, ``_label_above``) stand above the stub or over
+    the heads, and the head lines decide."""
     first = next((k for k, x in enumerate(cur) if len(x.chunks) >= 2), 0)
-    cur = cur[first:]
+    return cur[first:]
+
+
+def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+    """``ln``, a one-chunk line, is the first row's label under a header that leaves the stub's head
+    blank (:func:`_heads_leave_stub_blank`), ending before the header's first head starts."""
+    heads = _head_lines(cur)
+    return _heads_leave_stub_blank(ln, heads) and ln.x1 < min(x.x0 for x in heads) - h
+
+
+def _heads_leave_stub_blank(ln: _TextLine, cur: list[_TextLine]) -> bool:
+    """The head lines ``cur`` (:func:`_head_lines`) hold column heads only (words, no figure but
+    years), one of them three heads or more (two chunks side by side are as often a title and a date)
+    or all of them periods (a statement's two years or dates), and ``ln`` is words, no figure: a
+    label under them."""
     heads = [[_words_text(ch) for ch in x.chunks] for x in cur]
     widest = max(len(row) for row in heads)
     # a statement's two periods: years or dates, or each stacked over lines of no figure ("December
@@ -462,16 +475,14 @@ def _under_blank_stub_head(ln: _TextLine, cur: list[_TextLine], h: float, over: 
         return False
     # heads and the label are words (display math aligns symbols and short variables alike); a
     # lone currency or per cent sign heads a column of a line of years ("$", "%" under a change)
-    if not _WORD_RE.search(_words_text(ln.words)) or not all(
+    return bool(_WORD_RE.search(_words_text(ln.words))) and all(
         _WORD_RE.search(t)
         or _YEAR_RE.match(t)
         or (_IN_YEARS_RE.fullmatch(t) and len(_YEAR_IN_RE.findall(t)) >= 2)
         or (t in _SIGNS and any(map(_YEAR_RE.match, row)))
         for row in heads
         for t in row
-    ):
-        return False
-    return over or ln.x1 < min(x.x0 for x in cur) - h
+    )
 
 
 def _first_label_reads_on(

@@ -12,6 +12,7 @@ from dagster_ocr.model import BBox
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
     _bands,
+    _cell_text,
     _clean,
     _column_bounds,
     _is_num,
@@ -202,7 +203,7 @@ def _split_shaded_rows(
                 if len(cols) >= 3 and set(cols) <= ref and len(cols) >= 0.75 * len(ref):
                     for c in range(j, k):
                         ws = cols.get(c, [])
-                        rows[i][c] = _clean(_join_cell_lines(_words_text(band) for band in _bands(ws)))
+                        rows[i][c] = _cell_text(ws)
                         row_bboxes[i][c] = (edges[c], box[1], edges[c + 1], box[3])
             j = k
 
@@ -241,12 +242,7 @@ def _split_stacked_rows(
             out_boxes.append(boxes)
             continue
         for band_y0, band_y1, cells in split:
-            out_rows.append(
-                [
-                    _clean(_join_cell_lines(_words_text(b) for b in _bands(cells.get(c, []))))
-                    for c in range(n_cols)
-                ]
-            )
+            out_rows.append([_cell_text(cells.get(c, [])) for c in range(n_cols)])
             out_boxes.append([(edges[c], band_y0, edges[c + 1], band_y1) for c in range(n_cols)])
     return out_rows, out_boxes
 

@@ -33,16 +33,8 @@ from typing import Any
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.tables.stream import _stream_tables
-from dagster_ocr.tables.words import (
-    _bands,
-    _clean,
-    _is_num,
-    _join_cell_lines,
-    _text_lines,
-    _Word,
-    _words_text,
-)
+from dagster_ocr.tables.stream import _col_of, _stream_tables
+from dagster_ocr.tables.words import _bands, _cell_text, _clean, _is_num, _text_lines, _Word, _words_text
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +42,6 @@ logger = logging.getLogger(__name__)
 _MIN_CROWDED_LINES = 3
 #: ... and their least share of that column's body lines
 _MIN_CROWDED_SHARE = 0.6
-
-
-def _col_of(x: float, edges: list[float]) -> int:
-    for c in range(len(edges) - 2):
-        if x < edges[c + 1]:
-            return c
-    return len(edges) - 2
 
 
 def _crowded(part: _Part, inside: list[_Word], s: TableSettings) -> bool:
@@ -116,11 +101,21 @@ def _rule_edges(tab: Any, part: _Part) -> list[float] | None:
     )
 
 
+def _inside(part: _Part, words: list[_Word]) -> list[_Word]:
+    """The words whose middle lies inside ``part``'s frame."""
+    x0, y0, x1, y1 = part.bbox
+    return [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+
+
+def _cell(words: list[_Word], edges: list[float], c: int) -> tuple[str, BBox]:
+    """Column ``c``'s cell of ``words``: its text, and a box across the column around them."""
+    return _cell_text(words), (edges[c], min(w.y0 for w in words), edges[c + 1], max(w.y1 for w in words))
+
+
 def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSettings) -> _Part:
     """A grid whose ruled columns ``_split_crowded_columns`` already cut into their text columns:
     its header rows set by the groups the rules make, as a reading's (``_heads_at_rules``)."""
-    x0, y0, x1, y1 = part.bbox
-    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+    inside = _inside(part, words)
     owner = {k: _col_of(_mid(part.col_edges, k), rules) for k in range(part.n_cols)}
     if not inside or all(sum(1 for o in owner.values() if o == g) < 2 for g in set(owner.values())):
         return part
@@ -129,8 +124,7 @@ def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSe
 
 
 def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
-    x0, y0, x1, y1 = part.bbox
-    inside = [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
+    inside = _inside(part, words)
     if not inside or not _crowded(part, inside, s):
         return part
     new = _reading(part, inside, s)
@@ -241,8 +235,7 @@ def _with_head(new: _Part, head: list[_Word], s: TableSettings) -> _Part:
     texts: list[str | None] = [""] * new.n_cols
     bbs: list[BBox | None] = [None] * new.n_cols
     for c, cws in per.items():
-        texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
-        bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+        texts[c], bbs[c] = _cell(cws, edges, c)
     return _Part(
         page_index=new.page_index,
         bbox=new.bbox,
@@ -310,19 +303,14 @@ def _heads_at_rules(
             if k and k == len(bounds) - 2 and i == new.header_rows - 1 and set(per) == {0}:
                 # below the last rule of the heads, a stub's words alone: a row label's first
                 # lines, its figures on the line below (the body's), not a head
-                cws = per[0]
-                carried = (
-                    _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws))),
-                    (edges[0], min(w.y0 for w in cws), edges[1], max(w.y1 for w in cws)),
-                )
+                carried = _cell(per[0], edges, 0)
                 continue
             texts: list[str | None] = [""] * n
             bbs: list[BBox | None] = [None] * n
             for c, cws in sorted(per.items()):
                 if texts[c] is None:
                     continue
-                texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
-                bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+                texts[c], bbs[c] = _cell(cws, edges, c)
             if k < len(bounds) - 2 or heads_only:  # above a cut: a group's head spans its columns
                 for mine in groups:
                     held = [c for c in mine if c in per]
@@ -394,8 +382,7 @@ def _cut_at_rules(new: _Part, rules: list[float], inside: list[_Word]) -> _Part:
         texts: list[str | None] = [""] * n
         bbs: list[BBox | None] = [None] * n
         for c, cws in per.items():
-            texts[c] = _clean(_join_cell_lines(_words_text(ln) for ln in _bands(cws)))
-            bbs[c] = (edges[c], min(w.y0 for w in cws), edges[c + 1], max(w.y1 for w in cws))
+            texts[c], bbs[c] = _cell(cws, edges, c)
         rows.append(texts)
         boxes.append(bbs)
     return _Part(

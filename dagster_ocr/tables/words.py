@@ -268,6 +268,12 @@ def _clean(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def _cell_text(words: list[_Word]) -> str:
+    """A cell's text from its words: their lines in reading order, joined (a hyphen broken over lines
+    rejoined, :func:`_join_cell_lines`)."""
+    return _clean(_join_cell_lines(_words_text(band) for band in _bands(words)))
+
+
 # a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
 _NUM_RE = re.compile(
     r"^[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?[a-z*†‡]?$", re.IGNORECASE
