@@ -304,7 +304,8 @@ def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[st
         # rows are 5 and 4, not 8 and a total alone under the header)
         left = len(rows) - start
         full = len(part) >= -(-left // -(-left // size))
-        ends_group = (i + 1 < len(rows) and _label_only(rows[i + 1])) or bool(label) and _totals(row, label)
+        total = not opens and bool(label) and _totals(row, label)  # the group's total closes it
+        ends_group = total or (i + 1 < len(rows) and _label_only(rows[i + 1]))
         if full and not opens and len(part) < size and ends_group:
             full = False  # the group's last row (its total, or the next row opens a chunk of its own)
         if part and (full or (opens and sum(not _label_only(r) for r in part) >= GROUP_ROWS)):
@@ -318,8 +319,8 @@ def _row_parts(rows: list[str], size: int) -> list[tuple[int, list[str], list[st
         part.append(row)
         if opens:
             label = row
-        elif label and _totals(row, label):
-            label = ""  # the group's total closes it: the rows below are not its rows
+        elif total:
+            label = ""  # the rows below the group's total are not its rows
     if parts and part and all(map(_label_only, part)):
         parts[-1][1].extend(part)  # a label closing the table heads nothing: it stays with the rows above
     elif part or not parts:
