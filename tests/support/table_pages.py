@@ -783,6 +783,20 @@ def _furniture(page: pymupdf.Page, rng: random.Random, number: int, margin: floa
     page.insert_text((w / 2 - 5, page.rect.height - 28), str(number), fontname="helv", fontsize=8)
 
 
+def _fit_rows(
+    pr: _Printer, sp: _Spec, size: tuple[float, float], x: float, top: float, bottom: float, least: int
+) -> None:
+    """Drop ``sp``'s last body rows (keeping ``least``) until ``pr`` prints it at (``x``, ``top``) on
+    a page of ``size`` above ``bottom``: rows that would run off the page are not printed (nor truth)."""
+    while len(sp.body) > least:
+        scratch = pymupdf.open()
+        low = pr.draw(scratch.new_page(width=size[0], height=size[1]), x, top)
+        scratch.close()
+        if low <= bottom:
+            break
+        sp.body.pop()
+
+
 def _caption(page: pymupdf.Page, text: str, x: float, y: float, size: float) -> float:
     page.insert_text((x, y + size), text, fontname="hebo", fontsize=size)
     return y + size * 1.8
@@ -891,13 +905,7 @@ def _one(
         pr = _Printer(sp, st, x1 - x0, wrap_width=wrap_width)
         pr.fills, pr.inset = pr_fills, rng.uniform(2.0, min(6.0, st.pad / 2 - 0.5))
         top = y + 10
-        while len(sp.body) > 2:  # rows that would run off the page are not printed (nor truth)
-            scratch = pymupdf.open()
-            low = pr.draw(scratch.new_page(width=W, height=H), x0, top)
-            scratch.close()
-            if low <= H - margin:
-                break
-            sp.body.pop()
+        _fit_rows(pr, sp, (W, H), x0, top, H - margin, least=2)
         y = pr.draw(page, x0, top)
         grid = sp.grid()
         truths.append(TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=1))
@@ -1932,13 +1940,7 @@ def _wrapped(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[str
             page, f"Table {rng.randint(1, 30)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size
         )
     pr = _Printer(sp, st, x1 - x0, wrap_width=wrap_width)
-    while len(sp.body) > 3:  # rows that would run off the page are not printed (nor truth)
-        scratch = pymupdf.open()
-        low = pr.draw(scratch.new_page(width=W, height=H), x0, top_y)
-        scratch.close()
-        if low <= H - margin - 20:
-            break
-        sp.body.pop()
+    _fit_rows(pr, sp, (W, H), x0, top_y, H - margin - 20, least=3)
     y = pr.draw(page, x0, top_y)
     grid = sp.grid()
     truths = [TruthTable(pages=[0], grids={0: grid}, merged=grid, header_rows=len(sp.header))]
@@ -3023,13 +3025,7 @@ def _group_ruled(rng: random.Random, doc: pymupdf.Document, tags: list[str]) -> 
             page, f"Table {rng.randint(1, 400)}. {_label(rng, rng.randint(2, 6))}", x0, y + 8, size
         )
     pr = _Printer(sp, st, x1 - x0, wrap_width=rng.uniform(70, 130))
-    while len(sp.body) > 3:  # rows that would run off the page are not printed (nor truth)
-        scratch = pymupdf.open()
-        low = pr.draw(scratch.new_page(width=W, height=H), x0, top_y)
-        scratch.close()
-        if low <= H - margin - 20:
-            break
-        sp.body.pop()
+    _fit_rows(pr, sp, (W, H), x0, top_y, H - margin - 20, least=3)
     bottom = pr.draw(page, x0, top_y)
     # the rules: the printer drew none (style "none"); its column positions, as it set them
     pad, lh = st.pad, st.size * st.pitch

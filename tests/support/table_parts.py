@@ -1,9 +1,11 @@
-"""Table parts (``dagster_ocr.tables.rows._Part``) built by hand, for the tests of how parts on
-consecutive pages join: a grid of texts over evenly spread columns, or over given column edges."""
+"""What the table tests share: parts (``dagster_ocr.tables.cells._Part``) built by hand, for the tests
+of how parts on consecutive pages join (a grid of texts over evenly spread columns, or over given
+column edges), and a grid's texts in the form they are compared in."""
 
 from __future__ import annotations
 
 from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.words import _norm
 
 
 def part_of_rows(rows: list[list[str | None]], header_rows: int) -> _Part:
@@ -24,3 +26,8 @@ def part_on_edges(edges: list[float], rows: list[list[str | None]]) -> _Part:
     """A text part on page 0 holding ``rows`` (the first a header row) between column ``edges``."""
     boxes = [[(edges[c], 0.0, edges[c + 1], 10.0) for c in range(len(edges) - 1)] for _ in rows]
     return _Part(0, (edges[0], 0.0, edges[-1], 10.0), rows, boxes, edges, 1, "text")
+
+
+def norm_grid(grid: list[list[str]]) -> list[list[str]]:
+    """Each cell's text whitespace- and case-insensitive (``words._norm``), as the benches compare."""
+    return [[_norm(x) for x in r] for r in grid]

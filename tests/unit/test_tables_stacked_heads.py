@@ -12,6 +12,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from support.table_pages import make_case
+from support.table_parts import norm_grid as _norm_grid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -20,11 +21,6 @@ import tables_icdar as TI  # noqa: E402
 from dagster_ocr.model import Cell, Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
-from dagster_ocr.tables.words import _norm  # noqa: E402
-
-
-def _norm_grid(grid: list[list[str]]) -> list[list[str]]:
-    return [[_norm(x) for x in r] for r in grid]
 
 
 # tune seeds, each a form: 0 "September 28," over the year, centred over "$" and figure, under a
