@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dagster_ocr.model import Cell, Line, Table
-from dagster_ocr.tables.areas import _NIL_RE
+from dagster_ocr.tables.areas import _NIL_RE, _WORD_RE
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.words import _LEADING, _TRAILING, _bands, _is_num, _Word, _years_and_signs
 
@@ -137,7 +137,13 @@ def _header_is_data(part: _Part, figures: Sequence[int]) -> bool:
     income statement). Column numbers are small integers rising left to right ("1 2 3 4")."""
     for row in part.rows[: part.header_rows]:
         cells = [(row[c] or "").strip() if c < len(row) else "" for c in figures]
-        numbers = [t for t in cells if t and _is_num(t) and not _YEAR_RE.match(t.replace(" ", ""))]
+        # a day before its comma ("28,") is a date's, cut from its month by a column edge (a sign
+        # column's: "September" over the "$", "28," over the figures); no figure ends in a comma
+        numbers = [
+            t
+            for t in cells
+            if t and _is_num(t) and not _YEAR_RE.match(t.replace(" ", "")) and not t.endswith(",")
+        ]
         if numbers and not _column_numbers(numbers):
             return True
     return False
@@ -402,6 +408,40 @@ def _body_size(part: _Part, lines: Sequence[Line]) -> float:
 # ------------------------------------------------------------------------------- symbol columns
 
 
+def _labels_into_stub(
+    table: Table, by_pos: dict[tuple[int, int], Cell], text: Callable[[int, int], str]
+) -> None:
+    """Words the column right of the stub holds in a table that sets its currency signs apart there
+    go to the stub (in place): the end of a row label longer than the others ("Purchases of
+    marketable | securities"), or a group's label centred over the table ("ASSETS"), cut at the
+    gutter between the stub and the signs. Left there, the column held more than signs and no
+    "$" of the table was folded into its figure. Only where the column holds signs on as many rows
+    as words, every word cell one column wide and without a digit."""
+    rows = range(table.header_rows, table.n_rows)
+    signs = [r for r in rows if text(r, 1) in _LEADING]
+    words = [r for r in rows if text(r, 1) and text(r, 1) not in _LEADING]
+    if not words or len(signs) < max(2, len(words)):
+        return
+    if any(
+        by_pos[(r, 1)].col_span > 1
+        or not _WORD_RE.search(text(r, 1))
+        or any(ch.isdigit() for ch in text(r, 1))
+        for r in words
+    ):
+        return
+    for r in words:
+        cell = by_pos.pop((r, 1))
+        stub = by_pos.get((r, 0))
+        if stub is None:
+            cell.col = 0
+            by_pos[(r, 0)] = cell
+            continue
+        stub.text = f"{stub.text.rstrip()} {cell.text.strip()}"
+        if stub.bbox is not None and cell.bbox is not None:
+            stub.bbox = _union([stub.bbox, cell.bbox])
+        table.cells = [c for c in table.cells if c is not cell]
+
+
 def _fold_target(texts: list[str]) -> str | None:
     """'right' for a column of only leading signs ($, €, '('), 'left' for trailing ones (%, ')'),
     'drop' for an empty spacer column, None for a column with content of its own."""
@@ -458,6 +498,8 @@ def fold_symbol_columns(table: Table) -> Table:
     def text(r: int, c: int) -> str:
         cell = by_pos.get((r, c))
         return " ".join(cell.text.split()) if cell is not None else ""
+
+    _labels_into_stub(table, by_pos, text)
 
     def kind_of(c: int) -> str | None:
         return _fold_target([text(r, c) for r in range(table.header_rows, table.n_rows)]) if c else None

@@ -77,6 +77,51 @@ def test_a_label_alone_across_the_figure_columns_folds_into_the_stub() -> None:
     ]
 
 
+def test_a_long_label_cut_into_the_sign_column_goes_back_to_the_stub() -> None:
+    """A row label longer than the others runs past the gutter between the stub and the "$"
+    column, and its last word was that column's cell (generated ``sectioned_heads_statement``,
+    tune seed 386: no "$" of the table folded, adjacency F1 0.60): the word goes back to its label,
+    a label set over the sign column alone moves to the stub, and the signs fold. A column of words
+    beside the signs (fewer signs than words) is a column of its own."""
+
+    def table(rows: list[list[str]]) -> Table:
+        cells = [
+            Cell(row=r, col=c, text=t, page_index=0, is_header=r == 0)
+            for r, row in enumerate(rows)
+            for c, t in enumerate(row)
+            if t
+        ]
+        return Table(
+            table_id="t0",
+            bbox=(50.0, 100.0, 500.0, 400.0),
+            first_page_index=0,
+            last_page_index=0,
+            n_rows=len(rows),
+            n_cols=len(rows[0]),
+            cells=cells,
+            header_rows=1,
+        )
+
+    spilled = table(
+        [
+            ["", "", "2024", "", "2023"],
+            ["", "Investing:", "", "", ""],
+            ["Business combinations", "$", "(40)", "$", "12"],
+            ["Purchases of marketable", "securities", "226", "", "—"],
+            ["Total", "$", "186", "$", "12"],
+        ]
+    )
+    assert fold_symbol_columns(spilled).grid() == [
+        ["", "2024", "2023"],
+        ["Investing:", "", ""],
+        ["Business combinations", "$ (40)", "$ 12"],
+        ["Purchases of marketable securities", "226", "—"],
+        ["Total", "$ 186", "$ 12"],
+    ]
+    words = table([["", "", "2024"], ["Cash", "$", "4"], ["Notes", "held", "5"], ["Debt", "due", "6"]])
+    assert fold_symbol_columns(words).n_cols == 3
+
+
 def test_a_statement_under_other_periods_on_the_next_page_is_another_table() -> None:
     """Apple's balance sheet (two dates heading its grid) and, on the next page, its statement of
     shareholders' equity (three dates, the first two the same): the years in the header rows differ,

@@ -29,8 +29,10 @@ from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
 # read two header rows: the head over the "$" column spanned it and its figure's, the year did not.
 # 8 two dates stacked over two columns (the heads and the first section label were left above the
 # table); 3 and 24 "Year ended" over a date whose word space lay on the gutter right of the "$"
-# column ("September" | "28, 2017": the header read as a row of figures, or the columns not folded)
-@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24])
+# column ("September" | "28, 2017": the header read as a row of figures, or the columns not folded);
+# 175 a monospaced statement whose first head was cut the same way before its comma ("September" |
+# "28,"): the day, read as a figure, made the header rows a row of data and no "$" column folded
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24, 175])
 def test_a_period_head_stacked_over_two_lines_is_one_header_row(seed: int) -> None:
     case = make_case(seed, "stacked_statement")
     doc = pymupdf.open("pdf", case.pdf)
