@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.words import _norm  # noqa: E402
+from dagster_ocr.tables.words import _clear_runs, _norm  # noqa: E402
 
 
 def _grid(doc: pymupdf.Document) -> list[list[str]]:
@@ -37,6 +37,9 @@ def _grid(doc: pymupdf.Document) -> list[list[str]]:
         (22, "blank_cells", "bottom"),
         (1, "blank_cells", "top, heads spanning groups of columns"),
         (6, "blank_cells", "bottom, heads spanning groups of columns"),
+        # a column filled on two rows of a table of 38 lines (labels wrapped word by word): fewer
+        # lines than the share that may cross a gutter, it was read as part of the column beside it
+        (478, "wrapped_stub", "top"),
     ],
 )
 def test_wrapped_row_labels_are_one_row_with_their_figures(seed: int, cls: str, where: str) -> None:
@@ -76,3 +79,15 @@ def test_a_label_alone_then_a_row_starting_with_a_capital_stay_two_rows() -> Non
     ]
     want = [*rows[:4], ["Transport and storage", "95", "5", "100"], rows[6]]
     assert _grid(_page(rows)) == [[_norm(x) for x in r] for r in want]
+
+
+def test_a_sparse_column_inside_a_low_crossing_stretch_parts_two_gutters() -> None:
+    """``words._clear_runs``: a stretch few lines cross is one gutter, unless runs no word covers lie
+    either side of words on two lines or more (a sparse column); one line there (a label running
+    into the gutter) leaves it one gutter."""
+    sparse = [0] * 8 + [3] * 10 + [0] * 8
+    assert _clear_runs(sparse, 0, len(sparse), 4.0) == [(0, 8), (18, 26)]
+    overflow = [0] * 8 + [1] * 10 + [0] * 8
+    assert _clear_runs(overflow, 0, len(overflow), 4.0) == [(0, len(overflow))]
+    narrow = [0] * 3 + [3] * 10 + [0] * 8  # a run narrower than a gutter is none
+    assert _clear_runs(narrow, 0, len(narrow), 4.0) == [(0, len(narrow))]
