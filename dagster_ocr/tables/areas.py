@@ -140,7 +140,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             close()
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
     close()
-    return [a for a in (_without_notes(a, s) for a in areas) if len(a) >= s.min_rows]
+    parts = (part for a in areas for part in _split_at_notes(a, s))
+    return [a for a in (_without_notes(a, s) for a in parts) if len(a) >= s.min_rows]
 
 
 def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:
@@ -205,13 +206,6 @@ def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
     in other things, and keep their lines.
     """
 
-    def sentence_across(chunk: list[_Word], gutters: list[float]) -> bool:
-        return (
-            sum(chunk[0].x0 < g < chunk[-1].x1 for g in gutters) >= 2
-            and len(_WORD_RE.findall(_words_text(chunk))) >= 4
-            and 4 * sum(_is_num(w.text) for w in chunk) <= len(chunk)
-        )
-
     while len(area) > s.min_rows:
         rest = area[:-1]
         if 2 * sum(map(_ends_in_figure, rest)) < len(rest):
@@ -219,10 +213,49 @@ def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
         if _ends_in_figure(area[-1]) and sum(_is_num(_words_text(ch)) for ch in area[-1].chunks) >= 2:
             break  # a row: its label runs long, its figures stand in their columns ("Total ...")
         gutters = _column_bounds(rest, s)[1:-1]
-        if not any(sentence_across(ch, gutters) for ch in area[-1].chunks):
+        if not any(_sentence_across(ch, gutters) for ch in area[-1].chunks):
             break
         area = rest
     return area
+
+
+def _sentence(chunk: list[_Word]) -> bool:
+    """Four words or more, few figures: a sentence's words, not a row's cell."""
+    return len(_WORD_RE.findall(_words_text(chunk))) >= 4 and 4 * sum(_is_num(w.text) for w in chunk) <= len(
+        chunk
+    )
+
+
+def _sentence_across(chunk: list[_Word], gutters: list[float]) -> bool:
+    """A sentence running across two or more of a grid's ``gutters``: a note, not a row."""
+    return sum(chunk[0].x0 < g < chunk[-1].x1 for g in gutters) >= 2 and _sentence(chunk)
+
+
+def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
+    """The area cut at a note under its grid of figures that another table follows.
+
+    A statement's notes ("(1) Accrued purchases primarily reflects receipts of goods ...") and
+    the next note's heading and lead-in sentence were bridged as the table's label rows where a
+    table of the same columns follows ("Note 10 – Other Long-Term Liabilities", Tesla's 10-K): one
+    area of two tables and their notes, the notes' words cut into its columns. A line that runs a
+    sentence across two gutters of the grid of figures above it (most of whose lines end in a
+    figure) ends the table; the lines after it up to the next line of cells (two chunks or more, no
+    sentence among them: the next table's head) are text, and the rest is read again."""
+    for i in range(s.min_rows, len(area)):
+        ln = area[i]
+        if ln.label or _ends_in_figure(ln) or not any(map(_sentence, ln.chunks)):
+            continue
+        grid = area[:i]
+        if 2 * sum(map(_ends_in_figure, grid)) < len(grid):
+            return [area]
+        gutters = _column_bounds(grid, s)[1:-1]
+        if not any(_sentence_across(ch, gutters) for ch in ln.chunks):
+            continue
+        rest = area[i + 1 :]
+        while rest and (len(rest[0].chunks) < 2 or any(map(_sentence, rest[0].chunks))):
+            rest = rest[1:]
+        return [grid, *_split_at_notes(rest, s)] if rest else [grid]
+    return [area]
 
 
 #: how many label lines (no figure) a statement may print between its period heads and its first
