@@ -14,6 +14,7 @@ import pytest
 from support.table_pages import make_case
 from support.table_parts import norm_grid as _norm_grid
 from support.table_parts import part_of_rows as _part
+from support.table_parts import table_of_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -84,32 +85,15 @@ def test_a_long_label_cut_into_the_sign_column_goes_back_to_the_stub() -> None:
     a label set over the sign column alone moves to the stub, and the signs fold. A column of words
     beside the signs (fewer signs than words) is a column of its own."""
 
-    def table(rows: list[list[str]]) -> Table:
-        cells = [
-            Cell(row=r, col=c, text=t, page_index=0, is_header=r == 0)
-            for r, row in enumerate(rows)
-            for c, t in enumerate(row)
-            if t
-        ]
-        return Table(
-            table_id="t0",
-            bbox=(50.0, 100.0, 500.0, 400.0),
-            first_page_index=0,
-            last_page_index=0,
-            n_rows=len(rows),
-            n_cols=len(rows[0]),
-            cells=cells,
-            header_rows=1,
-        )
-
-    spilled = table(
+    spilled = table_of_rows(
         [
             ["", "", "2024", "", "2023"],
             ["", "Investing:", "", "", ""],
             ["Business combinations", "$", "(40)", "$", "12"],
             ["Purchases of marketable", "securities", "226", "", "—"],
             ["Total", "$", "186", "$", "12"],
-        ]
+        ],
+        1,
     )
     assert fold_symbol_columns(spilled).grid() == [
         ["", "2024", "2023"],
@@ -118,7 +102,9 @@ def test_a_long_label_cut_into_the_sign_column_goes_back_to_the_stub() -> None:
         ["Purchases of marketable securities", "226", "—"],
         ["Total", "$ 186", "$ 12"],
     ]
-    words = table([["", "", "2024"], ["Cash", "$", "4"], ["Notes", "held", "5"], ["Debt", "due", "6"]])
+    words = table_of_rows(
+        [["", "", "2024"], ["Cash", "$", "4"], ["Notes", "held", "5"], ["Debt", "due", "6"]], 1
+    )
     assert fold_symbol_columns(words).n_cols == 3
 
 

@@ -13,12 +13,13 @@ import pymupdf
 import pytest
 from support.table_pages import make_case
 from support.table_parts import norm_grid as _norm_grid
+from support.table_parts import table_of_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tables_icdar as TI  # noqa: E402
 
-from dagster_ocr.model import Cell, Table  # noqa: E402
+from dagster_ocr.model import Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
 
@@ -42,22 +43,8 @@ def test_a_period_head_stacked_over_two_lines_is_one_header_row(seed: int) -> No
     assert _norm_grid(table.grid()) == _norm_grid(truth.merged)
 
 
-def _cell(r: int, c: int, text: str) -> Cell:
-    return Cell(row=r, col=c, text=text, page_index=0, is_header=r < 2)
-
-
 def _table(rows: list[list[str]]) -> Table:
-    cells = [_cell(r, c, t) for r, row in enumerate(rows) for c, t in enumerate(row) if t]
-    return Table(
-        table_id="t0",
-        bbox=(50.0, 100.0, 500.0, 400.0),
-        first_page_index=0,
-        last_page_index=0,
-        n_rows=len(rows),
-        n_cols=len(rows[0]),
-        cells=cells,
-        header_rows=2,
-    )
+    return table_of_rows(rows, 2)
 
 
 def test_stacked_lines_of_a_period_join_per_column() -> None:
