@@ -417,18 +417,17 @@ def _labels_into_stub(
     gutter between the stub and the signs. Left there, the column held more than signs and no
     "$" of the table was folded into its figure. Only where the column holds signs on as many rows
     as words, every word cell one column wide and without a digit."""
-    rows = range(table.header_rows, table.n_rows)
-    signs = [r for r in rows if text(r, 1) in _LEADING]
-    words = [r for r in rows if text(r, 1) and text(r, 1) not in _LEADING]
+    col = {r: text(r, 1) for r in range(table.header_rows, table.n_rows)}
+    signs = [r for r, t in col.items() if t in _LEADING]
+    words = [r for r, t in col.items() if t and t not in _LEADING]
     if not words or len(signs) < max(2, len(words)):
         return
     if any(
-        by_pos[(r, 1)].col_span > 1
-        or not _WORD_RE.search(text(r, 1))
-        or any(ch.isdigit() for ch in text(r, 1))
+        by_pos[(r, 1)].col_span > 1 or not _WORD_RE.search(col[r]) or any(ch.isdigit() for ch in col[r])
         for r in words
     ):
         return
+    joined: list[Cell] = []
     for r in words:
         cell = by_pos.pop((r, 1))
         stub = by_pos.get((r, 0))
@@ -439,7 +438,8 @@ def _labels_into_stub(
         stub.text = f"{stub.text.rstrip()} {cell.text.strip()}"
         if stub.bbox is not None and cell.bbox is not None:
             stub.bbox = _union([stub.bbox, cell.bbox])
-        table.cells = [c for c in table.cells if c is not cell]
+        joined.append(cell)
+    table.cells = [c for c in table.cells if not any(c is j for j in joined)]
 
 
 def _fold_target(texts: list[str]) -> str | None:

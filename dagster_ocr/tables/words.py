@@ -370,10 +370,14 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
             continue
         # the heads of the columns right of the stub (the stub's head starts at the table's left)
         cells = [(ch[0].x0, ch[-1].x1) for ch in chunks if ch[0].x0 > left + 3.0]
-        if len(cells) < 2 or not _heads_every_column(area[k + 1 :], cells):
+        if len(cells) < 2:
             continue
         over = lambda x0, x1, cells=cells: _centred_over_group(x0, x1, cells)  # noqa: E731
-        if any(over(ch[0].x0, ch[-1].x1) for ln in area[:k] for ch in ln.chunks):
+        # the few phrases above first; the body's every chunk only where one of them heads a group
+        # (the gutter finder runs for each line the area finder weighs)
+        if any(over(ch[0].x0, ch[-1].x1) for ln in area[:k] for ch in ln.chunks) and _heads_every_column(
+            area[k + 1 :], cells
+        ):
             return _without_heads(area, k, over)
     return area
 
