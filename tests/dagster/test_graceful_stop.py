@@ -290,7 +290,13 @@ RUN_WORKER = textwrap.dedent(
         root = Path(sys.argv[1])
         rec, _ = DocumentStore(root / "data" / "store").register(root / "scan.pdf")
         defs = build_definitions(root / "data", root / "w.duckdb")
-        instance = dg.DagsterInstance.ephemeral()
+        # a run worker's instance is persistent (DAGSTER_HOME's SQLite files or PostgreSQL), and so
+        # is this one: the ephemeral instance keeps its runs in one shared-cache in-memory SQLite
+        # database, where a read cut short by the interrupt (the step's run-tag write, landing on
+        # the signal) keeps a table lock until its cursor is collected, and the run's FAILURE
+        # event then failed with "database table is locked: runs" (one clean-clone CI run in many)
+        (root / "dagster_home").mkdir()
+        instance = dg.DagsterInstance.local_temp(str(root / "dagster_home"))
         key = partition_key(rec.file_name, rec.doc_id)
         instance.add_dynamic_partitions("documents", [key])
         result = defs.resolve_job_def("ingest_document").execute_in_process(
