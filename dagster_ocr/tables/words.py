@@ -469,6 +469,55 @@ def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int,
     return runs
 
 
+#: a currency sign that opens a figure's cell, set apart at the cell's left ("$ 30,950")
+_OPENING_SIGNS = _LEADING - {"("}
+#: a nil figure ("$ —")
+_NIL = frozenset({"—", "–", "-"})
+
+
+def _opens_sign_cells(area: list[_TextLine], x: float) -> bool:
+    """Whether a clear run too narrow for a gutter, ending at ``x``, is one all the same: two lines
+    or more have a currency sign beginning there, set apart before a figure.
+
+    A statement of many columns sets each column's "$" at its left edge, a few points after the
+    figure of the column before ("4,002 $ 18,110", "(131,734) $ —" where the parenthesis hangs
+    out): on the rows that carry signs the gutter is that space alone, no wider than a word space
+    on some, and the columns ran together. A leading sign before a figure begins a cell wherever
+    it stands; two lines with one at the same place are a column's signs, not a phrase's."""
+    signs = 0
+    for ln in area:
+        ws = ln.words
+        for k, w in enumerate(ws[:-1]):
+            nxt = ws[k + 1].text
+            if w.text in _OPENING_SIGNS and x - 1.0 <= w.x0 <= x + 1.5 and (_is_num(nxt) or nxt in _NIL):
+                signs += 1
+                break
+    return signs >= 2
+
+
+def _inside_figures(area: list[_TextLine], x: float) -> bool:
+    """Whether the words crossing ``x`` are figures set right with figures right of ``x``: the run
+    of space they cross is the inside of one column of figures set right, not a gutter.
+
+    A sparse column of short figures under a wide head ("4", "—", "(5)" under "Current Marketable
+    Securities") leaves clear space between the head's end and the figures' left, crossed by the
+    one long figure ("1,228") alone: fewer lines than may cross a gutter, and the column was cut
+    in two, a column per figure width."""
+    crossing = [w for ln in area for w in ln.words if w.x0 < x < w.x1]
+    if not crossing or not all(_is_num(w.text) for w in crossing):
+        return False
+    return all(
+        sum(
+            1
+            for ln in area
+            for v in ln.words
+            if v.x0 > x and abs(v.x1 - w.x1) <= 1.0 and (_is_num(v.text) or v.text in _NIL)
+        )
+        >= 2
+        for w in crossing
+    )
+
+
 def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     """Column boundaries: x ranges that (almost) no word of the area covers, wide enough to be gutters."""
     area = [ln for ln in area if not ln.label] or area
@@ -487,7 +536,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             j = i
             while j < n and cover[j] <= limit:
                 j += 1
-            if i > 0 and j < n and (j - i) >= s.min_col_gap * h:
+            if i > 0 and j < n and ((j - i) >= s.min_col_gap * h or _opens_sign_cells(area, x0 + j)):
                 # inside the gutter, the position with the fewest crossings: of words, then of
                 # phrases (a header cell wider than its figures reaches into the gutter, and the
                 # space between two of its words must not be where the columns part)
@@ -495,6 +544,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                     phrases = _column_cover(area, x0, n, chunks=True)
                 for a, b in _clear_runs(cover, i, j, s.min_col_gap * h):
                     best = min(range(a, b), key=lambda k: (cover[k], phrases[k], abs(k - (a + b) / 2)))
+                    if cover[best] and _inside_figures(area, x0 + best + 0.5):
+                        continue
                     bounds.append(x0 + best + 0.5)
             i = j
         else:
