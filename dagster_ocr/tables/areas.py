@@ -240,14 +240,16 @@ def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextL
     area of two tables and their notes, the notes' words cut into its columns. A line that runs a
     sentence across two gutters of the grid of figures above it (most of whose lines end in a
     figure) ends the table; the lines after it up to the next line of cells (two chunks or more, no
-    sentence among them: the next table's head) are text, and the rest is read again."""
+    sentence among them: the next table's head) are text, and the rest is read again. A line
+    whose grid above is not yet one of figures (a section's label under the heads, "Cash flows
+    from investing activities:") is passed over: notes further down still end the table."""
     for i in range(s.min_rows, len(area)):
         ln = area[i]
         if ln.label or _ends_in_figure(ln) or not any(map(_sentence, ln.chunks)):
             continue
         grid = area[:i]
         if 2 * sum(map(_ends_in_figure, grid)) < len(grid):
-            return [area]
+            continue  # a section's label under the heads is no note: the grid has not begun
         gutters = _column_bounds(grid, s)[1:-1]
         if not any(_sentence_across(ch, gutters) for ch in ln.chunks):
             continue

@@ -1,8 +1,9 @@
 """Statements of many figure columns set close together (issue 37): each column's "$" a few points
 after the figure of the column before, and sparse columns of short figures under wide heads. The
 generated class ``wide_statement`` (tests/support/table_pages.py): tune seeds read wrong before
-``tables.words._opens_sign_cells`` and ``tables.words._inside_figures``, and the two rules on lines
-placed by hand."""
+``tables.words._opens_sign_cells``, ``_inside_figures`` and ``_after_signs`` and
+``tables.areas._split_at_notes``' reading on past a section's label, and the rules on lines placed
+by hand."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.words import _inside_figures, _norm, _opens_sign_cells, _TextLine, _Word  # noqa: E402
+from dagster_ocr.tables.words import (  # noqa: E402
+    _after_signs,
+    _inside_figures,
+    _norm,
+    _opens_sign_cells,
+    _TextLine,
+    _Word,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +36,9 @@ from dagster_ocr.tables.words import _inside_figures, _norm, _opens_sign_cells, 
         (32, "a '$' 4-5 points after the figure before"),
         (11, "a sparse column of short figures under a wide head"),
         (56, "a sparse column of short figures under a wide head"),
+        (41, "a gutter set inside a wide head's word, a point from its column's '$'"),
+        (69, "a gutter set inside a wide head's word, a point from its column's '$'"),
+        (44, "notes under the grid, a section's label under the heads"),
     ],
 )
 def test_a_wide_statement_reads_cell_for_cell(seed: int, why: str) -> None:
@@ -67,3 +78,20 @@ def test_a_run_crossed_by_a_figure_set_right_with_the_figures_beside_it_is_insid
     assert not _inside_figures([_line(("Adjusted", 190.0, 224.8)), *column[1:]], 213.0)
     apart = [_line(("1,228", 204.7, 224.8)), _line(("4", 230.0, 234.5)), _line(("(5)", 240.0, 250.8))]
     assert not _inside_figures(apart, 213.0)
+
+
+def test_a_gutter_crossed_on_whole_points_goes_right_of_the_column_signs() -> None:
+    """A "$" ending at 339.6 and a head beginning at 340.7: the point cells both touch read as
+    covered, the sliver between them is where the columns part. A sliver after a head's word (a
+    group's head over it and the next column) or a run no sliver of which is clear keeps the place
+    it was given."""
+    lines = [
+        _line(("$", 335.9, 339.6), ("74,111", 360.0, 380.6)),
+        _line(("Unrealized", 340.7, 375.7)),
+        _line(("Gains", 348.9, 367.6)),
+    ]
+    assert 339.6 < _after_signs(lines, 339.0, 349.0, 345.0, 1) < 340.7
+    group = [_line(("Average", 271.0, 300.6)), _line(("target", 247.6, 268.4), ("Annual", 284.4, 309.8))]
+    assert _after_signs(group, 268.0, 284.0, 276.0, 1) == 276.0
+    crossed = [_line(("Adjusted", 334.4, 368.7)), _line(("Cost", 342.7, 360.4))]
+    assert _after_signs(crossed, 361.0, 365.0, 363.5, 1) == 363.5
