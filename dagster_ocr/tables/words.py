@@ -475,24 +475,30 @@ _OPENING_SIGNS = _LEADING - {"("}
 _NIL = frozenset({"—", "–", "-"})
 
 
-def _opens_sign_cells(area: list[_TextLine], x: float) -> bool:
-    """Whether a clear run too narrow for a gutter, ending at ``x``, is one all the same: two lines
-    or more have a currency sign beginning there, set apart before a figure.
+def _opens_sign_cells(area: list[_TextLine], lo: float, x: float, gap: float) -> bool:
+    """Whether a clear run ``lo..x`` too narrow for a gutter is one all the same: two lines or more
+    have a currency sign beginning at ``x``, set apart before a figure, and on one of them at least
+    the word before the sign ends less than a gutter (``gap``) before the run: the run is the space
+    between a figure and the sign, narrowed further by what hangs out of other lines ("(447)").
 
     A statement of many columns sets each column's "$" at its left edge, a few points after the
     figure of the column before ("4,002 $ 18,110", "(131,734) $ —" where the parenthesis hangs
     out): on the rows that carry signs the gutter is that space alone, no wider than a word space
     on some, and the columns ran together. A leading sign before a figure begins a cell wherever
-    it stands; two lines with one at the same place are a column's signs, not a phrase's."""
+    it stands; two lines with one at the same place are a column's signs, not a phrase's. A run
+    bounded on the left by other lines only (signs set a space before figures of different widths,
+    "$ 6,333" under "$ 190,134", all set right) lies inside one column."""
     signs = 0
+    bounded = False
     for ln in area:
         ws = ln.words
         for k, w in enumerate(ws[:-1]):
             nxt = ws[k + 1].text
             if w.text in _OPENING_SIGNS and x - 1.0 <= w.x0 <= x + 1.5 and (_is_num(nxt) or nxt in _NIL):
                 signs += 1
+                bounded = bounded or (k > 0 and ws[k - 1].x1 > lo - gap)
                 break
-    return signs >= 2
+    return signs >= 2 and bounded
 
 
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
@@ -562,7 +568,13 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             j = i
             while j < n and cover[j] <= limit:
                 j += 1
-            if i > 0 and j < n and ((j - i) >= s.min_col_gap * h or _opens_sign_cells(area, x0 + j)):
+            if (
+                i > 0
+                and j < n
+                and (
+                    (j - i) >= s.min_col_gap * h or _opens_sign_cells(area, x0 + i, x0 + j, s.min_col_gap * h)
+                )
+            ):
                 # inside the gutter, the position with the fewest crossings: of words, then of
                 # phrases (a header cell wider than its figures reaches into the gutter, and the
                 # space between two of its words must not be where the columns part)
