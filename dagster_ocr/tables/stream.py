@@ -474,8 +474,11 @@ def _one_column(
     body = [
         lc for k, (ln, lc) in enumerate(zip(area, line_cells, strict=True)) if k not in heads and not ln.label
     ]
+    # a column of signs ("$") is its own (folded into its figures' later): one with an empty body
+    # beside it is not the head's over-wide part of the sign, but of the figures on its other side
+    signs = _sign_columns(body, len(edges) - 1)
     for c in range(1, len(edges) - 2):
-        if any(c in lc and c + 1 in lc for lc in body):
+        if c in signs or any(c in lc and c + 1 in lc for lc in body):
             continue
         one = False
         for k in heads:

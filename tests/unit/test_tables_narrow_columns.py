@@ -2,8 +2,8 @@
 after the figure of the column before, and sparse columns of short figures under wide heads. The
 generated class ``wide_statement`` (tests/support/table_pages.py): tune seeds read wrong before
 ``tables.words._opens_sign_cells``, ``_inside_figures`` and ``_after_signs`` and
-``tables.areas._split_at_notes``' reading on past a section's label, and the rules on lines placed
-by hand."""
+``tables.areas._split_at_notes``' reading on past a section's label, ``tables.stream._one_column``
+leaving sign columns alone, and the rules on lines placed by hand."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ from dagster_ocr.tables.words import (  # noqa: E402
         (41, "a gutter set inside a wide head's word, a point from its column's '$'"),
         (69, "a gutter set inside a wide head's word, a point from its column's '$'"),
         (44, "notes under the grid, a section's label under the heads"),
+        (19, "a head wider than its figures, its over-wide part joined to the '$' column"),
+        (23, "a head wider than its figures, its over-wide part joined to the '$' column"),
     ],
 )
 def test_a_wide_statement_reads_cell_for_cell(seed: int, why: str) -> None:
