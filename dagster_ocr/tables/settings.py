@@ -63,7 +63,11 @@ class TableSettings(BaseModel):
         "cells (an inter-word space is about 0.2 line heights).",
     )
     min_col_gap: float = Field(
-        0.35, description="Minimum width of a column gutter, in median line heights of the table."
+        0.35,
+        description="Minimum width of a column gutter, in median line heights of the table. A narrower "
+        "run is a gutter where two lines or more set a currency sign before a figure at its right end, "
+        "a figure ending less than this before it on one of them (a statement's '$' column a few "
+        "points after the column before).",
     )
     span_tolerance: float = Field(
         0.12,
