@@ -19,6 +19,7 @@ from dagster_ocr.tables.words import (
     _SIGNS,
     _column_bounds,
     _column_cover,
+    _figure_or_nil,
     _is_num,
     _reads_rtl,
     _TextLine,
@@ -175,7 +176,7 @@ def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> l
             and above.x1 + gap < ln.x0
             and below.x1 + gap < ln.x0
             and 0.7 * tall <= above.y1 - above.y0 <= 1.4 * tall
-            and all(_is_num(t := _words_text(ch)) or _NIL_RE.match(t) for ch in ln.chunks)
+            and all(_figure_or_nil(_words_text(ch)) for ch in ln.chunks)
         ):
             out[-1] = _TextLine(
                 sorted([*above.words, *ln.words], key=lambda w: w.x0),
@@ -190,7 +191,7 @@ def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> l
 def _ends_in_figure(ln: _TextLine) -> bool:
     """Whether the line's last chunk is a figure or a nil's dash (a row of a table of figures)."""
     last = _words_text(ln.chunks[-1])
-    return _is_num(last) or bool(_NIL_RE.match(last))
+    return _figure_or_nil(last)
 
 
 def _without_notes(area: list[_TextLine], s: TableSettings) -> list[_TextLine]:
@@ -268,8 +269,6 @@ _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
 #: a period heading a column: a year, alone or after a few words and a day ("December 31, 2023",
 #: "Fiscal 2024")
 _PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)\d\d$")
-#: a nil figure: a dash where a statement has no amount ("—"); it fills a cell as a figure does
-_NIL_RE = re.compile(r"^[—–-]{1,3}$")
 #: a word: three letters in a row (a variable of math is one or two, with primes or indices)
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 #: two years set against each other ("2023 vs. 2022", "2023-2022"): a change column's head
@@ -356,7 +355,7 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     if ln.x1 > max(x.x1 for x in rows) + 2 * h:
         return False
     # a nil ("-", "—") fills a cell as a figure does: a section's first row may have no amount
-    figures = [t for ch in ln.chunks[1:] if _is_num(t := _words_text(ch)) or _NIL_RE.match(t)]
+    figures = [t for ch in ln.chunks[1:] if _figure_or_nil(t := _words_text(ch))]
     if not figures or all(_YEAR_RE.match(t) for t in figures):
         return False
     # a cell may reach into a gutter (a longer stub), not across it into the next column

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dagster_ocr.model import Cell, Line, Table
-from dagster_ocr.tables.areas import _NIL_RE, _WORD_RE
+from dagster_ocr.tables.areas import _WORD_RE
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.words import _LEADING, _TRAILING, _bands, _is_num, _Word, _years_and_signs
+from dagster_ocr.tables.words import _LEADING, _NIL_RE, _TRAILING, _bands, _is_num, _Word, _years_and_signs
 
 #: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
 _UNITS_RE = re.compile(

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Callable
 
 from dagster_ocr.model import BBox
-from dagster_ocr.tables.areas import _NIL_RE, _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
+from dagster_ocr.tables.areas import _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
@@ -25,6 +25,7 @@ from dagster_ocr.tables.words import (
     _clean,
     _column_bounds,
     _column_cover,
+    _figure_or_nil,
     _is_num,
     _text_lines,
     _TextLine,
@@ -117,9 +118,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             # lower line of it): the body has begun, the label is no line of the stub's head
             return False
         # a dash stands for a nil figure: a row of them is a data row
-        return not any(
-            _is_num(t) or _NIL_RE.match(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws))
-        )
+        return not any(_figure_or_nil(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws)))
 
     n_head = 0
     headless = _label_opens_body(area, line_cells)

@@ -471,8 +471,12 @@ def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int,
 
 #: a currency sign that opens a figure's cell, set apart at the cell's left ("$ 30,950")
 _OPENING_SIGNS = _LEADING - {"("}
-#: a nil figure ("$ —")
-_NIL = frozenset({"—", "–", "-"})
+#: a nil figure: a dash where a statement has no amount ("$ —"); it fills a cell as a figure does
+_NIL_RE = re.compile(r"^[—–-]{1,3}$")
+
+
+def _figure_or_nil(text: str) -> bool:
+    return _is_num(text) or bool(_NIL_RE.match(text))
 
 
 def _opens_sign_cells(area: list[_TextLine], lo: float, x: float, gap: float) -> bool:
@@ -494,7 +498,7 @@ def _opens_sign_cells(area: list[_TextLine], lo: float, x: float, gap: float) ->
         ws = ln.words
         for k, w in enumerate(ws[:-1]):
             nxt = ws[k + 1].text
-            if w.text in _OPENING_SIGNS and x - 1.0 <= w.x0 <= x + 1.5 and (_is_num(nxt) or nxt in _NIL):
+            if w.text in _OPENING_SIGNS and x - 1.0 <= w.x0 <= x + 1.5 and _figure_or_nil(nxt):
                 signs += 1
                 bounded = bounded or (k > 0 and ws[k - 1].x1 > lo - gap)
                 break
@@ -517,7 +521,7 @@ def _inside_figures(area: list[_TextLine], x: float) -> bool:
             1
             for ln in area
             for v in ln.words
-            if v.x0 > x and abs(v.x1 - w.x1) <= 1.0 and (_is_num(v.text) or v.text in _NIL)
+            if v.x0 > x and abs(v.x1 - w.x1) <= 1.0 and _figure_or_nil(v.text)
         )
         >= 2
         for w in crossing
