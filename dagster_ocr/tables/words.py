@@ -514,7 +514,8 @@ def _inside_figures(area: list[_TextLine], x: float) -> bool:
     one long figure ("1,228") alone: fewer lines than may cross a gutter, and the column was cut
     in two, a column per figure width."""
     crossing = [w for ln in area for w in ln.words if w.x0 < x < w.x1]
-    if not crossing or not all(_is_num(w.text) for w in crossing):
+    # a figure, not two read as one word across the gutter ("11 156,643": a space in it)
+    if not crossing or not all(_is_num(w.text) and len(w.text.split()) == 1 for w in crossing):
         return False
     return all(
         sum(

@@ -91,6 +91,13 @@ def test_a_run_crossed_by_a_figure_set_right_with_the_figures_beside_it_is_insid
     assert not _inside_figures([_line(("Adjusted", 190.0, 224.8)), *column[1:]], 213.0)
     apart = [_line(("1,228", 204.7, 224.8)), _line(("4", 230.0, 234.5)), _line(("(5)", 240.0, 250.8))]
     assert not _inside_figures(apart, 213.0)
+    # two figures read as one word across a gutter (a space between them) are no figure set right
+    joined = [
+        _line(("11 156,643", 266.0, 308.0)),
+        _line(("167,108", 278.7, 308.0)),
+        _line(("61", 299.6, 308.0)),
+    ]
+    assert not _inside_figures(joined, 277.0)
 
 
 def test_a_gutter_crossed_on_whole_points_goes_right_of_the_column_signs() -> None:
