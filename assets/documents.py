@@ -82,7 +82,7 @@ class _TextProgressLog:
     ):
         self.context = context
         self.seconds = seconds
-        self.on_open = on_open  # called once with the page count, as the stage opens the document
+        self.on_open = on_open  # called once with the page count, at the first report (after page 1)
         self.last: TextProgress | None = None
         self._logged_at = time.monotonic()
 
