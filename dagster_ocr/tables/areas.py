@@ -244,12 +244,13 @@ def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextL
     sentence among them: the next table's head) are text, and the rest is read again. A line
     whose grid above is not yet one of figures (a section's label under the heads, "Cash flows
     from investing activities:") is passed over: notes further down still end the table."""
+    ends = list(itertools.accumulate(map(_ends_in_figure, area), initial=0))  # lines ending in a figure, by i
     for i in range(s.min_rows, len(area)):
         ln = area[i]
-        if ln.label or _ends_in_figure(ln) or not any(map(_sentence, ln.chunks)):
+        if ln.label or ends[i + 1] > ends[i] or not any(map(_sentence, ln.chunks)):
             continue
         grid = area[:i]
-        if 2 * sum(map(_ends_in_figure, grid)) < len(grid):
+        if 2 * ends[i] < i:
             continue  # a section's label under the heads is no note: the grid has not begun
         gutters = _column_bounds(grid, s)[1:-1]
         if not any(_sentence_across(ch, gutters) for ch in ln.chunks):

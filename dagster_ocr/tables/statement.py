@@ -439,7 +439,8 @@ def _labels_into_stub(
         if stub.bbox is not None and cell.bbox is not None:
             stub.bbox = _union([stub.bbox, cell.bbox])
         joined.append(cell)
-    table.cells = [c for c in table.cells if not any(c is j for j in joined)]
+    gone = {id(c) for c in joined}
+    table.cells = [c for c in table.cells if id(c) not in gone]
 
 
 def _fold_target(texts: list[str]) -> str | None:

@@ -479,11 +479,24 @@ def _figure_or_nil(text: str) -> bool:
     return _is_num(text) or bool(_NIL_RE.match(text))
 
 
-def _opens_sign_cells(area: list[_TextLine], lo: float, x: float, gap: float) -> bool:
+def _sign_starts(area: list[_TextLine]) -> list[tuple[int, float, float | None]]:
+    """The currency signs of ``area`` set apart before a figure or a nil: (line, the sign's left,
+    the right of the word before it on its line, None at the line's start). Read once a gutter
+    search (``_column_bounds``), where a narrow run asks for them (``_opens_sign_cells``)."""
+    return [
+        (k, w.x0, ln.words[i - 1].x1 if i else None)
+        for k, ln in enumerate(area)
+        for i, (w, nxt) in enumerate(itertools.pairwise(ln.words))
+        if w.text in _OPENING_SIGNS and _figure_or_nil(nxt.text)
+    ]
+
+
+def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x: float, gap: float) -> bool:
     """Whether a clear run ``lo..x`` too narrow for a gutter is one all the same: two lines or more
-    have a currency sign beginning at ``x``, set apart before a figure, and on one of them at least
-    the word before the sign ends less than a gutter (``gap``) before the run: the run is the space
-    between a figure and the sign, narrowed further by what hangs out of other lines ("(447)").
+    have a currency sign beginning at ``x``, set apart before a figure (``signs``:
+    ``_sign_starts``), and on one of them at least the word before the sign ends less than a
+    gutter (``gap``) before the run: the run is the space between a figure and the sign, narrowed
+    further by what hangs out of other lines ("(447)").
 
     A statement of many columns sets each column's "$" at its left edge, a few points after the
     figure of the column before ("4,002 $ 18,110", "(131,734) $ —" where the parenthesis hangs
@@ -492,17 +505,13 @@ def _opens_sign_cells(area: list[_TextLine], lo: float, x: float, gap: float) ->
     it stands; two lines with one at the same place are a column's signs, not a phrase's. A run
     bounded on the left by other lines only (signs set a space before figures of different widths,
     "$ 6,333" under "$ 190,134", all set right) lies inside one column."""
-    signs = 0
+    lines: set[int] = set()
     bounded = False
-    for ln in area:
-        ws = ln.words
-        for k, w in enumerate(ws[:-1]):
-            nxt = ws[k + 1].text
-            if w.text in _OPENING_SIGNS and x - 1.0 <= w.x0 <= x + 1.5 and _figure_or_nil(nxt):
-                signs += 1
-                bounded = bounded or (k > 0 and ws[k - 1].x1 > lo - gap)
-                break
-    return signs >= 2 and bounded
+    for k, sign_x0, before in signs:
+        if k not in lines and x - 1.0 <= sign_x0 <= x + 1.5:  # a line's first sign there
+            lines.add(k)
+            bounded = bounded or (before is not None and before > lo - gap)
+    return len(lines) >= 2 and bounded
 
 
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
@@ -566,6 +575,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     area = _over_groups(area)
     cover = _column_cover(area, x0, n)
     phrases: list[int] | None = None
+    signs: list[tuple[int, float, float | None]] | None = None
     bounds: list[float] = []
     i = 0
     while i < n:
@@ -573,12 +583,13 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             j = i
             while j < n and cover[j] <= limit:
                 j += 1
+            wide = (j - i) >= s.min_col_gap * h
+            if not wide and 0 < i and j < n and signs is None:
+                signs = _sign_starts(area)
             if (
                 i > 0
                 and j < n
-                and (
-                    (j - i) >= s.min_col_gap * h or _opens_sign_cells(area, x0 + i, x0 + j, s.min_col_gap * h)
-                )
+                and (wide or (signs and _opens_sign_cells(signs, x0 + i, x0 + j, s.min_col_gap * h)))
             ):
                 # inside the gutter, the position with the fewest crossings: of words, then of
                 # phrases (a header cell wider than its figures reaches into the gutter, and the

@@ -24,6 +24,7 @@ from dagster_ocr.tables.words import (  # noqa: E402
     _inside_figures,
     _norm,
     _opens_sign_cells,
+    _sign_starts,
     _TextLine,
     _Word,
 )
@@ -64,11 +65,15 @@ def test_a_narrow_run_is_a_gutter_only_before_a_column_of_signs_before_figures()
         _line(("1,051", 150.0, 172.0), ("$", 176.0, 180.5), ("1,515", 190.0, 212.0)),
         _line(("(43,962)", 146.0, 174.0), ("$", 176.0, 180.5), ("—", 205.0, 212.0)),
     ]
-    assert _opens_sign_cells(two, 174.0, 176.0, 4.0)
-    assert not _opens_sign_cells(two[:1], 174.0, 176.0, 4.0)  # one sign alone: a phrase's, maybe
-    assert not _opens_sign_cells(two, 164.0, 166.0, 4.0)  # no sign begins there
+    assert _opens_sign_cells(_sign_starts(two), 174.0, 176.0, 4.0)
+    assert not _opens_sign_cells(
+        _sign_starts(two[:1]), 174.0, 176.0, 4.0
+    )  # one sign alone: a phrase's, maybe
+    assert not _opens_sign_cells(_sign_starts(two), 164.0, 166.0, 4.0)  # no sign begins there
     words = [_line(("cost", 150.0, 166.0), ("$", 176.0, 180.5), ("millions", 184.0, 212.0)) for _ in range(2)]
-    assert not _opens_sign_cells(words, 166.0, 176.0, 4.0)  # a sign before a word ("in $ millions")
+    assert not _opens_sign_cells(
+        _sign_starts(words), 166.0, 176.0, 4.0
+    )  # a sign before a word ("in $ millions")
     # signs a space before figures set right in one column ("$ 6,333" under "$ 190,134"): the run
     # before them is bounded by the other lines' sign, not by a word before them
     column = [
@@ -76,10 +81,10 @@ def test_a_narrow_run_is_a_gutter_only_before_a_column_of_signs_before_figures()
         _line(("30.9%", 200.0, 222.0), ("$", 259.7, 263.9), ("9,861", 268.1, 289.1)),
         _line(("71.8%", 200.0, 222.0), ("$", 251.3, 255.5), ("190,134", 259.7, 289.1)),
     ]
-    assert not _opens_sign_cells(column, 255.5, 259.7, 4.0)
+    assert not _opens_sign_cells(_sign_starts(column), 255.5, 259.7, 4.0)
     # a parenthesis hanging out of another row narrows the run further: still the signs' gutter
     hung = [*two, _line(("(447)", 150.0, 175.0))]
-    assert _opens_sign_cells(hung, 175.0, 176.0, 4.0)
+    assert _opens_sign_cells(_sign_starts(hung), 175.0, 176.0, 4.0)
 
 
 def test_a_run_crossed_by_a_figure_set_right_with_the_figures_beside_it_is_inside_a_column() -> None:
