@@ -293,7 +293,7 @@ def _short_continuation(
     if not _ends_page_before(g, page.index, per_page):
         return None
     a, pa = prev.page_index, pages[prev.page_index]
-    if not _gap_ok(lines[a], pa, regions[a], prev.bbox[3], pa.height, set(), 1, s):
+    if not _gap_ok(lines[a], pa, regions[a], prev.bbox[3], pa.height, set(), 1, s, (lines[page.index], page)):
         return None  # text after the table: it ends on its page
     top = per_page[page.index][0].bbox[1] if per_page[page.index] else math.inf
     lo = page.height * s.margin_fraction

@@ -16,6 +16,14 @@ from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
 from dagster_ocr.tables.words import _LEADING, _is_num, _norm
 
 
+def _running_key(ln: Line, page: Page) -> tuple[str, int]:
+    """What a line printed at the same place on every page keeps from page to page: its words,
+    and where it stands (the page height in 1% steps). Its figures too: a statistic under each
+    table ("chi2 = 484.6, p < 0.0005") stands where the next page's does with other figures, and
+    is each table's own (a page number changing from page to page is in the margin bands)."""
+    return " ".join(ln.text.split()).casefold(), round(100 * (ln.bbox[1] + ln.bbox[3]) / 2 / page.height)
+
+
 def _gap_ok(
     lines: list[Line],
     page: Page,
@@ -25,15 +33,28 @@ def _gap_ok(
     skip: set[int],
     relax: int,
     s: TableSettings,
+    other: tuple[list[Line], Page] | None = None,
 ) -> bool:
-    """True when only furniture or a few short lines lie between y_from and y_to on the page."""
+    """True when only furniture or a few short lines lie between y_from and y_to on the page.
+
+    Furniture is what lies in the margin bands, and, with ``other`` (the lines of the page before
+    or after, and that page), a line printed there too at the same height with the same words:
+    a running footnote or legend ("Abbreviations: ...") repeated on every page of a long table,
+    however long, is no text that ends the table."""
     lo, hi = page.height * s.margin_fraction, page.height * (1 - s.margin_fraction)
+    running: set[tuple[str, int]] = set()
+    if other is not None:
+        for ln in other[0]:
+            text, at = _running_key(ln, other[1])
+            running.update((text, at + d) for d in (-1, 0, 1))
     count = 0
     for i, ln in enumerate(lines):
         if i in skip or not outside(ln.bbox, regions):
             continue
         cy = (ln.bbox[1] + ln.bbox[3]) / 2
         if not (y_from <= cy <= y_to) or cy < lo or cy > hi:
+            continue
+        if running and _running_key(ln, page) in running:
             continue
         if len(ln.text.strip()) > s.max_gap_line_chars * relax:
             return False
@@ -110,10 +131,9 @@ def _placed_as_continuation(
     continued = bool(b.caption and _CONTINUED_RE.search(b.caption))
     relax = s.continued_relax_factor if continued else 1
     pa, pb = pages[a.page_index], pages[b.page_index]
-    below_a = _gap_ok(lines[a.page_index], pa, regions[a.page_index], a.bbox[3], pa.height, set(), relax, s)
-    above_b = _gap_ok(
-        lines[b.page_index], pb, regions[b.page_index], 0.0, b.bbox[1], set(b.caption_lines), relax, s
-    )
+    la, lb = lines[a.page_index], lines[b.page_index]
+    below_a = _gap_ok(la, pa, regions[a.page_index], a.bbox[3], pa.height, set(), relax, s, (lb, pb))
+    above_b = _gap_ok(lb, pb, regions[b.page_index], 0.0, b.bbox[1], set(b.caption_lines), relax, s, (la, pa))
     # A fresh caption that is not a continuation ("Table 5" under "Table 4") starts a new table.
     if b.caption and not continued and a.caption and _norm(a.caption) != _norm(b.caption):
         return False

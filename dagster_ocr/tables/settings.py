@@ -173,7 +173,10 @@ class TableSettings(BaseModel):
         3, description="Max non-furniture lines allowed between a table and the page edge for a merge."
     )
     max_gap_line_chars: int = Field(
-        60, description="Lines longer than this between two parts count as body text and block a merge."
+        60,
+        description="Lines longer than this between two parts count as body text and block a merge "
+        "(a line printed at the same height with the same words on the other page, a running legend, "
+        "does not count at all).",
     )
     continued_relax_factor: int = Field(
         2, description="With a 'continued' caption, the gap limits above are multiplied by this."

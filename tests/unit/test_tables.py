@@ -658,3 +658,30 @@ def test_prose_set_in_drawn_boxes_is_not_a_table_but_a_table_of_descriptions_is(
     tables = extract_tables(pdf, list(iter_pages(pdf, settings=TextSettings())), TableSettings())
     assert [t.first_page_index for t in tables] == [1]  # the cards' text stays running text
     assert [c.text for c in tables[0].cells if c.row == 0] == ["Requirement", "Description"]
+
+
+LEGEND = 'Abbreviations: "SCH" = Schedule, "CSCN" = Controlled Substance Code Number, "N" = No, "Y" = Yes'
+
+
+@pytest.mark.parametrize("legend_on_both", [True, False])
+def test_a_legend_repeated_at_the_foot_of_every_page_does_not_end_the_table(legend_on_both: bool) -> None:
+    """A long line under a table on its first page is text that ends it; printed at the same place
+    on the next page too (a running legend), it is furniture and the table goes on."""
+    doc = pymupdf.open()
+    head = ["Substance", "Code", "Schedule", "Other names"]
+    pages = [
+        [[f"Substance {k}", str(7000 + k), "II", f"Name {k}"] for k in range(40)],
+        [[f"Substance {k}", str(7100 + k), "III", f"Name {k}"] for k in range(40, 52)],
+    ]
+    for n, rows in enumerate(pages):
+        pg = doc.new_page(width=612, height=792)
+        _borderless(pg, 70, [head, *rows])
+        if n == 0 or legend_on_both:
+            pg.insert_text((60, 700), LEGEND, fontsize=7)
+        pg.insert_text((480, 760), f"Page {n + 1} of 2", fontsize=8)
+    tables = extract_tables(doc, _pages(doc), TableSettings())
+    if legend_on_both:
+        assert [(t.pages, t.n_rows) for t in tables] == [([0, 1], 1 + 52)]
+        assert sum(1 for row in tables[0].grid() if row == head) == 1
+    else:  # text under the first page's table that the next page does not repeat ends it
+        assert [t.pages for t in tables] == [[0], [1]]
