@@ -45,6 +45,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     held: list[_TextLine] = []  # label lines that end the run unless the next row resumes it
     wrapped = 0  # leading pending lines that go on with a text cell of the row above
     conts: set[int] = set()  # ids of lines that go on with a wrapped row label (not bridged lines)
+    apart: set[int] = set()  # ids of held lines that go on with a cell right of the stub, set apart
     before: list[_TextLine] = []  # the last one-chunk lines outside any area
 
     def close() -> None:
@@ -80,7 +81,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 wraps = _reads_on(ln) and abs(ln.x0 - held[-1].x0) <= 3 * h
                 if _resumes(cur, ln, h, s, indented=wraps):
                     for x in held[:-1] if wraps else held:
-                        x.label = True
+                        x.label = id(x) not in apart
                     pending.extend(held)
                 else:
                     close()
@@ -111,8 +112,14 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
         left = min(x.x0 for x in cur)
         right = max(x.x1 for x in cur)
         if held:
-            if len(held) < s.max_bridge_lines and _label_line(ln, cur, h):
+            if (len(held) < s.max_bridge_lines and _label_line(ln, cur, h)) or (
+                len(held) < 4 * s.max_bridge_lines
+                and id(held[-1]) in apart
+                and _under_cell_line(ln, held[-1], h, s)
+            ):
                 held.append(ln)
+                if id(held[-2]) in apart:
+                    apart.add(id(ln))
                 continue
             close()
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
@@ -135,8 +142,14 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             pending.append(ln)
         elif len(pending) < 4 * s.max_bridge_lines and _first_label_reads_on(ln, cur, pending, h, s):
             pending.append(ln)
-        elif len(pending) < s.max_bridge_lines and _label_line(ln, cur, h):
+        elif len(pending) < s.max_bridge_lines and (
+            (under := _wrapped_cell_line(ln, cur, pending, h, s, near=False)) or _label_line(ln, cur, h)
+        ):
             held.append(ln)
+            if under:
+                # a cell's line set apart below its row (a note under a name, in a row band of its
+                # own height): it ends the table unless the next row goes on with it, as a label does
+                apart.add(id(ln))
         else:
             close()
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
@@ -353,7 +366,12 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     in_stub = indented and bool(gutters) and left < ln.x0 and ln.chunks[0][-1].x1 <= gutters[0][1]
     if len(ln.chunks) > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
         return False
-    if ln.x1 > max(x.x1 for x in rows) + 2 * h:
+    if ln.x1 > max(x.x1 for x in rows) + 2 * h and not any(
+        # a last column of text is set ragged right: a longer cell of it reaches further
+        abs(ln.chunks[-1][0].x0 - x.chunks[-1][0].x0) <= h and not _is_num(_words_text(x.chunks[-1]))
+        for x in rows
+        if len(x.chunks) == len(ln.chunks)
+    ):
         return False
     # a nil ("-", "—") fills a cell as a figure does: a section's first row may have no amount
     figures = [t for ch in ln.chunks[1:] if _figure_or_nil(t := _words_text(ch))]
@@ -395,14 +413,19 @@ def _line_gap(lines: list[_TextLine], h: float, s: TableSettings) -> float:
 
 
 def _wrapped_cell_line(
-    ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
+    ln: _TextLine,
+    cur: list[_TextLine],
+    pending: list[_TextLine],
+    h: float,
+    s: TableSettings,
+    near: bool = True,
 ) -> bool:
     """A one-chunk line that goes on with a text cell of a column right of the stub.
 
     A description column wraps its cells over lines that hold nothing else; each starts where the
     cell above starts (text is set left) and ends before the next column, close below the line
     above, under a row that holds figures. Such lines do not end the table (the row builder joins
-    them to their row, ``_continues_text``).
+    them to their row, ``_continues_text``). ``near=False``: placed so, at any distance below.
     """
     multi: list[_TextLine] = []  # the last few multi-chunk lines, oldest first
     for x in reversed(cur):
@@ -419,7 +442,13 @@ def _wrapped_cell_line(
         return False
     if _is_num(_words_text(ln.words)) or not _aligned_below(ln, multi, h):
         return False
-    return _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
+    return not near or _close_below(ln, pending[-1] if pending else cur[-1], cur[-12:], h, s)
+
+
+def _under_cell_line(ln: _TextLine, above: _TextLine, h: float, s: TableSettings) -> bool:
+    """``ln`` goes on with the one-chunk line ``above``, a cell's line: it starts where it starts
+    and follows it at a line's spacing."""
+    return len(ln.chunks) == 1 and abs(ln.x0 - above.x0) <= 0.5 * h and ln.y0 - above.y1 <= s.wrap_gap * h
 
 
 def _label_continuation(

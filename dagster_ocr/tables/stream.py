@@ -521,6 +521,16 @@ def _phrase_tail_column(
     return 1 if 0 < tails <= max(2, len(area) // 10) else None
 
 
+def _left_open(above: str, text: str) -> bool:
+    """``above`` breaks off inside a bracket that ``text`` closes ("... ethanamine (2C-" over "P)"),
+    or at a hyphen inside a word ("...-1-(2-(pyrrolidin-1-yl)ethyl)-" over "1H-benzimidazole"): a
+    name wrapped where it may break, whatever letter the line starts with."""
+    if above.count("(") > above.count(")"):
+        return text.count(")") > text.count("(")
+    # a soft hyphen marks a break inside a word by definition, a hard one only after a letter or digit
+    return above.endswith("\u00ad") or (len(above) > 1 and above[-1] == "-" and above[-2].isalnum())
+
+
 def _continues_text(
     cells: dict[int, tuple[int, list[_Word]]], prev: dict[int, tuple[int, list[_Word]]]
 ) -> bool:
@@ -528,14 +538,17 @@ def _continues_text(
 
     It fills only columns the row fills, with words, no figure; where those are text columns right
     of the stub the row holds figures elsewhere (a data row, whose figures never wrap); where it is
-    the stub alone, it reads on mid-sentence (a lower-case first letter), where a stub-only row (a
-    section label) starts with a capital.
+    the stub alone, it reads on mid-sentence (a lower-case first letter, or the rest of a name
+    broken inside a bracket or at a hyphen: ``_left_open``), where a stub-only row (a section
+    label) starts with a capital.
     """
     if not cells or len(cells) >= len(prev) or not set(cells) <= set(prev):
         return False  # it fills fewer columns than its row, all of them the row's
     if 0 in cells and len(cells) > 1:
         return False
     texts = {c: _words_text(ws) for c, (_, ws) in cells.items()}
+    if 0 in cells and _left_open(_words_text(prev[0][1]), texts[0]):
+        return True  # before the figure test: "2)" closing "(2C-T-" reads as a note's mark
     if any(_is_num(t) or _is_num(_words_text(prev[c][1])) for c, t in texts.items()):
         return False
     if 0 in cells:

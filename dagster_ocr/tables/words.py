@@ -469,6 +469,29 @@ def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int,
     return runs
 
 
+def _sparse_stub(cover: list[int], j: int, gap: float) -> float | None:
+    """Where a first column filled on few lines parts from the next: the middle of the last run
+    no word covers, at least ``gap`` wide, inside ``cover[:j]`` (the stretch from the area's left
+    edge that few enough lines cross to be a gutter), with words of two lines or more left of it.
+
+    A grouping column names its group on the group's first row and its total only ("ELECT
+    DEFERRAL" over twenty rows of funds): fewer lines than may cross a gutter fill it, so the
+    stretch from the area's edge to the next column reads as one gutter at the edge, and the
+    group labels went into the next column. None where no such run lies there."""
+    k, found = 0, None
+    while k < j:
+        if cover[k] == 0:
+            e = k
+            while e < j and cover[e] == 0:
+                e += 1
+            if k > 0 and e - k >= gap and max(cover[:k]) >= 2:
+                found = (k + e) / 2
+            k = e
+        else:
+            k += 1
+    return found
+
+
 #: a currency sign that opens a figure's cell, set apart at the cell's left ("$ 30,950")
 _OPENING_SIGNS = _LEADING - {"("}
 #: a nil figure: a dash where a statement has no amount ("$ —"); it fills a cell as a figure does
@@ -604,6 +627,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                             continue
                         x = _after_signs(area, x0 + a - 1, x0 + b, x, cover[best])
                     bounds.append(x)
+            elif i == 0 and j < n and (stub := _sparse_stub(cover, j, s.min_col_gap * h)) is not None:
+                bounds.append(x0 + stub)
             i = j
         else:
             i += 1
