@@ -294,7 +294,10 @@ def _ruled_grids(
     tset = mt.TableSettings.resolve()
     chars = as_chars(unrotated)
     chars_token = mt._CHARS_VAR.set(chars)
-    edges_token = mt._EDGES_VAR.set(_make_edges(pg, _visible_paths(cdrawings), tset, chars))
+    edges = _make_edges(pg, _visible_paths(cdrawings), tset, chars)
+    if not pg.rotation and frame is None:
+        edges += _joint_rules(edges, unrotated, tset.snap_x_tolerance, tset.snap_y_tolerance)
+    edges_token = mt._EDGES_VAR.set(edges)
     try:
         for turn in (tuple(pg.rotation_matrix) if pg.rotation else None, frame):
             if turn is not None:
@@ -489,6 +492,100 @@ def _make_edges(
         add(border, (x0, y0), (x0, y1))
         add(border, (x1, y0), (x1, y1))
     return edges
+
+
+def _joint_rules(
+    edges: list[dict[str, Any]], words: list[tuple[BBox, str]], snap_x: float, snap_y: float
+) -> list[dict[str, Any]]:
+    """Row rules a grid implies where it draws none: its column rules drawn one segment a row.
+
+    A table exported from HTML or a spreadsheet with cell borders on the sides only (a securities
+    report's history of dates and events) draws each column rule as one segment per row, end to
+    end, and no rule between the rows: the line finder joins the segments and reads the whole body
+    as one row. Where two column rules or more are jointed at the same height (one segment ends
+    where the next begins: a dashed rule leaves gaps, so no joints), rules are drawn across those
+    columns elsewhere (the table's frame), no row rule is drawn there over any of them, and no
+    word's middle crosses it, a rule across those columns is implied; it is added as drawn.
+    Written here because PyMuPDF's finder (whose edges these are) builds rows from drawn rules only.
+    """
+    columns: list[tuple[float, list[tuple[float, float]]]] = []  # x, then its segments' extents
+    for e in edges:
+        # a white stroke is a gap between shaded cells, seen only against their fill: no rule
+        if e["orientation"] != "v" or min(e.get("stroking_color") or (0.0,)) > 0.9:
+            continue
+        for x, spans in columns:
+            if abs(x - e["x0"]) <= snap_x:
+                spans.append((e["top"], e["bottom"]))
+                break
+        else:
+            columns.append((e["x0"], [(e["top"], e["bottom"])]))
+    joints: list[tuple[float, float]] = []  # (y, x) of each joint
+    for x, spans in columns:
+        spans.sort()
+        for (_, b0), (a1, b1) in itertools.pairwise(spans):
+            if abs(a1 - b0) <= snap_y and b1 - a1 > snap_y:
+                joints.append(((a1 + b0) / 2, x))
+    joints.sort()
+    rows = sorted((e for e in edges if e["orientation"] == "h"), key=lambda e: e["top"])
+    levels: list[list[dict[str, Any]]] = []  # the row rules at one height (drawn a cell at a time)
+    for e in rows:
+        if levels and e["top"] - levels[-1][0]["top"] <= snap_y:
+            levels[-1].append(e)
+        else:
+            levels.append([e])
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(joints):
+        j = i
+        while j + 1 < len(joints) and joints[j + 1][0] - joints[i][0] <= snap_y:
+            j += 1
+        ys, xs = [y for y, _ in joints[i : j + 1]], sorted({x for _, x in joints[i : j + 1]})
+        i = j + 1
+        y = sum(ys) / len(ys)
+        # a row rule drawn there at all, if only over some columns (a cell spanning rows leaves
+        # it out over its column): the row is ruled as drawn
+        if len(xs) < 2 or any(
+            abs(e["top"] - y) <= snap_y and e["x0"] < xs[-1] and e["x1"] > xs[0] for e in rows
+        ):
+            continue
+        # the columns' frame: rules drawn across them all (the top and the bottom, or under the
+        # heads); white strokes between shaded cells frame nothing, and imply no rows
+        if sum(_rules_across(level, xs[0], xs[-1], snap_x) for level in levels) < 2:
+            continue
+        # a word's box reaches past its glyphs (line boxes of a tightly set font overlap): the
+        # middle half of the box is what a rule must not cross
+        if any(
+            b[1] + (b[3] - b[1]) / 4 < y < b[3] - (b[3] - b[1]) / 4 and b[0] < xs[-1] and b[2] > xs[0]
+            for b, _ in words
+        ):
+            continue
+        edge = dict(rows[0] if rows else next(e for e in edges if e["orientation"] == "v"))
+        height = edge["y0"] + edge["top"]  # y0 is the page height less top
+        edge.update(
+            x0=xs[0],
+            x1=xs[-1],
+            top=y,
+            bottom=y,
+            y0=height - y,
+            y1=height - y,
+            width=xs[-1] - xs[0],
+            height=0.0,
+            pts=[(xs[0], y), (xs[-1], y)],
+            doctop=edge["doctop"] - edge["top"] + y,
+            orientation="h",
+        )
+        out.append(edge)
+    return out
+
+
+def _rules_across(level: list[dict[str, Any]], x0: float, x1: float, snap_x: float) -> bool:
+    """Whether the row rules of one height, end to end, run from ``x0`` to ``x1``."""
+    reach = x0
+    for e in sorted(level, key=lambda e: e["x0"]):
+        if e["x0"] > reach + snap_x:
+            break
+        reach = max(reach, e["x1"])
+    return reach >= x1 - snap_x
 
 
 class _GridFinder(mt.TableFinder):
