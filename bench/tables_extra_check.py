@@ -113,6 +113,7 @@ SDISTS: dict[str, tuple[str, str]] = {
     "pymupdf@2.0": ("2.0", "AGPL-3.0"),  # the venv's PyMuPDF: its layout-mode expectations
     "pdf2docx": ("0.5.13", "MIT"),
     "pymupdf4llm": ("1.28.2", "AGPL-3.0 or Artifex commercial"),
+    "table-stitcher": ("0.5.3", "MIT"),  # multi-page fixtures: bench/tables_multipage_check.py
 }
 
 
