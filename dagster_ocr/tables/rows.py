@@ -462,9 +462,10 @@ def _mapped_continuation(
         return None
     if _opens_with_labels(first, m) and _header_repeat(first, m, s) == 0:
         return None
-    if _opens_with_own_header(b) and _header_repeat(first, b, s) == 0:
+    if _opens_with_own_header(b) and _header_repeat(first, b, s) == 0 == _header_repeat(first, m, s):
         # a header of its own, read in its own columns: mapped, its labels may land beside the
-        # figures or all in one column, where the test above cannot see them
+        # figures or all in one column, where the test above cannot see them (the header repeated
+        # over a column the page read more, an empty one or a sign's, repeats once mapped)
         return None
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
 

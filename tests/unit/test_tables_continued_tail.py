@@ -244,3 +244,11 @@ def test_two_aligned_lines_after_a_table_join_it_only_as_its_continuation(block,
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert [t.pages for t in tables] == [pages]
     assert tables[0].n_rows == 37 + (len(pages) - 1)  # header once, the total added
+
+
+def test_a_header_repeated_over_a_column_the_page_reads_more_is_a_repeat() -> None:
+    """The next page reads one column more than the page before (its signs set apart, "£ 66", an
+    empty column between the stub and the figures) and repeats the header over it: in the page
+    before's columns the header is the same, so the page continues the table (tune seed 5 of
+    ``continued_rows``; before, its own header read in its own columns kept it apart)."""
+    _assert_one_table(5, "continued_rows", ["header", "furniture", "repeat", "continued_caption"])
