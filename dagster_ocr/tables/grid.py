@@ -550,7 +550,23 @@ def _joint_rules(
             continue
         # the columns' frame: rules drawn across them all (the top and the bottom, or under the
         # heads); white strokes between shaded cells frame nothing, and imply no rows
-        if sum(_rules_across(level, xs[0], xs[-1], snap_x) for level in levels) < 2:
+        frames = [level for level in levels if _rules_across(level, xs[0], xs[-1], snap_x)]
+        if len(frames) < 2:
+            continue
+        # every column rule inside the frame jointed there: one running through is a rule between
+        # column groups of a table whose rows are not ruled (its segments break where its group's
+        # do, not the table's). The jointed rules' own x are passed over: the border drawn round a
+        # joined box of graphics holding text runs down them whole
+        fx0 = min(e["x0"] for level in frames for e in level)
+        fx1 = max(e["x1"] for level in frames for e in level)
+        if any(
+            e["orientation"] == "v"
+            and fx0 - snap_x <= e["x0"] <= fx1 + snap_x
+            and all(abs(e["x0"] - x) > snap_x for x in xs)
+            and e["top"] < y - snap_y
+            and e["bottom"] > y + snap_y
+            for e in edges
+        ):
             continue
         # a word's box reaches past its glyphs (line boxes of a tightly set font overlap): the
         # middle half of the box is what a rule must not cross

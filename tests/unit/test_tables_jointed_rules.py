@@ -29,7 +29,9 @@ EVENTS = [
 ]
 
 
-def _history(color: tuple[float, float, float] = (0, 0, 0), shade: bool = False) -> pymupdf.Document:
+def _history(
+    color: tuple[float, float, float] = (0, 0, 0), shade: bool = False, through: float | None = None
+) -> pymupdf.Document:
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     top, pitch = 80.0, 12.0
@@ -47,6 +49,9 @@ def _history(color: tuple[float, float, float] = (0, 0, 0), shade: bool = False)
         for x in XS:  # the column rules, one segment a row
             shape.draw_line((x, y0), (x, y1))
             shape.finish(color=color, width=0.7)
+    if through is not None:  # a rule drawn whole from the top to the bottom
+        shape.draw_line((through, top), (through, y))
+        shape.finish(color=(0, 0, 0), width=0.7)
     for yy in (top, top + 15.0, y):  # the frame: top, under the heads, bottom
         shape.draw_line((XS[0], yy), (XS[-1], yy))
         shape.finish(color=(0, 0, 0), width=0.7)
@@ -82,5 +87,17 @@ def test_white_strokes_between_shaded_cells_imply_no_rows(shade: bool, monkeypat
     doc = _history(color=(1, 1, 1), shade=shade)
     got = [t.grid() for t in extract_tables(doc, _pages(doc), TableSettings())]
     assert got != [[["Date", "Event"], *[[d, " ".join(ls)] for d, ls in EVENTS]]]
+    monkeypatch.setattr(grid, "_joint_rules", lambda *a, **k: [])
+    assert got == [t.grid() for t in extract_tables(doc, _pages(doc), TableSettings())]
+
+
+def test_a_rule_running_through_the_rows_implies_none(monkeypatch) -> None:
+    """A column rule drawn whole inside the frame, beside rules jointed at each row: the joints are
+    a column group's, in a table whose rows are not ruled (tabula-py's 12s0324, a check item,
+    read 0.858 -> 0.740 cell F1 before this clause); no rule is implied."""
+    from dagster_ocr.tables import grid
+
+    doc = _history(through=400.0)
+    got = [t.grid() for t in extract_tables(doc, _pages(doc), TableSettings())]
     monkeypatch.setattr(grid, "_joint_rules", lambda *a, **k: [])
     assert got == [t.grid() for t in extract_tables(doc, _pages(doc), TableSettings())]
