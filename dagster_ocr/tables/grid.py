@@ -575,7 +575,7 @@ def _joint_rules(
             for b, _ in words
         ):
             continue
-        edge = dict(rows[0] if rows else next(e for e in edges if e["orientation"] == "v"))
+        edge = dict(rows[0])  # a drawn row rule (the frame has two), its fields for the new one
         height = edge["y0"] + edge["top"]  # y0 is the page height less top
         edge.update(
             x0=xs[0],
