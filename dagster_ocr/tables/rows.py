@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -191,7 +192,9 @@ def _own_header(a: _Part, b: _Part, s: TableSettings) -> bool:
     return False
 
 
-def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:
+def _column_map(
+    a: _Part, b: _Part, s: TableSettings, extents: list[tuple[float, float]] | None = None
+) -> list[int] | None:
     """For each column of ``b``, the column of ``a`` it lies in, by x-extent; None when a column of
     ``b`` straddles a boundary of ``a`` or the order is broken.
 
@@ -206,7 +209,7 @@ def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:
         return None
     out: list[int] = []
     for j in range(b.n_cols):
-        lo, hi = eb[j], eb[j + 1]
+        lo, hi = extents[j] if extents is not None else (eb[j], eb[j + 1])
         if hi - lo <= 0:
             return None
         best, share = -1, 0.0
@@ -228,6 +231,24 @@ def _column_map(a: _Part, b: _Part, s: TableSettings) -> list[int] | None:
         # is a table of its own
         return None
     return out
+
+
+def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] | None:
+    """The x extent of the lines printed in each column of ``b`` (by their middles, inside its
+    box); None where a column holds none, or a line runs past its column's edges."""
+    eb = b.col_edges
+    spans: list[list[BBox]] = [[] for _ in range(b.n_cols)]
+    for ln in lines:
+        x0, y0, x1, y1 = ln.bbox
+        if not (b.bbox[1] <= (y0 + y1) / 2 <= b.bbox[3] and eb[0] <= (x0 + x1) / 2 <= eb[-1]):
+            continue
+        j = min(bisect.bisect_right(eb, (x0 + x1) / 2) - 1, b.n_cols - 1)
+        if x0 < eb[j] - 1 or x1 > eb[j + 1] + 1:
+            return None
+        spans[j].append(ln.bbox)
+    if any(not boxes for boxes in spans):
+        return None
+    return [(min(bx[0] for bx in boxes), max(bx[2] for bx in boxes)) for boxes in spans]
 
 
 def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
@@ -454,6 +475,16 @@ def _mapped_continuation(
             m = _remapped(a, moved, cmap)
             m = _shifted(m, -shift) if shift else m
             break
+    if (
+        m is None
+        and any(_is_num(c) for row in b.rows for c in row[1:] if c)
+        and (ext := _printed_extents(b, lines[b.page_index])) is not None
+    ):
+        # a part of a few rows of figures (a totals page) puts its column edges in the middles of
+        # wide gutters, across the columns of the part before: where its cells' own lines lie says
+        # which they are (a block of labels, a header printed apart, is not mapped so)
+        cmap = _column_map(a, b, s, ext)
+        m = _remapped(a, b, cmap) if cmap is not None else None
     if m is None and b.n_cols == a.n_cols and _same_kinds(a, b):
         # as many columns, each of the kind it continues (labels, figures), only set narrower or
         # wider: the page fitted its columns to its own rows (the header not repeated to say so)

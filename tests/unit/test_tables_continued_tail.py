@@ -252,3 +252,11 @@ def test_a_header_repeated_over_a_column_the_page_reads_more_is_a_repeat() -> No
     before's columns the header is the same, so the page continues the table (tune seed 5 of
     ``continued_rows``; before, its own header read in its own columns kept it apart)."""
     _assert_one_table(5, "continued_rows", ["header", "furniture", "repeat", "continued_caption"])
+
+
+def test_a_totals_page_of_two_rows_maps_by_where_its_figures_stand() -> None:
+    """A last page of two total rows ("Subtotal 83,800 577") under a five-column table: with so
+    few rows its column edges fall in the middles of wide gutters, across the columns of the page
+    before; the lines printed in each column say which column they lie in (tune seed 423)."""
+    truth, table = _assert_one_table(423, "continued_tail", ["header", "no_repeat", "totals"])
+    assert table.grid()[-2:] == truth.merged[-2:]
