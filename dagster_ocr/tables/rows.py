@@ -87,6 +87,11 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
     """
     depth = max(a.header_rows, s.header_scan_rows)
     a_rows = [[_norm(c) for c in r] for r in a.rows[:depth]]
+
+    def words(cells: list[str]) -> str:  # a row's words in order, wherever its cells are cut
+        return "".join(c for i, c in enumerate(cells) if c and (i > 0 or not skip_stub))
+
+    a_words = {words(ar) for ar in a_rows} - {""}
     dropped = matched = 0
     for row in b.rows[: depth + 1]:
         cells = [_norm(c) for c in row]
@@ -97,7 +102,9 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
         if not any(
             sum(1 for i in filled if i < len(ar) and ar[i] == cells[i]) / len(filled) >= s.header_match_ratio
             for ar in a_rows
-        ):
+        ) and (len(filled) < 2 or words(cells) not in a_words):
+            # the same words in the same order, their cells cut elsewhere (a short page reads its
+            # gutters from a few rows: "Share water" as "Share" | "water"), repeat the header too
             break
         dropped += 1
         matched += 1

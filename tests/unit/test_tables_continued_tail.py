@@ -260,3 +260,13 @@ def test_a_totals_page_of_two_rows_maps_by_where_its_figures_stand() -> None:
     before; the lines printed in each column say which column they lie in (tune seed 423)."""
     truth, table = _assert_one_table(423, "continued_tail", ["header", "no_repeat", "totals"])
     assert table.grid()[-2:] == truth.merged[-2:]
+
+
+def test_a_header_repeated_with_its_cells_cut_elsewhere_is_a_repeat() -> None:
+    """A short page (five rows) reads its gutters from few lines and cuts the repeated header
+    "Share water" as "Share" | "water": the same words in the same order still repeat the header,
+    and the page continues the table; the new table on the page after stays apart (tune seed 89)."""
+    case, tables = _tables(89, "new_table_tail")
+    assert [t.pages for t in tables] == [t.pages for t in case.tables] == [[0, 1, 2], [3]]
+    grid = tables[0].grid()
+    assert sum(1 for row in grid if row == grid[0]) == 1
