@@ -244,7 +244,7 @@ def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] |
     """The x extent of the lines printed in each column of ``b`` (by their middles, inside its
     box); None where a column holds none, or a line runs past its column's edges."""
     eb = b.col_edges
-    spans: list[list[BBox]] = [[] for _ in range(b.n_cols)]
+    printed: list[list[BBox]] = [[] for _ in range(b.n_cols)]
     for ln in lines:
         x0, y0, x1, y1 = ln.bbox
         if not (b.bbox[1] <= (y0 + y1) / 2 <= b.bbox[3] and eb[0] <= (x0 + x1) / 2 <= eb[-1]):
@@ -252,10 +252,10 @@ def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] |
         j = min(bisect.bisect_right(eb, (x0 + x1) / 2) - 1, b.n_cols - 1)
         if x0 < eb[j] - 1 or x1 > eb[j + 1] + 1:
             return None
-        spans[j].append(ln.bbox)
-    if any(not boxes for boxes in spans):
+        printed[j].append(ln.bbox)
+    if any(not boxes for boxes in printed):
         return None
-    return [(min(bx[0] for bx in boxes), max(bx[2] for bx in boxes)) for boxes in spans]
+    return [(min(bx[0] for bx in boxes), max(bx[2] for bx in boxes)) for boxes in printed]
 
 
 def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
