@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pymupdf
 from pymupdf import table as mt
 
@@ -205,9 +206,19 @@ _NEST_TOL = 0.5
 _NEST_LOOKBACK = 64
 
 
-def _visible_paths(cdrawings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _white(fill: Any) -> bool:
+    """The paper's colour: white in gray, RGB or CMYK."""
+    if not fill:
+        return False
+    if len(fill) == 4:
+        return max(fill) <= 0.01
+    return min(fill) >= 0.99
+
+
+def _visible_paths(cdrawings: list[dict[str, Any]], on_paper: bool = False) -> list[dict[str, Any]]:
     """The drawings less the filled boxes whose outline cannot be seen: a box filled in the colour
-    of the box it is painted on.
+    of the box it is painted on, and, with ``on_paper`` (the page shows no image), a white box
+    painted on nothing but white.
 
     Word processors export a table cell as a filled box and, inside it, one box of the same colour
     per paragraph or text line, inset by the cell's padding. Nothing marks where such an inner box
@@ -216,12 +227,28 @@ def _visible_paths(cdrawings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     wrapped label and a two-line header were cut line by line. A fill-only box is dropped when the
     last earlier path its area overlaps is a fill of the same colour and opacity that contains it.
     A box on a different colour (a white rule on a dark cell, a shaded cell on a white one) is kept.
+
+    A white box on white paper is the paper: a page that pads its table's shaded rows with a white
+    box in the margin beside one row had that box's sides read as rules, and the grid a column
+    more on that page than on the next, so the continuation was refused. Kept where anything but
+    white paint lies under it (its sides are then seen against that paint) and where the page
+    shows an image (``on_paper`` false: the paper may be a picture).
     """
     out: list[dict[str, Any]] = []
+    singles = [
+        path.get("type") == "f" and path.get("fill") is not None and len(path.get("items", ())) == 1
+        for path in cdrawings
+    ]
+    # a page may hold thousands of paths (a spreadsheet's cells): what lies under a white box is
+    # looked up in arrays, not path by path
+    rects = np.array([path["rect"] for path in cdrawings], dtype=float).reshape(-1, 4)
+    painted = ~np.array([one and _white(p.get("fill")) for one, p in zip(singles, cdrawings, strict=True)])
     for i, path in enumerate(cdrawings):
-        if path.get("type") == "f" and path.get("fill") is not None and len(path.get("items", ())) == 1:
+        if singles[i]:
             x0, y0, x1, y1 = path["rect"]
             if x1 - x0 > 3 and y1 - y0 > 3:  # a thin fill is a drawn rule: it is always seen
+                if on_paper and not painted[i] and not _overlaps_any(path["rect"], rects[:i][painted[:i]]):
+                    continue
                 for prev in reversed(cdrawings[max(0, i - _NEST_LOOKBACK) : i]):
                     a0, b0, a1, b1 = prev["rect"]
                     t = _NEST_TOL
@@ -241,6 +268,17 @@ def _visible_paths(cdrawings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if path is not None:
             out.append(path)
     return out
+
+
+def _overlaps_any(box: Sequence[float], boxes: np.ndarray) -> bool:
+    """``box`` shares some area (more than ``_NEST_TOL`` each way) with one of ``boxes`` (n x 4)."""
+    x0, y0, x1, y1 = box
+    t = _NEST_TOL
+    return bool(
+        np.any(
+            (boxes[:, 0] < x1 - t) & (boxes[:, 2] > x0 + t) & (boxes[:, 1] < y1 - t) & (boxes[:, 3] > y0 + t)
+        )
+    )
 
 
 def _ruled_grids(
@@ -294,7 +332,7 @@ def _ruled_grids(
     tset = mt.TableSettings.resolve()
     chars = as_chars(unrotated)
     chars_token = mt._CHARS_VAR.set(chars)
-    edges = _make_edges(pg, _visible_paths(cdrawings), tset, chars)
+    edges = _make_edges(pg, _visible_paths(cdrawings, on_paper=not pg.get_images(full=True)), tset, chars)
     if not pg.rotation and frame is None:
         edges += _joint_rules(edges, unrotated, tset.snap_x_tolerance, tset.snap_y_tolerance)
     edges_token = mt._EDGES_VAR.set(edges)
