@@ -445,13 +445,8 @@ def _over_group(x0: float, x1: float, cells: list[tuple[float, float]]) -> bool:
     return False
 
 
-def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int, int]]:
-    """The gutters within ``cover[i:j]``, a stretch that few enough lines cross to part columns:
-    itself, or where two runs no word covers (each at least ``gap`` wide) lie either side of words
-    of two lines or more, each such run. A column filled on fewer lines than the share allowed to
-    cross a gutter (a sparse column of a long table: "89.2%" on two rows of thirty-eight lines,
-    wrapped labels making most of them) lay inside one such stretch, and was read as part of the
-    column beside it."""
+def _zero_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int, int]]:
+    """The runs no word covers within ``cover[i:j]`` that are at least ``gap`` wide, left to right."""
     runs: list[tuple[int, int]] = []
     k = i
     while k < j:
@@ -464,6 +459,17 @@ def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int,
             k = e
         else:
             k += 1
+    return runs
+
+
+def _clear_runs(cover: list[int], i: int, j: int, gap: float) -> list[tuple[int, int]]:
+    """The gutters within ``cover[i:j]``, a stretch that few enough lines cross to part columns:
+    itself, or where two runs no word covers (each at least ``gap`` wide) lie either side of words
+    of two lines or more, each such run. A column filled on fewer lines than the share allowed to
+    cross a gutter (a sparse column of a long table: "89.2%" on two rows of thirty-eight lines,
+    wrapped labels making most of them) lay inside one such stretch, and was read as part of the
+    column beside it."""
+    runs = _zero_runs(cover, i, j, gap)
     if len(runs) < 2 or any(max(cover[a[1] : b[0]], default=0) < 2 for a, b in itertools.pairwise(runs)):
         return [(i, j)]
     return runs
@@ -478,18 +484,8 @@ def _sparse_stub(cover: list[int], j: int, gap: float) -> float | None:
     DEFERRAL" over twenty rows of funds): fewer lines than may cross a gutter fill it, so the
     stretch from the area's edge to the next column reads as one gutter at the edge, and the
     group labels went into the next column. None where no such run lies there."""
-    k, found = 0, None
-    while k < j:
-        if cover[k] == 0:
-            e = k
-            while e < j and cover[e] == 0:
-                e += 1
-            if k > 0 and e - k >= gap and max(cover[:k]) >= 2:
-                found = (k + e) / 2
-            k = e
-        else:
-            k += 1
-    return found
+    runs = [(k, e) for k, e in _zero_runs(cover, 0, j, gap) if k > 0 and max(cover[:k]) >= 2]
+    return (runs[-1][0] + runs[-1][1]) / 2 if runs else None
 
 
 #: a currency sign that opens a figure's cell, set apart at the cell's left ("$ 30,950")
