@@ -13,7 +13,7 @@ import itertools
 import logging
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -215,7 +215,14 @@ def _white(fill: Any) -> bool:
     return min(fill) >= 0.99
 
 
-def _visible_paths(cdrawings: list[dict[str, Any]], on_paper: bool = False) -> list[dict[str, Any]]:
+def _box(path: dict[str, Any]) -> bool:
+    """A path that only fills one box (no outline)."""
+    return path.get("type") == "f" and path.get("fill") is not None and len(path.get("items", ())) == 1
+
+
+def _visible_paths(
+    cdrawings: list[dict[str, Any]], on_paper: bool | Callable[[], bool] = False
+) -> list[dict[str, Any]]:
     """The drawings less the filled boxes whose outline cannot be seen: a box filled in the colour
     of the box it is painted on, and, with ``on_paper`` (the page shows no image), a white box
     painted on nothing but white.
@@ -231,23 +238,39 @@ def _visible_paths(cdrawings: list[dict[str, Any]], on_paper: bool = False) -> l
     A white box on white paper is the paper: a page that pads its table's shaded rows with a white
     box in the margin beside one row had that box's sides read as rules, and the grid a column
     more on that page than on the next, so the continuation was refused. Kept where anything but
-    white paint lies under it (its sides are then seen against that paint) and where the page
-    shows an image (``on_paper`` false: the paper may be a picture).
+    white paint lies under it (its sides are then seen against that paint), where a shaded box
+    lies on or under it across most of its width (a zebra table's white row: a first version
+    dropped those, and the last row of Apple's index of statements fell out of its table), and
+    where the page shows an image (``on_paper`` false: the paper may be a picture).
     """
     out: list[dict[str, Any]] = []
-    singles = [
-        path.get("type") == "f" and path.get("fill") is not None and len(path.get("items", ())) == 1
-        for path in cdrawings
-    ]
-    # a page may hold thousands of paths (a spreadsheet's cells): what lies under a white box is
-    # looked up in arrays, not path by path
-    rects = np.array([path["rect"] for path in cdrawings], dtype=float).reshape(-1, 4)
-    painted = ~np.array([one and _white(p.get("fill")) for one, p in zip(singles, cdrawings, strict=True)])
+    singles = [_box(path) for path in cdrawings]
+    # a white box wider and taller than a rule may lie on the paper unseen; whether the paper is
+    # what lies under it (no image on the page: ``on_paper``, a callable where asking costs) is
+    # asked only where one is
+    unseen = any(
+        one and _white(p["fill"]) and p["rect"][2] - p["rect"][0] > 3 and p["rect"][3] - p["rect"][1] > 3
+        for one, p in zip(singles, cdrawings, strict=True)
+    ) and (on_paper() if callable(on_paper) else on_paper)
+    if unseen:
+        # a page may hold thousands of paths (a spreadsheet's cells): what lies under a white box
+        # is looked up in arrays, not path by path
+        rects = np.array([path["rect"] for path in cdrawings], dtype=float).reshape(-1, 4)
+        painted = ~np.array([one and _white(p["fill"]) for one, p in zip(singles, cdrawings, strict=True)])
+        # boxes of a colour: not rules drawn as thin filled boxes, nor a path of many (its bounds)
+        shaded = np.array(singles, dtype=bool) & painted
+        shaded &= (rects[:, 2] - rects[:, 0] > 3) & (rects[:, 3] - rects[:, 1] > 3)
+        under, under_at, stripes = rects[painted], np.flatnonzero(painted), rects[shaded]
     for i, path in enumerate(cdrawings):
         if singles[i]:
             x0, y0, x1, y1 = path["rect"]
             if x1 - x0 > 3 and y1 - y0 > 3:  # a thin fill is a drawn rule: it is always seen
-                if on_paper and not painted[i] and not _overlaps_any(path["rect"], rects[:i][painted[:i]]):
+                if (
+                    unseen
+                    and not painted[i]
+                    and not _overlaps_any(path["rect"], under[: np.searchsorted(under_at, i)])
+                    and not _stripe(path["rect"], stripes)
+                ):
                     continue
                 for prev in reversed(cdrawings[max(0, i - _NEST_LOOKBACK) : i]):
                     a0, b0, a1, b1 = prev["rect"]
@@ -268,6 +291,16 @@ def _visible_paths(cdrawings: list[dict[str, Any]], on_paper: bool = False) -> l
         if path is not None:
             out.append(path)
     return out
+
+
+def _stripe(box: Sequence[float], boxes: np.ndarray) -> bool:
+    """``box`` lies on or under one of ``boxes`` (n x 4) across most of its width: a white row of a
+    zebra table between shaded rows, whose top and bottom are the table's rows."""
+    x0, y0, x1, y1 = box
+    t = _NEST_TOL
+    across = np.minimum(boxes[:, 2], x1) - np.maximum(boxes[:, 0], x0) >= 0.5 * (x1 - x0)
+    touch = (np.abs(boxes[:, 3] - y0) <= t) | (np.abs(boxes[:, 1] - y1) <= t)
+    return bool(np.any(across & touch))
 
 
 def _overlaps_any(box: Sequence[float], boxes: np.ndarray) -> bool:
@@ -332,7 +365,8 @@ def _ruled_grids(
     tset = mt.TableSettings.resolve()
     chars = as_chars(unrotated)
     chars_token = mt._CHARS_VAR.set(chars)
-    edges = _make_edges(pg, _visible_paths(cdrawings, on_paper=not pg.get_images(full=True)), tset, chars)
+    paths = _visible_paths(cdrawings, on_paper=lambda: not pg.get_images(full=True))
+    edges = _make_edges(pg, paths, tset, chars)
     if not pg.rotation and frame is None:
         edges += _joint_rules(edges, unrotated, tset.snap_x_tolerance, tset.snap_y_tolerance)
     edges_token = mt._EDGES_VAR.set(edges)

@@ -75,3 +75,17 @@ def test_white_boxes_seen_against_paint_or_a_picture_keep_their_sides(under) -> 
         blue = fill((40, 95, 70, 125), under)
         assert _visible_paths([blue, pad], on_paper=True) == [blue, pad]
         assert _visible_paths([pad, blue], on_paper=True) == [blue]  # painted first: on the paper
+
+
+def test_a_zebra_tables_white_rows_are_its_rows() -> None:
+    """A white row between shaded ones (or under the last) lies on the paper too, but its top or
+    bottom is a shaded row's: it is kept (dropped, the last row of Apple's index of statements,
+    white under a gray one, fell out of its table)."""
+    gray = {"type": "f", "fill": (0.94,) * 3, "fill_opacity": 1.0, "rect": (50, 100, 512, 122)}
+    white = {"type": "f", "fill": WHITE, "fill_opacity": 1.0, "rect": (50, 122, 512, 144)}
+    for p in (gray, white):
+        p["items"] = [("re", p["rect"], 1)]
+    assert _visible_paths([gray, white], on_paper=True) == [gray, white]
+    beside = dict(white, rect=(512, 100, 562, 122))  # beside the row, not on or under it
+    beside["items"] = [("re", beside["rect"], 1)]
+    assert _visible_paths([gray, beside], on_paper=True) == [gray]
