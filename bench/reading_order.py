@@ -86,7 +86,16 @@ def block_sequence(out: Any, markdown: bool = True) -> Sequence_:
     seq = []
     for b in blocks.block_sequence(paras, out.tables, placed):
         if isinstance(b, Table):
-            text = "\n".join(table_markdown(b.grid(), b.header_rows)) if markdown else table_text(b.grid())
+            grid = b.grid()
+            # as the warehouse holds it (warehouse_rows): the headings printed above the grid with it
+            heads = getattr(b, "heads", ())
+            text = (
+                "\n".join(table_markdown(grid, b.header_rows, b.column_headers))
+                if markdown
+                else table_text(grid, heads)
+                if heads
+                else table_text(grid)  # (a revision from before Table.heads, in bench/revisions.py)
+            )
             seq.append((b.first_page_index, text))
         else:
             seq.append((b.page_index, b.text))

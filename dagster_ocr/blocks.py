@@ -87,13 +87,13 @@ def table_markdown(
     return markdown_header(above + rows[:header_n], n_cols) + [markdown_row(r) for r in rows[header_n:]]
 
 
-def table_text(grid: Sequence[Sequence[str | None]]) -> str:
-    """A table as plain text: one line per row, its non-empty cells separated by a space, in
-    column order (a spanning cell's text once, at its first row and column). What a transcript of
-    the printed table reads like; the structure stays in ``tables``/``table_cells`` and the
-    Markdown."""
+def table_text(grid: Sequence[Sequence[str | None]], heads: Sequence[str] = ()) -> str:
+    """A table as plain text: the lines of headings printed above its grid (``Table.heads``), then
+    one line per row, its non-empty cells separated by a space, in column order (a spanning cell's
+    text once, at its first row and column). What a transcript of the printed table reads like;
+    the structure stays in ``tables``/``table_cells`` and the Markdown."""
     lines = (" ".join(t for c in row if (t := _WS.sub(" ", c or "").strip())) for row in grid)
-    return "\n".join(line for line in lines if line)
+    return "\n".join(line for line in (*(_WS.sub(" ", h).strip() for h in heads), *lines) if line)
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,6 +206,10 @@ class TextAccountant:
                     self._cells[c.page_index].append(text)
                 if c.bbox is not None:
                     self._cell_boxes[c.page_index].append(c.bbox)
+            # the column headings printed above its grid: the table's text, as its cells are
+            for text in t.heads:
+                if compact(text):
+                    self._cells[t.first_page_index].append(compact(text))
             # a continuation's repeated header or stub: printed in the table, kept in it once
             for page_index, text in t.repeats:
                 if compact(text):

@@ -226,12 +226,17 @@ class Table:
     row_group: str = ""
     #: how the parts were joined: "" (single page), "rows" or "columns"
     merge_kind: str = ""
-    #: (page_index, bbox) of every part, so other stages can tell table text from body text
+    #: (page_index, bbox) of every part, and of each line of column headings printed above the
+    #: grid that ``column_headers`` holds, so other stages can tell table text from body text
     regions: list[tuple[int, BBox]] = field(default_factory=list)
     #: (page_index, text) of cells a part held that the table keeps once, from an earlier part: a
     #: continuation's repeated header row or stub column. The text was on that page, inside the
     #: table, and is the table's: conservation accounts it here, the paragraphs leave it out.
     repeats: list[tuple[int, str]] = field(default_factory=list)
+    #: the lines of column headings printed above the grid on its first page, top first, whose
+    #: words ``column_headers`` (or the header cells) hold ("Year Ended", "Jan 26, 2025 Jan 28,
+    #: 2024"): the table's text, as its cells are; the paragraphs leave them out
+    heads: list[str] = field(default_factory=list)
 
     def grid(self) -> list[list[str]]:
         """The table as a rectangular list of rows (covered cells empty)."""

@@ -21,7 +21,9 @@ Bump :data:`STAGE_OUTPUT_VERSION` when a change to ``dagster_ocr.model`` needs m
    version that wrote it had every stage use, and the read is logged;
 4. ``Page.skew``, the tilt of an OCR'd page's lines. A slotted page pickled by version 3 has no
    such attribute at all (a version-3 output is read as is, unfilled), so the bump is what gives
-   it the default 0.0: its tables are looked for on the image as scanned, as version 3 did.
+   it the default 0.0: its tables are looked for on the image as scanned, as version 3 did;
+5. ``Table.heads``, the lines of column headings printed above a table's grid that it holds. A
+   version-4 table gets none: its paragraphs, written by the same version, hold those lines.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the version of the stage outputs' shape this code writes (see the module's docstring)
-STAGE_OUTPUT_VERSION = 4
+STAGE_OUTPUT_VERSION = 5
 
 #: the model's dataclasses: only these are walked and filled in
 _MODEL_TYPES = tuple(

@@ -36,7 +36,7 @@ def _paragraph_row(
             "page_index": b.first_page_index,
             "page_label": page_label(b.first_page_index),
             "last_page_index": b.last_page_index,
-            "text": table_text(b.grid()),
+            "text": table_text(b.grid(), b.heads),
             "x0": b.bbox[0],
             "y0": b.bbox[1],
             "x1": b.bbox[2],

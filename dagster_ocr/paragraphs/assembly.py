@@ -74,6 +74,7 @@ def build_paragraphs(
             texts[c.page_index].append(c.text)
         for page_index, text in getattr(t, "repeats", None) or ():
             texts[page_index].append(text)
+        texts[t.first_page_index] += t.heads  # the lines of headings above its grid
         for page_index, bbox in t.regions:
             tables_by_page[page_index].add(bbox, texts.pop(page_index, []))
 

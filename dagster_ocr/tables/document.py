@@ -179,13 +179,37 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     ]
     for g, t in zip(groups, tables, strict=True):
         if len(g.parts) > 1:
-            t.repeats = _repeats(g.parts, t)
+            t.repeats = [*t.repeats, *_repeats(g.parts, t)]
     out = []
     for g, t in zip(groups, tables, strict=True):
         own = {p.page_index: turned[id(p)] for p in g.parts if id(p) in turned}
         t = _table_to_display(t, own or back) if own or back else t
-        out.append(merge_stacked_heads(fold_symbol_columns(t) if s.fold_sign_columns else t))
+        t = merge_stacked_heads(fold_symbol_columns(t) if s.fold_sign_columns else t)
+        if g.kind != "columns":  # a column continuation reads no headings above its grid
+            t.heads = _held_heads(g.parts[0], t)
+        out.append(t)
     return out
+
+
+def _held_heads(first: _Part, table: Table) -> list[str]:
+    """The lines of headings printed above ``first``'s grid (``TableContext.heads``) whose words the
+    finished ``table`` holds, in ``column_headers`` or its header cells, top first.
+
+    They are the table's text now (``Table.heads``): the paragraph stage leaves them out, where
+    they were read as lines above the table ("Year Ended" over "Jan 26, 2025 Jan 28, 2024" made
+    headings of their own and sections named by a date) and then again in the table's header. A
+    line whose words the table lost (a column folded away) stays body text: it is never dropped.
+    """
+    heads = first.context.heads if first.context is not None else []
+    if not heads:
+        return []
+    held = Counter(
+        w.casefold()
+        for text in [*table.column_headers, *(c.text for c in table.cells if c.row < table.header_rows)]
+        for w in text.split()
+    )
+    # TableContext.heads runs from the grid up
+    return [text for _, text in reversed(heads) if not Counter(w.casefold() for w in text.split()) - held]
 
 
 def _repeats(parts: list[_Part], table: Table) -> list[tuple[int, str]]:

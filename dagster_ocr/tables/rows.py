@@ -554,6 +554,8 @@ def _context_fields(part: _Part) -> dict[str, Any]:
 def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSettings) -> Table:
     """One table from parts joined by rows (``drop`` = repeated header rows skipped per part)."""
     first = parts[0]
+    # the heading lines above the grid its column_headers were read from (tables.statement)
+    heads = first.context.heads if first.context is not None else []
     n_cols = first.n_cols
     cells: list[Cell] = []
     row0 = 0
@@ -596,5 +598,5 @@ def _build_rows(parts: list[_Part], drop: list[int], table_id: str, s: TableSett
         caption=first.caption,
         **_context_fields(first),
         merge_kind="rows" if len(parts) > 1 else "",
-        regions=[(p.page_index, p.bbox) for p in parts],
+        regions=[(p.page_index, p.bbox) for p in parts] + [(first.page_index, box) for box, _ in heads],
     )

@@ -72,6 +72,8 @@ class TableContext:
     #: the figure columns: column -> (x0, x1) of their cells (figures are set flush right: a later
     #: part whose columns end where these do continues this one's columns)
     figures: dict[int, tuple[float, float]] = field(default_factory=dict)
+    #: the lines of headings above the grid that ``column_headers`` was read from: (box, text) each
+    heads: list[tuple[tuple[float, float, float, float], str]] = field(default_factory=list)
 
 
 def is_units(text: str) -> bool:
@@ -230,6 +232,16 @@ def find_context(
         first = [w for w in words if top <= (w.y0 + w.y1) / 2 <= row_bottom and left <= w.x0 < x_end]
         ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first, _head_spans(part))
         stop_at = edge
+        if any(ctx.column_headers) and not skipped:
+            # those lines are the table's now, not paragraphs above it (not across lines passed
+            # over between them and the grid: a label or a units line, which would read before them)
+            ctx.heads = [
+                (
+                    (min(w.x0 for w in b), min(w.y0 for w in b), max(w.x1 for w in b), max(w.y1 for w in b)),
+                    " ".join(w.text for w in sorted(b, key=lambda w: w.x0)),
+                )
+                for b in heading_bands
+            ]
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
     ctx.units = next((units_of(t) for t in texts if is_units(t)), "") or skipped_units
     prev = getattr(previous, "context", None) if not heading_bands else None

@@ -10,6 +10,7 @@ import pytest
 from upath import UPath
 
 from dagster_ocr.model import (
+    Cell,
     DocStatus,
     ExtractedDocument,
     Page,
@@ -98,8 +99,16 @@ def test_a_version_3_page_gets_its_skew_as_level():
     # version 3 outputs were read as stored: the bump to 4 is what fills Page.skew in
     page = _older(Page(0, 1.0, 1.0, text_source=TextSource.OCR), missing=1)
     value, version = unwrap(pickle.loads(pickle.dumps(StageOutput(3, [page]))))
-    assert version == 3 and STAGE_OUTPUT_VERSION == 4
+    assert version == 3 and STAGE_OUTPUT_VERSION > 3
     assert value[0].skew == 0.0
+
+
+def test_a_version_4_table_gets_no_heads():
+    # version 4 outputs were read as stored: the bump to 5 is what fills Table.heads in
+    table = _older(Table("t0", 0, 0, 1, 1, [Cell(0, 0, "x", 0)], (0, 0, 1, 1), heads=["Year"]), missing=1)
+    value, version = unwrap(pickle.loads(pickle.dumps(StageOutput(4, [table]))))
+    assert version == 4 and STAGE_OUTPUT_VERSION == 5
+    assert value[0].heads == []
 
 
 def test_an_older_text_output_gets_the_settings_in_force_when_it_is_read(tmp_path):
