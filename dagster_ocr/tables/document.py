@@ -179,7 +179,7 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
     ]
     for g, t in zip(groups, tables, strict=True):
         if len(g.parts) > 1:
-            t.repeats = [*t.repeats, *_repeats(g.parts, t)]
+            t.repeats = _repeats(g.parts, t)
     out = []
     for g, t in zip(groups, tables, strict=True):
         own = {p.page_index: turned[id(p)] for p in g.parts if id(p) in turned}

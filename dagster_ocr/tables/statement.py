@@ -234,13 +234,15 @@ def find_context(
         stop_at = edge
         if any(ctx.column_headers) and not skipped:
             # those lines are the table's now, not paragraphs above it (not across lines passed
-            # over between them and the grid: a label or a units line, which would read before them)
+            # over between them and the grid: a label or a units line, which would read before
+            # them); a line of signs alone ("%", "+" over a chart's grid) heads nothing
             ctx.heads = [
                 (
                     (min(w.x0 for w in b), min(w.y0 for w in b), max(w.x1 for w in b), max(w.y1 for w in b)),
                     " ".join(w.text for w in sorted(b, key=lambda w: w.x0)),
                 )
                 for b in heading_bands
+                if any(ch.isalnum() for w in b for ch in w.text)
             ]
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
     ctx.units = next((units_of(t) for t in texts if is_units(t)), "") or skipped_units

@@ -100,7 +100,8 @@ def test_every_paragraph_and_table_is_in_the_sequence_once_in_reading_order(load
 @pytest.mark.parametrize("rel", DOCS)
 def test_the_paragraphs_rows_are_the_same_sequence_with_tables_as_plain_text(loaded, rel):
     """Reading ``paragraphs`` in order reads the whole document once: each block of
-    document_blocks is one row there, in the same order, a table as its cells' text."""
+    document_blocks is one row there, in the same order, a table as the lines of headings printed
+    above its grid (``Table.heads``) and its cells' text."""
     wh, parsed = loaded
     doc_id, out = parsed[rel]
     blocks = _blocks(wh, doc_id)
@@ -110,8 +111,10 @@ def test_the_paragraphs_rows_are_the_same_sequence_with_tables_as_plain_text(loa
     by_id = {t.table_id: t for t in out.tables}
     for row in rows[rows.kind == "table"].itertuples():
         t = by_id[row.paragraph_id]
-        words = [w for r in t.grid() for c in r for w in (c or "").split()]
-        assert row.text.split() == words  # every cell once, row by row, no Markdown
+        words = [w for h in t.heads for w in h.split()] + [
+            w for r in t.grid() for c in r for w in (c or "").split()
+        ]
+        assert row.text.split() == words  # its headings, then every cell once, row by row, no Markdown
         assert "|" not in row.text or any("|" in (c or "") for r in t.grid() for c in r)
         assert row.page_index == t.first_page_index and row.last_page_index == t.last_page_index
     texts = rows[rows.kind != "table"]
