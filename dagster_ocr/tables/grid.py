@@ -244,50 +244,52 @@ def _visible_paths(
     where the page shows an image (``on_paper`` false: the paper may be a picture).
     """
     out: list[dict[str, Any]] = []
-    singles = [_box(path) for path in cdrawings]
-    # a white box wider and taller than a rule may lie on the paper unseen; whether the paper is
-    # what lies under it (no image on the page: ``on_paper``, a callable where asking costs) is
-    # asked only where one is
-    unseen = any(
-        one and _white(p["fill"]) and p["rect"][2] - p["rect"][0] > 3 and p["rect"][3] - p["rect"][1] > 3
+    singles = [_box(p) for p in cdrawings]
+    # wider and taller than a rule (a thin fill is a drawn rule: it is always seen)
+    big = [
+        one and p["rect"][2] - p["rect"][0] > 3 and p["rect"][3] - p["rect"][1] > 3
         for one, p in zip(singles, cdrawings, strict=True)
-    ) and (on_paper() if callable(on_paper) else on_paper)
+    ]
+    whites = [one and _white(p["fill"]) for one, p in zip(singles, cdrawings, strict=True)]
+    # a white box may lie on the paper unseen; whether the paper is what lies under it (no image on
+    # the page: ``on_paper``, a callable where asking costs) is asked only where one is
+    unseen = any(b and w for b, w in zip(big, whites, strict=True)) and (
+        on_paper() if callable(on_paper) else on_paper
+    )
     if unseen:
         # a page may hold thousands of paths (a spreadsheet's cells): what lies under a white box
         # is looked up in arrays, not path by path
         rects = np.array([path["rect"] for path in cdrawings], dtype=float).reshape(-1, 4)
-        painted = ~np.array([one and _white(p["fill"]) for one, p in zip(singles, cdrawings, strict=True)])
+        painted = ~np.array(whites)
         # boxes of a colour: not rules drawn as thin filled boxes, nor a path of many (its bounds)
-        shaded = np.array(singles, dtype=bool) & painted
-        shaded &= (rects[:, 2] - rects[:, 0] > 3) & (rects[:, 3] - rects[:, 1] > 3)
+        shaded = np.array(big) & painted
         under, under_at, stripes = rects[painted], np.flatnonzero(painted), rects[shaded]
     for i, path in enumerate(cdrawings):
-        if singles[i]:
+        if big[i]:
+            if (
+                unseen
+                and whites[i]
+                and not _overlaps_any(path["rect"], under[: np.searchsorted(under_at, i)])
+                and not _stripe(path["rect"], stripes)
+            ):
+                continue
             x0, y0, x1, y1 = path["rect"]
-            if x1 - x0 > 3 and y1 - y0 > 3:  # a thin fill is a drawn rule: it is always seen
+            for prev in reversed(cdrawings[max(0, i - _NEST_LOOKBACK) : i]):
+                a0, b0, a1, b1 = prev["rect"]
+                t = _NEST_TOL
+                if a0 >= x1 - t or a1 <= x0 + t or b0 >= y1 - t or b1 <= y0 + t:
+                    continue  # no area in common (boxes that touch): not what it is painted on
                 if (
-                    unseen
-                    and not painted[i]
-                    and not _overlaps_any(path["rect"], under[: np.searchsorted(under_at, i)])
-                    and not _stripe(path["rect"], stripes)
+                    prev.get("type") in ("f", "fs")
+                    and prev.get("fill") == path["fill"]
+                    and prev.get("fill_opacity") == path.get("fill_opacity")
+                    and a0 - _NEST_TOL <= x0
+                    and b0 - _NEST_TOL <= y0
+                    and x1 <= a1 + _NEST_TOL
+                    and y1 <= b1 + _NEST_TOL
                 ):
-                    continue
-                for prev in reversed(cdrawings[max(0, i - _NEST_LOOKBACK) : i]):
-                    a0, b0, a1, b1 = prev["rect"]
-                    t = _NEST_TOL
-                    if a0 >= x1 - t or a1 <= x0 + t or b0 >= y1 - t or b1 <= y0 + t:
-                        continue  # no area in common (boxes that touch): not what it is painted on
-                    if (
-                        prev.get("type") in ("f", "fs")
-                        and prev.get("fill") == path["fill"]
-                        and prev.get("fill_opacity") == path.get("fill_opacity")
-                        and a0 - _NEST_TOL <= x0
-                        and b0 - _NEST_TOL <= y0
-                        and x1 <= a1 + _NEST_TOL
-                        and y1 <= b1 + _NEST_TOL
-                    ):
-                        path = None  # type: ignore[assignment]
-                    break
+                    path = None  # type: ignore[assignment]
+                break
         if path is not None:
             out.append(path)
     return out

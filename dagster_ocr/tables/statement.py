@@ -227,6 +227,7 @@ def find_context(
             break
         heading_bands.append(band)
         edge = min(w.y0 for w in band)
+    texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in heading_bands]  # nearest first
     if heading_bands:
         row_bottom = max((b[3] for b in part.row_bboxes[0] if b is not None), default=top)
         first = [w for w in words if top <= (w.y0 + w.y1) / 2 <= row_bottom and left <= w.x0 < x_end]
@@ -237,15 +238,11 @@ def find_context(
             # over between them and the grid: a label or a units line, which would read before
             # them); a line of signs alone ("%", "+" over a chart's grid) heads nothing
             ctx.heads = [
-                (
-                    (min(w.x0 for w in b), min(w.y0 for w in b), max(w.x1 for w in b), max(w.y1 for w in b)),
-                    " ".join(w.text for w in sorted(b, key=lambda w: w.x0)),
-                )
-                for b in heading_bands
-                if any(ch.isalnum() for w in b for ch in w.text)
+                (_union([(w.x0, w.y0, w.x1, w.y1) for w in b]), t)
+                for b, t in zip(heading_bands, texts, strict=True)
+                if any(ch.isalnum() for ch in t)
             ]
-    texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in reversed(heading_bands)]
-    ctx.units = next((units_of(t) for t in texts if is_units(t)), "") or skipped_units
+    ctx.units = next((units_of(t) for t in reversed(texts) if is_units(t)), "") or skipped_units
     prev = getattr(previous, "context", None) if not heading_bands else None
     if prev is not None and prev.column_headers and _aligned(figures, prev.figures):
         group = _label_between(lines, previous.bbox[3], top, left)
