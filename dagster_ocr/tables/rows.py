@@ -240,6 +240,14 @@ def _column_map(
     return out
 
 
+def _refitted(a: _Part, b: _Part, cmap: list[int]) -> bool:
+    """``b`` has as many columns as ``a``, each of the kind it continues (labels, figures), and
+    ``cmap`` joins two of them while it leaves a column of ``a`` empty: the page set its columns to
+    its own widths (a stub narrower or wider for its own labels moves every figure), so positions
+    compared with the page before name the wrong columns; column for column is the reading."""
+    return b.n_cols == a.n_cols and len(set(cmap)) < a.n_cols and _same_kinds(a, b)
+
+
 def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] | None:
     """The x extent of the lines printed in each column of ``b`` (by their middles, inside its
     box); None where a column holds none, or a line runs past its column's edges."""
@@ -478,6 +486,9 @@ def _mapped_continuation(
     for shift in shifts:
         moved = _shifted(b, shift) if shift else b
         cmap = _column_map(a, moved, s)
+        if cmap is not None and _refitted(a, b, cmap):
+            m = b
+            break
         if cmap is not None:
             m = _remapped(a, moved, cmap)
             m = _shifted(m, -shift) if shift else m
@@ -491,7 +502,7 @@ def _mapped_continuation(
         # wide gutters, across the columns of the part before: where its cells' own lines lie says
         # which they are (a block of labels, a header printed apart, is not mapped so)
         cmap = _column_map(a, b, s, ext)
-        m = _remapped(a, b, cmap) if cmap is not None else None
+        m = None if cmap is None else b if _refitted(a, b, cmap) else _remapped(a, b, cmap)
     if m is None and b.n_cols == a.n_cols and _same_kinds(a, b):
         # as many columns, each of the kind it continues (labels, figures), only set narrower or
         # wider: the page fitted its columns to its own rows (the header not repeated to say so)

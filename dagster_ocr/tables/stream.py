@@ -821,6 +821,10 @@ def _prose_beside(
             continue
         if not _even_lines(area, part.col_edges[c], part.col_edges[c + 1]):
             continue  # lines of unlike lengths: labels (a stub of long names), not a text column
+        if sum(x.lstrip()[:1].isupper() for x in filled) >= 0.8 * len(filled):
+            # every line opens a name ("Import balance, excluding ..."): a stub of long labels of
+            # like lengths, each its own item, where wrapped prose goes on mid-sentence line after line
+            continue
         cut = part.col_edges[c] if keep_left else part.col_edges[c + 1]
         words = [w for ln in area for w in ln.words]
         side = [w for w in words if w.x1 <= cut] if keep_left else [w for w in words if w.x0 >= cut]

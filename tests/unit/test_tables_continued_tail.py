@@ -30,6 +30,7 @@ from dagster_ocr.tables.rows import (  # noqa: E402
     _mark_columns,
     _marks_folded,
     _opens_with_labels,
+    _refitted,
     _remapped,
     _same_kinds,
 )
@@ -133,6 +134,18 @@ def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: li
     _assert_one_table(seed, "shifted_tail", tags)
 
 
+def test_as_many_columns_of_the_same_kinds_map_column_for_column() -> None:
+    a = _part([50, 250, 300, 360], [["Item", "A", "B"], ["Long label, of x", "1", "2"], ["y", "3", "4"]])
+    # the next page's stub set narrower: its first figures lie in a's stub by position
+    b = _part([50, 200, 280, 360], [["Short", "5", "6"], ["z", "7", "8"]])
+    cmap = _column_map(a, b, TableSettings())
+    assert cmap == [0, 0, 2] and _refitted(a, b, cmap)
+    # a column of figures where a holds labels (or fewer columns): no reading column for column
+    other = _part([50, 200, 280, 360], [["Short", "due", "6"], ["z", "late", "8"]])
+    assert not _refitted(a, other, [0, 0, 2])
+    assert not _refitted(a, _part([50, 130, 240], [["Total", "9"]]), [0, 0])
+
+
 def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> None:
     a = _part([50, 150, 220, 300], [["Item", "Size", "Note"], ["x", "1", "ok"], ["y", "2", "late"]])
     # narrower columns, no header: labels, figures, text as on the page before
@@ -164,6 +177,34 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
     truth, table = _assert_one_table(seed, "label_tail", tags)
     assert table.n_rows == len(truth.merged)
+
+
+def _page_rows(table, page: int) -> list[tuple[str, ...]]:
+    """The rows of ``table`` read from ``page``, each its non-empty cells in order."""
+    grid = table.grid()
+    rows = sorted({c.row for c in table.cells if c.page_index == page})
+    return [tuple(_norm(x) for x in grid[r] if x and x.strip()) for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("seed", "tags"),
+    [
+        # the last page's stub set narrower (or wider) for its own labels, as many columns, no header
+        # repeated: by position its first figures fall in the stub of the page before; read column
+        # for column they are the figures they are
+        (170, ["ruled", "no_repeat", "wide"]),
+        (410, ["ruled", "no_repeat", "totals"]),
+        (320, ["none", "no_repeat", "totals"]),
+        # a last page whose labels are all long, of like lengths ("Import balance, excluding network
+        # county"): a stub, not a column of prose set beside the table
+        (260, ["none", "no_repeat", "wide"]),
+    ],
+)
+def test_a_last_page_set_to_its_own_stub_reads_its_rows_as_printed(seed: int, tags: list[str]) -> None:
+    truth, table = _assert_one_table(seed, "label_tail", tags)
+    last = truth.pages[-1]
+    want = [tuple(_norm(x) for x in r if x and x.strip()) for r in truth.grids[last]]
+    assert _page_rows(table, last) == [r for r in want if r != tuple(_norm(x) for x in truth.merged[0])]
 
 
 def test_a_column_of_marks_beside_figures_folds_into_them() -> None:
