@@ -1425,6 +1425,11 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
                 h2 = [t for t, _ in sp2.header[0]]
             g2 = [h2] + [list(b) for b in sp2.body]
             cols2 = layout(widths(g2))
+            while cols2[-1][1] > x1 - st.pad / 2 and st.size > 5.5:
+                # sized down until it fits the page (drawn past the page's edge, its last column's
+                # text was cut off where the truth holds it whole)
+                st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
+                cols2 = layout(widths(g2))
             bottom = _draw_rows(
                 pg, [[(t, 1) for t in rr] for rr in g2], cols2, y + 6, st, sp2.align, {0}, ruled, {0}
             )

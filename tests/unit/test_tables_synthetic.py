@@ -74,6 +74,23 @@ def test_evenly_spaced_words_are_one_chunk() -> None:
     assert not _even_prose([[w] for w in row], 10)
 
 
+def test_the_heads_of_a_table_set_tight_are_cells_not_prose() -> None:
+    """Heads of two words each, a plain space inside a head and an even gap of a line height between
+    heads (columns sized to their heads): the gaps between chunks are alike, but each is more than
+    twice the spaces inside the heads, which justified text stretches alike. A tail page's new table
+    (``new_table_tail`` tune seed 101) lost its header row to the paragraphs so."""
+    words, x = [], 60.0
+    for head in ["Country", "Margin share", "Quarter import", "Energy demand", "Housing average"]:
+        for k, w in enumerate(head.split()):
+            x += 3 if k else 0  # a plain space inside a head
+            words.append(_Word(x, 100, x + 5 * len(w), 110, w))
+            x += 5 * len(w)
+        x += 12  # the gap between heads: over half a line height, all alike
+    (line,) = _text_lines(words, 0.5)
+    assert [" ".join(w.text for w in ch) for ch in line.chunks][:2] == ["Country", "Margin share"]
+    assert len(line.chunks) == 5
+
+
 def test_justified_monospaced_paragraph_under_a_table_stays_prose() -> None:
     """Seed 24 (tune): a zebra table in Courier over a justified Courier paragraph. Each word of the
     paragraph was a chunk, so its lines joined the table and erased three of its gutters (adjacency
