@@ -135,6 +135,10 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         if headerish(k)
         and not any(_is_num(t := _words_text(ch)) and not _YEAR_RE.match(t) for ch in area[k].chunks)
     ]
+    while (c := _crossed_only(line_cells, n_cols)) is not None:
+        del edges[c]
+        n_cols -= 1
+        line_cells = _area_cells(area, edges)
     while (c := _one_column(area, line_cells, heads, edges)) is not None:
         del edges[c + 1]
         n_cols -= 1
@@ -450,6 +454,20 @@ def _label_opens_body(area: list[_TextLine], line_cells: list[dict[int, tuple[in
                 return False
             return bool(figures) and not all(_YEAR_RE.match(t) for t in figures)
     return False
+
+
+def _crossed_only(line_cells: list[dict[int, tuple[int, list[_Word]]]], n_cols: int) -> int | None:
+    """The first column right of the stub in which no line begins a cell, every word in it one of a
+    cell begun left of it (a long row label crossing where the gutter finder, which lets a line or
+    two cross a gutter, cut at its words), or None. It is the column on its left run wide: its left
+    edge goes, where the next column's would take the gutter beside it (the only one no line
+    crosses) and its figures into the labels' column."""
+    for c in range(1, n_cols):
+        if not any(c in lc for lc in line_cells) and any(
+            c0 < c <= e for lc in line_cells for c0, (e, _) in lc.items()
+        ):
+            return c
+    return None
 
 
 def _one_column(

@@ -180,6 +180,18 @@ def test_columns_continued_on_the_next_page_join_on_the_stub(seed: int, why: str
     assert table.grid() == case.tables[0].merged, why
 
 
+def test_a_long_row_label_crossing_a_gutter_makes_no_column() -> None:
+    """``continued_columns`` tune seed 147 (a generated multi-page bench seed): one label ("District
+    supply transport") runs past where the others end, the gutter finder (which lets a line or two
+    cross a gutter) cut twice inside its words, and the columns no line begins a cell in were joined
+    to the figures' column on their right, its gutter lost: the label took the row's first figure and
+    the page no longer matched the next page's stub. Those columns are the labels' column run wide."""
+    case, tables = _tables(147, "continued_columns")
+    (table,) = tables
+    assert table.merge_kind == "columns" and table.pages == [0, 1]
+    assert table.grid() == case.tables[0].merged
+
+
 @pytest.mark.parametrize("seed", [48, 84, 96, 104])
 def test_sideways_content_on_a_page_with_rotate(seed: int) -> None:
     """A page /Rotate 90 or 270 whose content is set sideways in the displayed page (tune seeds of
