@@ -16,6 +16,7 @@ import statistics
 
 from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
+    _OPENING_SIGNS,
     _SIGNS,
     _column_bounds,
     _column_cover,
@@ -268,6 +269,13 @@ def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextL
         gutters = _column_bounds(grid, s)[1:-1]
         if not any(_sentence_across(ch, gutters) for ch in ln.chunks):
             continue
+        h = statistics.median(x.y1 - x.y0 for x in area)
+        nxt = next((x for x in area[i + 1 : i + 1 + s.max_bridge_lines] if len(x.chunks) >= 2), None)
+        if nxt is not None and _resumes(grid, nxt, h, s):
+            # a row of figures in the grid's columns right under it, or under a label or two: the
+            # next section's label ("Cash flows from operating activities:" after the revenues; a
+            # group's "LIABILITIES AND SHAREHOLDERS' EQUITY" over "Current liabilities:")
+            continue
         rest = area[i + 1 :]
         while rest and (len(rest[0].chunks) < 2 or any(map(_sentence, rest[0].chunks))):
             rest = rest[1:]
@@ -364,7 +372,10 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     gutters = _gutters(data if len(data) >= 2 else rows, s)
     left = min(x.x0 for x in rows)
     in_stub = indented and bool(gutters) and left < ln.x0 and ln.chunks[0][-1].x1 <= gutters[0][1]
-    if len(ln.chunks) > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
+    # a currency sign set apart before its figure ("$   42.17" on a section's first row) is no cell of
+    # its own: most rows print none, so the gutters read from them have no column for it
+    cells = sum(1 for ch in ln.chunks if _words_text(ch) not in _OPENING_SIGNS)
+    if cells > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
         return False
     if ln.x1 > max(x.x1 for x in rows) + 2 * h and not any(
         # a last column of text is set ragged right: a longer cell of it reaches further

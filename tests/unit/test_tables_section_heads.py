@@ -44,6 +44,24 @@ def test_period_heads_over_label_lines_are_the_header_row(seed: int) -> None:
     assert _norm_grid(table.grid()) == _norm_grid(truth.merged)
 
 
+@pytest.mark.parametrize(
+    ("seed", "cls"),
+    [
+        # a centred group label over a section's label, mid-table, then a row opening with "$"
+        # signs set apart: those signs are no cells of their own, the row resumes the table
+        (148, "sectioned_heads_statement"),
+        # a section's label of five words reaching over the figure columns' gutters, mid-table:
+        # a row of figures in the table's columns follows it, so it is no note under the grid
+        (147, "stacked_statement"),
+    ],
+)
+def test_a_section_label_mid_statement_does_not_cut_it_in_two(seed: int, cls: str) -> None:
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert _norm_grid(table.grid()) == _norm_grid(case.tables[0].merged)
+
+
 def test_a_label_alone_across_the_figure_columns_folds_into_the_stub() -> None:
     """A group label centred over a statement, its cell spanning the figure columns from the middle
     of the table, is the row's label: the "$" columns still fold into their figures."""
