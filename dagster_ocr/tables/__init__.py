@@ -12,6 +12,10 @@ selectable for comparison (see ``TableSettings.finder`` and bench/tables_icdar.p
 Merging is evidence-based: the last table on page N is joined with the first table on page N+1
 only when nothing but page furniture or a few short lines separates them, the column layouts
 agree, and (optionally) a "continued" caption says so. A continuation's repeated header is dropped.
+A continuation of another layout is mapped onto the table's columns by where its columns lie (a wider
+last column, a figure and its mark read as two, a totals page), except where the page set its columns
+to its own widths (a stub narrower or wider for its own labels: as many columns, each of the kind it
+continues), which is read column for column.
 A wide table whose columns continue on the next page (same rows) is joined on its stub column when
 the continuation repeats the stubs row for row AND a "continued" marker or the same caption says so.
 What a join keeps once (a continuation's repeated header, its repeated stub column) is recorded in
