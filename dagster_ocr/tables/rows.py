@@ -486,12 +486,12 @@ def _mapped_continuation(
     for shift in shifts:
         moved = _shifted(b, shift) if shift else b
         cmap = _column_map(a, moved, s)
-        if cmap is not None and _refitted(a, b, cmap):
-            m = b
-            break
         if cmap is not None:
-            m = _remapped(a, moved, cmap)
-            m = _shifted(m, -shift) if shift else m
+            if _refitted(a, b, cmap):
+                m = b
+            else:
+                m = _remapped(a, moved, cmap)
+                m = _shifted(m, -shift) if shift else m
             break
     if (
         m is None

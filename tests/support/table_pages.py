@@ -1372,13 +1372,16 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
             x += w + st.pad
         return out
 
+    def smaller() -> None:  # type and padding a step smaller, for a layout that does not fit
+        st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
+
     widest = [head] + labelled(sp.body[:200], 0)
     if long_tail:
         widest += [[t] + [""] * last for t in totals_long]
     for _ in range(10):  # size down until the widest layout fits
         if layout(widths(widest))[-1][1] + dx <= x1 - st.pad / 2:
             break
-        st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
+        smaller()
     lh = st.size * st.pitch
     main_cols = layout(widths([head] + plain[:200]))
     tail_cols = layout(widths([head] + sp.body[:200]))
@@ -1428,7 +1431,7 @@ def _tail_multi(rng: random.Random, cls: str, doc: pymupdf.Document, tags: list[
             while cols2[-1][1] > x1 - st.pad / 2 and st.size > 5.5:
                 # sized down until it fits the page (drawn past the page's edge, its last column's
                 # text was cut off where the truth holds it whole)
-                st.size, st.pad = max(5.5, st.size * 0.9), max(7.0, st.pad * 0.85)
+                smaller()
                 cols2 = layout(widths(g2))
             bottom = _draw_rows(
                 pg, [[(t, 1) for t in rr] for rr in g2], cols2, y + 6, st, sp2.align, {0}, ruled, {0}
