@@ -147,6 +147,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         del edges[c]
         n_cols -= 1
         line_cells = _area_cells(area, edges)
+    if (x := _stub_edge_past_labels(area[n_head:], area, edges)) is not None:
+        edges[1] = x
+        line_cells = _area_cells(area, edges)
     if n_cols < s.min_cols:
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
@@ -537,6 +540,33 @@ def _phrase_tail_column(
             return None
         tails += 1
     return 1 if 0 < tails <= max(2, len(area) // 10) else None
+
+
+def _stub_edge_past_labels(body: list[_TextLine], area: list[_TextLine], edges: list[float]) -> float | None:
+    """Where the stub's right edge goes when it cuts row labels inside a phrase that nothing else
+    reaches: past the phrases' ends, or None where it stays.
+
+    A label spanning the stub and the column beside it ("Grand total 2" on a table's last page of
+    two rows, "2" a plain space after "total") leaves the gutter finder a gap of a word space
+    between its words that no other line covers, and a short area gives it no other evidence: the
+    label's last word went into the next column. A chunk is cut at wide gaps only, so words of
+    one chunk on both sides of the edge are one phrase; the edge moves past the phrases when no
+    word of any other line (heads included) lies between, so every other line's cells stay as
+    they were (a long label running into the column of a statement's figures, whose figures lie
+    beside it, keeps the edge)."""
+    if len(edges) < 3:
+        return None
+    x = edges[1]
+    crossing = [ch for ln in body if not ln.label for ch in ln.chunks if ch[0].x0 < x < ch[-1].x1]
+    if not crossing:
+        return None
+    end = max(ch[-1].x1 for ch in crossing)
+    phrase_words = {id(w) for ch in crossing for w in ch}
+    right = [w.x0 for ln in area for w in ln.words if id(w) not in phrase_words and w.x1 > x]
+    if any(x0 <= end for x0 in right):
+        return None
+    nxt = min(right, default=edges[2])
+    return (end + nxt) / 2 if end < nxt and (end + nxt) / 2 < edges[2] else None
 
 
 def _left_open(above: str, text: str) -> bool:

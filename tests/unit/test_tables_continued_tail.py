@@ -34,7 +34,8 @@ from dagster_ocr.tables.rows import (  # noqa: E402
     _remapped,
     _same_kinds,
 )
-from dagster_ocr.tables.words import _norm  # noqa: E402
+from dagster_ocr.tables.stream import _stub_edge_past_labels  # noqa: E402
+from dagster_ocr.tables.words import _norm, _TextLine, _Word  # noqa: E402
 
 
 def _cells(grid: list[list[str]]) -> Counter[str]:
@@ -311,3 +312,41 @@ def test_a_header_repeated_with_its_cells_cut_elsewhere_is_a_repeat() -> None:
     assert [t.pages for t in tables] == [t.pages for t in case.tables] == [[0, 1, 2], [3]]
     grid = tables[0].grid()
     assert sum(1 for row in grid if row == grid[0]) == 1
+
+
+@pytest.mark.parametrize(
+    ("seed", "cls", "tags"),
+    [
+        # a totals label spanning the stub and the next column, a plain space before its last word
+        # ("Grand total 2", "All items 3"), on a last page of two or three rows (tune seeds)
+        (370, "continued_tail", ["header", "repeat", "totals"]),
+        (79, "shifted_tail", ["none", "repeat", "totals", "mirror"]),
+        (439, "shifted_tail", ["none", "repeat", "totals", "contd"]),
+    ],
+)
+def test_a_totals_label_ending_in_a_number_stays_whole(seed: int, cls: str, tags: list[str]) -> None:
+    truth, table = _assert_one_table(seed, cls, tags)
+    assert table.grid()[-3:] == truth.merged[-3:]
+
+
+def _line(*chunks: tuple[float, list[str]], y: float = 0.0) -> _TextLine:
+    """A text line of chunks, each (its left x, its words), words 20 pt wide a plain space (4 pt)
+    apart."""
+    parts = []
+    for x, texts in chunks:
+        parts.append([_Word(x + 24 * i, y, x + 24 * i + 20, y + 10, t) for i, t in enumerate(texts)])
+    return _TextLine([w for ch in parts for w in ch], parts)
+
+
+def test_the_stub_edge_moves_past_a_label_that_nothing_else_reaches() -> None:
+    head = _line((0, ["Category"]), (150, ["Forecast"]), (250, ["Water"]))
+    subtotal = _line((0, ["Subtotal"]), (250, ["1,231"]), y=14)
+    total = _line((0, ["Grand", "total", "2"]), (250, ["56"]), y=28)  # "2" at 48-68
+    edges = [-0.5, 46.0, 230.0, 280.0]  # the gutter finder's cut: between "total" and "2"
+    x = _stub_edge_past_labels([subtotal, total], [head, subtotal, total], edges)
+    assert x is not None and 68 < x < 150
+    # a word of another line between the cut and the label's end: the edge stays where it is
+    beside = _line((0, ["Subtotal"]), (50, ["9"]), (250, ["1,231"]), y=14)
+    assert _stub_edge_past_labels([beside, total], [head, beside, total], edges) is None
+    # no label crosses the edge: nothing to move
+    assert _stub_edge_past_labels([subtotal], [head, subtotal], edges) is None
