@@ -771,6 +771,8 @@ def _runs_on(
     # from the gap on)
     if len(mine) < 2:
         return False
+    if left and _labels_of_figures(area, g0, g1):
+        return False
     a, b = mine[0], mine[1]
     x0, x1 = min(w.x0 for w in a), max(w.x1 for w in (*a, *b))
     if not left and x0 > g1 + h:
@@ -782,6 +784,21 @@ def _runs_on(
         and all(_prose_line(ws, h) and max(w.x1 for w in ws) - x0 >= 0.7 * (edge - x0) for ws in (a, b))
         and _beside_column(area, page, in_area, x0, x1, g0, g1, left, True, h)
     )
+
+
+def _labels_of_figures(area: list[_TextLine], g0: float, g1: float) -> bool:
+    """The area's lines left of the gap g0-g1 are a stub of long row labels: each line after the
+    first opens a name ("Purchases of marketable securities (1)" over "Purchases of property and
+    equipment"), where a paragraph's lines go on mid-sentence, and each line with words on the left
+    has figures (or dashes) right of the gap, a row of a statement. Two columns of lists (names
+    and affiliations) open a name on every line too, but hold no figures."""
+    lefts = []
+    for ln in area:
+        if lw := [w for w in ln.words if w.x1 <= g0 + 0.5]:
+            if not any(w.x0 >= g1 - 0.5 and _figure_or_nil(w.text) for w in ln.words):
+                return False
+            lefts.append(lw)
+    return len(lefts) >= 2 and sum(lw[0].text[:1].isupper() for lw in lefts[1:]) >= 0.8 * (len(lefts) - 1)
 
 
 def _beside_column(

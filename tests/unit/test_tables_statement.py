@@ -79,6 +79,20 @@ def test_a_note_under_a_short_statement_leaves_its_columns_whole(seed: int) -> N
     assert not any("(1)" == c.text.strip() for c in table.cells)  # the note's mark stayed with it
 
 
+def test_a_stub_of_long_labels_over_a_period_head_is_no_column_of_text() -> None:
+    """Three rows whose labels run five and six words ("Purchases of marketable securities (1)"
+    over "Purchases of property and equipment"), the gap to the figures wider than a line, and
+    "Years ended" centred over the figures above: read as a paragraph opening beside a column of
+    text of its own, and the labels were cut off the table (tune seed 444). Each label line opens a
+    name and has figures beside it: a statement's stub. Two columns of lists (names beside
+    affiliations) open a name on every line too, but hold no figures, and are still cut apart."""
+    case, tables = _tables(444, "noted_statement")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
+
+
 def _heading(table, k: int) -> str:
     """Column ``k``'s heading as a reader reads it: the headings printed above the grid (less the
     year over every column) over the grid's own header rows."""
