@@ -43,7 +43,16 @@ from typing import Any
 from dagster_ocr.model import Cell, Line, Table
 from dagster_ocr.tables.areas import _WORD_RE
 from dagster_ocr.tables.cells import _Part
-from dagster_ocr.tables.words import _LEADING, _NIL_RE, _TRAILING, _bands, _is_num, _Word, _years_and_signs
+from dagster_ocr.tables.words import (
+    _LEADING,
+    _NIL_RE,
+    _SIGNS,
+    _TRAILING,
+    _bands,
+    _is_num,
+    _Word,
+    _years_and_signs,
+)
 
 #: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
 _UNITS_RE = re.compile(
@@ -103,6 +112,10 @@ def _figure_columns(part: _Part) -> dict[int, tuple[float, float]]:
         texts, boxes = [], []
         for r, row in enumerate(part.rows):
             t = row[c] if c < len(row) else None
+            if r < part.header_rows and t and t.strip() in _SIGNS:
+                # a sign heading its column ("$", "%" under "2016 vs. 2015"): the column's unit,
+                # not a cell of words; a statement of one row counted it against the figure
+                continue
             if t and t.strip():
                 texts.append(t.strip())
                 bb = (
