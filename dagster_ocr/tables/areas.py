@@ -26,6 +26,7 @@ from dagster_ocr.tables.words import (
     _TextLine,
     _Word,
     _words_text,
+    is_units,
 )
 
 
@@ -492,8 +493,8 @@ def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> str | N
     """``ln``, a one-chunk line, is a label under a statement's heads that leave the stub's head blank
     (:func:`_heads_leave_stub_blank`): "stub", the first section's label, ending before the first head
     (:func:`_under_blank_stub_head`); "over", a group's over it ("ASSETS:" over "Current assets:")
-    centred over the table (from the stub on, running under the heads, within the table's width);
-    else None."""
+    centred over the table (from the stub on, running under the heads, or centred over the whole
+    table and so starting under the heads; within the table's width); else None."""
     heads = _head_lines(cur)
     if not _heads_leave_stub_blank(ln, heads):
         return None
@@ -501,11 +502,16 @@ def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> str | N
     if ln.x1 < left - h:
         return "stub"
     if (
-        ln.x0 < left - h
+        (ln.x0 < left - h or all(_PERIOD_RE.match(_words_text(ch)) for ch in heads[-1].chunks))
         and ln.x1 <= right + h
         and len(ln.words) <= 8  # a label's few words, not a line of a sentence
         and not _CAPTION_RE.match(_words_text(ln.words))
+        and not is_units(_words_text(ln.words))  # "(In millions)" under the periods: the units
     ):
+        # from the stub on; or centred over the whole table, starting under the heads ("ASSETS"
+        # midway between the stub's left and the last column's right), below a line of periods,
+        # which ends a statement's heads: under other heads such a line is a head's lower line
+        # ("occupied" under "total", over "housing units")
         return "over"
     return None
 

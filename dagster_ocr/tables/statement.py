@@ -48,19 +48,14 @@ from dagster_ocr.tables.words import (
     _NIL_RE,
     _SIGNS,
     _TRAILING,
+    _UNITS_RE,
     _bands,
     _is_num,
     _Word,
     _years_and_signs,
+    is_units,
 )
 
-#: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
-_UNITS_RE = re.compile(
-    r"\bin\s+(?:(?:u\.?s\.?|[A-Z]{3})\s+)?(?:dollars\s+|euros?\s+)?(?:thousands|millions?|billions?|mn|bn)\b"
-    r"|\((?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\)"
-    r"|\bin\s+(?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\b",
-    re.IGNORECASE,
-)
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
 #: a heading band this far (in line heights) above the band below it no longer heads the table
 _HEADING_GAP = 2.6
@@ -83,11 +78,6 @@ class TableContext:
     figures: dict[int, tuple[float, float]] = field(default_factory=dict)
     #: the lines of headings above the grid that ``column_headers`` was read from: (box, text) each
     heads: list[tuple[tuple[float, float, float, float], str]] = field(default_factory=list)
-
-
-def is_units(text: str) -> bool:
-    """Whether ``text`` states the units of figures ("(in millions, except per share data)")."""
-    return bool(_UNITS_RE.search(text))
 
 
 def units_of(text: str) -> str:

@@ -327,6 +327,20 @@ def _column_cover(area: list[_TextLine], x0: float, n: int, chunks: bool = False
     return list(itertools.accumulate(delta[:n]))
 
 
+#: "in millions", "in thousands, except per share data", "($000)", "(€m)", "in EUR million"
+_UNITS_RE = re.compile(
+    r"\bin\s+(?:(?:u\.?s\.?|[A-Z]{3})\s+)?(?:dollars\s+|euros?\s+)?(?:thousands|millions?|billions?|mn|bn)\b"
+    r"|\((?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\)"
+    r"|\bin\s+(?:[$€£¥]|usd|eur|gbp)\s*(?:000|'000|m|mn|bn|k)\b",
+    re.IGNORECASE,
+)
+
+
+def is_units(text: str) -> bool:
+    """Whether ``text`` states the units of figures ("(in millions, except per share data)")."""
+    return bool(_UNITS_RE.search(text))
+
+
 #: a year, as a column head prints it ("2024", "2023a", "FY24")
 _HEAD_YEAR_RE = re.compile(r"^(?:19|20)\d\d[a-z*]?$|^FY\s?\d{2,4}$", re.IGNORECASE)
 

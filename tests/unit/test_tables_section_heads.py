@@ -22,8 +22,10 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.model import Cell, Table  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
+from dagster_ocr.tables.areas import _label_under_heads  # noqa: E402
 from dagster_ocr.tables.rows import _own_header  # noqa: E402
 from dagster_ocr.tables.statement import fold_symbol_columns  # noqa: E402
+from dagster_ocr.tables.words import _TextLine, _Word  # noqa: E402
 
 
 # tune seeds, each a form (all read no header row before: the heads were the columns' context and
@@ -33,8 +35,10 @@ from dagster_ocr.tables.statement import fold_symbol_columns  # noqa: E402
 # label centred over the table in place of the section's (it ran over the figure columns: a row
 # spanning them, and the "$" columns were not folded); 12 a group label centred over the table
 # under the years and another over a later section; 0 the same under dates stacked over years (the
-# table broke at the later group's label: the centred heads covered the gutters of the "$" columns)
-@pytest.mark.parametrize("seed", [0, 1, 2, 12, 29])
+# table broke at the later group's label: the centred heads covered the gutters of the "$" columns);
+# 28 a group label centred over the table ("ASSETS", starting under the first period head) over a
+# section's label, apart from the heads (the table began at its first figures, its header lost)
+@pytest.mark.parametrize("seed", [0, 1, 2, 12, 28, 29])
 def test_period_heads_over_label_lines_are_the_header_row(seed: int) -> None:
     case = make_case(seed, "sectioned_heads_statement")
     doc = pymupdf.open("pdf", case.pdf)
@@ -145,3 +149,24 @@ def test_a_statement_under_other_periods_on_the_next_page_is_another_table() -> 
     assert _own_header(a, other, s)
     repeated = _part([*heads, ["Term debt", "85,750", "95,281"]], 2)
     assert not _own_header(a, repeated, s)
+
+
+def _line(*chunks: tuple[float, str], y: float) -> _TextLine:
+    """A text line of chunks, each (its left x, its words 30 pt apart)."""
+    parts = [
+        [_Word(x + 30 * i, y, x + 30 * i + 26, y + 10, t) for i, t in enumerate(text.split())]
+        for x, text in chunks
+    ]
+    return _TextLine([w for ch in parts for w in ch], parts)
+
+
+def test_a_label_centred_under_a_line_of_periods_is_a_group_label() -> None:
+    periods = [_line((200, "2017"), (280, "2016"), (360, "2015"), y=0)]
+    # "ASSETS" centred over the whole table starts under the first period: below a line of periods,
+    # which ends a statement's heads, a group's label
+    assert _label_under_heads(_line((210, "ASSETS"), y=20), periods, 10.0) == "over"
+    # the units under the periods are the table's, no row label
+    assert _label_under_heads(_line((205, "(In millions)"), y=20), periods, 10.0) is None
+    # under heads that are no periods, a line starting under them is a head's lower line
+    heads = [_line((200, "total"), (280, "Rodent seen"), (360, "Leaks"), y=0)]
+    assert _label_under_heads(_line((205, "occupied"), y=12), heads, 10.0) is None
