@@ -651,4 +651,22 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             i = j
         else:
             i += 1
-    return [x0 - 0.5, *bounds, x1 + 0.5]
+    return [x0 - 0.5, *sorted([*bounds, *_years_apart(area, bounds)]), x1 + 0.5]
+
+
+def _years_apart(area: list[_TextLine], bounds: list[float]) -> list[float]:
+    """Bounds between two years of a head line of years that no bound parts: each year heads a
+    column of its own. A year's column empty in every row ("2013" over nothing, in a table of
+    2010 to 2015) leaves a stretch that only its head crosses, and the gutter finder, which lets a
+    line or two cross a gutter, took it for one gutter and gave the head to a neighbour."""
+    out: list[float] = []
+    for ln in area:
+        heads = (
+            ln.chunks[1:] if ln.chunks and not _HEAD_YEAR_RE.match(_words_text(ln.chunks[0])) else ln.chunks
+        )
+        if len(heads) < 3 or not all(_HEAD_YEAR_RE.match(_words_text(ch)) for ch in heads):
+            continue
+        for a, b in itertools.pairwise(heads):
+            if not any(a[-1].x1 <= x <= b[0].x0 for x in [*bounds, *out]):
+                out.append((a[-1].x1 + b[0].x0) / 2)
+    return out

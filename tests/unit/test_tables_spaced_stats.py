@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
-from dagster_ocr.tables.words import _join_digit_groups, _norm, _Word  # noqa: E402
+from dagster_ocr.tables.words import _join_digit_groups, _norm, _TextLine, _Word, _years_apart  # noqa: E402
 
 
 def _cells(grid: list[list[str]]) -> Counter[str]:
@@ -68,3 +68,25 @@ def test_a_table_too_wide_for_its_page_is_drawn_with_fewer_columns(seed: int) ->
     assert all(_norm(x).replace(" ", "") in on_page for row in truth.merged for x in row)
     (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert table.n_cols == len(truth.merged[0])
+
+
+def test_a_year_column_empty_in_every_row_keeps_its_head() -> None:
+    """Tune seed 378: "2013" heads a column no row fills, in a table of 2010 to 2015; only its
+    head crossed the stretch between 2012's figures and 2014's, which the gutter finder read as one
+    gutter, and "2012 2013" shared a cell. Each year of a head line of years heads its own column."""
+    case = make_case(378, "spaced_stats")
+    doc = pymupdf.open("pdf", case.pdf)
+    (truth,) = case.tables
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert table.n_cols == len(truth.merged[0])
+    assert [_norm(x) for x in table.grid()[0]] == [_norm(x) for x in truth.merged[0]]
+
+
+def test_two_years_of_a_line_of_years_never_share_a_column() -> None:
+    head = _TextLine(
+        [_w(50, "Country"), _w(150, "2012"), _w(200, "2013"), _w(250, "2014")],
+        [[_w(50, "Country")], [_w(150, "2012")], [_w(200, "2013")], [_w(250, "2014")]],
+    )
+    # the finder's bounds part 2012 from 2014 once, between 2013 and 2014: 2012 and 2013 get one
+    assert _years_apart([head], [100.0, 235.0]) == [185.0]
+    assert _years_apart([head], [100.0, 185.0, 235.0]) == []
