@@ -260,6 +260,7 @@ def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextL
     whose grid above is not yet one of figures (a section's label under the heads, "Cash flows
     from investing activities:") is passed over: notes further down still end the table."""
     ends = list(itertools.accumulate(map(_ends_in_figure, area), initial=0))  # lines ending in a figure, by i
+    h = 0.0  # the area's line height, once a note candidate needs it
     for i in range(s.min_rows, len(area)):
         ln = area[i]
         if ln.label or ends[i + 1] > ends[i] or not any(map(_sentence, ln.chunks)):
@@ -270,7 +271,7 @@ def _split_at_notes(area: list[_TextLine], s: TableSettings) -> list[list[_TextL
         gutters = _column_bounds(grid, s)[1:-1]
         if not any(_sentence_across(ch, gutters) for ch in ln.chunks):
             continue
-        h = statistics.median(x.y1 - x.y0 for x in area)
+        h = h or statistics.median(x.y1 - x.y0 for x in area)
         nxt = next((x for x in area[i + 1 : i + 1 + s.max_bridge_lines] if len(x.chunks) >= 2), None)
         if nxt is not None and _resumes(grid, nxt, h, s):
             # a row of figures in the grid's columns right under it, or under a label or two: the

@@ -792,13 +792,19 @@ def _labels_of_figures(area: list[_TextLine], g0: float, g1: float) -> bool:
     equipment"), where a paragraph's lines go on mid-sentence, and each line with words on the left
     has figures (or dashes) right of the gap, a row of a statement. Two columns of lists (names
     and affiliations) open a name on every line too, but hold no figures."""
-    lefts = []
+    firsts = []  # each left side's first word
     for ln in area:
         if lw := [w for w in ln.words if w.x1 <= g0 + 0.5]:
             if not any(w.x0 >= g1 - 0.5 and _figure_or_nil(w.text) for w in ln.words):
                 return False
-            lefts.append(lw)
-    return len(lefts) >= 2 and sum(lw[0].text[:1].isupper() for lw in lefts[1:]) >= 0.8 * (len(lefts) - 1)
+            firsts.append(lw[0].text)
+    return len(firsts) >= 2 and _open_names(firsts[1:])
+
+
+def _open_names(texts: list[str]) -> bool:
+    """Four in five of ``texts`` (lines, cells) open with a capital: each line an item's name (a stub
+    of row labels), where a paragraph's wrapped lines go on mid-sentence."""
+    return sum(t.lstrip()[:1].isupper() for t in texts) >= 0.8 * len(texts)
 
 
 def _beside_column(
@@ -886,7 +892,7 @@ def _prose_beside(
             continue
         if not _even_lines(area, part.col_edges[c], part.col_edges[c + 1]):
             continue  # lines of unlike lengths: labels (a stub of long names), not a text column
-        if sum(x.lstrip()[:1].isupper() for x in filled) >= 0.8 * len(filled):
+        if _open_names(filled):
             # every line opens a name ("Import balance, excluding ..."): a stub of long labels of
             # like lengths, each its own item, where wrapped prose goes on mid-sentence line after line
             continue

@@ -661,9 +661,9 @@ def _years_apart(area: list[_TextLine], bounds: list[float]) -> list[float]:
     line or two cross a gutter, took it for one gutter and gave the head to a neighbour."""
     out: list[float] = []
     for ln in area:
-        heads = (
-            ln.chunks[1:] if ln.chunks and not _HEAD_YEAR_RE.match(_words_text(ln.chunks[0])) else ln.chunks
-        )
+        if len(ln.chunks) < 3:  # most lines: no three heads to part (this runs for every area)
+            continue
+        heads = ln.chunks[1:] if not _HEAD_YEAR_RE.match(_words_text(ln.chunks[0])) else ln.chunks
         if len(heads) < 3 or not all(_HEAD_YEAR_RE.match(_words_text(ch)) for ch in heads):
             continue
         for a, b in itertools.pairwise(heads):
