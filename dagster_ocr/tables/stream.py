@@ -118,12 +118,25 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             # lower line of it): the body has begun, the label is no line of the stub's head
             return False
         # a dash stands for a nil figure: a row of them is a data row
-        return not any(_figure_or_nil(t) for c, (_, ws) in cells.items() if c > 0 and (t := _words_text(ws)))
+        return not figures_beside(k)
+
+    def figures_beside(k: int) -> bool:
+        """A figure (or a nil's dash) right of the stub on line ``k``."""
+        cells = line_cells[k].items()
+        return any(_figure_or_nil(t) for c, (_, ws) in cells if c > 0 and (t := _words_text(ws)))
 
     n_head = 0
     headless = _label_opens_body(area, line_cells)
     while not headless and n_head < min(len(area) - 1, s.header_scan_rows) and headerish(n_head):
         n_head += 1
+    if n_head == s.header_scan_rows and not any(map(figures_beside, range(len(area)))):
+        # no figure right of the stub on any line: a table of words (codes, names), where "no number"
+        # cannot tell a head from the body; its head is its first line and the lines under it that
+        # leave the stub empty, a stacked head's lower lines (a stack of the scan's every line took
+        # the body's first rows into the head)
+        n_head = 1
+        while n_head < len(area) - 1 and 0 not in line_cells[n_head] and 0 not in line_cells[n_head - 1]:
+            n_head += 1
     # a table of one row under its heads keeps them when their last line is one of years and signs
     periods_last = n_head >= 2 and _periods_line(line_cells[n_head - 1])
     if ((n_head == len(area) - 1 and not periods_last) or n_head == 0) and not headless:

@@ -92,3 +92,48 @@ def test_columns_inside_one_column_do_not_map() -> None:
     # one column there (a page of stub lines) still maps, as do columns spread over a's columns
     assert _column_map(a, _part([50, 200], [["Total"]]), TableSettings()) == [0]
     assert _column_map(a, _part([50, 240, 330], [["Total", "9"]]), TableSettings()) == [0, 1]
+
+
+@pytest.mark.parametrize("seed", [21, 291])
+def test_a_table_of_words_heads_with_its_first_line_only(seed: int) -> None:
+    """The narrow table holds codes ("k2", "OJ", "VC") and, at most, numbers in its stub: no line
+    has a figure right of the stub, so every line passed the header test ("no number beside the
+    stub") and the first six, the whole scan, were read as one stacked head ("supp k2 OJ M x1 M")."""
+    case = make_case(seed, "narrow_table_tail")
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [t.pages for t in case.tables]
+    narrow, truth = tables[-1], case.tables[-1].merged
+    assert narrow.header_rows == 1 and narrow.grid()[0] == truth[0]
+    assert _cells(narrow.grid()) == _cells(truth)
+
+
+def test_a_stacked_head_over_figures_keeps_its_lines() -> None:
+    """The head of a table with figures beside its stub is every line above them, as before."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    rows = [["", "Units", "Share"], ["Region", "sold", "of total"]]
+    rows += [[f"Region {k}", f"{100 + k * 7}", f"{k + 3}.5%"] for k in range(8)]
+    for r, row in enumerate(rows):
+        for x, text in zip([60, 220, 320], row, strict=True):
+            page.insert_text((x, 100 + r * 14), text, fontsize=9)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert table.grid()[table.header_rows][0] == "Region 0"
+
+
+def test_a_table_of_words_keeps_a_stacked_head_over_an_empty_stub() -> None:
+    """Without figures the head is the first line and the lines under it that leave the stub empty
+    (both lines of "Legal / aid" over a blank stub head), not the scan's first six lines."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    rows = [["", "Legal", "Civil"], ["", "aid", "society"]]
+    rows += [[name, "yes", "no"] for name in ["Children", "Women", "Migrants", "Refugees", "Elderly", "Youth"]]
+    rows += [["Persons with disabilities", "no", "yes"], ["Stateless persons", "yes", "yes"]]
+    for r, row in enumerate(rows):
+        for x, text in zip([60, 260, 360], row, strict=True):
+            if text:
+                page.insert_text((x, 100 + r * 14), text, fontsize=9)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    grid = table.grid()
+    assert [r[0] for r in grid[table.header_rows :]][:2] == ["Children", "Women"]
+    assert "Legal" in " ".join(grid[0]) and "aid" in " ".join(grid[table.header_rows - 1])
