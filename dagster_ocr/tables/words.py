@@ -392,10 +392,14 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         if any(_figure_head(" ".join(w.text for w in ch)) for ch in chunks):
             continue
         # the heads of the columns right of the stub (the stub's head starts at the table's left)
-        cells = [(ch[0].x0, ch[-1].x1) for ch in chunks if ch[0].x0 > left + 3.0]
+        heads = [ch for ch in chunks if ch[0].x0 > left + 3.0]
+        cells = [(ch[0].x0, ch[-1].x1) for ch in heads]
         if len(cells) < 2:
             continue
-        over = lambda x0, x1, cells=cells: _centred_over_group(x0, x1, cells)  # noqa: E731
+        # a phrase reaching one head only is weighed where every head is a word (not a brace's
+        # "{z" under a formula)
+        worded = all(_LETTERS_RE.search(" ".join(w.text for w in ch)) for ch in heads)
+        over = lambda x0, x1, cells=cells, worded=worded: _centred_over_group(x0, x1, cells, worded)  # noqa: E731
         # the few phrases above first; the body's every chunk only where one of them heads a group
         # (the gutter finder runs for each line the area finder weighs)
         if any(over(ch[0].x0, ch[-1].x1) for ln in area[:k] for ch in ln.chunks) and _heads_every_column(
@@ -434,27 +438,45 @@ def _figure_head(text: str) -> bool:
     return any(ch.isdigit() for ch in text) and not all(_HEAD_YEAR_RE.match(t) for t in text.split())
 
 
-def _centred_over_group(x0: float, x1: float, cells: list[tuple[float, float]]) -> bool:
+#: a word of two letters or more
+_LETTERS_RE = re.compile(r"[^\W\d_]{2,}")
+#: more than a word space at table sizes, in points: how far a phrase runs past a head to reach beyond it
+_SPACE = 2.0
+
+
+def _centred_over_group(x0: float, x1: float, cells: list[tuple[float, float]], one: bool = True) -> bool:
     """Whether a phrase at ``x0``..``x1`` reaches over two or more of ``cells`` (the column heads of
     a line below it, left to right, the stub's left out) and is centred over a run of them, within
     a fifth of the run's extent (as ``stream._phrase_spans`` places such a head), better than over
     any one head it reaches, and not wider than the run by more than a fifth: a head of the group
     of columns the run heads. The run is the heads the phrase reaches over, and perhaps one more on
     either side (a head centred over three columns may reach the middle one and the edge of one
-    beside it)."""
+    beside it).
+
+    With ``one``, a phrase over one head only heads a group of that head and the one beside it
+    that it runs past its edge towards, by more than a space (heads set right in their columns: the
+    group's head stops short of a short head at its column's right, "Channel", or starts right of
+    the head before it)."""
     reached = [i for i, (a, b) in enumerate(cells) if a < x1 and b > x0]
-    if len(reached) < 2:
-        return False  # over one head at most: that head's, wrapped wider, or a head between two
+    if not reached:
+        return False  # a head between two
     mid = (x0 + x1) / 2
     # a head of one column wrapped wider than the line under it ("population overall" over "exclusion
     # rate", set right) is centred on that column's head better than on any group
     alone = min(abs(mid - (cells[i][0] + cells[i][1]) / 2) for i in reached)
-    for a in {max(reached[0] - 1, 0), reached[0]}:
-        for b in {reached[-1], min(reached[-1] + 1, len(cells) - 1)}:
-            g0, g1 = cells[a][0], cells[b][1]
-            off = abs(mid - (g0 + g1) / 2)
-            if b > a and off <= 0.2 * (g1 - g0) and off <= alone and x1 - x0 <= 1.2 * (g1 - g0):
-                return True
+    first, last = reached[0], reached[-1]
+    if len(reached) > 1:
+        runs = [(a, b) for a in {max(first - 1, 0), first} for b in {last, min(last + 1, len(cells) - 1)}]
+    elif one:
+        runs = [(first, first + 1)] if first + 1 < len(cells) and x1 > cells[first][1] + _SPACE else []
+        runs += [(first - 1, first)] if first > 0 and x0 < cells[first][0] - _SPACE else []
+    else:
+        return False
+    for a, b in runs:
+        g0, g1 = cells[a][0], cells[b][1]
+        off = abs(mid - (g0 + g1) / 2)
+        if b > a and off <= 0.2 * (g1 - g0) and off <= alone and x1 - x0 <= 1.2 * (g1 - g0):
+            return True
     return False
 
 

@@ -52,3 +52,16 @@ def test_a_phrase_off_centre_or_over_the_stub_is_not() -> None:
     assert not _centred_over_group(95.0, 175.0, [(100.0, 140.0), (200.0, 240.0)])
     assert not _centred_over_group(10.0, 340.0, HEADS)  # a line of text from the table's left
     assert not _centred_over_group(105.0, 135.0, HEADS)  # over one head, crossing no gutter
+
+
+def test_a_head_reaching_one_short_head_set_right_heads_the_pair() -> None:
+    """Over a group of two columns whose second head is short and set right in its column, the
+    group's centred head stops short of that head (``stacked_header`` tune 533: "Demand labour"
+    over "Actual network" and "Channel"): it runs past the head it reaches towards the next one."""
+    pair = [(331.5, 412.8), (452.7, 493.3)]
+    assert _centred_over_group(374.7, 450.2, pair)
+    # a head's upper line wider than it, set right as it is, over that head alone
+    heads = [(163.0, 198.7), (224.6, 257.7), (276.7, 316.8)]
+    assert not _centred_over_group(204.3, 257.7, heads)
+    # set right on the same edge as the head below it, within a rounding of it
+    assert not _centred_over_group(418.5, 434.92, [(393.5, 434.9), (452.1, 493.9)])

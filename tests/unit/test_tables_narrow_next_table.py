@@ -127,7 +127,8 @@ def test_a_table_of_words_keeps_a_stacked_head_over_an_empty_stub() -> None:
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     rows = [["", "Legal", "Civil"], ["", "aid", "society"]]
-    rows += [[name, "yes", "no"] for name in ["Children", "Women", "Migrants", "Refugees", "Elderly", "Youth"]]
+    names = ["Children", "Women", "Migrants", "Refugees", "Elderly", "Youth"]
+    rows += [[name, "yes", "no"] for name in names]
     rows += [["Persons with disabilities", "no", "yes"], ["Stateless persons", "yes", "yes"]]
     for r, row in enumerate(rows):
         for x, text in zip([60, 260, 360], row, strict=True):
