@@ -415,7 +415,11 @@ def _width(text: str, font: str, size: float) -> float:
         return f.text_length(text, fontsize=size)
     if font == "dejavu":  # no such font here: about the width of sans-serif letters
         return 0.55 * size * len(text)
-    return pymupdf.get_text_length(text, fontname=font, fontsize=size)
+    # not pymupdf.get_text_length: it measures a string holding a character past ASCII short by
+    # about that character ("£1,139.13" 35.0 where the page draws 40.0; "£" alone 5.0), and a
+    # figure set right by it ran past its column's edge
+    f = _FONTS.get(font) or _FONTS.setdefault(font, pymupdf.Font(font))
+    return f.text_length(text, fontsize=size)
 
 
 def _wrap(words: list[str], width: float, font: str, size: float, hyphenate: bool = False) -> list[str]:

@@ -34,7 +34,7 @@ def _grid(doc: pymupdf.Document) -> list[list[str]]:
         (1, "wrapped_stub", "top, hanging indent"),
         (10, "wrapped_stub", "top"),
         (7, "blank_cells", "bottom, a blank stub head"),
-        (22, "blank_cells", "bottom"),
+        (54, "blank_cells", "bottom"),
         (1, "blank_cells", "top, heads spanning groups of columns"),
         (6, "blank_cells", "bottom, heads spanning groups of columns"),
         # a column filled on two rows of a table of 38 lines (labels wrapped word by word): fewer
