@@ -60,6 +60,7 @@ def test_a_head_reaching_one_short_head_set_right_heads_the_pair() -> None:
     over "Actual network" and "Channel"): it runs past the head it reaches towards the next one."""
     pair = [(331.5, 412.8), (452.7, 493.3)]
     assert _centred_over_group(374.7, 450.2, pair)
+    assert not _centred_over_group(374.7, 450.2, pair, one=False)  # heads not all words ("{z")
     # a head's upper line wider than it, set right as it is, over that head alone
     heads = [(163.0, 198.7), (224.6, 257.7), (276.7, 316.8)]
     assert not _centred_over_group(204.3, 257.7, heads)
