@@ -247,6 +247,11 @@ def _split_stacked_rows(
     return out_rows, out_boxes
 
 
+#: the least share of a ruled column's filled body cells holding two figures set apart for the column
+#: to be read for gutters: 0.4, as two sub-columns each 30% blank fill both on about half the rows
+_CROWDED_SHARE = 0.4
+
+
 def _split_crowded_columns(
     rows: list[list[str | None]],
     row_bboxes: list[list[BBox | None]],
@@ -273,7 +278,7 @@ def _split_crowded_columns(
         lines = []
         crowded = 0
         # cheap text test first: most body cells must hold two figures or more at all
-        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < 0.6 * max(
+        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < _CROWDED_SHARE * max(
             len(body), 1
         ):
             body = []
@@ -294,7 +299,7 @@ def _split_crowded_columns(
                 for ln in cell_lines
             )
         inner = []
-        if len(body) >= 2 and crowded >= max(2, 0.6 * len(body)):
+        if len(body) >= 2 and crowded >= max(2, _CROWDED_SHARE * len(body)):
             inner = [x for x in _column_bounds(lines, s)[1:-1] if edges[c] + 1 < x < edges[c + 1] - 1]
         if inner:
             sub = [edges[c], *inner, edges[c + 1]]
