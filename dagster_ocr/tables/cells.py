@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,7 +242,7 @@ def _split_stacked_rows(
             out_rows.append(row)
             out_boxes.append(boxes)
             continue
-        for band_y0, band_y1, cells in split:
+        for band_y0, band_y1, cells in _labels_read_on(split):
             out_rows.append([_cell_text(cells.get(c, [])) for c in range(n_cols)])
             out_boxes.append([(edges[c], band_y0, edges[c + 1], band_y1) for c in range(n_cols)])
     return out_rows, out_boxes
@@ -327,6 +328,31 @@ def _split_crowded_columns(
             edges = [*edges[: c + 1], *inner, *edges[c + 1 :]]
         c -= 1
     return rows, row_bboxes, edges
+
+
+_LOWER_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+
+
+def _labels_read_on(
+    bands: list[tuple[float, float, dict[int, list[_Word]]]],
+) -> list[tuple[float, float, dict[int, list[_Word]]]]:
+    """The text lines of a grid row cut at its lines (``_stacked_lines``), each row label wrapped
+    over lines made one row again: a line whose stub reads on in lower case (a label's next line;
+    a row's label starts with a capital) joins the line above where that holds the stub alone (the
+    label's first line, its figures on its last) or where it holds the stub alone itself (the
+    label's last line, its figures on its first). As the text finder joins them (``stream``)."""
+    out: list[tuple[float, float, dict[int, list[_Word]]]] = []
+    for y0, y1, cells in bands:
+        stub = _words_text(cells[0]) if 0 in cells else ""
+        reads_on = stub[:1].islower() and not _is_num(stub) and bool(_LOWER_WORD_RE.search(stub))
+        if out and reads_on and 0 in out[-1][2] and (set(out[-1][2]) == {0} or set(cells) == {0}):
+            py0, _, above = out[-1]
+            if not _is_num(_words_text(above[0]).split()[-1]):
+                joined = {c: above.get(c, []) + cells.get(c, []) for c in sorted(set(above) | set(cells))}
+                out[-1] = (py0, y1, joined)
+                continue
+        out.append((y0, y1, cells))
+    return out
 
 
 def _stacked_lines(

@@ -264,8 +264,14 @@ def _heads_at_rules(
     boxes: list[list[BBox | None]] = []
     header_rows = new.header_rows
     carried: tuple[str, BBox] | None = None
+    placed: set[int] = set()  # the words the header rows cut into lines hold (by id)
     for i, (row, rb) in enumerate(zip(new.rows, new.row_bboxes, strict=True)):
         cells = [b for b in rb if b is not None]
+        mine = [w for w in inside if any(_holds(b, w) for b in cells)]
+        if placed and mine and all(id(w) in placed for w in mine):
+            # a row whose every word a header row above took (a stub head's cell spanning the group
+            # heads' line and the sub-heads' line held both, and was cut into the two): read once
+            continue
         if i >= new.header_rows or not cells:
             if carried and row and row[0] is not None:  # a label's first lines, read as a head
                 text, bb = carried
@@ -293,6 +299,7 @@ def _heads_at_rules(
             rows.append(row)
             boxes.append(rb)
             continue
+        placed.update(id(w) for w in ws)
         bounds = [top - 1, *cuts, bottom + 1]
         before = len(rows)
         for k, (a, b) in enumerate(itertools.pairwise(bounds)):
@@ -327,6 +334,11 @@ def _heads_at_rules(
             boxes.append(bbs)
         header_rows += len(rows) - before - 1
     return rows, boxes, header_rows
+
+
+def _holds(box: BBox, w: _Word) -> bool:
+    """Whether ``w``'s middle lies in ``box``."""
+    return box[0] <= (w.x0 + w.x1) / 2 <= box[2] and box[1] <= (w.y0 + w.y1) / 2 <= box[3]
 
 
 def _group_heads(line: list[_Word], groups: list[list[int]], edges: list[float], s: TableSettings) -> bool:
