@@ -18,6 +18,7 @@ from dagster_ocr.tables.settings import _CAPTION_RE, TableSettings
 from dagster_ocr.tables.words import (
     _OPENING_SIGNS,
     _SIGNS,
+    _WORD_RE,
     _column_bounds,
     _column_cover,
     _figure_or_nil,
@@ -294,7 +295,6 @@ _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
 #: "Fiscal 2024")
 _PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)\d\d$")
 #: a word: three letters in a row (a variable of math is one or two, with primes or indices)
-_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 #: two years set against each other ("2023 vs. 2022", "2023-2022"): a change column's head
 _YEAR_IN_RE = re.compile(r"\b(?:1[89]|20)\d\d\b")
 _IN_YEARS_RE = re.compile(

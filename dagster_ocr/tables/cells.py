@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from dagster_ocr.tables.words import (
     _column_bounds,
     _is_num,
     _join_cell_lines,
+    _reads_on,
     _text_lines,
     _Word,
     _words_text,
@@ -330,9 +330,6 @@ def _split_crowded_columns(
     return rows, row_bboxes, edges
 
 
-_LOWER_WORD_RE = re.compile(r"[^\W\d_]{3,}")
-
-
 def _labels_read_on(
     bands: list[tuple[float, float, dict[int, list[_Word]]]],
 ) -> list[tuple[float, float, dict[int, list[_Word]]]]:
@@ -343,9 +340,13 @@ def _labels_read_on(
     label's last line, its figures on its first). As the text finder joins them (``stream``)."""
     out: list[tuple[float, float, dict[int, list[_Word]]]] = []
     for y0, y1, cells in bands:
-        stub = _words_text(cells[0]) if 0 in cells else ""
-        reads_on = stub[:1].islower() and not _is_num(stub) and bool(_LOWER_WORD_RE.search(stub))
-        if out and reads_on and 0 in out[-1][2] and (set(out[-1][2]) == {0} or set(cells) == {0}):
+        if (
+            out
+            and 0 in cells
+            and _reads_on(_words_text(cells[0]))
+            and 0 in out[-1][2]
+            and (set(out[-1][2]) == {0} or set(cells) == {0})
+        ):
             py0, _, above = out[-1]
             if not _is_num(_words_text(above[0]).split()[-1]):
                 joined = {c: above.get(c, []) + cells.get(c, []) for c in sorted(set(above) | set(cells))}

@@ -267,8 +267,11 @@ def _heads_at_rules(
     placed: set[int] = set()  # the words the header rows cut into lines hold (by id)
     for i, (row, rb) in enumerate(zip(new.rows, new.row_bboxes, strict=True)):
         cells = [b for b in rb if b is not None]
-        mine = [w for w in inside if any(_holds(b, w) for b in cells)]
-        if placed and mine and all(id(w) in placed for w in mine):
+        # (only the header rows and the first row under them can repeat them: no search further down)
+        mine = (
+            [w for w in inside if any(_holds(b, w) for b in cells)] if placed and i <= new.header_rows else []
+        )
+        if mine and all(id(w) in placed for w in mine):
             # a row whose every word a header row above took (a stub head's cell spanning the group
             # heads' line and the sub-heads' line held both, and was cut into the two): read once
             continue

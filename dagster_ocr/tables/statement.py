@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dagster_ocr.model import Cell, Line, Table
-from dagster_ocr.tables.areas import _WORD_RE
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.words import (
     _LEADING,
@@ -49,6 +48,7 @@ from dagster_ocr.tables.words import (
     _SIGNS,
     _TRAILING,
     _UNITS_RE,
+    _WORD_RE,
     _bands,
     _is_num,
     _Word,

@@ -21,6 +21,7 @@ from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
     _HEAD_YEAR_RE,
     _SIGNS,
+    _WORD_RE,
     _bands,
     _clean,
     _column_bounds,
@@ -33,6 +34,7 @@ from dagster_ocr.tables.words import (
     _words_text,
     _years_and_signs,
 )
+from dagster_ocr.tables.words import _reads_on as _reads_on_text
 
 
 def _col_of(x: float, edges: list[float]) -> int:
@@ -441,10 +443,7 @@ def _head_kind(text: str) -> str:
 def _reads_on(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
     """The line's stub cell goes on with a label above it: words, not a figure, starting with a
     lower-case letter (a row's label starts with a capital)."""
-    if 0 not in cells:
-        return False
-    text = _words_text(cells[0][1])
-    return text[:1].islower() and not _is_num(text) and bool(_WORD_RE.search(text))
+    return 0 in cells and _reads_on_text(_words_text(cells[0][1]))
 
 
 def _label_opens_body(area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]]) -> bool:
@@ -993,7 +992,6 @@ _MARKER_RE = re.compile(
 
 #: a figure's caption: "Figure 2.", "FIGURE 3:", "Fig. 4"
 #: a word: three letters in a row (a variable of math is one or two, with primes or indices)
-_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _FIGURE_RE = re.compile(r"^fig(?:ure|\.)?\s*\d+[a-z]?\b", re.IGNORECASE)
 
 

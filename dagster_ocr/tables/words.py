@@ -438,6 +438,16 @@ def _figure_head(text: str) -> bool:
     return any(ch.isdigit() for ch in text) and not all(_HEAD_YEAR_RE.match(t) for t in text.split())
 
 
+#: a word of three letters or more
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+
+
+def _reads_on(text: str) -> bool:
+    """A stub's text going on with a label above it: words, not a figure, starting with a lower-case
+    letter (a row's label starts with a capital)."""
+    return text[:1].islower() and not _is_num(text) and bool(_WORD_RE.search(text))
+
+
 #: a word of two letters or more
 _LETTERS_RE = re.compile(r"[^\W\d_]{2,}")
 #: more than a word space at table sizes, in points: how far a phrase runs past a head to reach beyond it
