@@ -162,8 +162,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         del edges[c]
         n_cols -= 1
         line_cells = _area_cells(area, edges)
-    if (x := _stub_edge_past_labels(area[n_head:], area, edges)) is not None:
-        edges[1] = x
+    if (moved := _stub_edge_past_labels(area[n_head:], area, edges)) is not None:
+        edges = moved
+        n_cols = len(edges) - 1
         line_cells = _area_cells(area, edges)
     if n_cols < s.min_cols:
         return None
@@ -554,9 +555,11 @@ def _phrase_tail_column(
     return 1 if 0 < tails <= max(2, len(area) // 10) else None
 
 
-def _stub_edge_past_labels(body: list[_TextLine], area: list[_TextLine], edges: list[float]) -> float | None:
-    """Where the stub's right edge goes when it cuts row labels inside a phrase that nothing else
-    reaches: past the phrases' ends, or None where it stays.
+def _stub_edge_past_labels(
+    body: list[_TextLine], area: list[_TextLine], edges: list[float]
+) -> list[float] | None:
+    """The column edges with the stub's right edge moved where it cuts row labels inside a phrase
+    that nothing else reaches: past the phrases' ends, or None where it stays.
 
     A label spanning the stub and the column beside it ("Grand total 2" on a table's last page of
     two rows, "2" a plain space after "total") leaves the gutter finder a gap of a word space
@@ -565,7 +568,13 @@ def _stub_edge_past_labels(body: list[_TextLine], area: list[_TextLine], edges: 
     one chunk on both sides of the edge are one phrase; the edge moves past the phrases when no
     word of any other line (heads included) lies between, so every other line's cells stay as
     they were (a long label running into the column of a statement's figures, whose figures lie
-    beside it, keeps the edge)."""
+    beside it, keeps the edge).
+
+    Where no word lies between the phrases' end and the next edge, the edge was no column's: the
+    stub's labels have their word spaces one over another (a fixed-pitch font sets "Capacity
+    county" and "Contract segment" so), wide enough for a gutter that a line or two may cross. The
+    stub is one column, and the edge goes (moved, it would leave an empty column that no page of
+    the same table has)."""
     if len(edges) < 3:
         return None
     x = edges[1]
@@ -578,7 +587,9 @@ def _stub_edge_past_labels(body: list[_TextLine], area: list[_TextLine], edges: 
     if any(x0 <= end for x0 in right):
         return None
     nxt = min(right, default=edges[2])
-    return (end + nxt) / 2 if end < nxt and (end + nxt) / 2 < edges[2] else None
+    if end < edges[2] < nxt:
+        return [edges[0], *edges[2:]]
+    return [edges[0], (end + nxt) / 2, *edges[2:]] if end < nxt and (end + nxt) / 2 < edges[2] else None
 
 
 def _left_open(above: str, text: str) -> bool:

@@ -343,10 +343,26 @@ def test_the_stub_edge_moves_past_a_label_that_nothing_else_reaches() -> None:
     subtotal = _line((0, ["Subtotal"]), (250, ["1,231"]), y=14)
     total = _line((0, ["Grand", "total", "2"]), (250, ["56"]), y=28)  # "2" at 48-68
     edges = [-0.5, 46.0, 230.0, 280.0]  # the gutter finder's cut: between "total" and "2"
-    x = _stub_edge_past_labels([subtotal, total], [head, subtotal, total], edges)
-    assert x is not None and 68 < x < 150
+    moved = _stub_edge_past_labels([subtotal, total], [head, subtotal, total], edges)
+    assert moved is not None and 68 < moved[1] < 150 and moved[2:] == edges[2:]
     # a word of another line between the cut and the label's end: the edge stays where it is
     beside = _line((0, ["Subtotal"]), (50, ["9"]), (250, ["1,231"]), y=14)
     assert _stub_edge_past_labels([beside, total], [head, beside, total], edges) is None
     # no label crosses the edge: nothing to move
     assert _stub_edge_past_labels([subtotal], [head, subtotal], edges) is None
+
+
+def test_a_stub_cut_at_word_spaces_set_one_over_another_is_one_column() -> None:
+    # a fixed-pitch font sets the spaces of "Capacity county" and "Contract segment" one over the
+    # other; nothing lies between the labels' end and the figures' gutter: the cut was no column's
+    head = _line((0, ["Category"]), (250, ["Water"]))
+    one = _line((0, ["Capacity", "county"]), (250, ["1,231"]), y=14)
+    two = _line((0, ["Contract", "segment"]), (250, ["56"]), y=28)
+    edges = [-0.5, 22.0, 150.0, 280.0]
+    assert _stub_edge_past_labels([one, two], [head, one, two], edges) == [-0.5, 150.0, 280.0]
+
+
+def test_a_last_page_in_a_fixed_pitch_font_with_its_stub_cut_at_word_spaces_still_continues() -> None:
+    # tune 550: the last page's wider last column, its long labels' word spaces one over another
+    # made a gutter inside the stub, and the stub edge moved past them left an empty column
+    _assert_one_table(550, "continued_tail", ["none", "repeat", "wide"])
