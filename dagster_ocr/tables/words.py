@@ -612,6 +612,38 @@ def _inside_figures(area: list[_TextLine], x: float) -> bool:
     )
 
 
+def _signs_from_figures(area: list[_TextLine], left: float, x: float) -> bool:
+    """Whether the words between ``left`` (the bound before) and ``x`` on the lines no word crosses
+    at ``x`` are all currency signs set apart before a figure right of ``x``, one at least: the
+    run crossed at ``x`` parts a sign from its figure, not two columns.
+
+    Figures of different widths set right, each with its sign a space before it ("$ 9,139 n.a."
+    under "$ 71,607 estimated"), leave the space after the leftmost signs clear on every line but
+    those whose figure reaches across it; a fixed-pitch font makes that space as wide as a gutter
+    that a line may cross, and the column became a sliver holding a sign or two. Only signs a
+    word space from their figure: a statement's "$" set at its column's left, its figures set
+    right, is a column of signs that is parted here and folded into its figures later
+    (``fold_symbol_columns``), as the head over the pair is read."""
+    found = False
+    for ln in area:
+        if any(w.x0 < x < w.x1 for w in ln.words):
+            continue
+        for i, w in enumerate(ln.words):
+            if not (left < w.x0 and w.x1 <= x):
+                continue
+            nxt = ln.words[i + 1] if i + 1 < len(ln.words) else None
+            if (
+                w.text not in _OPENING_SIGNS
+                or nxt is None
+                or nxt.x0 < x
+                or nxt.x0 - w.x1 > 0.75 * (w.y1 - w.y0)  # a statement's "$" set at its column's left
+                or not _figure_or_nil(nxt.text)
+            ):
+                return False
+            found = True
+    return found
+
+
 def _crossings(area: list[_TextLine], x: float) -> int:
     """How many lines of ``area`` have a word across ``x``."""
     return sum(any(w.x0 < x < w.x1 for w in ln.words) for ln in area)
@@ -674,7 +706,9 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                     best = min(range(a, b), key=lambda k: (cover[k], phrases[k], abs(k - (a + b) / 2)))
                     x = x0 + best + 0.5
                     if cover[best]:
-                        if _inside_figures(area, x):
+                        if _inside_figures(area, x) or _signs_from_figures(
+                            area, bounds[-1] if bounds else x0, x
+                        ):
                             continue
                         x = _after_signs(area, x0 + a - 1, x0 + b, x, cover[best])
                     bounds.append(x)

@@ -35,7 +35,12 @@ from dagster_ocr.tables.rows import (  # noqa: E402
     _same_kinds,
 )
 from dagster_ocr.tables.stream import _stub_edge_past_labels  # noqa: E402
-from dagster_ocr.tables.words import _norm, _TextLine, _Word  # noqa: E402
+from dagster_ocr.tables.words import (  # noqa: E402
+    _norm,
+    _signs_from_figures,  # noqa: E402
+    _TextLine,
+    _Word,
+)
 
 
 def _cells(grid: list[list[str]]) -> Counter[str]:
@@ -360,6 +365,28 @@ def test_a_stub_cut_at_word_spaces_set_one_over_another_is_one_column() -> None:
     two = _line((0, ["Contract", "segment"]), (250, ["56"]), y=28)
     edges = [-0.5, 22.0, 150.0, 280.0]
     assert _stub_edge_past_labels([one, two], [head, one, two], edges) == [-0.5, 150.0, 280.0]
+
+
+def test_a_sign_a_space_before_its_figure_is_not_a_column_of_its_own() -> None:
+    # figures of different widths set right, each with its sign a space before it: the space after
+    # the leftmost sign is clear on every line but the one whose figure reaches across it
+    wide = _line((0, ["Storage"]), (100, ["£", "202,278", "n.a."]), y=0)  # "£" 100-120, figure 124-144
+    one = _line((0, ["Estimate"]), (112, ["$", "9,139"]), y=14)  # "$" 112-132, figure 136-156
+    two = _line((0, ["Policy"]), (136, ["£91.12"]), y=28)
+    assert _signs_from_figures([wide, one, two], 60.0, 134.0)
+    # a statement's "$" set at its column's left, its figure set right far from it: a column of signs
+    far = _line((0, ["Total"]), (112, ["$"]), (150, ["9,139"]), y=14)
+    assert not _signs_from_figures([wide, far, two], 60.0, 134.0)
+    # a word that is no sign left of the run: a column
+    label = _line((0, ["Total"]), (112, ["note"]), (136, ["9,139"]), y=14)
+    assert not _signs_from_figures([wide, label, two], 60.0, 134.0)
+
+
+def test_a_last_page_whose_signs_stand_a_space_from_figures_of_many_widths_continues() -> None:
+    # tune 919: the last page's figures with notes set right, "$ 9,139 n.a. in 2024" the widest
+    # but one, its sign's space read as a gutter that "£ 202,278 n.a. in 2024" alone crosses
+    truth, table = _assert_one_table(919, "shifted_tail", ["header", "repeat", "wide", "refit"])
+    assert table.grid()[-3:] == truth.merged[-3:]
 
 
 def test_a_last_page_in_a_fixed_pitch_font_with_its_stub_cut_at_word_spaces_still_continues() -> None:
