@@ -88,6 +88,10 @@ def _area_cells(area: list[_TextLine], edges: list[float]) -> list[dict[int, tup
     ]
 
 
+#: a statistical table's marks for a figure not available or not applicable, in its cell's place
+_NOT_AVAILABLE_RE = re.compile(r"^(?:\.{2,3}|:|n\.a\.?|n/a)$", re.IGNORECASE)
+
+
 def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
     edges = _column_bounds(area, s)
     n_cols = len(edges) - 1
@@ -123,9 +127,14 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         return not figures_beside(k)
 
     def figures_beside(k: int) -> bool:
-        """A figure (or a nil's dash) right of the stub on line ``k``."""
+        """A figure (or a nil's dash, or a statistical table's "not available": "..", ":", "n.a.")
+        right of the stub on line ``k``: a row of a country with no figure that year is a data row."""
         cells = line_cells[k].items()
-        return any(_figure_or_nil(t) for c, (_, ws) in cells if c > 0 and (t := _words_text(ws)))
+        return any(
+            _figure_or_nil(t) or _NOT_AVAILABLE_RE.match(t)
+            for c, (_, ws) in cells
+            if c > 0 and (t := _words_text(ws))
+        )
 
     n_head = 0
     headless = _label_opens_body(area, line_cells)

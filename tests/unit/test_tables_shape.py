@@ -90,3 +90,14 @@ def test_two_sparse_columns_with_their_own_heads_stay_two() -> None:
     (table,) = extract_tables(doc, [Page(index=0, width=595, height=842)], TableSettings())
     assert table.n_cols == 4
     assert table.grid()[0] == ["Region", "Male", "Female", "Total"]
+
+
+def test_a_first_row_of_not_available_marks_is_a_data_row() -> None:
+    """tune 1362: the body's first row holds ".." in each of its filled cells (a country with no
+    figure that year); read as a header line it made the header two lines, "Sector Spain"."""
+    _shape_right(1362, "sparse_stats")
+    case = make_case(1362, "sparse_stats")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    grid = table.grid()
+    assert grid[table.header_rows - 1][0] == "Sector" and grid[table.header_rows][0] == "Spain"
