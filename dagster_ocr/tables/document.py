@@ -43,7 +43,7 @@ from dagster_ocr.tables.sideways import (
 )
 from dagster_ocr.tables.statement import find_context, fold_symbol_columns, merge_stacked_heads
 from dagster_ocr.tables.stream import _keep, _stream_tables
-from dagster_ocr.tables.words import _VOCAB, _clean, _page_lines, _page_words, _text_lines, _Word
+from dagster_ocr.tables.words import _VOCAB, _clean, _is_num, _page_lines, _page_words, _text_lines, _Word
 
 logger = logging.getLogger(__name__)
 
@@ -312,7 +312,8 @@ def _short_continuation(
     of group ``g`` ends the page before: a candidate continuation (a last page of totals, alone or
     under the repeated header), joined only if ``_join`` takes it. Two aligned lines alone are as
     often a definition list or a signature block as a table (``min_stream_rows``), so such a block
-    is never a table of its own."""
+    is never a table of its own. One line is searched only where it reads as the table's totals
+    row (``_totals_line``); the running head, in the page's top band, is never the block."""
     prev = g.parts[-1]
     if not _ends_page_before(g, page.index, per_page):
         return None
@@ -321,13 +322,24 @@ def _short_continuation(
         return None  # text after the table: it ends on its page
     top = per_page[page.index][0].bbox[1] if per_page[page.index] else math.inf
     lo = page.height * s.margin_fraction
-    if sum(1 for ln in lines[page.index] if lo < (ln.bbox[1] + ln.bbox[3]) / 2 < top) < 2:
+    above = sorted(
+        (ln for ln in lines[page.index] if lo < (ln.bbox[1] + ln.bbox[3]) / 2 < top),
+        key=lambda ln: ln.bbox[1],
+    )
+    # the first row: the lines beside the first line (a label and figures are lines of their own)
+    y0, y1 = (above[0].bbox[1], above[0].bbox[3]) if above else (0.0, 0.0)
+    row = sorted((ln for ln in above if y0 < (ln.bbox[1] + ln.bbox[3]) / 2 < y1), key=lambda ln: ln.bbox[0])
+    one = bool(row) and _totals_line(" ".join(ln.text for ln in row), prev)
+    if len(above) < 2 and not one:
         return None
-    relaxed = s.model_copy(update={"min_stream_rows": 2})
+    relaxed = s.model_copy(update={"min_stream_rows": 1, "min_rows": 1} if one else {"min_stream_rows": 2})
     found = [
         p
         for p in _stream_parts(pg, page.index, relaxed, words, None)
-        if p.strategy == "stream" and len(p.rows) < s.min_stream_rows and p.bbox[3] <= top
+        if p.strategy == "stream"
+        and len(p.rows) < s.min_stream_rows
+        and lo < (p.bbox[1] + p.bbox[3]) / 2
+        and p.bbox[3] <= top
     ]
     if not found:
         return None
@@ -337,6 +349,18 @@ def _short_continuation(
     _find_caption(part, lines[page.index], s)
     part.context = find_context(part, lines[page.index], words, None)
     return part
+
+
+def _totals_line(text: str, prev: _Part) -> bool:
+    """A line that can be a table's last row alone on its page: a label, then a figure for each
+    column of ``prev`` right of its stub, nothing else (a totals row that the page break left
+    behind). Any other single line at a page's top is as often prose or a heading."""
+    words = text.split()
+    figures = 0
+    while words and _is_num(words[-1]):
+        words.pop()
+        figures += 1
+    return bool(words) and not _is_num(words[0]) and figures == prev.n_cols - 1 >= 2
 
 
 def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:

@@ -280,17 +280,38 @@ def _table_then_two_lines(block: list[list[tuple[float, str]]]) -> pymupdf.Docum
           [(72, "Approved by:"), (160, "K. Lee"), (330, "Date:"), (380, "14 March 2024")]], [0]),
         ([[(72, "t"), (300, "tonnes"), (380, "metric"), (460, "mass")],
           [(72, "e"), (300, "estimate"), (380, "not"), (460, "final")]], [0]),
+        # one line: a total alone, a figure under each column, joins; a line of words and a year
+        # under the same columns, a heading, stays the page's text
+        ([[(72, "Total"), (300, "12,345"), (380, "23,456"), (460, "34,567")]], [0, 1]),
+        ([[(72, "Notes to the"), (300, "accounts"), (380, "for"), (460, "2024")]], [0]),
+        ([[(72, "Total"), (300, "12,345"), (380, "23,456")]], [0]),
     ],
-    ids=["totals page joins", "signature block stays text", "glossary stays text"],
+    ids=[
+        "totals page joins",
+        "signature block stays text",
+        "glossary stays text",
+        "one totals line joins",
+        "one line of words stays text",
+        "one line short of a figure a column stays text",
+    ],
 )  # fmt: skip
 def test_two_aligned_lines_after_a_table_join_it_only_as_its_continuation(block, pages) -> None:
-    """Two aligned lines atop the page after a table that ends its page are searched as a table
-    only as that table's continuation (``document._short_continuation``): a last page of totals
-    joins; two lines that do not continue it stay the page's text, never a table of their own."""
+    """Two aligned lines (or one totals line) atop the page after a table that ends its page are
+    searched as a table only as that table's continuation (``document._short_continuation``): a
+    last page of totals joins; lines that do not continue it stay the page's text, never a table
+    of their own."""
     doc = _table_then_two_lines(block)
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert [t.pages for t in tables] == [pages]
     assert tables[0].n_rows == 37 + (len(pages) - 1)  # header once, the total added
+
+
+def test_a_last_page_of_one_totals_row_under_rules_joins_the_table() -> None:
+    """tune 1460 (``label_tail``): the page break left the totals row alone on the last page, its
+    long label in a wider stub; one line is no table of its own, but a label and a figure for each
+    column after a table that ends its page is its last row."""
+    truth, table = _assert_one_table(1460, "label_tail", ["header", "no_repeat", "totals"])
+    assert table.grid()[-1] == truth.merged[-1]
 
 
 def test_a_header_repeated_over_a_column_the_page_reads_more_is_a_repeat() -> None:
