@@ -381,7 +381,7 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         start = int(bool(texts) and not any(ch.isdigit() for ch in texts[0]) and texts[0] not in _SIGNS)
         cells = [(ch[0].x0, ch[-1].x1) for ch in chunks[start:]]
         if _years_and_signs(texts[start:]):
-            return _without_heads(area, k, lambda x0, x1, cells=cells: _over_group(x0, x1, cells))
+            return _without_heads(area, k, lambda ch, cells=cells: _over_group(ch[0].x0, ch[-1].x1, cells))
     # Heads of words over groups of column heads of words ("Revenue" over "Annual" and "Sector
     # demand"), each centred on its group: the same, with the head line of the group's own heads in
     # place of the years and signs (a phrase that is not centred on the heads it crosses is a head
@@ -399,21 +399,21 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         # a phrase reaching one head only is weighed where every head is a word (not a brace's
         # "{z" under a formula)
         worded = all(_LETTERS_RE.search(" ".join(w.text for w in ch)) for ch in heads)
-        over = lambda x0, x1, cells=cells, worded=worded: _centred_over_group(x0, x1, cells, worded)  # noqa: E731
+        over = lambda ch, cells=cells, worded=worded: _centred_over_group(  # noqa: E731
+            ch[0].x0, ch[-1].x1, cells, worded, _words_text(ch)
+        )
         # the few phrases above first; the body's every chunk only where one of them heads a group
         # (the gutter finder runs for each line the area finder weighs)
-        if any(over(ch[0].x0, ch[-1].x1) for ln in area[:k] for ch in ln.chunks) and _heads_every_column(
-            area[k + 1 :], cells
-        ):
+        if any(over(ch) for ln in area[:k] for ch in ln.chunks) and _heads_every_column(area[k + 1 :], cells):
             return _without_heads(area, k, over)
     return area
 
 
-def _without_heads(area: list[_TextLine], k: int, over: Callable[[float, float], bool]) -> list[_TextLine]:
+def _without_heads(area: list[_TextLine], k: int, over: Callable[[list[_Word]], bool]) -> list[_TextLine]:
     """``area`` less the phrases above its line ``k`` that ``over`` says head a group of columns."""
     out: list[_TextLine] = []
     for j, ln in enumerate(area):
-        keep = [ch for ch in ln.chunks if j >= k or not over(ch[0].x0, ch[-1].x1)]
+        keep = [ch for ch in ln.chunks if j >= k or not over(ch)]
         if len(keep) == len(ln.chunks):
             out.append(ln)
         elif keep:
@@ -454,7 +454,9 @@ _LETTERS_RE = re.compile(r"[^\W\d_]{2,}")
 _SPACE = 2.0
 
 
-def _centred_over_group(x0: float, x1: float, cells: list[tuple[float, float]], one: bool = True) -> bool:
+def _centred_over_group(
+    x0: float, x1: float, cells: list[tuple[float, float]], one: bool = True, text: str = ""
+) -> bool:
     """Whether a phrase at ``x0``..``x1`` reaches over two or more of ``cells`` (the column heads of
     a line below it, left to right, the stub's left out) and is centred over a run of them, within
     a fifth of the run's extent (as ``stream._phrase_spans`` places such a head), better than over
@@ -466,11 +468,25 @@ def _centred_over_group(x0: float, x1: float, cells: list[tuple[float, float]], 
     With ``one``, a phrase over one head only heads a group of that head and the one beside it
     that it runs past its edge towards, by more than a space (heads set right in their columns: the
     group's head stops short of a short head at its column's right, "Channel", or starts right of
-    the head before it)."""
+    the head before it), and a phrase between two heads, reaching neither, heads the two where it
+    is centred on them within a fifth of their extent and in the middle third of the space between
+    them, and its ``text`` is a word or a year (a formula's ")" between two terms is neither)."""
     reached = [i for i, (a, b) in enumerate(cells) if a < x1 and b > x0]
-    if not reached:
-        return False  # a head between two
     mid = (x0 + x1) / 2
+    if not reached:
+        # a head between two heads, reaching neither ("2024" over "Men" and "Women" set apart for
+        # narrow figures), heads the pair where it is centred on them
+        pair = [i for i in range(len(cells) - 1) if cells[i][1] <= x0 and x1 <= cells[i + 1][0]]
+        head = bool(_WORD_RE.search(text) or _HEAD_YEAR_RE.match(text))
+        return (
+            one
+            and head
+            and any(
+                abs(mid - (cells[i][0] + cells[i + 1][1]) / 2) <= 0.2 * (cells[i + 1][1] - cells[i][0])
+                and abs(mid - (cells[i][1] + cells[i + 1][0]) / 2) <= (cells[i + 1][0] - cells[i][1]) / 6
+                for i in pair
+            )
+        )
     # a head of one column wrapped wider than the line under it ("population overall" over "exclusion
     # rate", set right) is centred on that column's head better than on any group
     alone = min(abs(mid - (cells[i][0] + cells[i][1]) / 2) for i in reached)

@@ -52,6 +52,18 @@ def test_a_phrase_off_centre_or_over_the_stub_is_not() -> None:
     assert not _centred_over_group(95.0, 175.0, [(100.0, 140.0), (200.0, 240.0)])
     assert not _centred_over_group(10.0, 340.0, HEADS)  # a line of text from the table's left
     assert not _centred_over_group(105.0, 135.0, HEADS)  # over one head, crossing no gutter
+    assert not _centred_over_group(262.0, 270.0, HEADS, text="Total")  # between two heads, off centre
+
+
+def test_a_head_between_two_heads_centred_on_them_heads_the_pair() -> None:
+    # "2024" (432.6-449.4) over "Men" (419.1-431.7) and "Women" (450.3-471.3), narrow figures
+    pair = [(380.0, 400.0), (419.1, 431.7), (450.3, 471.3)]
+    assert _centred_over_group(432.6, 449.4, pair, text="2024")
+    assert _centred_over_group(432.6, 449.4, pair, text="Control")
+    assert not _centred_over_group(432.6, 449.4, pair)  # no text: no head
+    assert not _centred_over_group(432.6, 449.4, pair, text=")")  # a formula's bracket
+    assert not _centred_over_group(432.6, 449.4, pair, one=False, text="2024")  # heads not all words
+    assert not _centred_over_group(160.0, 180.0, HEADS)  # inside one head: no group
 
 
 def test_a_head_reaching_one_short_head_set_right_heads_the_pair() -> None:
