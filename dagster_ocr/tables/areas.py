@@ -334,17 +334,23 @@ def _opens_table(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, 
     the rows above fill) and no figure but years (they head columns), under rows that hold
     figures. A table's body may be cut by a section's label; a row of column heads opens another
     table. With two columns a section's label beside one cell reads alike, so nothing is cut there.
+    Heads over fewer than most of the columns above open a table only after a wider space (a
+    narrower table stacked under a wide one, each between its own rules).
     """
     texts = [_words_text(ch) for ch in ln.chunks[1:]]
     if len(ln.chunks) < 3 or any(_is_num(t) and not _YEAR_RE.match(t) for t in texts):
         return False
     rows = [x for x in cur if len(x.chunks) >= 2]
     data = [x for x in rows if any(_is_num(_words_text(ch)) for ch in x.chunks[1:])]
-    if len(data) < 2 or len(ln.chunks) < 0.6 * statistics.median(len(x.chunks) for x in rows):
+    if len(data) < 2:
         return False
     gaps = [b.y0 - a.y1 for a, b in itertools.pairwise(cur)]
     usual = statistics.median(gaps) if gaps else 0.0
     above = (pending[-1] if pending else cur[-1]).y1
+    if len(ln.chunks) < 0.6 * statistics.median(len(x.chunks) for x in rows):
+        # heads over fewer columns than the rows above fill: a narrower table's, where a wider
+        # space than a section's sets it apart (a section's heads repeat most of the columns)
+        return ln.y0 - above > usual + 1.5 * h
     return ln.y0 - above > usual + 0.5 * h
 
 
