@@ -336,10 +336,7 @@ def _short_continuation(
     found = [
         p
         for p in _stream_parts(pg, page.index, relaxed, words, None)
-        if p.strategy == "stream"
-        and len(p.rows) < s.min_stream_rows
-        and lo < (p.bbox[1] + p.bbox[3]) / 2
-        and p.bbox[3] <= top
+        if p.strategy == "stream" and len(p.rows) < s.min_stream_rows and lo < p.bbox[3] <= top
     ]
     if not found:
         return None

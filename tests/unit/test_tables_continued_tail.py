@@ -238,9 +238,9 @@ def test_a_currency_sign_alone_is_a_figure_cell() -> None:
     assert _column_kinds(b, 0) == ["text", "figure"]
 
 
-def _table_then_two_lines(block: list[list[tuple[float, str]]]) -> pymupdf.Document:
+def _table_then_two_lines(block: list[list[tuple[float, str]]], top: float = 80.0) -> pymupdf.Document:
     """A 36-row table filling page 1 (nothing below it but the page number), then ``block``: two lines
-    of words at given x positions atop page 2, above a paragraph."""
+    of words at given x positions atop page 2 (the first at ``top``), above a paragraph."""
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     page.insert_text((72, 80), "Annual output by region", fontsize=14)
@@ -255,7 +255,7 @@ def _table_then_two_lines(block: list[list[tuple[float, str]]]) -> pymupdf.Docum
             page.insert_text((x, y), f"{(i + 3) * (j + 7) * 13:,}", fontsize=10)
     page.insert_text((290, 815), "1", fontsize=8)
     nxt = doc.new_page(width=595, height=842)
-    y = 80.0
+    y = top
     for line in block:
         for x, text in line:
             nxt.insert_text((x, y), text, fontsize=10)
@@ -304,6 +304,18 @@ def test_two_aligned_lines_after_a_table_join_it_only_as_its_continuation(block,
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert [t.pages for t in tables] == [pages]
     assert tables[0].n_rows == 37 + (len(pages) - 1)  # header once, the total added
+
+
+def test_a_last_page_whose_first_row_lies_in_the_top_band_joins_the_table() -> None:
+    """The last two rows of a list set from the page's very top (Tesla's subsidiaries, page 123):
+    the first row's middle lies in the band where running heads are, the block reaches below it;
+    the block is searched as the continuation all the same (the running head is a block wholly in
+    the band)."""
+    block = [[(72, "Total"), (300, "12,345"), (380, "23,456"), (460, "34,567")],
+             [(72, "Grand total"), (300, "22,345"), (380, "33,456"), (460, "44,567")]]  # fmt: skip
+    doc = _table_then_two_lines(block, top=46.0)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [[0, 1]] and tables[0].n_rows == 39
 
 
 def test_a_last_page_of_one_totals_row_under_rules_joins_the_table() -> None:
