@@ -192,6 +192,21 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     line_gap = _line_gap(area, h, s)
     rows: list[dict[int, tuple[int, list[_Word]]]] = []
     row_kind: list[bool] = []  # True = header
+
+    def stacks(cells: dict[int, tuple[int, list[_Word]]]) -> bool:
+        """A head line that stacks with the head lines above and below it: no head over two columns
+        or more. A head of words over a "$" column and its figures' (placed so by
+        ``_over_sign_gutter``) heads one column ("Unrealized" over "Gains"); a period's head over
+        them ("September 28," over "2016") is read as its own row and joined by
+        ``statement.merge_stacked_heads``."""
+        if not any(e > c for c, (e, _) in cells.items()):
+            return True
+        if any(ch.isdigit() for _, ws in cells.values() for ch in _words_text(ws)):
+            return False
+        return not any(
+            e > c and sum(j not in signs for j in range(c, e + 1)) > 1 for c, (e, _) in cells.items()
+        )
+
     for k, (ln, cells) in enumerate(zip(area, line_cells, strict=True)):
         is_head = k < n_head
         spans = any(e > c for c, (e, _) in cells.items())
@@ -201,7 +216,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             prev = rows[-1]
             prev_spans = any(e > c for c, (e, _) in prev.items())
             join = False
-            if is_head and row_kind[-1] and not spans and not prev_spans and tight:
+            if is_head and row_kind[-1] and stacks(cells) and stacks(prev) and tight:
                 join = True
             elif (
                 not is_head
@@ -266,20 +281,27 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
 
     grid: list[list[str | None]] = []
     bbs: list[list[BBox | None]] = []
-    for row in rows:
+    for row, head in zip(rows, row_kind, strict=True):
         texts: list[str | None] = [""] * n_cols
         boxes: list[BBox | None] = [None] * n_cols
         for c, (e, ws) in sorted(row.items()):
             if texts[c] is None:  # covered by a span to its left: keep the words with that cell
                 continue
+            covered = [cc for cc in range(c + 1, e + 1) if cc in row]
+            if head and covered:
+                # a head of lines stacked over a "$" column and its figures' ("Cash and" over
+                # "Equivalents", the lower line reaching into the "$" column): its words read as
+                # printed, line by line, wherever each line's chunk began
+                ws = [*ws, *(w for cc in covered for w in row[cc][1])]
+                covered = []
             # order words by line, then x, so a stacked header reads top to bottom; lines are told
             # by overlap (``_bands``), so a raised footnote mark stays after its figure
             ws_sorted = [w for band in _bands(ws) for w in band]
             texts[c] = _clean(_words_text(ws_sorted))
             boxes[c] = (edges[c], min(w.y0 for w in ws), edges[e + 1], max(w.y1 for w in ws))
+            for cc in covered:  # a chunk in a covered column: its words join the spanning cell
+                texts[c] = _clean(f"{texts[c]} {_words_text(row[cc][1])}")
             for cc in range(c + 1, e + 1):
-                if cc in row:  # a chunk in a covered column: its words join the spanning cell
-                    texts[c] = _clean(f"{texts[c]} {_words_text(row[cc][1])}")
                 texts[cc] = None
         grid.append(texts)
         bbs.append(boxes)

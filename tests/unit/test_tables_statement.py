@@ -115,6 +115,18 @@ def test_a_wide_table_of_figures_under_stacked_headings_reads_as_printed(seed: i
     assert [_heading(table, k) for k in range(table.n_cols)] == [_norm(x) for x in truth[0]]
 
 
+# tune seeds of a 1,500-seed draw: headings of words stacked over three lines in tight leading,
+# one of them set over a "$" column and its figures ("Unrealized" over "Gains"), were three header
+# rows, each heading's lines in cells of their own
+@pytest.mark.parametrize("seed", [25, 205, 985])
+def test_headings_of_words_stacked_over_a_sign_column_are_one_header_row(seed: int) -> None:
+    case, tables = _tables(seed, "wide_statement")
+    (table,) = tables
+    truth = case.tables[0].merged
+    assert table.header_rows == 1
+    assert [_norm(x) for x in table.grid()[0]] == [_norm(x) for x in truth[0]]
+
+
 def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     """A note's table per year (Apple's fair values by level: 2024 on one page, 2023 on the next,
     the same column heads under each year): the years sit above the grids, in their headings, and
