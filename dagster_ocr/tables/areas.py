@@ -294,7 +294,6 @@ _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
 #: a period heading a column: a year, alone or after a few words and a day ("December 31, 2023",
 #: "Fiscal 2024")
 _PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)\d\d$")
-#: a word: three letters in a row (a variable of math is one or two, with primes or indices)
 #: two years set against each other ("2023 vs. 2022", "2023-2022"): a change column's head
 _YEAR_IN_RE = re.compile(r"\b(?:1[89]|20)\d\d\b")
 _IN_YEARS_RE = re.compile(

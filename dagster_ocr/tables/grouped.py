@@ -101,9 +101,9 @@ def _rule_edges(tab: Any, part: _Part) -> list[float] | None:
     )
 
 
-def _inside(part: _Part, words: list[_Word]) -> list[_Word]:
-    """The words whose middle lies inside ``part``'s frame."""
-    x0, y0, x1, y1 = part.bbox
+def _inside(box: BBox, words: list[_Word]) -> list[_Word]:
+    """The words whose middle lies inside ``box`` (a part's frame, a cell)."""
+    x0, y0, x1, y1 = box
     return [w for w in words if x0 <= (w.x0 + w.x1) / 2 <= x1 and y0 <= (w.y0 + w.y1) / 2 <= y1]
 
 
@@ -115,7 +115,7 @@ def _cell(words: list[_Word], edges: list[float], c: int) -> tuple[str, BBox]:
 def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSettings) -> _Part:
     """A grid whose ruled columns ``_split_crowded_columns`` already cut into their text columns:
     its header rows set by the groups the rules make, as a reading's (``_heads_at_rules``)."""
-    inside = _inside(part, words)
+    inside = _inside(part.bbox, words)
     owner = {k: _col_of(_mid(part.col_edges, k), rules) for k in range(part.n_cols)}
     if not inside or all(sum(1 for o in owner.values() if o == g) < 2 for g in set(owner.values())):
         return part
@@ -124,7 +124,7 @@ def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSe
 
 
 def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
-    inside = _inside(part, words)
+    inside = _inside(part.bbox, words)
     if not inside or not _crowded(part, inside, s):
         return part
     new = _reading(part, inside, s)
@@ -268,9 +268,7 @@ def _heads_at_rules(
     for i, (row, rb) in enumerate(zip(new.rows, new.row_bboxes, strict=True)):
         cells = [b for b in rb if b is not None]
         # (only the header rows and the first row under them can repeat them: no search further down)
-        mine = (
-            [w for w in inside if any(_holds(b, w) for b in cells)] if placed and i <= new.header_rows else []
-        )
+        mine = [w for b in cells for w in _inside(b, inside)] if placed and i <= new.header_rows else []
         if mine and all(id(w) in placed for w in mine):
             # a row whose every word a header row above took (a stub head's cell spanning the group
             # heads' line and the sub-heads' line held both, and was cut into the two): read once
@@ -337,11 +335,6 @@ def _heads_at_rules(
             boxes.append(bbs)
         header_rows += len(rows) - before - 1
     return rows, boxes, header_rows
-
-
-def _holds(box: BBox, w: _Word) -> bool:
-    """Whether ``w``'s middle lies in ``box``."""
-    return box[0] <= (w.x0 + w.x1) / 2 <= box[2] and box[1] <= (w.y0 + w.y1) / 2 <= box[3]
 
 
 def _group_heads(line: list[_Word], groups: list[list[int]], edges: list[float], s: TableSettings) -> bool:
