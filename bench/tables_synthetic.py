@@ -245,10 +245,16 @@ def _peer_tools(wanted: set[str]) -> dict[str, Any]:
 
 
 def run_split(
-    split: str, n: int, wanted: set[str], dump: Path | None, classes: list[str] | None = None
+    split: str,
+    n: int,
+    wanted: set[str],
+    dump: Path | None,
+    classes: list[str] | None = None,
+    first: int = 0,
 ) -> dict[str, Any]:
     """Every tool on the split's ``n`` cases: totals, per-class totals, multi-page results.
-    ``classes``: draw these classes (seed modulo their number) instead of the 21 of ``CLASSES``."""
+    ``classes``: draw these classes (seed modulo their number) instead of the 21 of ``CLASSES``;
+    ``first``: skip the split's first seeds (a fresh draw beside one already read)."""
     peers = _peer_tools(wanted)
     names = (["dagster_ocr"] if "dagster" in wanted else []) + list(peers)
     tot: dict[str, Counter[str]] = {k: Counter() for k in names}
@@ -259,7 +265,7 @@ def run_split(
     pages: dict[str, int] = Counter()
     worst: list[tuple[float, int, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in seeds(split, n):
+        for seed in seeds(split, first + n)[first:]:
             case = make_case(seed, classes[seed % len(classes)] if classes else None)
             path = case.save(Path(tmp) / f"case-{seed}.pdf")
             with pymupdf.open(path) as doc:
@@ -367,6 +373,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=210, help="documents per split (21 classes: 10 each)")
     ap.add_argument("--splits", default="tune,held_out")
     ap.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="skip each split's first seeds: --first 1500 --n 1500 draws 1500 new ones",
+    )
+    ap.add_argument(
         "--tools", default="dagster,camelot,pdfplumber", help="dagster, camelot, pdfplumber, tabula"
     )
     ap.add_argument(
@@ -414,7 +426,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for split in args.splits.split(","):
-        res = run_split(split, args.n, wanted, args.dump, classes)
+        res = run_split(split, args.n, wanted, args.dump, classes, args.first)
         results[split] = res
         for name, r in res["tools"].items():
             a, c = r["adjacency"], r["cells"]
