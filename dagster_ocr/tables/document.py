@@ -26,6 +26,7 @@ from dagster_ocr.tables.opinion import regions, vetoed
 from dagster_ocr.tables.prose import _boxed_text, _running_text
 from dagster_ocr.tables.rows import (
     _build_rows,
+    _column_map,
     _continues,
     _gap_ok,
     _header_repeat,
@@ -43,7 +44,16 @@ from dagster_ocr.tables.sideways import (
 )
 from dagster_ocr.tables.statement import find_context, fold_symbol_columns, merge_stacked_heads
 from dagster_ocr.tables.stream import _keep, _stream_tables
-from dagster_ocr.tables.words import _VOCAB, _clean, _is_num, _page_lines, _page_words, _text_lines, _Word
+from dagster_ocr.tables.words import (
+    _VOCAB,
+    _clean,
+    _is_num,
+    _norm,
+    _page_lines,
+    _page_words,
+    _text_lines,
+    _Word,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +176,8 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
             if j == 0 and short is not None:  # joined above (as found, or remapped by ``_join``)
                 continue
             if joined and _join(groups[-1], part, per_page, by_index, lines, regions, s):
+                continue
+            if s.merge and j > 0 and groups and _reheaded(groups[-1], per_page[i][j - 1], part, lines[i], s):
                 continue
             groups.append(_Group([part]))
         for window in (by_index, lines, per_page, regions):
@@ -295,6 +307,53 @@ def _join(
     g.kind = "rows"
     logger.debug("table on page %d continues on page %d", prev.page_index, part.page_index)
     return True
+
+
+def _reheaded(g: _Group, before: _Part, part: _Part, lines: list[Line], s: TableSettings) -> bool:
+    """Append ``part`` to ``g`` when it goes on with that table on the same page under its header
+    printed again (dropped, as a continuation's is); True when it did.
+
+    A statement or register set out in sections (an account's holdings, one contribution type after
+    another) prints the column heads over each section, a blank line above: each section is then a
+    table of its own though the page holds one table. ``part`` goes on with it when it comes right
+    after the group's last part (``before``), in the same columns, opens with the group's header
+    and nothing but white space lies between them: a title, a caption or a line of text between two
+    tables with the same heads makes them two tables, and so does a header that differs.
+    """
+    prev, first = g.parts[-1], g.parts[0]
+    if g.kind == "columns" or prev is not before or part.caption or not first.header_rows:
+        return False
+    # its columns lie in the group's, one for one: a section's longer labels may move a gutter
+    same = part.n_cols == first.n_cols and _column_map(first, part, s) == list(range(first.n_cols))
+    if not same or part.bbox[1] < prev.bbox[3]:
+        return False
+    left, right = max(prev.bbox[0], part.bbox[0]), min(prev.bbox[2], part.bbox[2])
+    if right - left < 0.8 * min(prev.bbox[2] - prev.bbox[0], part.bbox[2] - part.bbox[0]):
+        return False
+    # its first rows print the group's header again, row for row (its words in order: a section's
+    # gutters may cut a head elsewhere)
+    drop = first.header_rows
+    if len(part.rows) <= drop or part.header_rows > drop:
+        return False
+    if any(_row_words(a) != _row_words(b) for a, b in zip(first.rows[:drop], part.rows, strict=False)):
+        return False
+    # the space between them: a few row pitches at most, and no text in it
+    pitch = (prev.bbox[3] - prev.bbox[1]) / max(len(prev.rows), 1)
+    if part.bbox[1] - prev.bbox[3] > 3 * pitch:
+        return False
+    for ln in lines:
+        cy = (ln.bbox[1] + ln.bbox[3]) / 2
+        if prev.bbox[3] < cy < part.bbox[1] and ln.bbox[0] < right and ln.bbox[2] > left and ln.text.strip():
+            return False
+    g.parts.append(part)
+    g.drop.append(drop)
+    g.kind = "rows"
+    logger.debug("table on page %d goes on under its header printed again", part.page_index)
+    return True
+
+
+def _row_words(row: list[str | None]) -> str:
+    return "".join(_norm(c) for c in row if c)
 
 
 def _short_continuation(

@@ -99,10 +99,9 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
         if not filled:
             dropped += 1
             continue
-        if not any(
-            sum(1 for i in filled if i < len(ar) and ar[i] == cells[i]) / len(filled) >= s.header_match_ratio
-            for ar in a_rows
-        ) and (len(filled) < 2 or words(cells) not in a_words):
+        if not any(_repeats_row(ar, cells, filled, s) for ar in a_rows) and (
+            len(filled) < 2 or words(cells) not in a_words
+        ):
             # the same words in the same order, their cells cut elsewhere (a short page reads its
             # gutters from a few rows: "Share water" as "Share" | "water"), repeat the header too
             break
@@ -110,6 +109,16 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
         matched += 1
     # Never drop the whole continuation, and only when a real header line was recognised.
     return dropped if matched and dropped < len(b.rows) else 0
+
+
+def _repeats_row(ar: list[str], cells: list[str], filled: list[int], s: TableSettings) -> bool:
+    """Does a row of ``cells`` (normalised; ``filled`` its non-empty columns) print ``ar`` again: most
+    of its cells the same, and no figure of its own? A data row shares labels with a row above
+    (a group's name in the stub, the same fund or item again) but not its figures."""
+    same = [i for i in filled if i < len(ar) and ar[i] == cells[i]]
+    if len(same) < s.header_match_ratio * len(filled):
+        return False
+    return not any(_is_num(cells[i]) for i in filled if i not in same)
 
 
 def _continues(
