@@ -282,6 +282,8 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     grid: list[list[str | None]] = []
     bbs: list[list[BBox | None]] = []
     for row, head in zip(rows, row_kind, strict=True):
+        if head:
+            row = _unstraddled(row)
         texts: list[str | None] = [""] * n_cols
         boxes: list[BBox | None] = [None] * n_cols
         for c, (e, ws) in sorted(row.items()):
@@ -320,6 +322,26 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         strategy="stream",
     )
     return part
+
+
+def _unstraddled(row: dict[int, tuple[int, list[_Word]]]) -> dict[int, tuple[int, list[_Word]]]:
+    """A header row's cells, each head that reaches back into the columns of the head before it
+    and on past them started after them.
+
+    Heads on one line, each centred over its group of columns ("Year Ended December 31," over the
+    years, "2020 vs. 2019 Change" over a "$" and a "%" column): a head wider than its group starts
+    a little left of the gutter before it, so ``_line_cells`` starts it in the last column of the
+    group before, which the head before already covers, and the two heads would be read as one.
+    A head that lies wholly inside another's columns is a line of it and stays there."""
+    out = dict(row)
+    reach = -1
+    for c in sorted(row):
+        end, ws = out[c]
+        if c <= reach < end and reach + 1 not in out:
+            del out[c]
+            out[reach + 1] = (end, ws)
+        reach = max(reach, end)
+    return out
 
 
 def _sign_columns(body: list[dict[int, tuple[int, list[_Word]]]], n_cols: int) -> set[int]:

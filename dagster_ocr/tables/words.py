@@ -284,8 +284,11 @@ def _cell_text(words: list[_Word]) -> str:
 
 
 # a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
+#: a figure as a cell prints it: "1,234", "(23)", "$ (23)" (a sign set before the bracket of a
+#: negative), "12.7%", "(63)%" (a negative share, the sign after the bracket), "5a" (a note's mark)
 _NUM_RE = re.compile(
-    r"^[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?[a-z*†‡]?$", re.IGNORECASE
+    r"^(?:[$€£¥]\s*)?[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?%?[a-z*†‡]?$",
+    re.IGNORECASE,
 )
 
 

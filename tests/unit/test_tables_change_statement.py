@@ -30,8 +30,11 @@ from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
 # period head over the middle year under a head line of its own, 39 a total row whose long label
 # crossed two gutters of a short table (it was taken for a note under the grid and dropped), 266 a
 # table of one row under "$" and "%" heads: the signs counted against the figures, the change pair
-# was no figure column, and "(Decrease)" of "Increase (Decrease)", past the last year, was not read
-@pytest.mark.parametrize("seed", [1, 3, 11, 13, 17, 28, 31, 39, 266])
+# was no figure column, and "(Decrease)" of "Increase (Decrease)", past the last year, was not read;
+# from a fresh tune draw (seeds 1500-2999): 1916 and 2816 a pair's head, wider than its pair, set a
+# little left of the gutter before it (it was read into the period head before it), 2336 the changes
+# printed "(63)%", the sign after the bracket (no figure: the first rows read as header lines)
+@pytest.mark.parametrize("seed", [1, 3, 11, 13, 17, 28, 31, 39, 266, 1916, 2336, 2816])
 def test_a_comparison_table_has_one_header_row_as_printed(seed: int) -> None:
     case = make_case(seed, "change_statement")
     doc = pymupdf.open("pdf", case.pdf)

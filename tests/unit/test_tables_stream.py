@@ -33,6 +33,13 @@ def test_currency_after_the_figure_is_a_number() -> None:
     assert not _is_num("A.O.P") and not _is_num("€ per unit")
 
 
+def test_a_negative_with_its_sign_outside_the_brackets_is_a_number() -> None:
+    """MD&A change columns print "(63)%"; a statement's cell holds "$ (23)" where the sign is set
+    before the bracket."""
+    assert _is_num("(63)%") and _is_num("$ (23)") and _is_num("$(1,558)") and _is_num("(13)%")
+    assert not _is_num("(a)") and not _is_num("%") and not _is_num("$ (note 3)")
+
+
 def test_price_list_rows_are_not_stacked_into_a_header() -> None:
     """A list of names and prices ("£ 8"; "8 €" alike) whose stub-only group lines sit between priced
     lines: every printed line is a row. While a currency sign set off by a space did not read as a
