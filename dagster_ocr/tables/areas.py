@@ -361,7 +361,8 @@ def _label_line(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
         return False
     left = min(x.x0 for x in cur)
     right = max(x.x1 for x in cur)
-    return ln.x0 >= left - h and ln.x1 <= right + h
+    # a section's head may stand out left of the stub's rows by a character or two
+    return ln.x0 >= left - 2 * h and ln.x1 <= right + h
 
 
 def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, indented: bool = False) -> bool:
@@ -382,6 +383,10 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     # a currency sign set apart before its figure ("$   42.17" on a section's first row) is no cell of
     # its own: most rows print none, so the gutters read from them have no column for it
     cells = sum(1 for ch in ln.chunks if _words_text(ch) not in _OPENING_SIGNS)
+    if cells > len(gutters) + 1 and len(data) >= 2:
+        # the rows so far fill fewer columns than the heads over them (a sparse table's first
+        # section, its figures in one column): the heads' gutters count too
+        gutters = max(gutters, _gutters(rows, s), key=len)
     if cells > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
         return False
     if ln.x1 > max(x.x1 for x in rows) + 2 * h and not any(

@@ -20,6 +20,7 @@ from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
     _HEAD_YEAR_RE,
+    _OPENING_SIGNS,
     _SIGNS,
     _WORD_RE,
     _bands,
@@ -33,6 +34,7 @@ from dagster_ocr.tables.words import (
     _Word,
     _words_text,
     _years_and_signs,
+    is_units,
 )
 from dagster_ocr.tables.words import _reads_on as _reads_on_text
 
@@ -284,6 +286,8 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     for row, head in zip(rows, row_kind, strict=True):
         if head:
             row = _unstraddled(row)
+        else:
+            row = _sign_to_its_figure(row, h, edges)
         texts: list[str | None] = [""] * n_cols
         boxes: list[BBox | None] = [None] * n_cols
         for c, (e, ws) in sorted(row.items()):
@@ -341,6 +345,38 @@ def _unstraddled(row: dict[int, tuple[int, list[_Word]]]) -> dict[int, tuple[int
             del out[c]
             out[reach + 1] = (end, ws)
         reach = max(reach, end)
+    return out
+
+
+#: a line's or a row's cells: first column -> (last column, words)
+_Cells = dict[int, tuple[int, list[_Word]]]
+
+
+def _sign_to_its_figure(row: _Cells, h: float, edges: list[float]) -> _Cells:
+    """A body row whose stub cell ends in a currency sign set far right of its label, a figure after
+    it: the sign is the figure's ("$" at the left of its column, as a statement sets it on a
+    section's first and total rows), in its own column. A label reaching past the stub's edge spans
+    the sign's column, and took the sign in (long labels leave a narrow gutter before it)."""
+    if 0 not in row:
+        return row
+    end, ws = row[0]
+    covered = [w for c in range(1, end + 1) if c in row for w in row[c][1]]
+    words = ws + covered
+    sign = max(words, key=lambda w: w.x1)
+    before = [w for w in words if w is not sign and w.y0 < sign.y1 and sign.y0 < w.y1]
+    if sign.text not in _OPENING_SIGNS or not before or sign.x0 - max(w.x1 for w in before) <= 1.5 * h:
+        return row
+    figure = next((row[c] for c in sorted(row) if c > end), None)
+    if figure is None or not _figure_or_nil(_words_text(figure[1])):
+        return row
+    at = max(1, _col_of((sign.x0 + sign.x1) / 2, edges))
+    out = {c: cell for c, cell in row.items() if not 0 < c <= end}
+    out[0] = (at - 1, [w for w in words if w is not sign])
+    if at in out:  # the figure's own column: the sign goes before it
+        last, fws = out[at]
+        out[at] = (last, [sign, *fws])
+    else:
+        out[at] = (at, [sign])
     return out
 
 
@@ -832,7 +868,9 @@ def _runs_on(
         y = min(w.y0 for w in first) if below else max(w.y1 for w in first)
         line, dist = _nearest_outside(page, in_area, y, below, h)
         near = side(line, False) if line is not None else None
-        if not near or dist > 0.5 * h or not _prose_line(near, h):
+        # the units over a statement's heads ("(in millions, except per share data)") read as
+        # words, but no paragraph goes on from them
+        if not near or dist > 0.5 * h or not _prose_line(near, h) or is_units(_words_text(near)):
             continue
         x0, x1 = min(w.x0 for w in near), max(w.x1 for w in near)
         reaches = x1 - x0 >= 0.7 * (g0 - x0) if left else x0 <= g1 + h
@@ -866,12 +904,15 @@ def _labels_of_figures(area: list[_TextLine], g0: float, g1: float) -> bool:
     """The area's lines left of the gap g0-g1 are a stub of long row labels: each line after the
     first opens a name ("Purchases of marketable securities (1)" over "Purchases of property and
     equipment"), where a paragraph's lines go on mid-sentence, and each line with words on the left
-    has figures (or dashes) right of the gap, a row of a statement. Two columns of lists (names
-    and affiliations) open a name on every line too, but hold no figures."""
+    has figures (or dashes) right of the gap, a row of a statement, or is a section's label over
+    such rows. Two columns of lists (names and affiliations) open a name on every line too, but
+    hold no figures."""
     firsts = []  # each left side's first word
     for ln in area:
         if lw := [w for w in ln.words if w.x1 <= g0 + 0.5]:
             if not any(w.x0 >= g1 - 0.5 and _figure_or_nil(w.text) for w in ln.words):
+                if ln.label or lw[-1].text.endswith(":"):
+                    continue  # a section's label over its rows ("Cash flows from investing activities:")
                 return False
             firsts.append(lw[0].text)
     return len(firsts) >= 2 and _open_names(firsts[1:])

@@ -32,8 +32,10 @@ from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
 # table); 3 and 24 "Year ended" over a date whose word space lay on the gutter right of the "$"
 # column ("September" | "28, 2017": the header read as a row of figures, or the columns not folded);
 # 175 a monospaced statement whose first head was cut the same way before its comma ("September" |
-# "28,"): the day, read as a figure, made the header rows a row of data and no "$" column folded
-@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24, 175])
+# "28,"): the day, read as a figure, made the header rows a row of data and no "$" column folded;
+# 2097 (a fresh tune draw) the heads a line's pitch under the units line "(in millions, except per
+# share data)", read as a paragraph the figure columns went on from (the labels were cut off)
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24, 175, 2097])
 def test_a_period_head_stacked_over_two_lines_is_one_header_row(seed: int) -> None:
     case = make_case(seed, "stacked_statement")
     doc = pymupdf.open("pdf", case.pdf)

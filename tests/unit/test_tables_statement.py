@@ -32,8 +32,11 @@ def _tables(seed: int, cls: str) -> tuple[object, list]:
 
 # tune seeds, each a mechanism: 35 and 56 two years under a period head (the years were dropped with
 # the first section label), 10 three years and no head, 23 a label longer than the others (its
-# last word was a column), 0 dash rows under section heads, 5 a period head over two $ columns
-@pytest.mark.parametrize("seed", [0, 5, 10, 23, 35, 56])
+# last word was a column), 0 dash rows under section heads, 5 a period head over two $ columns; from
+# a fresh tune draw (seeds 1500-2999): 1667 and 2357 monospaced, each section's label ending in ":"
+# over its rows, set a line's pitch over them (the stub was cut off as a column of prose beside the
+# figures: a section's label is no line of a paragraph)
+@pytest.mark.parametrize("seed", [0, 5, 10, 23, 35, 56, 1667, 2357])
 def test_a_statement_is_one_table_as_generated(seed: int) -> None:
     case, tables = _tables(seed, "statement")
     (table,) = tables
