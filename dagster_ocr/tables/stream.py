@@ -9,6 +9,7 @@ bulleted lists.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -34,7 +35,6 @@ from dagster_ocr.tables.words import (
     _Word,
     _words_text,
     _years_and_signs,
-    is_units,
 )
 from dagster_ocr.tables.words import _reads_on as _reads_on_text
 
@@ -868,9 +868,9 @@ def _runs_on(
         y = min(w.y0 for w in first) if below else max(w.y1 for w in first)
         line, dist = _nearest_outside(page, in_area, y, below, h)
         near = side(line, False) if line is not None else None
-        # the units over a statement's heads ("(in millions, except per share data)") read as
-        # words, but no paragraph goes on from them
-        if not near or dist > 0.5 * h or not _prose_line(near, h) or is_units(_words_text(near)):
+        # the area's own line on that side must read as text too: a table's row (a label and its
+        # figures, heads over columns) goes on from no paragraph above it, nor into a note below it
+        if not near or dist > 0.5 * h or not _prose_line(near, h) or not _set_as_text(first, h):
             continue
         x0, x1 = min(w.x0 for w in near), max(w.x1 for w in near)
         reaches = x1 - x0 >= 0.7 * (g0 - x0) if left else x0 <= g1 + h
@@ -974,13 +974,14 @@ def _nearest_outside(
     return best, dist
 
 
+def _set_as_text(ws: list[_Word], h: float) -> bool:
+    """Words set as running text: no gap wider than a line height, one figure at most."""
+    return sum(_is_num(w.text) for w in ws) <= 1 and all(b.x0 - a.x1 <= h for a, b in itertools.pairwise(ws))
+
+
 def _prose_line(ws: list[_Word], h: float) -> bool:
-    """Five words or more set as running text: no gap wider than a line height, one figure at most."""
-    return (
-        len(ws) >= 5
-        and sum(_is_num(w.text) for w in ws) <= 1
-        and all(b.x0 - a.x1 <= h for a, b in zip(ws, ws[1:], strict=False))
-    )
+    """Five words or more set as running text (``_set_as_text``)."""
+    return len(ws) >= 5 and _set_as_text(ws, h)
 
 
 def _prose_beside(
