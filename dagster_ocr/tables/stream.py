@@ -46,12 +46,20 @@ def _col_of(x: float, edges: list[float]) -> int:
     return len(edges) - 2
 
 
+def _end(w: _Word) -> float:
+    """How far a word's end may reach over a column's edge without crossing it: a point, up to a
+    tenth of the word (three points at most)."""
+    return max(1.0, min(3.0, 0.1 * (w.x1 - w.x0)))
+
+
 def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
     """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
     cells: dict[int, tuple[int, list[_Word]]] = {}
     inner = edges[1:-1]
     for chunk in ln.chunks:
-        crosses = any(w.x0 + 1 < e < w.x1 - 1 for w in chunk for e in inner)
+        # a word crosses a gutter's edge when more than its ends reach over it: a figure set right
+        # against the next column's "$" sign puts the edge a point or two inside it
+        crosses = any(w.x0 + _end(w) < e < w.x1 - _end(w) for w in chunk for e in inner)
         if crosses:
             c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
             c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)

@@ -42,6 +42,7 @@ from dagster_ocr.tables.words import (  # noqa: E402
         (44, "notes under the grid, a section's label under the heads"),
         (19, "a head wider than its figures, its over-wide part joined to the '$' column"),
         (23, "a head wider than its figures, its over-wide part joined to the '$' column"),
+        (2935, "a figure set right a point from the next column's '$', the gutter's edge inside it"),
     ],
 )
 def test_a_wide_statement_reads_cell_for_cell(seed: int, why: str) -> None:
