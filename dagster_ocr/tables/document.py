@@ -448,6 +448,8 @@ def _page_parts(
         if s.layout_veto and s.finder == "auto":
             found = _layout_veto(pg, page, found, s, words, frame)
         for part in found:
+            if frame is None and (part := _without_page_head(part, page, s)) is None:
+                continue
             why = _running_text(part, words, s)
             if why is None:
                 parts.append(part)
@@ -466,6 +468,23 @@ def _page_parts(
             part.context = find_context(part, lines, words, previous)
         previous = part
     return parts
+
+
+def _without_page_head(part: _Part, page: Page, s: TableSettings) -> _Part | None:
+    """A text-aligned ``part`` less the page's running head it took in as its first rows (see
+    ``_without_running_head``: rows wholly in the top band, set apart from the rows below by more
+    than their pitch); None when what is left is no table. A running head of two ends ("Annual
+    report 2025" ... "Page 3") lines up with the first and last columns of a table, or with two
+    captions side by side, under it: it made a header row of a table's, or a table of two figures'
+    captions."""
+    if part.strategy != "stream":
+        return part
+    bare = _without_running_head(dataclasses.replace(part, rows=[], header_rows=0), part, page, s)
+    if bare is part:
+        return part
+    cut = len(part.rows) - len(bare.rows)
+    bare = dataclasses.replace(bare, header_rows=max(0, part.header_rows - cut))
+    return bare if _keep(bare, s) else None
 
 
 def _layout_veto(

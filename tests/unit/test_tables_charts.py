@@ -31,7 +31,16 @@ def _tables(doc: pymupdf.Document) -> list:
 
 @pytest.mark.parametrize(
     ("cls", "seed"),
-    [("figure_pair", 2), ("bar_chart", 60), ("bar_chart", 6), ("flow_chart", 9), ("flow_chart", 19)],
+    [
+        ("figure_pair", 2),
+        # a fresh tune draw: the running head's two ends over the two captions side by side made a
+        # table's first row, so the captions were no longer its first and the pair read as a table
+        ("figure_pair", 1657),
+        ("bar_chart", 60),
+        ("bar_chart", 6),
+        ("flow_chart", 9),
+        ("flow_chart", 19),
+    ],
 )
 def test_a_generated_chart_is_no_table_and_keeps_its_words(cls: str, seed: int, tmp_path: Path) -> None:
     """A chart's tick labels, legend and axis titles (a flow chart's step labels) align like a
