@@ -353,6 +353,7 @@ def _reheaded(g: _Group, before: _Part, part: _Part, lines: list[Line], s: Table
 
 
 def _row_words(row: list[str | None]) -> str:
+    """A row's words in order, wherever its cells are cut (normalised as ``_norm``)."""
     return "".join(_norm(c) for c in row if c)
 
 

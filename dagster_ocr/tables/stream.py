@@ -336,7 +336,11 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     return part
 
 
-def _unstraddled(row: dict[int, tuple[int, list[_Word]]]) -> dict[int, tuple[int, list[_Word]]]:
+#: a line's or a row's cells: first column -> (last column, words)
+_Cells = dict[int, tuple[int, list[_Word]]]
+
+
+def _unstraddled(row: _Cells) -> _Cells:
     """A header row's cells, each head that reaches back into the columns of the head before it
     and on past them started after them.
 
@@ -354,10 +358,6 @@ def _unstraddled(row: dict[int, tuple[int, list[_Word]]]) -> dict[int, tuple[int
             out[reach + 1] = (end, ws)
         reach = max(reach, end)
     return out
-
-
-#: a line's or a row's cells: first column -> (last column, words)
-_Cells = dict[int, tuple[int, list[_Word]]]
 
 
 def _sign_to_its_figure(row: _Cells, h: float, edges: list[float]) -> _Cells:

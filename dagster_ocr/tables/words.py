@@ -283,9 +283,9 @@ def _cell_text(words: list[_Word]) -> str:
     return _clean(_join_cell_lines(_words_text(band) for band in _bands(words)))
 
 
-# a currency sign may stand before or after the figure, with or without a space ("$ 12", "8 €")
-#: a figure as a cell prints it: "1,234", "(23)", "$ (23)" (a sign set before the bracket of a
-#: negative), "12.7%", "(63)%" (a negative share, the sign after the bracket), "5a" (a note's mark)
+#: a figure as a cell prints it: "1,234", "(23)", "12.7%", "5a" (a note's mark); a currency sign
+#: before or after it, with or without a space ("$ 12", "8 €"), also before the bracket of a negative
+#: ("$ (23)"); a negative share's "%" after the bracket ("(63)%")
 _NUM_RE = re.compile(
     r"^(?:[$€£¥]\s*)?[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?%?[a-z*†‡]?$",
     re.IGNORECASE,
