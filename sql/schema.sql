@@ -118,7 +118,7 @@ CREATE TABLE IF NOT EXISTS tables (
     n_cols            INTEGER,             -- columns
     header_rows       INTEGER,             -- leading rows that are headers
     pages             INTEGER[],           -- every physical page that contributed rows
-    merge_kind        VARCHAR,             -- '' (one page), rows or columns
+    merge_kind        VARCHAR,             -- '' (one part), rows (continued on the next page, or sections under the heads printed again) or columns
     strategy          VARCHAR,             -- the finder that found it
     caption           VARCHAR,             -- the caption printed with it, if any
     x0 DOUBLE, y0 DOUBLE, x1 DOUBLE, y1 DOUBLE    -- the box on the page: PDF points, origin top-left of the displayed page
