@@ -491,8 +491,11 @@ def _centred_over_group(
             )
         )
     # a head of one column wrapped wider than the line under it ("population overall" over "exclusion
-    # rate", set right) is centred on that column's head better than on any group
-    alone = min(abs(mid - (cells[i][0] + cells[i][1]) / 2) for i in reached)
+    # rate", set right) is centred on that column's head better than on any group; a phrase more than
+    # twice as wide as a head is no head of its column alone ("Channel contract" over "Water",
+    # "Supply" and "Output" is centred on "Supply" as on the three)
+    own = [i for i in reached if x1 - x0 <= 2 * (cells[i][1] - cells[i][0])]
+    alone = min((abs(mid - (cells[i][0] + cells[i][1]) / 2) for i in own), default=math.inf)
     first, last = reached[0], reached[-1]
     if len(reached) > 1:
         runs = [(a, b) for a in {max(first - 1, 0), first} for b in {last, min(last + 1, len(cells) - 1)}]
