@@ -83,6 +83,19 @@ def _join_fragments(left: str, right: str, gap: float, size: float, spaced: bool
     return left.rstrip() + " " + right.lstrip()
 
 
+def _other_type(a: Line, b: Line) -> bool:
+    """Lines of two text-layer blocks in two types, one a fifth larger or more and one slanted where
+    the other is not, each of three words or more: a pull quote or a note set into a column beside
+    the body's line, never one line with it however close they come (the quote's box may touch the
+    body's first word)."""
+    if a.block < 0 or b.block < 0 or a.block == b.block:
+        return False
+    if min(len(a.text.split()), len(b.text.split())) < 3:
+        return False  # a formula's parts (a big operator, its limit, a root's sign) are a word or two
+    small, large = sorted((max(a.size, 1.0), max(b.size, 1.0)))
+    return large >= 1.2 * small and _italic(a) != _italic(b)
+
+
 def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) -> list[_Row]:
     """Merge the fragments of each visual line, left to right (right to left when most of the
     line's strongly directional characters are right-to-left: the text layer gives each fragment
@@ -105,6 +118,8 @@ def _make_rows(lines: list[Line], page_index: int, settings: ParagraphSettings) 
                 limit = settings.row_join_gap * size
             elif line.block < 0 and last.block < 0:
                 limit = settings.row_join_gap_ocr * size
+            elif _other_type(line, last):
+                continue  # an inset's line beside the body's (a pull quote in a larger slanted type)
             else:  # two text-layer blocks side by side are usually two columns
                 limit = 0.3 * size
             gap = x0 - lx1
