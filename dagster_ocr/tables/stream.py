@@ -47,9 +47,10 @@ def _col_of(x: float, edges: list[float]) -> int:
 
 
 def _end(w: _Word) -> float:
-    """How far a word's end may reach over a column's edge without crossing it: a point, up to a
-    tenth of the word (three points at most)."""
-    return max(1.0, min(3.0, 0.1 * (w.x1 - w.x0)))
+    """How far a word's end may reach over a column's edge without crossing it: a point; a figure,
+    set right against the next column's sign, up to a tenth of it (three points at most). A label's
+    word reaching over an edge is a long label spanning columns, however little it reaches."""
+    return max(1.0, min(3.0, 0.1 * (w.x1 - w.x0))) if _is_num(w.text) else 1.0
 
 
 def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
@@ -57,7 +58,7 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
     cells: dict[int, tuple[int, list[_Word]]] = {}
     inner = edges[1:-1]
     for chunk in ln.chunks:
-        # a word crosses a gutter's edge when more than its ends reach over it: a figure set right
+        # a word crosses a gutter's edge when more than its end reaches over it: a figure set right
         # against the next column's "$" sign puts the edge a point or two inside it
         crosses = any(w.x0 + _end(w) < e < w.x1 - _end(w) for w in chunk for e in inner)
         if crosses:

@@ -178,6 +178,10 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
         # the repeated header and a total, or two totals alone
         (21, ["none", "repeat", "totals"]),
         (33, ["none", "no_repeat", "totals"]),
+        # a long label on the last page reaching a point past a gutter's edge spans those columns:
+        # only a figure set right against the next column's sign may reach over (the first form of
+        # that tolerance, for every word, cut the label into three columns and the page apart)
+        (980, ["none", "no_repeat", "wide"]),
     ],
 )
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
