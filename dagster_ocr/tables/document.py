@@ -31,6 +31,7 @@ from dagster_ocr.tables.rows import (
     _gap_ok,
     _header_repeat,
     _mapped_continuation,
+    _row_words,
     _without_running_head,
 )
 from dagster_ocr.tables.scanned import OcrTablePage, has_an_empty_column, ocr_page_as_pdf
@@ -48,7 +49,6 @@ from dagster_ocr.tables.words import (
     _VOCAB,
     _clean,
     _is_num,
-    _norm,
     _page_lines,
     _page_words,
     _text_lines,
@@ -350,11 +350,6 @@ def _reheaded(g: _Group, before: _Part, part: _Part, lines: list[Line], s: Table
     g.kind = "rows"
     logger.debug("table on page %d goes on under its header printed again", part.page_index)
     return True
-
-
-def _row_words(row: list[str | None]) -> str:
-    """A row's words in order, wherever its cells are cut (normalised as ``_norm``)."""
-    return "".join(_norm(c) for c in row if c)
 
 
 def _short_continuation(

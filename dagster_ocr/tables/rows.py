@@ -88,10 +88,7 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
     depth = max(a.header_rows, s.header_scan_rows)
     a_rows = [[_norm(c) for c in r] for r in a.rows[:depth]]
 
-    def words(cells: list[str]) -> str:  # a row's words in order, wherever its cells are cut
-        return "".join(c for i, c in enumerate(cells) if c and (i > 0 or not skip_stub))
-
-    a_words = {words(ar) for ar in a_rows} - {""}
+    a_words = {_row_words(ar, skip_stub) for ar in a_rows} - {""}
     dropped = matched = 0
     for row in b.rows[: depth + 1]:
         cells = [_norm(c) for c in row]
@@ -100,7 +97,7 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
             dropped += 1
             continue
         if not any(_repeats_row(ar, cells, filled, s) for ar in a_rows) and (
-            len(filled) < 2 or words(cells) not in a_words
+            len(filled) < 2 or _row_words(cells, skip_stub) not in a_words
         ):
             # the same words in the same order, their cells cut elsewhere (a short page reads its
             # gutters from a few rows: "Share water" as "Share" | "water"), repeat the header too
@@ -109,6 +106,12 @@ def _header_repeat(a: _Part, b: _Part, s: TableSettings, skip_stub: bool = False
         matched += 1
     # Never drop the whole continuation, and only when a real header line was recognised.
     return dropped if matched and dropped < len(b.rows) else 0
+
+
+def _row_words(row: list[str | None], skip_stub: bool = False) -> str:
+    """A row's words in order, wherever its cells are cut (normalised as ``_norm``); with
+    ``skip_stub``, less the stub's."""
+    return "".join(_norm(c) for i, c in enumerate(row) if c and (i > 0 or not skip_stub))
 
 
 def _repeats_row(ar: list[str], cells: list[str], filled: list[int], s: TableSettings) -> bool:

@@ -53,6 +53,12 @@ def _end(w: _Word) -> float:
     return max(1.0, min(3.0, 0.1 * (w.x1 - w.x0))) if _is_num(w.text) else 1.0
 
 
+def _crosses(w: _Word, edges: list[float]) -> bool:
+    """Does ``w`` reach over one of ``edges`` by more than its end (``_end``, read once a word)?"""
+    t = _end(w)
+    return any(w.x0 + t < e < w.x1 - t for e in edges)
+
+
 def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
     """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
     cells: dict[int, tuple[int, list[_Word]]] = {}
@@ -60,7 +66,7 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
     for chunk in ln.chunks:
         # a word crosses a gutter's edge when more than its end reaches over it: a figure set right
         # against the next column's "$" sign puts the edge a point or two inside it
-        crosses = any(w.x0 + _end(w) < e < w.x1 - _end(w) for w in chunk for e in inner)
+        crosses = any(_crosses(w, inner) for w in chunk)
         if crosses:
             c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
             c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
