@@ -198,6 +198,7 @@ def find_context(
     stop_at = top - _WINDOW
     skipped = 0
     skipped_units = ""
+    first_skipped = None  # the bottom of the nearest line passed over, where the title search starts
     for band in sorted(_bands(above), key=lambda b: -max(w.y1 for w in b)):
         height = statistics.median(w.y1 - w.y0 for w in band)
         y1 = max(w.y1 for w in band)
@@ -212,6 +213,7 @@ def find_context(
             figures_only = all(_is_num(w.text) or w.text in _LEADING for w in band if w.x0 >= left)
             if not heading_bands and skipped < 3 and (label_only or figures_only):
                 skipped += 1
+                first_skipped = y1 if first_skipped is None else first_skipped
                 edge = min(w.y0 for w in band)
                 text = " ".join(w.text for w in sorted(band, key=lambda w: w.x0))
                 if label_only and part.header_rows and is_units(text) and units_of(text) == text.strip("() "):
@@ -254,6 +256,21 @@ def find_context(
             ctx.title, ctx.units, ctx.row_group = prev.title, ctx.units or prev.units, group
             return ctx
     ctx.title, units = _title(part, lines, stop_at + 0.5, floor)
+    if not heading_bands and first_skipped is not None:
+        # no heading over the figures, and lines passed over as left of them: over a grid holding
+        # its own heads, a title and units centred on a page wider than narrow figure columns
+        # ("Consolidated Balance Sheets" over "(in millions ...)"), or the last line of a sentence
+        # leading into the table ("... were as follows (in millions):"), are such lines. The search
+        # above began where the heading search stopped: above them all where it ran out of lines
+        # (no title), at the title or the sentence's line before where that crossed into the
+        # figures (the units line under it, the sentence's colon lost). From the nearest line
+        # passed over, first; as before where that finds none (those lines are rows the grid left
+        # out, "Consolidated Statements of Operations ... 29" under an index's "Page").
+        title, near_units = _title(part, lines, first_skipped + 0.5, floor)
+        if title:
+            ctx.title, units = title, near_units or units
+        else:
+            units = units or near_units
     ctx.units = ctx.units or units
     return ctx
 

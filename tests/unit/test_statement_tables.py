@@ -282,3 +282,121 @@ def test_a_title_is_the_first_lines_in_the_largest_type_not_every_heading_in_it(
         *[("Dedicated machines stored text on magnetic cards and tapes.", 9)] * 4,
     )
     assert describe([page]).title == "Pre-Digital Era (19th - Early 20th Century)"
+
+
+def balance_sheet_pdf(path, seed: int, company: bool) -> dict:
+    """A statement whose title and units are centred on the page and end left of its two figure
+    columns, set narrow at the right margin, with the periods printed as the grid's first rows
+    ("December 31," over the year, close over the figures): the lines above it are all left of
+    the figures, and ``company`` puts the issuer's name over them (a third such line) or not."""
+    rng = random.Random(seed)
+    font, bold = rng.choice([("helv", "hebo"), ("tiro", "tibo")])
+    size = rng.choice([7.0, 7.5, 8.0])
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    title = rng.choice(
+        ["Consolidated Balance Sheets", "CONSOLIDATED BALANCE SHEETS", "Statements of Financial Position"]
+    )
+    units = rng.choice(["(in millions, except per share data)", "(In thousands)", "(in millions)"])
+    y = 48.0
+    if company:
+        name = "Example Holdings, Inc."
+        page.insert_text(
+            (306 - pymupdf.get_text_length(name, fontname=bold, fontsize=size) / 2, y),
+            name,
+            fontname=bold,
+            fontsize=size,
+        )
+        y += size + 5
+    for text in (title, units):
+        w = pymupdf.get_text_length(text, fontname=bold, fontsize=size)
+        page.insert_text((306 - w / 2, y), text, fontname=bold, fontsize=size)
+        y += size + 4
+    y += 8
+    col_right = [505.0, 585.0]
+    years = ["2024", "2023"]
+    for k, year in enumerate(years):
+        head = "December 31,"
+        wh = pymupdf.get_text_length(head, fontname=bold, fontsize=size - 1)
+        page.insert_text((col_right[k] - 30 - wh / 2, y), head, fontname=bold, fontsize=size - 1)
+        wy = pymupdf.get_text_length(year, fontname=bold, fontsize=size - 1)
+        page.insert_text((col_right[k] - 30 - wy / 2, y + size + 2), year, fontname=bold, fontsize=size - 1)
+    y += 2 * size + 10
+    rows = []
+    labels = rng.sample(LABELS, 8)
+    # a label as long as a balance sheet's share-capital line sets the stub wide, the figures narrow
+    labels.insert(
+        rng.randrange(1, 8),
+        "Preferred stock; $0.001 par value; 100 shares authorized; none issued or outstanding",
+    )
+    for label in labels:
+        figures = [_figure(rng) for _ in years]
+        page.insert_text((20, y), label, fontname=font, fontsize=size)
+        for k, fig in enumerate(figures):
+            w = pymupdf.get_text_length(fig, fontname=font, fontsize=size)
+            page.insert_text((col_right[k] - w, y), fig, fontname=font, fontsize=size)
+        rows.append((label, figures))
+        y += size + 6
+    doc.save(path)
+    return {"title": title, "units": units.strip("()")}
+
+
+def lead_in_pdf(path, seed: int) -> str:
+    """A table led into by a sentence over two lines, the first as wide as the page (over the
+    figure columns), the last short and ending in its units and a colon, over a grid holding its
+    own heads; returns the sentence."""
+    rng = random.Random(seed)
+    font = rng.choice(["helv", "tiro"])
+    size = rng.choice([8.0, 9.0])
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    first = "The following table shows the Company's gross property, plant and equipment by major asset"
+    last = "class and accumulated depreciation (in millions):"
+    page.insert_text((40, 60), first, fontname=font, fontsize=size * 1.25)
+    page.insert_text((40, 60 + size * 1.25 + 3), last, fontname=font, fontsize=size * 1.25)
+    y = 60 + 2 * (size * 1.25 + 3) + 12
+    col_right = [480.0, 570.0]
+    for k, year in enumerate(["2024", "2023"]):
+        w = pymupdf.get_text_length(year, fontname=font, fontsize=size)
+        page.insert_text((col_right[k] - w, y), year, fontname=font, fontsize=size)
+    y += size + 8
+    for label in rng.sample(LABELS, 7):
+        page.insert_text((40, y), label, fontname=font, fontsize=size)
+        for k in range(2):
+            fig = _figure(rng)
+            page.insert_text(
+                (col_right[k] - pymupdf.get_text_length(fig, fontname=font, fontsize=size), y),
+                fig,
+                fontname=font,
+                fontsize=size,
+            )
+        y += size + 6
+    doc.save(path)
+    return f"{first} {last}"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_sentence_leading_into_a_table_over_two_lines_is_its_title(tmp_path, seed):
+    """The sentence's last line, short, is passed over as a label the grid left out, and its first
+    line, over the figures, ended the search for headings: the title search began there and met
+    no colon. It begins at the last line now, and the sentence with its units is the title."""
+    path = tmp_path / "lead.pdf"
+    want = lead_in_pdf(path, seed)
+    tables = tables_of(path)
+    assert tables, "no table found"
+    assert tables[0].title == want
+    assert tables[0].units == "in millions"
+
+
+@pytest.mark.parametrize("company", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_title_centred_left_of_narrow_figure_columns_is_the_statements_title(tmp_path, seed, company):
+    """Every line over the grid ends left of its figures, so each is passed over as a label the
+    grid left out; the search for headings ran out of lines, and the title search began above them
+    all: the statement had no title, and its chunks no name (a 10-K's balance sheet)."""
+    path = tmp_path / "balance.pdf"
+    want = balance_sheet_pdf(path, seed, company)
+    tables = tables_of(path)
+    assert tables, "no table found"
+    assert tables[0].title == want["title"]
+    assert tables[0].units == want["units"]
