@@ -269,8 +269,29 @@ def _split_crowded_columns(
     those gaps line up into gutters over the whole column (``_column_bounds``, as for a table
     without rules), the column is cut there on every row; each word goes to the part its centre
     falls in. Spanning cells keep their text.
-    """
 
+    Once a column of the grid is cut so, the others are looked at again with two such body rows
+    enough, whatever their share: a statistical table rules only its groups of columns, and a group
+    whose figures are sparse (a sub-column mostly empty) fills both of its sub-columns on a few rows
+    only; measured by the share its full siblings pass, its figures stayed one column.
+    """
+    cut = len(edges)
+    rows, row_bboxes, edges = _cut_crowded(rows, row_bboxes, edges, words, s, _CROWDED_SHARE)
+    if len(edges) > cut:
+        rows, row_bboxes, edges = _cut_crowded(rows, row_bboxes, edges, words, s, 0.0)
+    return rows, row_bboxes, edges
+
+
+def _cut_crowded(
+    rows: list[list[str | None]],
+    row_bboxes: list[list[BBox | None]],
+    edges: list[float],
+    words: list[_Word],
+    s: TableSettings,
+    share: float,
+) -> tuple[list[list[str | None]], list[list[BBox | None]], list[float]]:
+    """One pass of :func:`_split_crowded_columns`, right to left: a column is cut where at least two
+    of its body rows, and ``share`` of them, hold figures set apart."""
     c = len(edges) - 2
     while c >= 0:
         body = [
@@ -279,8 +300,8 @@ def _split_crowded_columns(
         lines = []
         crowded = 0
         # cheap text test first: most body cells must hold two figures or more at all
-        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < _CROWDED_SHARE * max(
-            len(body), 1
+        if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < max(
+            share * max(len(body), 1), 2
         ):
             body = []
         col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]] if body else []
@@ -300,7 +321,7 @@ def _split_crowded_columns(
                 for ln in cell_lines
             )
         inner = []
-        if len(body) >= 2 and crowded >= max(2, _CROWDED_SHARE * len(body)):
+        if len(body) >= 2 and crowded >= max(2, share * len(body)):
             inner = [x for x in _column_bounds(lines, s)[1:-1] if edges[c] + 1 < x < edges[c + 1] - 1]
         if inner:
             sub = [edges[c], *inner, edges[c + 1]]
