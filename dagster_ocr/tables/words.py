@@ -725,6 +725,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                 if phrases is None:
                     phrases = _column_cover(area, x0, n, chunks=True)
                 for a, b in _clear_runs(cover, i, j, s.min_col_gap * h):
+                    if _word_space(area, x0 + a, x0 + b):
+                        continue
                     best = min(range(a, b), key=lambda k: (cover[k], phrases[k], abs(k - (a + b) / 2)))
                     x = x0 + best + 0.5
                     if cover[best]:
@@ -740,6 +742,41 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
         else:
             i += 1
     return [x0 - 0.5, *sorted([*bounds, *_years_apart(area, bounds)]), x1 + 0.5]
+
+
+def _word_space(area: list[_TextLine], a: float, b: float) -> bool:
+    """Whether the clear run ``a``..``b`` is a word space lined up from line to line: as many lines
+    or more hold it between two words of one phrase as part two phrases there.
+
+    A monospaced font's space is a whole character wide, half a line height and more, as wide as a
+    gutter may be; in a column of labels set in it ("Other revenue (1)" over "Subscriptions and
+    support") or under heads of two words ("Volume revenue"), the spaces at the same character line
+    up into a channel no word crosses, and each label was cut into columns. A gap inside a phrase
+    (``_text_lines``) is a word space where it is no wider than the line's other word spaces (or,
+    on a line with none, than its characters' mean advance, a monospaced font's space): a table set
+    tight parts its cells by a gap inside a phrase too, twice its spaces ("(405) 680-3701
+    2014/09/14"), and that gap stays a gutter."""
+    inside = apart = 0
+    for ln in area:
+        for k, ch in enumerate(ln.chunks):
+            gap = next(
+                (v.x0 - w.x1 for w, v in itertools.pairwise(ch) if w.x1 <= a + 0.5 and v.x0 >= b - 0.5), None
+            )
+            if gap is not None and _a_word_space(ln, gap):
+                inside += 1
+            elif gap is not None or (k and ln.chunks[k - 1][-1].x1 <= a + 0.5 and ch[0].x0 >= b - 0.5):
+                apart += 1
+    return inside >= max(apart, 1)
+
+
+def _a_word_space(ln: _TextLine, gap: float) -> bool:
+    """Whether ``gap``, between two words of a phrase of ``ln``, is as wide as the line's word spaces."""
+    spaces = [v.x0 - w.x1 for ch in ln.chunks for w, v in itertools.pairwise(ch)]
+    spaces.remove(min(spaces, key=lambda g: abs(g - gap)))  # the gap itself
+    if spaces:
+        return gap <= 1.25 * statistics.median(spaces)
+    chars = sum(len(w.text) for w in ln.words)
+    return gap <= 1.2 * sum(w.x1 - w.x0 for w in ln.words) / max(chars, 1)
 
 
 def _years_apart(area: list[_TextLine], bounds: list[float]) -> list[float]:
