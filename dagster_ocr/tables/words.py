@@ -725,7 +725,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                 if phrases is None:
                     phrases = _column_cover(area, x0, n, chunks=True)
                 for a, b in _clear_runs(cover, i, j, s.min_col_gap * h):
-                    if _word_space(area, x0 + a, x0 + b):
+                    if b - a <= h and _word_space(area, x0 + a, x0 + b):  # no space is a line height wide
                         continue
                     best = min(range(a, b), key=lambda k: (cover[k], phrases[k], abs(k - (a + b) / 2)))
                     x = x0 + best + 0.5
