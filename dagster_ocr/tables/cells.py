@@ -299,7 +299,7 @@ def _cut_crowded(
         ]
         lines = []
         crowded = 0
-        # cheap text test first: most body cells must hold two figures or more at all
+        # cheap text test first: two body cells and ``share`` of them must hold two figures or more
         if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < max(
             share * max(len(body), 1), 2
         ):

@@ -139,13 +139,8 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
         if len(band) >= 3 and any(b.x0 - a.x1 > cut for a, b in itertools.pairwise(band)):
             # a monospaced font's space is a whole character wide, more than half a line height:
             # a gap of about one character (the line's mean advance) is a word space there
-            n = width = 0.0
-            for w in band:
-                if len(w.text) >= 3:
-                    n += len(w.text)
-                    width += w.x1 - w.x0
-            if n:
-                cut = max(cut, _SPACE_CHARS * width / n)
+            if advance := _mean_advance(band):
+                cut = max(cut, _SPACE_CHARS * advance)
         chunks: list[list[_Word]] = [[band[0]]]
         for w in band[1:]:
             if w.x0 - chunks[-1][-1].x1 > cut:
@@ -160,6 +155,18 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 
 #: a gap up to this many average character widths of its line is a word space
 _SPACE_CHARS = 1.2
+
+
+def _mean_advance(words: list[_Word]) -> float:
+    """The mean width of a character of the words of three characters or more (0 without any): a
+    monospaced font's advance, and its space's width."""
+    n = width = 0.0
+    for w in words:
+        if len(w.text) >= 3:
+            n += len(w.text)
+            width += w.x1 - w.x0
+    return width / n if n else 0.0
+
 
 #: the widest gap (line heights) a justified or monospaced word space stretches to
 _PROSE_MAX_GAP = 1.2
@@ -753,7 +760,7 @@ def _word_space(area: list[_TextLine], a: float, b: float) -> bool:
     support") or under heads of two words ("Volume revenue"), the spaces at the same character line
     up into a channel no word crosses, and each label was cut into columns. A gap inside a phrase
     (``_text_lines``) is a word space where it is no wider than the line's other word spaces (or,
-    on a line with none, than its characters' mean advance, a monospaced font's space): a table set
+    on a line with none, than its characters' mean advance, as ``_text_lines`` cuts): a table set
     tight parts its cells by a gap inside a phrase too, twice its spaces ("(405) 680-3701
     2014/09/14"), and that gap stays a gutter."""
     inside = apart = 0
@@ -775,8 +782,7 @@ def _a_word_space(ln: _TextLine, gap: float) -> bool:
     spaces.remove(min(spaces, key=lambda g: abs(g - gap)))  # the gap itself
     if spaces:
         return gap <= 1.25 * statistics.median(spaces)
-    chars = sum(len(w.text) for w in ln.words)
-    return gap <= 1.2 * sum(w.x1 - w.x0 for w in ln.words) / max(chars, 1)
+    return gap <= _SPACE_CHARS * _mean_advance(ln.words)
 
 
 def _years_apart(area: list[_TextLine], bounds: list[float]) -> list[float]:
