@@ -299,16 +299,7 @@ def balance_sheet_pdf(path, seed: int, company: bool) -> dict:
     )
     units = rng.choice(["(in millions, except per share data)", "(In thousands)", "(in millions)"])
     y = 48.0
-    if company:
-        name = "Example Holdings, Inc."
-        page.insert_text(
-            (306 - pymupdf.get_text_length(name, fontname=bold, fontsize=size) / 2, y),
-            name,
-            fontname=bold,
-            fontsize=size,
-        )
-        y += size + 5
-    for text in (title, units):
+    for text in (["Example Holdings, Inc."] if company else []) + [title, units]:
         w = pymupdf.get_text_length(text, fontname=bold, fontsize=size)
         page.insert_text((306 - w / 2, y), text, fontname=bold, fontsize=size)
         y += size + 4
@@ -322,7 +313,6 @@ def balance_sheet_pdf(path, seed: int, company: bool) -> dict:
         wy = pymupdf.get_text_length(year, fontname=bold, fontsize=size - 1)
         page.insert_text((col_right[k] - 30 - wy / 2, y + size + 2), year, fontname=bold, fontsize=size - 1)
     y += 2 * size + 10
-    rows = []
     labels = rng.sample(LABELS, 8)
     # a label as long as a balance sheet's share-capital line sets the stub wide, the figures narrow
     labels.insert(
@@ -335,7 +325,6 @@ def balance_sheet_pdf(path, seed: int, company: bool) -> dict:
         for k, fig in enumerate(figures):
             w = pymupdf.get_text_length(fig, fontname=font, fontsize=size)
             page.insert_text((col_right[k] - w, y), fig, fontname=font, fontsize=size)
-        rows.append((label, figures))
         y += size + 6
     doc.save(path)
     return {"title": title, "units": units.strip("()")}
