@@ -113,21 +113,27 @@ def test_a_changed_context_re_embeds_an_unchanged_text_and_an_unchanged_chunk_is
     assert plan.current and plan.todo_inputs == [] and model.read == []
 
 
-def test_a_table_whose_figures_changed_keeps_its_vector_under_its_new_text(tmp_path, model):
-    """The model reads a table without its figures: new figures, same input, the same vector, but
-    stored under the new text's md5 so search still finds it."""
+def test_a_table_whose_markdown_changed_keeps_its_vector_under_its_new_text(tmp_path, model):
+    """The model reads a table without its pipes and empty cells: a blank spacer column more, same
+    input, the same vector, but stored under the new text's md5 so search still finds it; new
+    figures are a new input."""
     wh = _warehouse(tmp_path / "w.duckdb")
     table = "| Item | 2024 |\n|---|---|\n| Revenue | 1,200 |"
     chunk = _chunk("t0", table, "Acme Inc. 10-K 2024 › Statements") | {"source_kind": "table"}
     wh.write_kb("d", [chunk])
     _embed(wh)
     model.read.clear()
-    wh.write_kb("d", [chunk | {"text": table.replace("1,200", "1,300")}])
+    spaced = "| Item |  | 2024 |\n|---|---|---|\n| Revenue |  | 1,200 |"
+    wh.write_kb("d", [chunk | {"text": spaced}])
     plan, figures = _embed(wh)
     assert figures["embedded"] == 0 and model.read == []
     (text_md5, _, _) = _stored(wh)["t0"]
-    assert text_md5 == embeddings.text_md5(table.replace("1,200", "1,300"))
+    assert text_md5 == embeddings.text_md5(spaced)
     assert kb_vectors.plan_vectors(wh, "d").current
+    wh.write_kb("d", [chunk | {"text": spaced.replace("1,200", "1,300")}])
+    plan, figures = _embed(wh)
+    assert figures["embedded"] == 1
+    assert model.read == ["Acme Inc. 10-K 2024 › Statements\nItem 2024\nRevenue 1,300"]
 
 
 def test_equal_texts_under_different_contexts_get_their_own_vectors(tmp_path, model):
