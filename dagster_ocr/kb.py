@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from dagster_ocr import kb_vectors
+from dagster_ocr.blocks import markdown_row
 from dagster_ocr.kb_search import (  # noqa: F401 - the search API, re-exported
     DocumentFilter,
     SearchError,
@@ -200,7 +201,12 @@ def build_chunks(
             # not those the heading or header row says already: the units, a stacked head's top line
             lines_above = lead if start == 0 else []
             above_grid = [r.text for r in lines_above if not kb_vectors.said_in(r.text, said)]
-            text = "\n".join(prefix + above_grid + header + group + part)
+            if under is None:
+                head = [*above_grid, *header]
+            else:  # going on under the statement above: the lines between are label rows of its grid
+                width = len(_CELL_BAR.split(header[0].strip().strip("|")))
+                head = [*header, *(markdown_row([line, *[""] * (width - 1)]) for line in above_grid)]
+            text = "\n".join(prefix + head + group + part)
             emit("table", table_id, _section(block), first, last, text, [r.source_id for r in lines_above])
 
     above: _Statement | None = None  # the last table, while nothing but row labels follow it

@@ -410,7 +410,8 @@ def test_search_lists_a_second_chunk_of_a_page_after_the_other_pages(tmp_path):
 def test_a_table_cut_by_a_long_row_label_is_chunked_under_the_statement_above_it():
     """A statement's row label wider than its stub ends the found table; the rows under it are a
     table with no title and a blank header. Its chunks carry the statement's title, units and
-    periods, the label line heads its rows, and no paragraph chunk is left of the label."""
+    periods, the label line heads its rows under the header, and no paragraph chunk is left of the
+    label."""
     grid = [["", "2023", "2022"], ["Revenues", "96,773", "81,462"], ["Net income", "14,974", "12,587"]]
     tables, rows, top = _table("t0", 1, "Statements of Operations (in millions)", grid, section="s2")
     more_tables, more_rows, rest = _table(
@@ -424,9 +425,9 @@ def test_a_table_cut_by_a_long_row_label_is_chunked_under_the_statement_above_it
     assert [c["source_kind"] for c in chunks] == ["table", "table"]
     assert chunks[1]["text"].splitlines() == [
         "Statements of Operations (in millions)",
-        label,
         "|  | 2023 | 2022 |",
         "|---|---|---|",
+        f"| {label} |  |  |",
         "| Basic | 4.73 | 4.02 |",
         "| Diluted | 4.30 | 3.62 |",
     ]
