@@ -42,6 +42,7 @@ from typing import Any
 
 from dagster_ocr.model import Cell, Line, Table
 from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.settings import _CAPTION_RE
 from dagster_ocr.tables.words import (
     _LEADING,
     _NIL_RE,
@@ -230,6 +231,11 @@ def find_context(
             # millions)"), and the headings are looked for above it as before
             stop_at = y1
             break
+        if _CAPTION_RE.match(text) and len(_chunks(band, 0.8 * height)) == 1:
+            # "Table 1: State-wise coverage ..." centred over the grid is its caption, no heading
+            # of every column (it was folded into each column's head, nine times over a survey)
+            stop_at = y1
+            break
         heading_bands.append(band)
         edge = min(w.y0 for w in band)
     texts = [" ".join(w.text for w in sorted(b, key=lambda w: w.x0)) for b in heading_bands]  # nearest first
@@ -409,7 +415,7 @@ def _title(part: _Part, lines: Sequence[Line], below: float, floor: float) -> tu
             return _lead_in(joined), units or units_of(joined)
         if text.endswith(".") or len(text) > 100 or _is_num(text):
             break
-        if ln.bold or text.isupper() or ln.size > body:
+        if ln.bold or text.isupper() or ln.size > body or _CAPTION_RE.match(text):
             return text, units
     return "", units
 

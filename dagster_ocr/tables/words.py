@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from dagster_ocr.layout import BBox, bands
+from dagster_ocr.layout import BBox, bands, transform_box
 from dagster_ocr.model import Line, Page
 from dagster_ocr.paragraphs.patterns import Vocabulary, join_lines
 from dagster_ocr.tables.settings import TableSettings
@@ -101,15 +101,19 @@ def _join_digit_groups(words: list[_Word]) -> list[_Word]:
 
 
 def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
-    """The page's lines; falls back to the text layer when the stage got pages without lines."""
+    """The page's lines; falls back to the text layer when the stage got pages without lines, in
+    display coordinates as the words are (on a page with /Rotate, PyMuPDF's line boxes are not: a
+    caption above a grid was looked for below it)."""
     if page.lines:
         return page.lines
+    rot = tuple(pg.rotation_matrix) if pg.rotation else None
     lines: list[Line] = []
     for block in pg.get_text("dict")["blocks"]:
         for ln in block.get("lines", []):
             text = "".join(s["text"] for s in ln["spans"]).strip()
             if text:
-                lines.append(Line(text=text, bbox=tuple(ln["bbox"]), block=block["number"]))
+                bbox = tuple(ln["bbox"]) if rot is None else transform_box(ln["bbox"], rot)
+                lines.append(Line(text=text, bbox=bbox, block=block["number"]))
     return lines
 
 

@@ -389,3 +389,58 @@ def test_a_title_centred_left_of_narrow_figure_columns_is_the_statements_title(t
     assert tables, "no table found"
     assert tables[0].title == want["title"]
     assert tables[0].units == want["units"]
+
+
+def captioned_pdf(path, seed: int) -> str:
+    """A table of a header row of years and rows of figures, a narrow stub at the left, under a
+    caption ("Table 3: ...", plain type, not bold) centred on the page, so that it starts right of
+    the stub and spans the figure columns; returns the caption."""
+    rng = random.Random(seed)
+    font = rng.choice(["helv", "tiro"])
+    size = rng.choice([8.0, 9.0])
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    caption = rng.choice(
+        [
+            f"Table {rng.randint(1, 12)}: Coverage of the survey by state and period (contd.)",
+            f"Table {rng.randint(1, 12)}. Households sampled, by region and year",
+        ]
+    )
+    w = pymupdf.get_text_length(caption, fontname=font, fontsize=size)
+    page.insert_text((306 - w / 2 + 40, 60), caption, fontname=font, fontsize=size)
+    col_right = [250.0 + 80 * k for k in range(4)]
+    y = 60 + size + 14
+    for k, year in enumerate(["1988", "1996", "2004", "2012"]):
+        page.insert_text(
+            (col_right[k] - pymupdf.get_text_length(year, fontname=font, fontsize=size), y),
+            year,
+            fontname=font,
+            fontsize=size,
+        )
+    y += size + 8
+    for label in rng.sample(["Kerala", "Gujarat", "Orissa", "Punjab", "Bihar", "Assam", "Goa", "Sikkim"], 7):
+        page.insert_text((60, y), label, fontname=font, fontsize=size)
+        for k in range(4):
+            fig = str(rng.randint(100, 99_999))
+            page.insert_text(
+                (col_right[k] - pymupdf.get_text_length(fig, fontname=font, fontsize=size), y),
+                fig,
+                fontname=font,
+                fontsize=size,
+            )
+        y += size + 6
+    doc.save(path)
+    return caption
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_caption_centred_over_the_figures_is_the_title_not_every_columns_heading(tmp_path, seed):
+    """One phrase centred over every figure column reads as a head of them all ("Years ended"
+    over the years); a caption ("Table 1: ...") set there was folded into each column's head, as
+    many times as the table has columns, and the table had no title."""
+    path = tmp_path / "captioned.pdf"
+    caption = captioned_pdf(path, seed)
+    tables = tables_of(path)
+    assert tables, "no table found"
+    assert not any(caption in h for h in tables[0].column_headers)
+    assert tables[0].title == caption
