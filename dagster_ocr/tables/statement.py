@@ -185,7 +185,10 @@ def find_context(
     if part.header_rows and _header_is_data(part, list(figures)):
         part.header_rows = 0
     left = min(x0 for x0, _ in figures.values()) - 8.0
-    x_end = max(x1 for _, x1 in figures.values()) + 30.0
+    spans = _head_spans(part)
+    # as far right as the figures, or the grid's own heads over columns no row fills yet (a change
+    # statement's "$" and "%" on a page of one row without a change: "(Decrease)" was cut off)
+    x_end = max([x1 for _, x1 in figures.values()] + [x1 for _, x1, _ in spans]) + 30.0
     top = part.bbox[1]
     floor = previous.bbox[3] if previous is not None else float("-inf")
     # a word whose middle is above the grid's top (stacked heading lines set tight overlap their boxes)
@@ -242,7 +245,7 @@ def find_context(
     if heading_bands:
         row_bottom = max((b[3] for b in part.row_bboxes[0] if b is not None), default=top)
         first = [w for w in words if top <= (w.y0 + w.y1) / 2 <= row_bottom and left <= w.x0 < x_end]
-        ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first, _head_spans(part))
+        ctx.column_headers = _assign(heading_bands, figures, part.n_cols, first, spans)
         stop_at = edge
         if any(ctx.column_headers) and not skipped:
             # those lines are the table's now, not paragraphs above it (not across lines passed
@@ -338,9 +341,12 @@ def _assign(
                 and not is_units(text)
             )
             group = next((g for g in spans if g[0] <= (x0 + x1) / 2 <= g[1]), None)
+            # one phrase heads every column, but not one set beside every group head of the grid's
+            # first row ("2016 vs. 2015" over the change columns, right of "Year Ended December 31,")
+            beside = bool(spans) and not any(x0 < g[1] and g[0] < x1 for g in spans)
             if group is not None:
                 cols = group[2]
-            elif len(phrases) == 1 and len(centres) > 1 and not stacked:
+            elif len(phrases) == 1 and len(centres) > 1 and not stacked and not beside:
                 cols = list(centres)
             else:
                 cols = [c for c, m in centres.items() if x0 - pitch / 2 <= m <= x1 + pitch / 2]

@@ -482,7 +482,11 @@ def _phrase_spans(
         heads_below = any(sum(c <= x <= e for x in lc) >= 2 for lc in below)
         if not heads_below or abs(mid - group) > 0.2 * (edges[e + 1] - edges[c]):
             out.pop(c)
-            out.update({x: cells[x] for x in cells if c <= x <= e})
+            run = _centred_year_run(ws, c, e, below, set(out))
+            if run is not None:  # "Years ended" over two years, cut at the "$" column between them
+                out[run[0]] = (run[1], ws)
+            else:
+                out.update({x: cells[x] for x in cells if c <= x <= e})
     for c, (e, ws) in list(out.items()):
         if c == 0:
             continue
@@ -536,6 +540,39 @@ def _phrase_spans(
             out.pop(c)
             out[a] = (b, ws)
     return dict(sorted(out.items()))
+
+
+def _centred_year_run(
+    ws: list[_Word],
+    c: int,
+    e: int,
+    below: list[dict[int, tuple[int, list[_Word]]]],
+    taken: set[int],
+) -> tuple[int, int] | None:
+    """The first and last column of the run of years under a phrase cut over columns ``c``..``e``,
+    where the phrase is centred over the run's words and no other head of its line (``taken``)
+    stands over the run; else None.
+
+    A period head over two years whose figures have "$" columns of their own ("Years ended" over
+    "$ 43" and "$ 34") is no head of the columns its words fall in (a year's and the next "$"):
+    centred over the years, it heads them, as a head over a run of years does elsewhere."""
+    line = next((lc for lc in below if any(c <= x <= e for x in lc)), None)
+    if line is None:
+        return None
+    runs: list[list[int]] = [[]]
+    for x in sorted(line):
+        if _head_kind(_words_text(line[x][1])) == "year":
+            runs[-1].append(x)
+        elif runs[-1]:
+            runs.append([])
+    mid = (ws[0].x0 + ws[-1].x1) / 2
+    for run in runs:
+        if len(run) < 2 or run[0] > e or run[-1] < c or any(run[0] <= x <= run[-1] for x in taken):
+            continue
+        x0, x1 = line[run[0]][1][0].x0, line[run[-1]][1][-1].x1
+        if abs(mid - (x0 + x1) / 2) <= 0.2 * (x1 - x0):
+            return run[0], run[-1]
+    return None
 
 
 def _head_kind(text: str) -> str:
