@@ -190,8 +190,13 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         line_cells = _area_cells(area, edges)
     if (moved := _stub_edge_past_labels(area[n_head:], area, edges)) is not None:
         edges = moved
-        n_cols = len(edges) - 1
         line_cells = _area_cells(area, edges)
+        # with the stub past the labels, a head over a column beside it may be one again ("Estimate
+        # forecast" in a fixed-pitch font, cut at its space where long labels were cut at theirs)
+        while (c := _one_column(area, line_cells, heads, edges)) is not None:
+            del edges[c + 1]
+            line_cells = _area_cells(area, edges)
+        n_cols = len(edges) - 1
     if n_cols < s.min_cols:
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
