@@ -115,6 +115,12 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     if n_cols < s.min_cols:
         return None
     line_cells = _area_cells(area, edges)
+    while (e := _edge_inside_a_lone_phrase(area, line_cells)) is not None:
+        del edges[e]
+        n_cols -= 1
+        line_cells = _area_cells(area, edges)
+    if n_cols < s.min_cols:
+        return None
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
 
     # Header: leading lines whose stub is empty or whose other cells hold no number.
@@ -699,6 +705,32 @@ def _phrase_tail_column(
             return None
         tails += 1
     return 1 if 0 < tails <= max(2, len(area) // 10) else None
+
+
+def _edge_inside_a_lone_phrase(
+    area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]]
+) -> int | None:
+    """The index in the column edges of an edge that cuts one phrase (a chunk) of the only line that
+    fills a column beside it, or None.
+
+    A head of words over figures set right ("18 and over" over a sub-column of a ruled group) leaves
+    a clear stretch at its figures' left that the head's word space lines up with: the gutter finder
+    cuts the head there, "18" a column of its own that no other line fills. A lone figure right of
+    the stub then made the head line read as a row of figures, no head. Such a column goes into the
+    one its phrase runs on in."""
+    n_cols = max((e for lc in line_cells for e, _ in lc.values()), default=0) + 1
+    for c in range(1, n_cols):
+        filled = [k for k, lc in enumerate(line_cells) if c in lc]
+        if len(filled) != 1 or len(area) < 3:
+            continue
+        k = filled[0]
+        words = line_cells[k][c][1]
+        chunk = next((ch for ch in area[k].chunks if any(words[0] is w for w in ch)), [])
+        in_chunk = {id(w) for w in chunk}
+        for side, edge in ((c + 1, c + 1), (c - 1, c)):
+            if side >= 1 and side in line_cells[k] and any(id(w) in in_chunk for w in line_cells[k][side][1]):
+                return edge
+    return None
 
 
 def _stub_edge_past_labels(
