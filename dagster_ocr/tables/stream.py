@@ -115,7 +115,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     if n_cols < s.min_cols:
         return None
     line_cells = _area_cells(area, edges)
-    while (e := _edge_inside_a_lone_phrase(area, line_cells)) is not None:
+    while (e := _edge_inside_a_lone_phrase(area, line_cells, n_cols)) is not None:
         del edges[e]
         n_cols -= 1
         line_cells = _area_cells(area, edges)
@@ -708,7 +708,7 @@ def _phrase_tail_column(
 
 
 def _edge_inside_a_lone_phrase(
-    area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]]
+    area: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]], n_cols: int
 ) -> int | None:
     """The index in the column edges of an edge that cuts one phrase (a chunk) of the only line that
     fills a column beside it, or None.
@@ -718,10 +718,11 @@ def _edge_inside_a_lone_phrase(
     cuts the head there, "18" a column of its own that no other line fills. A lone figure right of
     the stub then made the head line read as a row of figures, no head. Such a column goes into the
     one its phrase runs on in."""
-    n_cols = max((e for lc in line_cells for e, _ in lc.values()), default=0) + 1
+    if len(area) < 3:
+        return None  # one line of two is no evidence of a column
     for c in range(1, n_cols):
         filled = [k for k, lc in enumerate(line_cells) if c in lc]
-        if len(filled) != 1 or len(area) < 3:
+        if len(filled) != 1:
             continue
         k = filled[0]
         words = line_cells[k][c][1]
