@@ -877,7 +877,8 @@ def _stream_tables(
     """Every table the text finder keeps among ``lines``, tables beside running text and side by
     side included. ``page``: the page's lines, where ``lines`` are one side of a cut (the text
     around an area is looked for there)."""
-    page = lines if page is None else page
+    if page is None:
+        lines = page = _without_running_lines(lines)
     out: list[_Part] = []
     for area in _table_areas(lines, s):
         part = _stream_part(area, page_index, s)
@@ -894,6 +895,39 @@ def _stream_tables(
         else:
             out.extend(_split_beside(area, page_index, s))
     return out
+
+
+#: a running head's or foot's page number: "39", "Page 39", "page 3 of 12"
+_RUNNING_PAGE_RE = re.compile(r"(?:page\s+)?\d{1,4}(?:\s+of\s+\d{1,4})?", re.IGNORECASE)
+
+
+def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
+    """The page's lines less its running head and foot: a top or bottom line of a title and a page
+    number in chunks of their own ("Annual statistical report 2025" ... "Page 39"), set apart from
+    the next line by more than a line and a half.
+
+    Its two chunks line up with a table's stub and last column: a table under it began with it, the
+    page number in its last column's head (a statement under "Page 39" read "Page 39 2015 vs. 2014
+    Change $"). A table's own rows are set closer, and a contents page's entries too."""
+    if len(lines) < 3:
+        return lines
+    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
+
+    def running(ln: _TextLine, gap: float) -> bool:
+        ends = (_words_text(ln.chunks[0]), _words_text(ln.chunks[-1]))
+        return (
+            len(ln.chunks) >= 2
+            and gap > 1.5 * h
+            and any(_RUNNING_PAGE_RE.fullmatch(t) for t in ends)
+            and any(_WORD_RE.search(t) for t in ends)
+        )
+
+    first, last = 0, len(lines)
+    if running(lines[0], lines[1].y0 - lines[0].y1):
+        first = 1
+    if running(lines[-1], lines[-1].y0 - lines[-2].y1):
+        last -= 1
+    return lines[first:last]
 
 
 def _text_column_cut(area: list[_TextLine], part: _Part, page: list[_TextLine]) -> float | None:
