@@ -904,20 +904,19 @@ _RUNNING_PAGE_RE = re.compile(r"(?:page\s+)?\d{1,4}(?:\s+of\s+\d{1,4})?", re.IGN
 def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
     """The page's lines less its running head and foot: a top or bottom line of a title and a page
     number in chunks of their own ("Annual statistical report 2025" ... "Page 39"), set apart from
-    the next line by more than a line and a half.
+    the next line by more than one and a half of its own height.
 
     Its two chunks line up with a table's stub and last column: a table under it began with it, the
     page number in its last column's head (a statement under "Page 39" read "Page 39 2015 vs. 2014
     Change $"). A table's own rows are set closer, and a contents page's entries too."""
     if len(lines) < 3:
         return lines
-    h = statistics.median(ln.y1 - ln.y0 for ln in lines)
 
     def running(ln: _TextLine, gap: float) -> bool:
         ends = (_words_text(ln.chunks[0]), _words_text(ln.chunks[-1]))
         return (
             len(ln.chunks) >= 2
-            and gap > 1.5 * h
+            and gap > 1.5 * (ln.y1 - ln.y0)  # its own: a running head is often set smaller
             and any(_RUNNING_PAGE_RE.fullmatch(t) for t in ends)
             and any(_WORD_RE.search(t) for t in ends)
         )
