@@ -919,6 +919,8 @@ def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
             and gap > 1.5 * (ln.y1 - ln.y0)  # its own: a running head is often set smaller
             and any(_RUNNING_PAGE_RE.fullmatch(t) for t in ends)
             and any(_WORD_RE.search(t) for t in ends)
+            # between the two ends, no figure: a totals row ("Total  12  35") is no running line
+            and not any(_is_num(_words_text(ch)) for ch in ln.chunks[1:-1])
         )
 
     first, last = 0, len(lines)
