@@ -43,6 +43,16 @@ def _figure(rng: random.Random) -> str:
     return f"({text})" if rng.random() < 0.3 else text
 
 
+def _set_right(page: pymupdf.Page, right: float, y: float, text: str, font: str, size: float) -> None:
+    """``text`` set flush right at ``right`` on the baseline ``y``, as a column of figures is."""
+    page.insert_text(
+        (right - pymupdf.get_text_length(text, fontname=font, fontsize=size), y),
+        text,
+        fontname=font,
+        fontsize=size,
+    )
+
+
 def statement_pdf(path, seed: int, shaded: bool, stacked: bool, n_periods: int) -> dict:
     """One statement page; returns what a reader should get back."""
     rng = random.Random(seed)
@@ -346,19 +356,12 @@ def lead_in_pdf(path, seed: int) -> str:
     y = 60 + 2 * (size * 1.25 + 3) + 12
     col_right = [480.0, 570.0]
     for k, year in enumerate(["2024", "2023"]):
-        w = pymupdf.get_text_length(year, fontname=font, fontsize=size)
-        page.insert_text((col_right[k] - w, y), year, fontname=font, fontsize=size)
+        _set_right(page, col_right[k], y, year, font, size)
     y += size + 8
     for label in rng.sample(LABELS, 7):
         page.insert_text((40, y), label, fontname=font, fontsize=size)
         for k in range(2):
-            fig = _figure(rng)
-            page.insert_text(
-                (col_right[k] - pymupdf.get_text_length(fig, fontname=font, fontsize=size), y),
-                fig,
-                fontname=font,
-                fontsize=size,
-            )
+            _set_right(page, col_right[k], y, _figure(rng), font, size)
         y += size + 6
     doc.save(path)
     return f"{first} {last}"
@@ -411,23 +414,12 @@ def captioned_pdf(path, seed: int) -> str:
     col_right = [250.0 + 80 * k for k in range(4)]
     y = 60 + size + 14
     for k, year in enumerate(["1988", "1996", "2004", "2012"]):
-        page.insert_text(
-            (col_right[k] - pymupdf.get_text_length(year, fontname=font, fontsize=size), y),
-            year,
-            fontname=font,
-            fontsize=size,
-        )
+        _set_right(page, col_right[k], y, year, font, size)
     y += size + 8
     for label in rng.sample(["Kerala", "Gujarat", "Orissa", "Punjab", "Bihar", "Assam", "Goa", "Sikkim"], 7):
         page.insert_text((60, y), label, fontname=font, fontsize=size)
         for k in range(4):
-            fig = str(rng.randint(100, 99_999))
-            page.insert_text(
-                (col_right[k] - pymupdf.get_text_length(fig, fontname=font, fontsize=size), y),
-                fig,
-                fontname=font,
-                fontsize=size,
-            )
+            _set_right(page, col_right[k], y, str(rng.randint(100, 99_999)), font, size)
         y += size + 6
     doc.save(path)
     return caption
