@@ -79,6 +79,10 @@ def _detect_headings(
             or text[-1] in ".,;"
             or p.kind == "list_item"
             or text[0].islower()
+            # a line wholly in parentheses that starts in lower case is a note on what is above
+            # or below it ("(in millions, except per share data)" under a statement's title,
+            # "(unaudited)"), no heading: it was the section of every chunk of a balance sheet
+            or (text[0] == "(" and text[-1] == ")" and text[1:2].islower())
         ):
             continue
         size = p.size

@@ -339,6 +339,26 @@ def test_headings_and_section_tree() -> None:
     ]
 
 
+def test_a_note_in_parentheses_under_a_title_is_no_heading() -> None:
+    """A statement's units line, bold under its bold title, is a note on the title, not a section
+    of its own: every chunk of the statement below was filed under "(in millions ...)". A
+    parenthesised line that starts in capitals keeps being read as it was."""
+    lines = [
+        line("Consolidated Balance Sheets", 200, 80, 12, bold=True),
+        line("(in millions, except per share data)", 190, 98, 12, bold=True),
+        line("Cash and cash equivalents are held at major banks.", 72, 130, x1=400),
+        line("(Benefit from) Provision for Income Taxes", 72, 160, 12, bold=True),
+        line("The provision was lower than the year before.", 72, 180, x1=400),
+    ]
+    result = build_paragraphs([page(lines)], [], [], settings=ParagraphSettings())
+    assert [s.title for s in result.sections] == [
+        "Consolidated Balance Sheets",
+        "(Benefit from) Provision for Income Taxes",
+    ]
+    kinds = {p.text: p.kind for p in result.paragraphs}
+    assert kinds["(in millions, except per share data)"] != "heading"
+
+
 def _ocr_line(text: str, y0: float, size: float, confidence: float = 0.99, x0: float = 72) -> Line:
     """An OCR'd line: no text-layer block, its size estimated (as from ink height)."""
     bbox = (x0, y0, x0 + 0.5 * size * len(text), y0 + 1.2 * size)
