@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Callable
 
 from dagster_ocr.model import BBox
+from dagster_ocr.paragraphs.furniture import _is_page_number
 from dagster_ocr.tables.areas import _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
@@ -186,10 +187,15 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         del edges[c]
         n_cols -= 1
         line_cells = _area_cells(area, edges)
-    while (c := _one_column(area, line_cells, heads, edges)) is not None:
-        del edges[c + 1]
-        n_cols -= 1
-        line_cells = _area_cells(area, edges)
+
+    def join_one_columns() -> None:
+        nonlocal line_cells
+        while (c := _one_column(area, line_cells, heads, edges)) is not None:
+            del edges[c + 1]
+            line_cells = _area_cells(area, edges)
+
+    join_one_columns()
+    n_cols = len(edges) - 1
     while (c := _phrase_tail_column(area, line_cells, edges)) is not None:
         del edges[c]
         n_cols -= 1
@@ -199,9 +205,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         line_cells = _area_cells(area, edges)
         # with the stub past the labels, a head over a column beside it may be one again ("Estimate
         # forecast" in a fixed-pitch font, cut at its space where long labels were cut at theirs)
-        while (c := _one_column(area, line_cells, heads, edges)) is not None:
-            del edges[c + 1]
-            line_cells = _area_cells(area, edges)
+        join_one_columns()
         n_cols = len(edges) - 1
     if n_cols < s.min_cols:
         return None
@@ -897,8 +901,8 @@ def _stream_tables(
     return out
 
 
-#: a running head's or foot's page number: "39", "Page 39", "page 3 of 12"
-_RUNNING_PAGE_RE = re.compile(r"(?:page\s+)?\d{1,4}(?:\s+of\s+\d{1,4})?", re.IGNORECASE)
+#: what a running head or foot prints around its page number: "Page 39", "page 3 of 12"
+_PAGE_WORDS_RE = re.compile(r"^page\s+|\s+of\s+\d{1,4}$", re.IGNORECASE)
 
 
 def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
@@ -917,7 +921,7 @@ def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
         return (
             len(ln.chunks) >= 2
             and gap > 1.5 * (ln.y1 - ln.y0)  # its own: a running head is often set smaller
-            and any(_RUNNING_PAGE_RE.fullmatch(t) for t in ends)
+            and any(_is_page_number(_PAGE_WORDS_RE.sub("", t)) for t in ends)
             and any(_WORD_RE.search(t) for t in ends)
             # between the two ends, no figure: a totals row ("Total  12  35") is no running line
             and not any(_is_num(_words_text(ch)) for ch in ln.chunks[1:-1])
