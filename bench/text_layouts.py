@@ -20,12 +20,16 @@
 * ``columns``: prose in two to five narrow ragged-right columns under a title (``make_columns``):
   short lines line up in every column, so a text-alignment table finder sees a table there;
   ``columns-shuffled``: the same pages written in shuffled pieces.
+* ``ocr-layer``: the ``columns`` pages scanned, their text an OCR layer a reader does not see
+  (``make_ocr_layer``: invisible over the image, or drawn under it), each line's size the
+  producer's fit to its box (0.85 to 1.18 times the print's), its width stretched to the line's.
 
 Per class and split (tune seeds from 0, held-out seeds from ``HELD_OUT``; see
 tests/support/text_layouts.py): mean edit similarity to the nearest acceptable reading for ours
 (``document_blocks`` order, Markdown stripped) and for ``get_text()``; for ``furniture`` and
 ``letterhead`` also the furniture lines we keep and the body blocks we lose (must stay 0; not
-counted on ``interleaved``, whose truth paragraphs a column break may split).
+counted on ``interleaved``, whose truth paragraphs a column break may split); "blocks read whole":
+the truth blocks (title, paragraphs) that are one of our blocks exactly, in the normal form.
 
     .venv/bin/python bench/text_layouts.py [--n 24] [--split tune|held_out|both] [--kind ...]
 """
@@ -45,6 +49,7 @@ from support.text_layouts import (
     make_inset,
     make_interleaved,
     make_letterhead,
+    make_ocr_layer,
     make_single_page,
     normal,
     score,
@@ -61,6 +66,7 @@ KINDS = [
     "inset-shuffled",
     "columns",
     "columns-shuffled",
+    "ocr-layer",
 ]
 
 
@@ -71,6 +77,8 @@ def make(kind: str, seed: int):
         return make_letterhead(seed)
     if kind.startswith("inset"):
         return make_inset(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
+    if kind == "ocr-layer":
+        return make_ocr_layer(seed)
     if kind.startswith("columns"):
         return make_columns(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
     return make_interleaved(seed, "shuffled" if kind.endswith("-shuffled") else "reading")
@@ -88,6 +96,8 @@ def measure(kind: str, seed: int, tmp: Path) -> dict:
         rest = rest.replace(normal(block), "", 1)
     kept = sum(1 for f in case.furniture if normal(f) in rest)
     lost = sum(1 for b in case.truths[0] if normal(b) not in normal(ours))
+    blocks = {normal(RO.strip_markdown(t)) for _, t in RO.block_sequence(out)}
+    whole = sum(1 for b in case.truths[0] if normal(b) in blocks)
     return {
         "cls": case.cls,
         "ours": score(case, ours),
@@ -95,6 +105,8 @@ def measure(kind: str, seed: int, tmp: Path) -> dict:
         "kept": kept,
         "furniture": len(case.furniture),
         "lost": lost,
+        "whole": whole,
+        "blocks": len(case.truths[0]),
     }
 
 
@@ -107,9 +119,10 @@ def main() -> None:
     C.quiet_logs()
     splits = ["tune", "held_out"] if args.split == "both" else [args.split]
     print(
-        "| class | split | pages | ours sim | get_text sim | ours ≥ get_text | furniture kept | body lost |"
+        "| class | split | pages | ours sim | get_text sim | ours ≥ get_text | furniture kept | body lost "
+        "| blocks read whole |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for kind in args.kind or KINDS:
@@ -126,7 +139,9 @@ def main() -> None:
                     else "-"
                 )
                 lost = sum(r["lost"] for r in rows) if kind in ("furniture", "letterhead") else "-"
-                print(f"| {kind} | {split} | {n} | {ours:.3f} | {gt:.3f} | {wins}/{n} | {kept} | {lost} |")
+                whole = f"{sum(r['whole'] for r in rows)}/{sum(r['blocks'] for r in rows)}"
+                cells = [kind, split, n, f"{ours:.3f}", f"{gt:.3f}", f"{wins}/{n}", kept, lost, whole]
+                print("| " + " | ".join(map(str, cells)) + " |")
                 worst = sorted(rows, key=lambda r: r["ours"] - r["get_text"])[:3]
                 print(
                     f"  worst: {[(r['cls'], round(r['ours'], 3), round(r['get_text'], 3)) for r in worst]}",

@@ -332,6 +332,63 @@ def extract_words(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
     return words
 
 
+#: share of a scan's text characters that must be hidden for its text layer to be taken for an
+#: OCR layer (a few visible lines on top, a stamp or a repository's banner, do not change that)
+_OCR_LAYER_HIDDEN = 0.8
+#: on an OCR layer, a line whose size is within this share of the page's body size is set in the
+#: body size: the producer fitted each line's size to its box on the image (Tesseract, OCRmyPDF,
+#: scanner software), so sizes scatter about a fifth either way where the print has one size
+_FITTED_SIZE_SPREAD = 0.25
+
+
+def hidden_text_share(page: pymupdf.Page) -> float:
+    """Share of the page's text characters a reader cannot see: drawn invisible (render mode 3) or
+    fully transparent, or drawn before an image that covers them (an OCR layer laid under its scan).
+
+    Read from the display list's order (``get_texttrace``'s ``seqno`` is the span's place among
+    ``get_bboxlog``'s entries); costs an interpretation of the page, so it is asked only of pages
+    that images cover (:func:`iter_pages`).
+    """
+    trace = page.get_texttrace()
+    images = [
+        (i, pymupdf.Rect(box)) for i, (kind, box) in enumerate(page.get_bboxlog()) if kind == "fill-image"
+    ]
+    hidden = total = 0
+    for span in trace:
+        n = len(span["chars"])
+        total += n
+        box = pymupdf.Rect(span["bbox"])
+        if (
+            span["type"] == 3
+            or span["opacity"] == 0
+            or any(seq > span["seqno"] and rect.contains(box) for seq, rect in images)
+        ):
+            hidden += n
+    return hidden / total if total else 0.0
+
+
+def snap_fitted_sizes(lines: list[Line]) -> None:
+    """On an OCR layer, set each span within ``_FITTED_SIZE_SPREAD`` of the page's body size (the
+    size most characters have) in that size, in place.
+
+    An OCR layer's sizes are the producer's fit of each line to its box, not the print's type: on a
+    scanned journal page one body type read 24 to 36 points line by line, so every line broke its
+    paragraph at a "change of type" (``paragraphs``' ``size_change``). A heading set larger than
+    the spread keeps its size, and with it its break and its level.
+    """
+    weights: dict[float, int] = {}
+    for line in lines:
+        for span in line.spans:
+            weights[span.size] = weights.get(span.size, 0) + len(span.text)
+    if not weights:
+        return
+    body = max(weights, key=lambda k: (weights[k], -k))
+    for line in lines:
+        for span in line.spans:
+            if abs(span.size - body) <= _FITTED_SIZE_SPREAD * body:
+                span.size = body
+
+
 def _visible_chars(lines: list[Line]) -> int:
     return sum(len("".join(line.text.split())) for line in lines)
 
@@ -455,6 +512,14 @@ def iter_pages(
         n_chars = _visible_chars(lines)
         coverage = _image_coverage(page, n_chars, settings)
         needs_ocr, reason = route_page(lines, coverage, settings, n_chars)
+        if (
+            not needs_ocr
+            and lines
+            and coverage >= settings.scan_image_coverage
+            and hidden_text_share(page) >= _OCR_LAYER_HIDDEN
+        ):
+            snap_fitted_sizes(lines)
+            reason = f"{reason} (an OCR layer under a scan: line sizes fitted, set in the body size)"
         result = Page(
             index=page.number,
             width=page.rect.width,

@@ -888,3 +888,54 @@ def make_inset(seed: int, stream: str = "reading") -> LayoutCase:
     if stream == "shuffled":
         pen.flush(random.Random(f"inset-{seed}-stream"))
     return case
+
+
+# ------------------------------------------------------------------------------------ class (f)
+
+#: how a scan carries its OCR layer: drawn invisible over the image (render mode 3: Tesseract's
+#: and OCRmyPDF's PDFs), or drawn first and covered by the image (scanner and archive software)
+OCR_LAYER_MODES = ["invisible", "under"]
+
+
+def make_ocr_layer(seed: int, mode: str | None = None) -> LayoutCase:
+    """A scanned page of prose with its OCR layer: the page of ``make_columns`` as an image, its
+    lines laid over (or under) it as text a reader does not see, each line's size the OCR
+    producer's fit to the line's box (the print's size times 0.85 to 1.18, line by line) and its
+    width stretched to the line's width on the image, as an OCR layer is. The truth is the page's.
+    """
+    base = make_columns(seed)
+    rng = random.Random(f"ocr-layer-{seed}")
+    mode = mode or rng.choice(OCR_LAYER_MODES)
+    if mode not in OCR_LAYER_MODES:
+        raise ValueError(f"mode must be one of {OCR_LAYER_MODES}")
+    src = base.doc[0]
+    scan = src.get_pixmap(dpi=rng.choice([100, 150]), colorspace=pymupdf.csGRAY)
+    doc = pymupdf.open()
+    page = doc.new_page(width=src.rect.width, height=src.rect.height)
+
+    def layer() -> None:
+        for block in src.get_text("dict")["blocks"]:
+            for ln in block.get("lines", []):
+                text = "".join(s["text"] for s in ln["spans"]).strip()
+                if not text:
+                    continue
+                first = ln["spans"][0]
+                size = first["size"] * rng.uniform(0.85, 1.18)
+                origin = pymupdf.Point(first["origin"])
+                stretch = (ln["bbox"][2] - ln["bbox"][0]) / pymupdf.get_text_length(text, "helv", size)
+                page.insert_text(
+                    origin,
+                    text,
+                    fontname="helv",
+                    fontsize=size,
+                    render_mode=3 if mode == "invisible" else 0,
+                    color=(1, 1, 1),
+                    morph=(origin, pymupdf.Matrix(stretch, 0, 0, 1, 0, 0)),
+                )
+
+    if mode == "under":
+        layer()
+    page.insert_image(page.rect, pixmap=scan)
+    if mode == "invisible":
+        layer()
+    return LayoutCase(seed, f"ocr_layer_{mode}_{base.cls}", doc, truths=base.truths)
