@@ -28,13 +28,23 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+from collections import Counter
 from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.stream import _col_of, _stream_tables
-from dagster_ocr.tables.words import _bands, _cell_text, _clean, _is_num, _text_lines, _Word, _words_text
+from dagster_ocr.tables.words import (
+    _bands,
+    _cell_text,
+    _clean,
+    _is_num,
+    _text_lines,
+    _TextLine,
+    _Word,
+    _words_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +69,38 @@ def _crowded(part: _Part, inside: list[_Word], s: TableSettings) -> bool:
         if not ws:
             continue
         lines = _text_lines(ws, s.chunk_gap)
-        crowded = sum(
-            len(ln.chunks) >= 2 and sum(_is_num(_words_text(ch)) for ch in ln.chunks) >= 2 for ln in lines
-        )
-        if crowded >= _MIN_CROWDED_LINES and crowded >= _MIN_CROWDED_SHARE * len(lines):
+        crowded = [
+            ln
+            for ln in lines
+            if len(ln.chunks) >= 2 and sum(_is_num(_words_text(ch)) for ch in ln.chunks) >= 2
+        ]
+        if len(crowded) < _MIN_CROWDED_LINES:
+            continue
+        if len(crowded) >= _MIN_CROWDED_SHARE * len(lines):
+            return True
+        # a sparse group (blank cells): a line left one figure still stands in one of the
+        # sub-columns the full lines set, and the sub-heads' line holds no figure to count
+        figures = [ln for ln in lines if any(_is_num(_words_text(ch)) for ch in ln.chunks)]
+        placed = sum(1 for ln in figures if ln not in crowded and _in_one_sub_column(ln, crowded))
+        if len(crowded) + placed >= _MIN_CROWDED_SHARE * len(figures):
             return True
     return False
+
+
+def _in_one_sub_column(line: _TextLine, crowded: list[_TextLine]) -> bool:
+    """Whether ``line`` is one figure lying across exactly one of the sub-columns the ``crowded``
+    lines set: the k-th figures of the crowded lines of the commonest figure count, each sub-column
+    their span from the leftmost start to the rightmost end."""
+    if len(line.chunks) != 1 or not _is_num(_words_text(line.chunks[0])):
+        return False
+    counts = Counter(len(ln.chunks) for ln in crowded)
+    m = max(counts, key=lambda k: (counts[k], -k))
+    full = [ln for ln in crowded if len(ln.chunks) == m]
+    spans = [
+        (min(ln.chunks[k][0].x0 for ln in full), max(ln.chunks[k][-1].x1 for ln in full)) for k in range(m)
+    ]
+    x0, x1 = line.chunks[0][0].x0, line.chunks[0][-1].x1
+    return sum(1 for a, b in spans if x0 < b and x1 > a) == 1
 
 
 def _within_rules(part: _Part, words: list[_Word], s: TableSettings, tab: Any = None) -> _Part:
