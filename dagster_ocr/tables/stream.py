@@ -93,17 +93,26 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
 
 def _area_cells(area: list[_TextLine], edges: list[float]) -> list[dict[int, tuple[int, list[_Word]]]]:
     """Each line's cells between ``edges``: a section's label is one cell from its first column on,
-    however many gutters it crosses; a group's label under the heads is the stub's cell."""
+    however many gutters it crosses; a group's label under the heads, and a section's label centred
+    over the whole table, is the stub's cell."""
     return [
         (
             {0: (0, list(ln.words))}
-            if ln.stub
+            if ln.stub or _centred_over(ln, edges)
             else {_col_of(ln.x0, edges): (_col_of(ln.x1, edges), list(ln.words))}
         )
         if ln.label
         else _line_cells(ln, edges)
         for ln in area
     ]
+
+
+def _centred_over(ln: _TextLine, edges: list[float]) -> bool:
+    """Whether a section's label ``ln`` is centred over the table ``edges`` bound, away from its
+    stub: its middle within a line height of the table's ("Rural areas" set centred between a
+    statistical table's sections falls inside a middle column, whose cell it is not)."""
+    h = ln.y1 - ln.y0
+    return ln.x0 > edges[1] and abs((ln.x0 + ln.x1) / 2 - (edges[0] + edges[-1]) / 2) <= h
 
 
 #: a statistical table's marks for a figure not available or not applicable, in its cell's place

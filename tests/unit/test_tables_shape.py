@@ -107,3 +107,19 @@ def test_a_first_row_of_not_available_marks_is_a_data_row() -> None:
     (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
     grid = table.grid()
     assert grid[table.header_rows - 1][0] == "Sector" and grid[table.header_rows][0] == "Spain"
+
+
+# 6433 (a fifth fresh tune draw): section labels set centred over a table of four columns, under a
+# filled stub head: each fell inside the second column and was read as its cell
+@pytest.mark.parametrize("seed", [6433])
+def test_a_section_label_centred_over_the_table_is_the_stubs_cell(seed: int) -> None:
+    case = make_case(seed, "sectioned")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    truth = case.tables[0].merged
+    labels = [row[0] for row in truth if row[0] and not any(row[1:])]
+    assert len(labels) >= 3
+    grid = table.grid()
+    for label in labels:
+        (row,) = [r for r in grid if _norm(label) in {_norm(x) for x in r}]
+        assert _norm(row[0]) == _norm(label) and not any(row[1:]), row
