@@ -81,24 +81,28 @@ def _crowded(part: _Part, inside: list[_Word], s: TableSettings) -> bool:
         # a sparse group (blank cells): a line left one figure still stands in one of the
         # sub-columns the full lines set, and the sub-heads' line holds no figure to count
         figures = [ln for ln in lines if any(_is_num(_words_text(ch)) for ch in ln.chunks)]
-        placed = sum(1 for ln in figures if ln not in crowded and _in_one_sub_column(ln, crowded))
+        spans = _sub_columns(crowded)
+        placed = sum(1 for ln in figures if ln not in crowded and _in_one_sub_column(ln, spans))
         if len(crowded) + placed >= _MIN_CROWDED_SHARE * len(figures):
             return True
     return False
 
 
-def _in_one_sub_column(line: _TextLine, crowded: list[_TextLine]) -> bool:
-    """Whether ``line`` is one figure lying across exactly one of the sub-columns the ``crowded``
-    lines set: the k-th figures of the crowded lines of the commonest figure count, each sub-column
-    their span from the leftmost start to the rightmost end."""
-    if len(line.chunks) != 1 or not _is_num(_words_text(line.chunks[0])):
-        return False
+def _sub_columns(crowded: list[_TextLine]) -> list[tuple[float, float]]:
+    """The sub-columns the ``crowded`` lines set: the k-th figures of the crowded lines of the
+    commonest figure count, each sub-column their span from the leftmost start to the rightmost end."""
     counts = Counter(len(ln.chunks) for ln in crowded)
     m = max(counts, key=lambda k: (counts[k], -k))
     full = [ln for ln in crowded if len(ln.chunks) == m]
-    spans = [
+    return [
         (min(ln.chunks[k][0].x0 for ln in full), max(ln.chunks[k][-1].x1 for ln in full)) for k in range(m)
     ]
+
+
+def _in_one_sub_column(line: _TextLine, spans: list[tuple[float, float]]) -> bool:
+    """Whether ``line`` is one figure lying across exactly one of the sub-column ``spans``."""
+    if len(line.chunks) != 1 or not _is_num(_words_text(line.chunks[0])):
+        return False
     x0, x1 = line.chunks[0][0].x0, line.chunks[0][-1].x1
     return sum(1 for a, b in spans if x0 < b and x1 > a) == 1
 

@@ -121,15 +121,20 @@ _NOT_AVAILABLE_RE = re.compile(r"^(?:\.{2,3}|:|n\.a\.?|n/a)$", re.IGNORECASE)
 
 def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
     edges = _column_bounds(area, s)
-    n_cols = len(edges) - 1
-    if n_cols < s.min_cols:
+    if len(edges) - 1 < s.min_cols:
         return None
     line_cells = _area_cells(area, edges)
-    while (e := _edge_inside_a_lone_phrase(area, line_cells, n_cols)) is not None:
-        del edges[e]
-        n_cols -= 1
-        line_cells = _area_cells(area, edges)
-    if n_cols < s.min_cols:
+
+    def drop_edges(find: Callable[[], int | None], after: int = 0) -> None:
+        """Drop the column edge ``find`` names (its index in ``edges``, less ``after``) until it
+        names none, the lines' cells read again after each."""
+        nonlocal line_cells
+        while (e := find()) is not None:
+            del edges[e + after]
+            line_cells = _area_cells(area, edges)
+
+    drop_edges(lambda: _edge_inside_a_lone_phrase(area, line_cells, len(edges) - 1))
+    if len(edges) - 1 < s.min_cols:
         return None
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
 
@@ -192,30 +197,16 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         if headerish(k)
         and not any(_is_num(t := _words_text(ch)) and not _YEAR_RE.match(t) for ch in area[k].chunks)
     ]
-    while (c := _crossed_only(line_cells, n_cols)) is not None:
-        del edges[c]
-        n_cols -= 1
-        line_cells = _area_cells(area, edges)
-
-    def join_one_columns() -> None:
-        nonlocal line_cells
-        while (c := _one_column(area, line_cells, heads, edges)) is not None:
-            del edges[c + 1]
-            line_cells = _area_cells(area, edges)
-
-    join_one_columns()
-    n_cols = len(edges) - 1
-    while (c := _phrase_tail_column(area, line_cells, edges)) is not None:
-        del edges[c]
-        n_cols -= 1
-        line_cells = _area_cells(area, edges)
+    drop_edges(lambda: _crossed_only(line_cells, len(edges) - 1))
+    drop_edges(lambda: _one_column(area, line_cells, heads, edges), after=1)
+    drop_edges(lambda: _phrase_tail_column(area, line_cells, edges))
     if (moved := _stub_edge_past_labels(area[n_head:], area, edges)) is not None:
-        edges = moved
+        edges[:] = moved
         line_cells = _area_cells(area, edges)
         # with the stub past the labels, a head over a column beside it may be one again ("Estimate
         # forecast" in a fixed-pitch font, cut at its space where long labels were cut at theirs)
-        join_one_columns()
-        n_cols = len(edges) - 1
+        drop_edges(lambda: _one_column(area, line_cells, heads, edges), after=1)
+    n_cols = len(edges) - 1
     if n_cols < s.min_cols:
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
