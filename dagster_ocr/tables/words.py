@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from dagster_ocr.layout import BBox, bands, transform_box
+from dagster_ocr.layout import BBox, bands
 from dagster_ocr.model import Line, Page
 from dagster_ocr.paragraphs.patterns import Vocabulary, join_lines
 from dagster_ocr.tables.settings import TableSettings
-from dagster_ocr.textlayer import extract_words
+from dagster_ocr.textlayer import extract_lines, extract_words
 
 
 @dataclass(slots=True)
@@ -101,20 +101,9 @@ def _join_digit_groups(words: list[_Word]) -> list[_Word]:
 
 
 def _page_lines(pg: pymupdf.Page, page: Page) -> list[Line]:
-    """The page's lines; falls back to the text layer when the stage got pages without lines, in
-    display coordinates as the words are (on a page with /Rotate, PyMuPDF's line boxes are not: a
-    caption above a grid was looked for below it)."""
-    if page.lines:
-        return page.lines
-    rot = tuple(pg.rotation_matrix) if pg.rotation else None
-    lines: list[Line] = []
-    for block in pg.get_text("dict")["blocks"]:
-        for ln in block.get("lines", []):
-            text = "".join(s["text"] for s in ln["spans"]).strip()
-            if text:
-                bbox = tuple(ln["bbox"]) if rot is None else transform_box(ln["bbox"], rot)
-                lines.append(Line(text=text, bbox=bbox, block=block["number"]))
-    return lines
+    """The page's lines; where the stage got pages without lines (the table benches), the text
+    stage's own reading of the text layer (fonts, sizes, display coordinates)."""
+    return page.lines or extract_lines(pg)
 
 
 #: a word's box, built in C (a few per cent of banding a page's words, against a lambda)
