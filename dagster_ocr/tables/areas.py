@@ -21,6 +21,7 @@ from dagster_ocr.tables.words import (
     _WORD_RE,
     _column_bounds,
     _column_cover,
+    _figure_nil_or_mark,
     _figure_or_nil,
     _is_num,
     _reads_rtl,
@@ -396,8 +397,9 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
         if len(x.chunks) == len(ln.chunks)
     ):
         return False
-    # a nil ("-", "—") fills a cell as a figure does: a section's first row may have no amount
-    figures = [t for ch in ln.chunks[1:] if _figure_or_nil(t := _words_text(ch))]
+    # a nil ("-", "—") or a statistical table's mark ("..", "x") fills a cell as a figure does: a
+    # section's first row may have no amount
+    figures = [t for ch in ln.chunks[1:] if _figure_nil_or_mark(t := _words_text(ch))]
     if not figures or all(_YEAR_RE.match(t) for t in figures):
         return False
     # a cell may reach into a gutter (a longer stub), not across it into the next column

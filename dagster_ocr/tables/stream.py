@@ -29,6 +29,7 @@ from dagster_ocr.tables.words import (
     _clean,
     _column_bounds,
     _column_cover,
+    _figure_nil_or_mark,
     _figure_or_nil,
     _is_num,
     _text_lines,
@@ -115,10 +116,6 @@ def _centred_over(ln: _TextLine, edges: list[float]) -> bool:
     return ln.x0 > edges[1] and abs((ln.x0 + ln.x1) / 2 - (edges[0] + edges[-1]) / 2) <= h
 
 
-#: a statistical table's marks for a figure not available or not applicable, in its cell's place
-_NOT_AVAILABLE_RE = re.compile(r"^(?:\.{2,3}|:|n\.a\.?|n/a)$", re.IGNORECASE)
-
-
 def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
     edges = _column_bounds(area, s)
     if len(edges) - 1 < s.min_cols:
@@ -168,11 +165,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         """A figure (or a nil's dash, or a statistical table's "not available": "..", ":", "n.a.")
         right of the stub on line ``k``: a row of a country with no figure that year is a data row."""
         cells = line_cells[k].items()
-        return any(
-            _figure_or_nil(t) or _NOT_AVAILABLE_RE.match(t)
-            for c, (_, ws) in cells
-            if c > 0 and (t := _words_text(ws))
-        )
+        return any(_figure_nil_or_mark(t) for c, (_, ws) in cells if c > 0 and (t := _words_text(ws)))
 
     n_head = 0
     headless = _label_opens_body(area, line_cells)

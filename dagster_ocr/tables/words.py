@@ -575,6 +575,16 @@ def _figure_or_nil(text: str) -> bool:
     return _is_num(text) or bool(_NIL_RE.match(text))
 
 
+#: a statistical table's marks for a figure not available, not applicable or suppressed, in its
+#: cell's place: "..", "...", ":" (Eurostat), "n.a.", "n/a", "x" (suppressed: Statistics Canada, ONS)
+_NOT_AVAILABLE_RE = re.compile(r"^(?:\.{2,3}|:|n\.a\.?|n/a|x)$", re.IGNORECASE)
+
+
+def _figure_nil_or_mark(text: str) -> bool:
+    """A cell a data row fills: a figure, a nil's dash or a statistical table's mark in its place."""
+    return _figure_or_nil(text) or bool(_NOT_AVAILABLE_RE.match(text))
+
+
 def _sign_starts(area: list[_TextLine]) -> list[tuple[int, float, float | None]]:
     """The currency signs of ``area`` set apart before a figure or a nil: (line, the sign's left,
     the right of the word before it on its line, None at the line's start). Read once a gutter
