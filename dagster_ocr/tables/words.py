@@ -126,6 +126,7 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
     space is half a line height) stays one chunk: see ``_even_prose``.
     """
     lines: list[_TextLine] = []
+    even: dict[int, list[list[_Word]]] = {}  # lines read as evenly spaced prose: their chunks
     for band in _bands(words):
         h = statistics.median(w.y1 - w.y0 for w in band)
         cut = gap_factor * h
@@ -141,9 +142,27 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
             else:
                 chunks[-1].append(w)
         if len(chunks) >= 4 and _even_prose(chunks, h):
+            even[len(lines)] = chunks
             chunks = [list(band)]
         lines.append(_TextLine(band, chunks))
+    for i, chunks in even.items():
+        if any(_heads_row(chunks, lines[j]) for j in (i - 1, i + 1) if 0 <= j < len(lines) and j not in even):
+            lines[i].chunks = chunks
     return lines
+
+
+def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
+    """The chunks of a line read as evenly spaced prose are a table row's cells after all: the line
+    next to it, within a line height, has as many chunks, each under (or over) its own. A short
+    header of a table set in a monospaced font ("supp   grp   code   lot") spaces its heads alike,
+    as a justified line does its words; a line of prose holds more words than the rows beside it
+    have cells, and prose beside it reads as one chunk."""
+    h = chunks[0][0].y1 - chunks[0][0].y0
+    if len(beside.chunks) != len(chunks) or max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
+        return False
+    return all(
+        a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1 for a, b in zip(chunks, beside.chunks, strict=True)
+    )
 
 
 #: a gap up to this many average character widths of its line is a word space

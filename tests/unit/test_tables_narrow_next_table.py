@@ -29,7 +29,7 @@ import tables_icdar as TI  # noqa: E402
 
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.rows import _column_map  # noqa: E402
-from dagster_ocr.tables.words import _norm  # noqa: E402
+from dagster_ocr.tables.words import _norm, _text_lines, _Word  # noqa: E402
 
 
 def _cells(grid: list[list[str]]) -> Counter[str]:
@@ -56,6 +56,34 @@ def test_a_short_table_across_the_stub_and_the_next_column_stays_apart(seed: int
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
     assert [t.pages for t in tables] == [t.pages for t in case.tables]
     assert tables[-1].n_cols == len(case.tables[-1].merged[0])
+
+
+# 6411, 6923 (a fifth fresh tune draw): the short table is set in Courier under a head of four
+# short words ("supp   grp   code   lot") its columns space alike, read as a justified line of prose
+# (one cell); its body of codes, no head word among them, then looked like display math: no table
+@pytest.mark.parametrize(("seed", "cls"), [(6411, "narrow_table_tail"), (6923, "straddle_table_tail")])
+def test_a_monospaced_head_spaced_evenly_heads_its_columns(seed: int, cls: str) -> None:
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.pages for t in tables] == [t.pages for t in case.tables]
+    short, truth = tables[-1], case.tables[-1].merged
+    assert short.grid()[0] == truth[0]
+    assert _cells(short.grid()) == _cells(truth)
+
+
+def test_evenly_spaced_prose_over_a_table_stays_one_line() -> None:
+    """A justified line of prose over a table keeps its words in one chunk: it has more words than
+    the row under it has cells; the table's head line, as many heads as the row has cells, does not."""
+    page = pymupdf.open().new_page()
+    page.insert_text((60, 80), "the  plan  agreed  last  spring  was  late", fontname="cour", fontsize=9)
+    xs = [60 + 5.4 * k for k in (0, 6, 11, 17)]  # "supp  grp  code  lot": two spaces apart
+    for r, row in enumerate([["supp", "grp", "code", "lot"], ["A", "k2", "B", "VC"], ["M", "F", "x1", "OJ"]]):
+        for x, text in zip(xs, row, strict=True):
+            page.insert_text((x, 100 + 14 * r), text, fontname="cour", fontsize=9)
+    words = [_Word(*w[:5]) for w in page.get_text("words")]
+    lines = _text_lines(words, TableSettings().chunk_gap)
+    assert [len(ln.chunks) for ln in lines] == [1, 4, 4, 4]
 
 
 def _grid(page: pymupdf.Page, xs: list[float], top: float, rows: list[list[str]]) -> None:
