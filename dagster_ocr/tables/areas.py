@@ -93,7 +93,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 held = []
             if cur:
                 for x in pending:  # a group's label centred under the heads: a row label
-                    if _label_under_heads(x, cur, h) == "over":
+                    kind = _label_under_heads(x, cur, h)
+                    if kind == "over" or (kind == "stub" and _centred_over_rows(x, [*cur, ln], h)):
                         x.label = x.stub = True
                 _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
@@ -527,6 +528,15 @@ def _label_under_heads(ln: _TextLine, cur: list[_TextLine], h: float) -> str | N
         # ("occupied" under "total", over "housing units")
         return "over"
     return None
+
+
+def _centred_over_rows(ln: _TextLine, rows: list[_TextLine], h: float) -> bool:
+    """``ln`` is centred over ``rows``, the heads and the first row under it, its middle within a
+    line height of theirs, away from the stub's left: a group's label ("Assets:") set centred over
+    a statement in a short word that ends before the heads over the figures begin, which reads as
+    the first row's label set in the stub until the first row shows where the stub starts."""
+    left, right = min(x.x0 for x in rows), max(x.x1 for x in rows)
+    return ln.x0 > left + h and abs((ln.x0 + ln.x1) / 2 - (left + right) / 2) <= h
 
 
 def _head_lines(cur: list[_TextLine]) -> list[_TextLine]:
