@@ -256,8 +256,15 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     tall as wide, none holding another filled box or overlapping another bar (a word processor's
     shaded cell holds a box per text line)."""
     rects: list[BBox] = []
+    levels: list[BBox] = []  # stroked level lines: a baseline the bars may stand on
     for path in cdrawings:
         if "f" not in (path.get("type") or ""):
+            if "s" in (path.get("type") or ""):
+                levels += [
+                    (min(a[0], b[0]), a[1], max(a[0], b[0]), b[1])
+                    for _k, a, b, *_ in (i for i in path.get("items", ()) if i[0] == "l")
+                    if abs(a[1] - b[1]) <= 1.0
+                ]
             continue
         for item in path.get("items", ()):
             if item[0] == "re":
@@ -278,10 +285,14 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
         wmed = widths[len(widths) // 2]
         same = [r for r in group if abs((r[2] - r[0]) - wmed) <= 0.1 * wmed + 0.5]
         heights = {round(r[3] - r[1]) for r in same}
-        if len(same) < 3 or len(heights) < 3 or max(heights) < 1.5 * max(min(heights), 1):
+        if len(same) < 3 or len(heights) < 3:
             continue
-        if max(heights) < 2.0 * wmed:
-            continue  # no bar stands twice as tall as it is wide: shaded cells and text lines' boxes
+        if (max(heights) < 1.5 * max(min(heights), 1) or max(heights) < 2.0 * wmed) and not _stand_on(
+            same, levels
+        ):
+            # bars of like heights, or no taller than twice their width, are shaded cells and text
+            # lines' boxes as often, unless they stand on a line drawn under them all (an axis)
+            continue
         # a bar holds no other filled box and overlaps no other bar (a shaded cell holds its lines')
         same = [
             r
@@ -300,6 +311,14 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
             )
         )
     return out
+
+
+def _stand_on(bars: list[BBox], levels: list[BBox]) -> bool:
+    """The bars, of one baseline, stand on a level line drawn under them all: a chart's axis. A
+    table's shaded cells of one row share their top as they share their bottom: never three
+    heights on one rule."""
+    base, x0, x1 = bars[0][3], min(b[0] for b in bars), max(b[2] for b in bars)
+    return any(abs(ln[1] - base) <= 1.5 and ln[0] <= x0 + 1.0 and ln[2] >= x1 - 1.0 for ln in levels)
 
 
 def _overlap(a: BBox, b: BBox) -> bool:

@@ -38,6 +38,9 @@ def _tables(doc: pymupdf.Document) -> list:
         ("figure_pair", 1657),
         ("bar_chart", 60),
         ("bar_chart", 6),
+        # a fifth fresh tune draw: four wide bars of like heights (27 to 38 on an axis from 0)
+        # under gridlines, no ticks: held for shaded cells, the axis labels read as a table
+        ("bar_chart", 7268),
         ("flow_chart", 9),
         ("flow_chart", 19),
     ],
@@ -123,6 +126,21 @@ def test_what_is_no_data_series_or_bars() -> None:
         page.draw_rect(pymupdf.Rect(60 + 30 * k, 700 - h, 80 + 30 * k, 700), color=None, fill=(0.2, 0.4, 0.8))
     dr = pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings()
     assert len(_series(dr)) == 1 and len(_bars(dr)) == 1
+
+
+def test_wide_bars_of_like_heights_are_a_chart_on_a_drawn_axis() -> None:
+    """Boxes of one width on one baseline, three heights within 1.5x of one another and no taller
+    than twice their width, are shaded cells as often as bars: no chart alone; standing on a line
+    drawn under them all (the category axis), they are a bar chart."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    for k, h in enumerate([43, 52, 44, 60]):
+        page.draw_rect(
+            pymupdf.Rect(116 + 90 * k, 211 - h, 167 + 90 * k, 211), color=None, fill=(0.9, 0.5, 0.1)
+        )
+    assert _bars(pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings()) == []
+    page.draw_line((97, 211), (455, 211))
+    assert len(_bars(pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings())) == 1
 
 
 def test_a_grid_drawn_cell_by_cell_has_no_ticks() -> None:
