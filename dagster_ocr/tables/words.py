@@ -415,7 +415,7 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
             continue
         # the heads of the columns right of the stub (the stub's head starts at the table's left)
         heads = [ch for ch in chunks if ch[0].x0 > left + 3.0]
-        cells = [(ch[0].x0, ch[-1].x1) for ch in heads]
+        cells = _column_extents([(ch[0].x0, ch[-1].x1) for ch in heads], area[k + 1 :])
         if len(cells) < 2:
             continue
         # a phrase reaching one head only is weighed where every head is a word (not a brace's
@@ -429,6 +429,28 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         if any(over(ch) for ln in area[:k] for ch in ln.chunks) and _heads_every_column(area[k + 1 :], cells):
             return _without_heads(area, k, over)
     return area
+
+
+def _column_extents(cells: list[tuple[float, float]], body: list[_TextLine]) -> list[tuple[float, float]]:
+    """Each head's extent ``cells`` widened to the body's chunks under it (each under that head
+    alone): the column the head names. A head set right over figures wider than itself ("Men" over
+    "-208,880") covers the right of its column only, and a head over its group ("2023" over "Men"
+    and "Women") is centred on the group's columns, not on their heads. Where widened columns
+    would meet, the heads' extents stay."""
+    out = []
+    for a, b in cells:
+        under = [
+            (ch[0].x0, ch[-1].x1)
+            for ln in body
+            for ch in ln.chunks
+            if ch[0].x0 < b
+            and ch[-1].x1 > a
+            and sum(1 for c, d in cells if ch[0].x0 < d and ch[-1].x1 > c) == 1
+        ]
+        out.append((min([a, *(u[0] for u in under)]), max([b, *(u[1] for u in under)])))
+    if any(p[1] >= q[0] for p, q in itertools.pairwise(out)):
+        return cells
+    return out
 
 
 def _without_heads(area: list[_TextLine], k: int, over: Callable[[list[_Word]], bool]) -> list[_TextLine]:
