@@ -606,6 +606,22 @@ def _sparse_stub(cover: list[int], j: int, gap: float) -> float | None:
     return (runs[-1][0] + runs[-1][1]) / 2 if runs else None
 
 
+def _sparse_last(cover: list[int], i: int, gap: float) -> float | None:
+    """Where a last column filled on few lines parts from the one before: the middle of the first
+    run no word covers, at least ``gap`` wide, inside ``cover[i:]`` (the stretch from the last gutter
+    to the area's right edge that few enough lines cross to be a gutter), with words of two lines
+    or more right of it (:func:`_sparse_stub` on the other side).
+
+    A sparse statistical table's last column may hold one figure under its head ("Variance" over
+    "24,654.2" in a table of 24 rows): the stretch from the column before to the area's right edge
+    read as no gutter at all, and the figure went into the column before. None where no such run
+    lies there."""
+    runs = [
+        (k, e) for k, e in _zero_runs(cover, i, len(cover), gap) if e < len(cover) and max(cover[e:]) >= 2
+    ]
+    return (runs[0][0] + runs[0][1]) / 2 if runs else None
+
+
 #: a currency sign that opens a figure's cell, set apart at the cell's left ("$ 30,950")
 _OPENING_SIGNS = _LEADING - {"("}
 #: a nil figure: a dash where a statement has no amount ("$ —"); it fills a cell as a figure does
@@ -789,6 +805,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                     bounds.append(x)
             elif i == 0 and j < n and (stub := _sparse_stub(cover, j, s.min_col_gap * h)) is not None:
                 bounds.append(x0 + stub)
+            elif i > 0 and j == n and (last := _sparse_last(cover, i, s.min_col_gap * h)) is not None:
+                bounds.append(x0 + last)
             i = j
         else:
             i += 1

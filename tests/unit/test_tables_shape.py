@@ -53,7 +53,10 @@ def test_a_sparse_statistical_table_has_one_column_per_printed_column(seed: int)
 # in two, under heads over four (the row was held to the first section's columns: a new table);
 # 4573 (a fourth fresh tune draw): a section's first row under its label fills its cells with "x"
 # only (suppressed, as Statistics Canada and the ONS print it), read as no data row: a new table
-@pytest.mark.parametrize("seed", [4, 13, 58, 67, 2353, 4573])
+# 8263, 8623 (a sixth, 7500-8999): a last column holding one figure under its head, fewer lines
+# than may cross a gutter: the stretch to the table's right edge read as no gutter, the column
+# joined to the one before (``words._sparse_last``)
+@pytest.mark.parametrize("seed", [4, 13, 58, 67, 2353, 4573, 8263, 8623])
 def test_a_table_cut_into_sections_is_one_table(seed: int) -> None:
     """Label rows (spanning from the stub, centred, in the stub) with space above, sub-headings,
     sections that fill fewer columns."""
