@@ -199,6 +199,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         # with the stub past the labels, a head over a column beside it may be one again ("Estimate
         # forecast" in a fixed-pitch font, cut at its space where long labels were cut at theirs)
         drop_edges(lambda: _one_column(area, line_cells, heads, edges), after=1)
+    _label_tails_back(area[n_head:], line_cells[n_head:], edges, h)
     n_cols = len(edges) - 1
     if n_cols < s.min_cols:
         return None
@@ -757,6 +758,16 @@ def _stub_edge_past_labels(
     crossing = [ch for ln in body if not ln.label for ch in ln.chunks if ch[0].x0 < x < ch[-1].x1]
     if not crossing:
         return None
+    # a head line's phrase across the edge is one too (a page's first row of a table continued
+    # without its head, read as the head: "Estimate education" over "Total all regions 2")
+    rows = {id(ln) for ln in body}
+    crossing += [
+        ch
+        for ln in area
+        if id(ln) not in rows and not ln.label
+        for ch in ln.chunks
+        if ch[0].x0 < x < ch[-1].x1
+    ]
     end = max(ch[-1].x1 for ch in crossing)
     phrase_words = {id(w) for ch in crossing for w in ch}
     right = [w.x0 for ln in area for w in ln.words if id(w) not in phrase_words and w.x1 > x]
@@ -766,6 +777,33 @@ def _stub_edge_past_labels(
     if end < edges[2] < nxt:
         return [edges[0], *edges[2:]]
     return [edges[0], (end + nxt) / 2, *edges[2:]] if end < nxt and (end + nxt) / 2 < edges[2] else None
+
+
+def _label_tails_back(
+    body: list[_TextLine], line_cells: list[dict[int, tuple[int, list[_Word]]]], edges: list[float], h: float
+) -> None:
+    """Give a row label back the figure its phrase ends with where the gutter finder put it in the
+    first figure column (``line_cells`` changed in place): a note's number a plain space after the
+    label ("Total all regions 2") that lies over that column's left, where the column's figures
+    are set right, most ending at one x and this one more than half a line height short of it.
+    The edge stays where the column's figures need it (``_stub_edge_past_labels`` moves it only
+    where no word lies between)."""
+    if len(edges) < 3:
+        return
+    rights = [lc[1][1][-1].x1 for lc in line_cells if 1 in lc and _is_num(_words_text(lc[1][1]))]
+    if len(rights) < 3:
+        return
+    right = statistics.median(rights)
+    if sum(abs(x - right) <= 1.0 for x in rights) < 0.6 * len(rights):
+        return  # the column's figures are not set right
+    for ln, lc in zip(body, line_cells, strict=True):
+        if lc.get(0, (1,))[0] != 0 or lc.get(1, (0,))[0] != 1 or abs(lc[1][1][-1].x1 - right) <= h / 2:
+            continue
+        label, tail = lc[0][1], lc[1][1]
+        # one phrase: the label's last word and the tail's words in one chunk (a plain space apart)
+        if any(label[-1] in ch and all(w in ch for w in tail) for ch in ln.chunks):
+            lc[0] = (0, label + tail)
+            del lc[1]
 
 
 def _left_open(above: str, text: str) -> bool:
