@@ -14,7 +14,7 @@ from dagster_ocr.model import BBox, Cell, Line, Page, Table
 from dagster_ocr.tables.areas import _PERIOD_RE
 from dagster_ocr.tables.cells import _cell_shape, _Part
 from dagster_ocr.tables.settings import _CONTINUED_RE, TableSettings
-from dagster_ocr.tables.words import _LEADING, _is_num, _norm
+from dagster_ocr.tables.words import _LEADING, _figure_nil_or_mark, _is_num, _norm
 
 
 def _running_key(ln: Line, page: Page) -> tuple[str, int]:
@@ -528,7 +528,24 @@ def _mapped_continuation(
         # figures or all in one column, where the test above cannot see them (the header repeated
         # over a column the page read more, an empty one or a sign's, repeats once mapped)
         return None
+    if m is not b and _words_under_figures(a, m):
+        return None
     return m if _placed_as_continuation(a, m, pages, lines, regions, s) else None
+
+
+def _words_under_figures(a: _Part, m: _Part) -> bool:
+    """``m``, a part mapped onto ``a``'s columns, fills ``a``'s columns of figures with words only:
+    two cells or more there, no figure, nil nor mark among them. A short table of codes under its
+    own heads ("lot", "supp") straddling a long table's stub and its first column of figures maps
+    there as rows (its header is no header of figures to tell it by); a table's next page fills its
+    figure columns with figures."""
+    cells = [
+        t
+        for c in _figure_columns(a, 1, a.header_rows)
+        for r in m.rows[m.header_rows :]
+        if c < len(r) and (t := (r[c] or "").strip())
+    ]
+    return len(cells) >= 2 and not any(_figure_nil_or_mark(t) for t in cells)
 
 
 def _without_running_head(first: _Part, b: _Part, page: Page, s: TableSettings) -> _Part:

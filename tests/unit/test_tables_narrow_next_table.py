@@ -47,10 +47,12 @@ def test_a_narrow_table_after_a_long_one_stays_apart(seed: int) -> None:
     assert _cells(narrow.grid()) == _cells(truth)
 
 
-@pytest.mark.parametrize("seed", [4, 12])
+@pytest.mark.parametrize("seed", [4, 12, 7913])
 def test_a_short_table_across_the_stub_and_the_next_column_stays_apart(seed: int) -> None:
     """``straddle_table_tail``: the short table's columns lie across the long table's stub and the
-    column beside it; mapped there its header sat beside none of the long table's figures."""
+    column beside it; mapped there its header sat beside none of the long table's figures. 7913 (a
+    sixth fresh tune draw): as many columns as the long table, its last head over a column of
+    figures; mapped, it filled that column with codes, no figure (``rows._words_under_figures``)."""
     case = make_case(seed, "straddle_table_tail")
     doc = pymupdf.open("pdf", case.pdf)
     tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
