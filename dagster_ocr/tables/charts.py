@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dagster_ocr.layout import union
 from dagster_ocr.model import BBox
 
 #: least number of slanted pieces joined end to end that make a data series
@@ -390,13 +391,16 @@ def chart_regions(cdrawings: list[dict[str, Any]], text_height: float) -> tuple[
     regions = _flow_charts(cdrawings)
     if seeds:
         core = _merge(seeds, pad=2.0)
-        # the plot's frame and axes: drawn paths overlapping a core, not much larger than it
+        # the plot's frame and axes: drawn paths overlapping a core, not much larger than the cores
+        # they touch together (a series drawn in pieces, a flat stretch left out, is two cores
+        # inside one frame)
+        rects = [tuple(path["rect"]) for path in cdrawings]
+        touched = [[c for c in core if _touch(r, c, 1.0)] for r in rects]
         grown = []
         for c in core:
             box = c
-            for path in cdrawings:
-                r = tuple(path["rect"])
-                if _touch(r, c, 1.0) and _area(r) <= 4.0 * max(_area(c), 400.0):
+            for r, cs in zip(rects, touched, strict=True):
+                if c in cs and _area(r) <= 4.0 * max(_area(union(cs)), 400.0):
                     box = (min(box[0], r[0]), min(box[1], r[1]), max(box[2], r[2]), max(box[3], r[3]))
             grown.append(box)
         plots = _merge(grown, pad=2.0)

@@ -36,6 +36,10 @@ def _tables(doc: pymupdf.Document) -> list:
         # a fresh tune draw: the running head's two ends over the two captions side by side made a
         # table's first row, so the captions were no longer its first and the pair read as a table
         ("figure_pair", 1657),
+        # a sixth fresh tune draw: the right chart's line drawn in two pieces (its flat stretch is
+        # no series), each under a quarter of its frame: the frame and the tick labels along it were
+        # left out of the chart, and the labels read as a table with the left figure's source note
+        ("figure_pair", 7837),
         ("bar_chart", 60),
         ("bar_chart", 6),
         # a fifth fresh tune draw: four wide bars of like heights (27 to 38 on an axis from 0)
@@ -141,6 +145,21 @@ def test_wide_bars_of_like_heights_are_a_chart_on_a_drawn_axis() -> None:
     assert _bars(pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings()) == []
     page.draw_line((97, 211), (455, 211))
     assert len(_bars(pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings())) == 1
+
+
+def test_a_frame_round_a_series_in_two_pieces_is_the_charts() -> None:
+    """A plot's frame joins the chart when it is not much larger than the series it holds, all of
+    its pieces together: a line drawn in two runs is one series of the frame, not two small ones."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.draw_rect(pymupdf.Rect(352, 138, 522, 317))
+    for run in (
+        [(352, 213), (371, 256), (390, 233), (409, 232), (427, 209)],
+        [(446, 209), (465, 240), (484, 222), (503, 267), (522, 250)],
+    ):
+        page.draw_polyline([pymupdf.Point(*p) for p in run])
+    regions, _ = chart_regions(pymupdf.open("pdf", doc.tobytes())[0].get_cdrawings(), 9.0)
+    assert len(regions) == 1 and regions[0][1] < 138 and regions[0][3] > 317
 
 
 def test_a_grid_drawn_cell_by_cell_has_no_ticks() -> None:
