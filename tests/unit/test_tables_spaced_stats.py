@@ -28,7 +28,8 @@ def _cells(grid: list[list[str]]) -> Counter[str]:
     return Counter(k for row in grid for x in row if (k := _norm(x).replace(" ", "")))
 
 
-@pytest.mark.parametrize("seed", [16, 24, 26])
+# 8298 (a sixth fresh tune draw): "8 722.9*", a note's mark set close after the last group
+@pytest.mark.parametrize("seed", [16, 24, 26, 8298])
 def test_space_set_thousands_make_no_column_of_their_own(seed: int) -> None:
     case = make_case(seed, "spaced_stats")
     doc = pymupdf.open("pdf", case.pdf)
@@ -51,6 +52,8 @@ def test_digit_groups_join_across_a_word_space_only() -> None:
     # a gutter wider than a digit parts two columns; a year is no figure's leading digits
     assert [w.text for w in _join_digit_groups([_w(200, "12"), _w(218, "345")])] == ["12", "345"]
     assert [w.text for w in _join_digit_groups([_w(200, "2019"), _w(222.5, "345")])] == ["2019", "345"]
+    # a note's mark set close after the last group stays with it
+    assert [w.text for w in _join_digit_groups([_w(200, "8"), _w(207.5, "722.9*")])] == ["8 722.9*"]
     # a group is three digits: "12 34" is two cells
     assert [w.text for w in _join_digit_groups([_w(200, "12"), _w(212.5, "34")])] == ["12", "34"]
 
