@@ -154,15 +154,20 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 
 def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
     """The chunks of a line read as evenly spaced prose are a table row's cells after all: the line
-    next to it, within a line height, has as many chunks, each under (or over) its own. A short
+    next to it, within a line height, has as many chunks (or one more, a row label left of them
+    all, under heads that leave the stub's head blank), each under (or over) its own. A short
     header of a table set in a monospaced font ("supp   grp   code   lot") spaces its heads alike,
-    as a justified line does its words; a line of prose holds more words than the rows beside it
-    have cells, and prose beside it reads as one chunk."""
+    as a justified line does its words, and so do sub-heads repeated over groups ("Number
+    Percent Number Percent"); a line of prose holds more words than the rows beside it have
+    cells, and prose beside it reads as one chunk."""
     h = chunks[0][0].y1 - chunks[0][0].y0
-    if len(beside.chunks) != len(chunks) or max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
+    if max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
         return False
-    return all(
-        a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1 for a, b in zip(chunks, beside.chunks, strict=True)
+    cells = beside.chunks
+    if len(cells) == len(chunks) + 1 and cells[0][-1].x1 < chunks[0][0].x0:
+        cells = cells[1:]  # a row under heads that leave the stub's head blank: its label
+    return len(cells) == len(chunks) and all(
+        a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1 for a, b in zip(chunks, cells, strict=True)
     )
 
 
