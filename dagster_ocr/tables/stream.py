@@ -154,7 +154,7 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
             # a label under the periods' row, or under column heads that leave the stub empty: the
             # body's first section ("Level 1:" under "Adjusted Cost", "Fair Value", ...)
             return False
-        if set(cells) == {0} and k and _first_section_label(k):
+        if set(cells) == {0} and k and first_section_label(k):
             # the first section's label right under the heads, as the later sections' labels are
             # set between their rows: the body has begun
             return False
@@ -171,12 +171,12 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         cells = line_cells[k].items()
         return any(_figure_nil_or_mark(t) for c, (_, ws) in cells if c > 0 and (t := _words_text(ws)))
 
-    def _first_section_label(k: int) -> bool:
+    def first_section_label(k: int) -> bool:
         """Line ``k``, a label alone in the stub under a head line that fills other columns, opens a
         section as lines further down do: it starts a phrase (no lower-case start reading on from
         the head above), a line of figures follows it, and the body holds another such label, a
         line alone in the stub between lines of figures."""
-        if 0 in line_cells[k - 1] and set(line_cells[k - 1]) == {0} or _reads_on(line_cells[k]):
+        if set(line_cells[k - 1]) == {0} or _reads_on(line_cells[k]):
             return False
         if k + 1 >= len(area) or not figures_beside(k + 1):
             return False
