@@ -593,21 +593,43 @@ def _first_label_reads_on(
     ln: _TextLine, cur: list[_TextLine], pending: list[_TextLine], h: float, s: TableSettings
 ) -> bool:
     """``ln`` goes on with the first row's label, opened under a header that leaves the stub's head
-    blank (``_under_blank_stub_head``): it reads on in lower case, starts at that label (or a
-    hanging indent in), ends before the header's first head, and sits close below the line above.
+    blank (``_under_blank_stub_head``), or under a stub head of its own ("Name", the label starting
+    under it): it reads on in lower case, starts at that label (or a hanging indent in), ends before
+    the header's first head over the figures, and sits close below the line above.
     (``_label_continuation`` wants rows of figures above, and there are none yet: the label, left
     of every head, ended the area and the header went with it.)"""
     if not pending or not all(len(x.chunks) == 1 for x in pending):
         return False
     first = pending[0]
+    if _under_blank_stub_head(first, cur, h):
+        limit = min(x.x0 for x in cur)
+    elif _under_stub_head(first, cur, h):
+        limit = min(x.chunks[1][0].x0 for x in _head_lines(cur) if len(x.chunks) >= 2)
+    else:
+        return False
     return (
         _reads_on(ln)
         and not _is_num(_words_text(ln.words))
         and first.x0 - h <= ln.x0 <= first.x0 + 3 * h
-        and ln.x1 < min(x.x0 for x in cur) - h
+        and max(x.x1 for x in [*pending, ln]) < limit - h
         and all(_reads_on(x) for x in pending[1:])
-        and _under_blank_stub_head(first, cur, h)
         and _close_below(ln, pending[-1], [*cur[-12:], *pending], h, s)
+    )
+
+
+def _under_stub_head(ln: _TextLine, cur: list[_TextLine], h: float) -> bool:
+    """``ln``, a one-chunk line of words, is the first row's label under a header that heads the
+    stub too: head lines of words (no figure but years), three heads or more on one of them, whose
+    first head starts where ``ln`` does, within a line height."""
+    heads = _head_lines(cur)
+    texts = [_words_text(ch) for x in heads for ch in x.chunks]
+    return (
+        bool(heads)
+        and max(len(x.chunks) for x in heads) >= 3
+        and not any(_is_num(t) and not _YEAR_RE.match(t) for t in texts)
+        and bool(_WORD_RE.search(_words_text(ln.words)))
+        and not _is_num(_words_text(ln.words))
+        and abs(min(x.x0 for x in heads) - ln.x0) <= h
     )
 
 

@@ -140,6 +140,16 @@ def test_the_first_row_label_wrapped_under_a_blank_stub_head_keeps_the_header() 
     assert _grids(doc) == [[[_norm(x) for x in r] for r in case.tables[0].merged]]
 
 
+# a seventh fresh tune draw (9000-10499): the first row's label wrapped over four or five lines, its
+# figures beside the last, under a header that heads the stub too ("Name"): past three lines alone in
+# the stub the area ended, and the header and the label's first lines went with it
+@pytest.mark.parametrize("seed", [9075, 9345])
+def test_the_first_row_label_wrapped_under_a_stub_head_keeps_the_header(seed: int) -> None:
+    case = make_case(seed, "wrapped_stub")
+    doc = pymupdf.open("pdf", case.pdf)
+    assert _grids(doc) == [[[_norm(x) for x in r] for r in case.tables[0].merged]]
+
+
 def test_a_first_row_of_a_label_alone_wrapped_under_a_blank_stub_head_keeps_the_header() -> None:
     case = make_case(15, "blank_cells")
     doc = pymupdf.open("pdf", case.pdf)
