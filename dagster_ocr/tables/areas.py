@@ -79,6 +79,16 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             if cur and not held and _opens_table(cur, pending, ln, h):
                 close()
                 cur, pending, wrapped = [], [], 0
+            elif (
+                cur
+                and not held
+                and len(pending) - sum(id(x) in conts for x in pending) > s.max_bridge_lines
+                and not _resumes(cur, ln, h, s, indented=_reads_on(ln))
+            ):
+                # more rows of a label alone than a table bridges, not followed by a row in the
+                # table's columns: the table ended above them
+                close()
+                cur, pending, wrapped, before = [], [], 0, pending[-3:]
             if held:
                 # the last held line is the first line of a row label that wraps onto this line,
                 # beside that row's figures: a stub cell, not a label, however deep the stub indents it
@@ -135,7 +145,9 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             wrapped += wrapped == len(pending)
             pending.append(ln)
         elif (
-            len(pending) - sum(id(x) in conts for x in pending) < s.max_bridge_lines
+            # rows of a label alone (empty rows of a sparse table), each perhaps wrapped: a few are
+            # bridged; more only where a row in the table's columns follows them
+            len(pending) - sum(id(x) in conts for x in pending) < 4 * s.max_bridge_lines
             and abs(ln.x0 - left) <= 3 * h
             and ln.x1 <= right + h
             and ln.x1 - ln.x0 < 0.6 * (right - left)

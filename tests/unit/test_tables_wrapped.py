@@ -43,6 +43,10 @@ def _grid(doc: pymupdf.Document) -> list[list[str]]:
         # a fresh tune draw: a group head over three sub-columns is centred on the middle one as on
         # the three; it was taken for that column's head and its line erased both gutters
         (1786, "blank_cells", "bottom, heads spanning groups of columns"),
+        # a seventh fresh tune draw: three empty rows in a row, each label wrapped over two or three
+        # lines: past three rows of a label alone the area ended, and the rows after them were a
+        # second table (more are bridged now where a row in the table's columns follows them)
+        (9346, "blank_cells", "bottom"),
     ],
 )
 def test_wrapped_row_labels_are_one_row_with_their_figures(seed: int, cls: str, where: str) -> None:
@@ -94,3 +98,31 @@ def test_a_sparse_column_inside_a_low_crossing_stretch_parts_two_gutters() -> No
     assert _clear_runs(overflow, 0, len(overflow), 4.0) == [(0, len(overflow))]
     narrow = [0] * 3 + [3] * 10 + [0] * 8  # a run narrower than a gutter is none
     assert _clear_runs(narrow, 0, len(narrow), 4.0) == [(0, len(narrow))]
+
+
+def test_many_rows_of_a_label_alone_are_bridged_only_into_the_tables_columns() -> None:
+    """Four rows of a label alone (empty rows of a sparse table) stay in the table where a row in
+    its columns follows them; four short lines after a table followed by another table under its
+    own heads are no rows of the first."""
+    body = [["North", "1,200", "300", "1,500"], ["South", "870", "130", "1,000"], ["East", "75", "5", "80"]]
+    empty = [
+        ["Mining", "", "", ""],
+        ["Fishing", "", "", ""],
+        ["Forestry", "", "", ""],
+        ["Hunting", "", "", ""],
+    ]
+    rows = [["Region", "Output", "Input", "Total"], *body, *empty, ["West", "410", "20", "430"]]
+    assert _grid(_page(rows)) == [[_norm(x) for x in r] for r in rows]
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = print_rows(page, 80, [["Region", "Output", "Input", "Total"], *body], [60, 200, 280, 360], pitch=12)
+    y = print_rows(page, y, [["Notes"], ["Figures"], ["Revised"], ["Estimated"]], [60], pitch=12)
+    print_rows(
+        page,
+        y,
+        [["Item", "Code", "Kind"], ["Alpha", "A-1", "new"], ["Beta", "B-2", "old"]],
+        [60, 230, 330],
+        pitch=12,
+    )
+    tables = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [t.n_rows for t in tables] == [4, 3]
