@@ -253,11 +253,19 @@ def _one_reading(part: _Part, ws: list[_Word], s: TableSettings) -> _Part | None
     return new
 
 
-def _placed(ws: list[_Word], edges: list[float], s: TableSettings) -> dict[int, list[_Word]]:
+def _placed(
+    ws: list[_Word], edges: list[float], s: TableSettings, below: list[_Word] | None = None
+) -> dict[int, list[_Word]]:
     """Head words by column: each phrase (a line's chunk) whole in the column its middle lies in (a
-    head set right over its figures and wider than them reaches over the gutter to its left)."""
+    head set right over its figures and wider than them reaches over the gutter to its left).
+    ``below``: the words of the line under them, read beside the heads so that a line of heads
+    spaced alike ("Offense charged  Number  Percent  Number  Percent") is told from a justified line
+    by the row under it (``_text_lines``), and left out after."""
+    body = {id(w) for w in below or ()}
     per: dict[int, list[_Word]] = {}
-    for ln in _text_lines(ws, s.chunk_gap) if ws else []:
+    for ln in _text_lines([*ws, *(below or ())], s.chunk_gap) if ws else []:
+        if any(id(w) in body for w in ln.words):
+            continue
         for ch in ln.chunks:
             per.setdefault(_col_of((ch[0].x0 + ch[-1].x1) / 2, edges), []).extend(ch)
     return per
@@ -347,7 +355,9 @@ def _heads_at_rules(
             band = [w for w in ws if a < (w.y0 + w.y1) / 2 <= b]
             if not band:
                 continue
-            per = _placed(band, edges, s)
+            # the line under the band (the next band's, or the body's first row) tells its heads
+            reach = b + 2 * max(w.y1 - w.y0 for w in band)
+            per = _placed(band, edges, s, [w for w in inside if b < (w.y0 + w.y1) / 2 <= reach])
             if k and k == len(bounds) - 2 and i == new.header_rows - 1 and set(per) == {0}:
                 # below the last rule of the heads, a stub's words alone: a row label's first
                 # lines, its figures on the line below (the body's), not a head

@@ -48,8 +48,10 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # crossing their gutter (groups are now measured on their columns, ``words._column_extents``). From
 # a sixth (7500-8999): 8849, the sub-heads "Number Percent" repeated over four groups, spaced alike,
 # read as a justified line of prose (one cell): the reading inside the rules lost both head lines.
+# From a seventh (9000-10499): 9389, the same line with the stub's head ("Offense charged") in a
+# band of its own between rules, placed whole in one column: read with the row under it now.
 @pytest.mark.parametrize(
-    "seed", [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849]
+    "seed", [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849, 9389]
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
     case = make_case(seed, "group_ruled")
