@@ -472,9 +472,9 @@ def _wrapped_cell_line(
             if len(multi) == 4:
                 break
     ref = multi[-1]
-    if not any(_is_num(_words_text(ch)) for ch in ref.chunks[1:]) and not (
-        len(cur) == 1 and len(ref.chunks) >= 3
-    ):
+    # right of the stub: a right-to-left table's stub is its rightmost cell
+    cells = ref.chunks[:-1] if _reads_rtl(ref.words) else ref.chunks[1:]
+    if not any(_is_num(_words_text(ch)) for ch in cells) and not (len(cur) == 1 and len(ref.chunks) >= 3):
         # a data row's figures never wrap; a bulleted list's items do, and are no table (a header
         # line of three cells or more, the only line so far, vouches for the table to come)
         return False
