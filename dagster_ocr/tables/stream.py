@@ -1180,7 +1180,8 @@ def _prose_beside(
         cells = [r[c] or "" for r in part.rows]
         filled = [x for x in cells if x]
         if (
-            len(filled) < 0.6 * n
+            # the text's lines may be set wider apart than the rows: half of them hold one
+            len(filled) < 0.5 * n
             or sum(_is_num(x) or any(ch.isdigit() for ch in x) for x in filled) > 0.1 * n
         ):
             continue
