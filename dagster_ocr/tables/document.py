@@ -384,19 +384,14 @@ def _short_continuation(
     # the first row: the lines beside the first line (a label and figures are lines of their own)
     y0, y1 = (above[0].bbox[1], above[0].bbox[3]) if above else (0.0, 0.0)
     row = sorted((ln for ln in above if y0 < (ln.bbox[1] + ln.bbox[3]) / 2 < y1), key=lambda ln: ln.bbox[0])
-    text = " ".join(ln.text for ln in row)
-    one = bool(row) and _totals_line(text, prev)
-    # a row drawn in rules is a table's row: a total alone with fewer figures than columns too
-    ruled = bool(row) and not one and _totals_line(text, prev, some=True) and _has_grid(pg.get_cdrawings())
-    if len(above) < 2 and not one and not ruled:
+    one = bool(row) and _totals_line(" ".join(ln.text for ln in row), prev)
+    if len(above) < 2 and not one:
         return None
-    relaxed = s.model_copy(
-        update={"min_stream_rows": 1, "min_rows": 1} if one or ruled else {"min_stream_rows": 2}
-    )
+    relaxed = s.model_copy(update={"min_stream_rows": 1, "min_rows": 1} if one else {"min_stream_rows": 2})
     found = [
         p
         for p in _stream_parts(pg, page.index, relaxed, words, None)
-        if (p.strategy == "stream" or ruled) and len(p.rows) < s.min_stream_rows and lo < p.bbox[3] <= top
+        if p.strategy == "stream" and len(p.rows) < s.min_stream_rows and lo < p.bbox[3] <= top
     ]
     if not found:
         return None
@@ -408,18 +403,16 @@ def _short_continuation(
     return part
 
 
-def _totals_line(text: str, prev: _Part, some: bool = False) -> bool:
+def _totals_line(text: str, prev: _Part) -> bool:
     """A line that can be a table's last row alone on its page: a label, then a figure for each
-    column of ``prev`` right of its stub (with ``some``, for one of them at least), nothing else (a
-    totals row that the page break left behind). Any other single line at a page's top is as often
-    prose or a heading; one short of a figure a column is such a row only drawn in rules."""
+    column of ``prev`` right of its stub, nothing else (a totals row that the page break left
+    behind). Any other single line at a page's top is as often prose or a heading."""
     words = text.split()
     figures = 0
     while words and _is_num(words[-1]):
         words.pop()
         figures += 1
-    wanted = 1 <= figures <= prev.n_cols - 1 if some else figures == prev.n_cols - 1
-    return bool(words) and not _is_num(words[0]) and wanted and prev.n_cols >= 3
+    return bool(words) and not _is_num(words[0]) and figures == prev.n_cols - 1 >= 2
 
 
 def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:
