@@ -384,14 +384,19 @@ def _short_continuation(
     # the first row: the lines beside the first line (a label and figures are lines of their own)
     y0, y1 = (above[0].bbox[1], above[0].bbox[3]) if above else (0.0, 0.0)
     row = sorted((ln for ln in above if y0 < (ln.bbox[1] + ln.bbox[3]) / 2 < y1), key=lambda ln: ln.bbox[0])
-    one = bool(row) and _totals_line(" ".join(ln.text for ln in row), prev)
-    if len(above) < 2 and not one:
+    text = " ".join(ln.text for ln in row)
+    one = bool(row) and _totals_line(text, prev)
+    # a row drawn between rules is a table's row: a total alone with fewer figures than columns too
+    ruled = bool(row) and not one and _totals_line(text, prev, some=True) and _between_rules(pg, row)
+    if len(above) < 2 and not one and not ruled:
         return None
-    relaxed = s.model_copy(update={"min_stream_rows": 1, "min_rows": 1} if one else {"min_stream_rows": 2})
+    relaxed = s.model_copy(
+        update={"min_stream_rows": 1, "min_rows": 1} if one or ruled else {"min_stream_rows": 2}
+    )
     found = [
         p
         for p in _stream_parts(pg, page.index, relaxed, words, None)
-        if p.strategy == "stream" and len(p.rows) < s.min_stream_rows and lo < p.bbox[3] <= top
+        if (p.strategy == "stream" or ruled) and len(p.rows) < s.min_stream_rows and lo < p.bbox[3] <= top
     ]
     if not found:
         return None
@@ -403,16 +408,46 @@ def _short_continuation(
     return part
 
 
-def _totals_line(text: str, prev: _Part) -> bool:
+def _totals_line(text: str, prev: _Part, some: bool = False) -> bool:
     """A line that can be a table's last row alone on its page: a label, then a figure for each
-    column of ``prev`` right of its stub, nothing else (a totals row that the page break left
-    behind). Any other single line at a page's top is as often prose or a heading."""
+    column of ``prev`` right of its stub (with ``some``, for one of them at least), nothing else (a
+    totals row that the page break left behind). Any other single line at a page's top is as often
+    prose or a heading; one short of a figure a column is such a row only drawn between rules."""
     words = text.split()
     figures = 0
     while words and _is_num(words[-1]):
         words.pop()
         figures += 1
-    return bool(words) and not _is_num(words[0]) and figures == prev.n_cols - 1 >= 2
+    wanted = 1 <= figures <= prev.n_cols - 1 if some else figures == prev.n_cols - 1
+    return bool(words) and not _is_num(words[0]) and wanted and prev.n_cols >= 3
+
+
+def _between_rules(pg: pymupdf.Page, row: list[Line]) -> bool:
+    """The lines ``row`` (one printed row) lie between two level rules drawn across them, one a
+    line height or less above, one below: a ruled table's row. Read from the page's drawings
+    (plain tuples), so a page whose top line merely reads like a total costs no table search."""
+    x0, y0 = min(ln.bbox[0] for ln in row), min(ln.bbox[1] for ln in row)
+    x1, y1 = max(ln.bbox[2] for ln in row), max(ln.bbox[3] for ln in row)
+    h = y1 - y0
+    over = under = False
+    for path in pg.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+            elif item[0] == "re" and abs(item[1][3] - item[1][1]) < 3:  # a thin box: a rule
+                ax, ay, bx, by = (
+                    item[1][0],
+                    (item[1][1] + item[1][3]) / 2,
+                    item[1][2],
+                    (item[1][1] + item[1][3]) / 2,
+                )
+            else:
+                continue
+            if abs(ay - by) > 1 or min(ax, bx) > x0 + h or max(ax, bx) < x1 - h:
+                continue
+            over = over or y0 - h <= ay <= y0 + 1
+            under = under or y1 - 1 <= ay <= y1 + h
+    return over and under
 
 
 def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:

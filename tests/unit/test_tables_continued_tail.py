@@ -182,6 +182,10 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
         # only a figure set right against the next column's sign may reach over (the first form of
         # that tolerance, for every word, cut the label into three columns and the page apart)
         (980, ["none", "no_repeat", "wide"]),
+        # a last page of one totals row alone drawn between rules, one figure of four (a seventh
+        # fresh tune draw): unruled, such a line stays the page's text (tested below); ruled, it is
+        # a row, and only then is the page searched for it (``document._between_rules``)
+        (9860, ["ruled", "no_repeat", "totals"]),
     ],
 )
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
