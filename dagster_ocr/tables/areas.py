@@ -52,6 +52,10 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
     apart: set[int] = set()  # ids of held lines that go on with a cell right of the stub, set apart
     before: list[_TextLine] = []  # the last one-chunk lines outside any area
 
+    def labels_alone() -> int:
+        """The pending lines that are rows of a label alone, not a wrapped label's lines."""
+        return len(pending) - sum(id(x) in conts for x in pending)
+
     def close() -> None:
         # the last row's wrapped lines belong to it; other pending lines (a caption, a note) do not
         if cur:
@@ -82,7 +86,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             elif (
                 cur
                 and not held
-                and len(pending) - sum(id(x) in conts for x in pending) > s.max_bridge_lines
+                and labels_alone() > s.max_bridge_lines
                 and not _resumes(cur, ln, h, s, indented=_reads_on(ln))
             ):
                 # more rows of a label alone than a table bridges, not followed by a row in the
@@ -147,7 +151,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
         elif (
             # rows of a label alone (empty rows of a sparse table), each perhaps wrapped: a few are
             # bridged; more only where a row in the table's columns follows them
-            len(pending) - sum(id(x) in conts for x in pending) < 4 * s.max_bridge_lines
+            labels_alone() < 4 * s.max_bridge_lines
             and abs(ln.x0 - left) <= 3 * h
             and ln.x1 <= right + h
             and ln.x1 - ln.x0 < 0.6 * (right - left)

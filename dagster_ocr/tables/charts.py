@@ -257,15 +257,8 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     tall as wide, none holding another filled box or overlapping another bar (a word processor's
     shaded cell holds a box per text line)."""
     rects: list[BBox] = []
-    levels: list[BBox] = []  # stroked level lines: a baseline the bars may stand on
     for path in cdrawings:
         if "f" not in (path.get("type") or ""):
-            if "s" in (path.get("type") or ""):
-                levels += [
-                    (min(a[0], b[0]), a[1], max(a[0], b[0]), b[1])
-                    for _k, a, b, *_ in (i for i in path.get("items", ()) if i[0] == "l")
-                    if abs(a[1] - b[1]) <= 1.0
-                ]
             continue
         for item in path.get("items", ()):
             if item[0] == "re":
@@ -289,7 +282,7 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
         if len(same) < 3 or len(heights) < 3:
             continue
         if (max(heights) < 1.5 * max(min(heights), 1) or max(heights) < 2.0 * wmed) and not _stand_on(
-            same, levels
+            same, cdrawings
         ):
             # bars of like heights, or no taller than twice their width, are shaded cells and text
             # lines' boxes as often, unless they stand on a line drawn under them all (an axis)
@@ -314,12 +307,32 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
     return out
 
 
-def _stand_on(bars: list[BBox], levels: list[BBox]) -> bool:
+def _stand_on(bars: list[BBox], cdrawings: list[dict[str, Any]]) -> bool:
     """The bars, of one baseline, stand on a level line drawn under them all: a chart's axis. A
     table's shaded cells of one row share their top as they share their bottom: never three
     heights on one rule."""
     base, x0, x1 = bars[0][3], min(b[0] for b in bars), max(b[2] for b in bars)
-    return any(abs(ln[1] - base) <= 1.5 and ln[0] <= x0 + 1.0 and ln[2] >= x1 - 1.0 for ln in levels)
+    return any(abs(y - base) <= 1.5 and a <= x0 + 1.0 and b >= x1 - 1.0 for a, y, b in level_rules(cdrawings))
+
+
+def level_rules(cdrawings: list[dict[str, Any]]) -> list[tuple[float, float, float]]:
+    """The level rules ``get_cdrawings()`` holds, as (x0, y, x1): stroked lines within a point of
+    level, and boxes under three points tall (a rule drawn as a thin box). The edges of a filled
+    shape are its outline, no rule. Read only where a test needs them (a chart's axis, the rules
+    round a table's row), not for every page."""
+    out: list[tuple[float, float, float]] = []
+    for path in cdrawings:
+        stroked = "s" in (path.get("type") or "")
+        for item in path.get("items", ()):
+            if item[0] == "l" and stroked:
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ay - by) <= 1.0:
+                    out.append((min(ax, bx), (ay + by) / 2, max(ax, bx)))
+            elif item[0] == "re":
+                rx0, ry0, rx1, ry1 = item[1]
+                if abs(ry1 - ry0) < 3.0 and abs(rx1 - rx0) > 3.0:
+                    out.append((min(rx0, rx1), (ry0 + ry1) / 2, max(rx0, rx1)))
+    return out
 
 
 def _overlap(a: BBox, b: BBox) -> bool:

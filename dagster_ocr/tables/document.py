@@ -18,7 +18,7 @@ from dagster_ocr.model import BBox, Line, Page, Table, TextSource
 from dagster_ocr.pagestore import in_page_order
 from dagster_ocr.paragraphs.patterns import Vocabulary
 from dagster_ocr.tables.cells import _Part, _to_part, _without_cut_rows
-from dagster_ocr.tables.charts import chart_regions
+from dagster_ocr.tables.charts import chart_regions, level_rules
 from dagster_ocr.tables.columns import _build_columns, _continued_evidence, _same_stubs, _StubMatch
 from dagster_ocr.tables.grid import _has_grid, _ruled_grids, _split_at_sides
 from dagster_ocr.tables.grouped import _within_rules
@@ -424,30 +424,13 @@ def _totals_line(text: str, prev: _Part, some: bool = False) -> bool:
 
 def _between_rules(pg: pymupdf.Page, row: list[Line]) -> bool:
     """The lines ``row`` (one printed row) lie between two level rules drawn across them, one a
-    line height or less above, one below: a ruled table's row. Read from the page's drawings
-    (plain tuples), so a page whose top line merely reads like a total costs no table search."""
+    line height or less above, one below: a ruled table's row. Read from the page's drawings, so a
+    page whose top line merely reads like a total costs no table search."""
     x0, y0 = min(ln.bbox[0] for ln in row), min(ln.bbox[1] for ln in row)
     x1, y1 = max(ln.bbox[2] for ln in row), max(ln.bbox[3] for ln in row)
     h = y1 - y0
-    over = under = False
-    for path in pg.get_cdrawings():
-        for item in path.get("items", ()):
-            if item[0] == "l":
-                (ax, ay), (bx, by) = item[1], item[2]
-            elif item[0] == "re" and abs(item[1][3] - item[1][1]) < 3:  # a thin box: a rule
-                ax, ay, bx, by = (
-                    item[1][0],
-                    (item[1][1] + item[1][3]) / 2,
-                    item[1][2],
-                    (item[1][1] + item[1][3]) / 2,
-                )
-            else:
-                continue
-            if abs(ay - by) > 1 or min(ax, bx) > x0 + h or max(ax, bx) < x1 - h:
-                continue
-            over = over or y0 - h <= ay <= y0 + 1
-            under = under or y1 - 1 <= ay <= y1 + h
-    return over and under
+    across = [y for a, y, b in level_rules(pg.get_cdrawings()) if a <= x0 + h and b >= x1 - h]
+    return any(y0 - h <= y <= y0 + 1 for y in across) and any(y1 - 1 <= y <= y1 + h for y in across)
 
 
 def _ocr_page(doc: pymupdf.Document, page: Page, s: TableSettings) -> OcrTablePage | None:
