@@ -957,7 +957,8 @@ _PAGE_WORDS_RE = re.compile(r"^page\s+|\s+of\s+\d{1,4}$", re.IGNORECASE)
 def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
     """The page's lines less its running head and foot: a top or bottom line of a title and a page
     number in chunks of their own ("Annual statistical report 2025" ... "Page 39"), set apart from
-    the next line by more than one and a half of its own height.
+    the next line by more than one and a half of its own height, or by its height and twice the
+    space between the next two lines.
 
     Its two chunks line up with a table's stub and last column: a table under it began with it, the
     page number in its last column's head (a statement under "Page 39" read "Page 39 2015 vs. 2014
@@ -965,11 +966,14 @@ def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
     if len(lines) < 3:
         return lines
 
-    def running(ln: _TextLine, gap: float) -> bool:
+    def running(ln: _TextLine, gap: float, inner: float) -> bool:
         ends = (_words_text(ln.chunks[0]), _words_text(ln.chunks[-1]))
+        h = ln.y1 - ln.y0  # its own: a running head is often set smaller
         return (
             len(ln.chunks) >= 2
-            and gap > 1.5 * (ln.y1 - ln.y0)  # its own: a running head is often set smaller
+            # set apart: or at least its height and twice the space between the next two lines
+            # (a larger type's taller boxes below it leave less space than it looks)
+            and (gap > 1.5 * h or gap > max(h, 2 * inner))
             and any(_is_page_number(_PAGE_WORDS_RE.sub("", t)) for t in ends)
             and any(_WORD_RE.search(t) for t in ends)
             # between the two ends, no figure: a totals row ("Total  12  35") is no running line
@@ -977,9 +981,9 @@ def _without_running_lines(lines: list[_TextLine]) -> list[_TextLine]:
         )
 
     first, last = 0, len(lines)
-    if running(lines[0], lines[1].y0 - lines[0].y1):
+    if running(lines[0], lines[1].y0 - lines[0].y1, lines[2].y0 - lines[1].y1):
         first = 1
-    if running(lines[-1], lines[-1].y0 - lines[-2].y1):
+    if running(lines[-1], lines[-1].y0 - lines[-2].y1, lines[-2].y0 - lines[-3].y1):
         last -= 1
     return lines[first:last]
 

@@ -64,3 +64,14 @@ def test_a_running_head_set_smaller_than_the_sideways_table_under_it_is_no_row()
     (table,) = _tables(pymupdf.open("pdf", case.pdf))
     texts = [c.text for c in table.cells]
     assert "Page 40" not in texts and "Annual statistical report 2025" not in texts
+
+
+def test_a_turned_pages_running_head_close_over_larger_prose_is_no_row() -> None:
+    """A page set sideways whole, a table beside prose in a larger type: the running head is set
+    apart by less than one and a half of its own height from the prose's taller line boxes, but by
+    far more than the space between the lines under it (a tune seed of the seventh fresh draw,
+    9000-10499: the table took the head as its first row, and so the prose beside as a fifth
+    column, the head's page number in its top cell)."""
+    case = make_case(9391, "sideways_text")
+    tables = _tables(pymupdf.open("pdf", case.pdf))
+    assert TS.shape_right(case, tables) == (True, "")
