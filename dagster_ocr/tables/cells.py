@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from dagster_ocr.tables.words import (
     _join_cell_lines,
     _reads_on,
     _text_lines,
+    _TextLine,
     _Word,
     _words_text,
 )
@@ -299,9 +301,12 @@ def _cut_crowded(
         ]
         lines = []
         crowded = 0
-        # cheap text test first: two body cells and ``share`` of them must hold two figures or more
+        # on the second pass (``share`` 0) one such row is enough where the column's head line
+        # heads each part: a group's sub-heads ("Total", "Under 18") over figures mostly alone
+        least = 2 if share else 1
+        # cheap text test first: ``least`` body cells and ``share`` of them must hold two figures or more
         if sum(sum(_is_num(t) for t in (rows[i][c] or "").split()) >= 2 for i in body) < max(
-            share * max(len(body), 1), 2
+            share * max(len(body), 1), least
         ):
             body = []
         col_words = [w for w in words if edges[c] <= (w.x0 + w.x1) / 2 <= edges[c + 1]] if body else []
@@ -321,8 +326,10 @@ def _cut_crowded(
                 for ln in cell_lines
             )
         inner = []
-        if len(body) >= 2 and crowded >= max(2, share * len(body)):
+        if len(body) >= least and crowded >= max(least, share * len(body)):
             inner = [x for x in _column_bounds(lines, s)[1:-1] if edges[c] + 1 < x < edges[c + 1] - 1]
+            if inner and crowded < 2:
+                inner = _head_cuts(rows, row_bboxes, c, col_words, lines, inner, s) or []
         if inner:
             sub = [edges[c], *inner, edges[c + 1]]
             k = len(sub) - 1
@@ -349,6 +356,42 @@ def _cut_crowded(
             edges = [*edges[: c + 1], *inner, *edges[c + 1 :]]
         c -= 1
     return rows, row_bboxes, edges
+
+
+def _head_cuts(
+    rows: list[list[str | None]],
+    row_bboxes: list[list[BBox | None]],
+    c: int,
+    col_words: list[_Word],
+    lines: list[_TextLine],
+    inner: list[float],
+    s: TableSettings,
+) -> list[float] | None:
+    """``inner``, the cuts of column ``c`` found in its body ``lines``, each moved within its body
+    gutter to pass between two chunks of a line of the column's head cell (the grid's first row),
+    where that line has a chunk in each part: a head per sub-column (a sub-head wider than its
+    figures reaches into their gutter); None where no head line does so."""
+    bb = row_bboxes[0][c] if c < len(row_bboxes[0]) else None
+    if c >= len(rows[0]) or not rows[0][c] or bb is None:
+        return None
+    head = [
+        w for w in col_words if bb[0] <= (w.x0 + w.x1) / 2 <= bb[2] and bb[1] <= (w.y0 + w.y1) / 2 <= bb[3]
+    ]
+    body = [w for ln in lines for w in ln.words]
+    for ln in _text_lines(head, s.chunk_gap) if head else []:
+        if len(ln.chunks) != len(inner) + 1:
+            continue
+        cuts = []
+        for x, (a, b) in zip(inner, itertools.pairwise(ln.chunks), strict=True):
+            g0 = max((w.x1 for w in body if w.x1 <= x), default=-math.inf)
+            g1 = min((w.x0 for w in body if w.x0 >= x), default=math.inf)
+            lo, hi = max(g0, a[-1].x1), min(g1, b[0].x0)
+            if lo >= hi:
+                break
+            cuts.append((lo + hi) / 2)
+        else:
+            return cuts
+    return None
 
 
 def _labels_read_on(

@@ -424,9 +424,11 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         cells = _column_extents([(ch[0].x0, ch[-1].x1) for ch in heads], area[k + 1 :])
         if len(cells) < 2:
             continue
-        # a phrase reaching one head only is weighed where every head is a word (not a brace's
-        # "{z" under a formula)
-        worded = all(_LETTERS_RE.search(" ".join(w.text for w in ch)) for ch in heads)
+        # a phrase reaching one head only is weighed where every head is a word or a quarter ("Q3")
+        # (not a brace's "{z" under a formula)
+        worded = all(
+            _LETTERS_RE.search(t) or _HEAD_PART_RE.match(t) for ch in heads if (t := _words_text(ch))
+        )
         over = lambda ch, cells=cells, worded=worded: _centred_over_group(  # noqa: E731
             ch[0].x0, ch[-1].x1, cells, worded, _words_text(ch)
         )
@@ -483,9 +485,16 @@ def _heads_every_column(body: list[_TextLine], cells: list[tuple[float, float]])
     )
 
 
+#: a quarter or half year as a column's head: "Q1", "4Q", "H2" ("Q1 2024" reads as two tokens)
+_HEAD_PART_RE = re.compile(r"^(?:Q[1-4]|[1-4]Q|H[12]|[12]H)(?:\d\d)?$", re.IGNORECASE)
+
+
 def _figure_head(text: str) -> bool:
-    """A head line's cell holding a figure other than a year: the line is a row of the body."""
-    return any(ch.isdigit() for ch in text) and not all(_HEAD_YEAR_RE.match(t) for t in text.split())
+    """A head line's cell holding a figure other than a year or a quarter ("Q3", "H1"): the line is
+    a row of the body."""
+    return any(ch.isdigit() for ch in text) and not all(
+        _HEAD_YEAR_RE.match(t) or _HEAD_PART_RE.match(t) for t in text.split()
+    )
 
 
 #: a word of three letters or more

@@ -50,8 +50,14 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # read as a justified line of prose (one cell): the reading inside the rules lost both head lines.
 # From a seventh (9000-10499): 9389, the same line with the stub's head ("Offense charged") in a
 # band of its own between rules, placed whole in one column: read with the row under it now.
+# From an eighth (10500-11999): 11759, quarters ("Q1" ... "Q4") under each group's head, which
+# centred over four sub-columns crossed the middle gutter: a quarter was taken for a figure, so that
+# head line did not say where the groups are (``words._figure_head``); 11609, a group whose figures
+# fill both sub-columns on one row only, its sub-heads "Total" and "Under 18" one over each
+# (``cells._head_cuts``: the cut moved between them, inside the figures' gutter).
 @pytest.mark.parametrize(
-    "seed", [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849, 9389]
+    "seed",
+    [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849, 9389, 11609, 11759],
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
     case = make_case(seed, "group_ruled")
