@@ -70,9 +70,9 @@ def _page_words(pg: pymupdf.Page, page: Page) -> list[_Word]:
 #: a figure's leading digits, before a space-set thousands group: "1" of "1 234", "(12 345" of
 #: "(12 345 678)" (groups already joined)
 _LEAD_GROUP_RE = re.compile(r"^[(\[]?[-–−+]?\d{1,3}(?: \d{3})*$")
-#: a thousands group after a space, perhaps the last: "234", "567.8", "345)", "901,5", "722.9*" (a
-#: note's mark set close after the figure)
-_NEXT_GROUP_RE = re.compile(r"^\d{3}(?:[.,]\d+)?[)\]]?%?[*†‡]{0,2}$")
+#: a thousands group after a space, perhaps the last: "234", "567.8", "345)", "901,5", "722.9*",
+#: "991a" (a note's mark or letter set close after the figure)
+_NEXT_GROUP_RE = re.compile(r"^\d{3}(?:[.,]\d+)?[)\]]?%?(?:[*†‡]{1,2}|[a-z])?$")
 
 
 def _join_digit_groups(words: list[_Word]) -> list[_Word]:

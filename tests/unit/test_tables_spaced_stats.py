@@ -28,8 +28,9 @@ def _cells(grid: list[list[str]]) -> Counter[str]:
     return Counter(k for row in grid for x in row if (k := _norm(x).replace(" ", "")))
 
 
-# 8298 (a sixth fresh tune draw): "8 722.9*", a note's mark set close after the last group
-@pytest.mark.parametrize("seed", [16, 24, 26, 8298])
+# 8298 (a sixth fresh tune draw): "8 722.9*", a note's mark set close after the last group; 11028
+# and 11658 (an eighth): "1 991a", a note's letter set so
+@pytest.mark.parametrize("seed", [16, 24, 26, 8298, 11028, 11658])
 def test_space_set_thousands_make_no_column_of_their_own(seed: int) -> None:
     case = make_case(seed, "spaced_stats")
     doc = pymupdf.open("pdf", case.pdf)
