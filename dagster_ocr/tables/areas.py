@@ -403,8 +403,19 @@ def _resumes(cur: list[_TextLine], ln: _TextLine, h: float, s: TableSettings, in
     cells = sum(1 for ch in ln.chunks if _words_text(ch) not in _OPENING_SIGNS)
     if cells > len(gutters) + 1 and len(data) >= 2:
         # the rows so far fill fewer columns than the heads over them (a sparse table's first
-        # section, its figures in one column): the heads' gutters count too
-        gutters = max(gutters, _gutters(rows, s), key=len)
+        # section, its figures in one column): the heads' gutters count too, read from the head
+        # lines alone where the rows under them leave their columns blank (a head line is within
+        # the share of lines allowed to cross a gutter)
+        heads = [
+            x
+            for x in rows
+            if not any(
+                _figure_nil_or_mark(t) and not _YEAR_RE.match(t)
+                for ch in x.chunks[1:]
+                if (t := _words_text(ch))
+            )
+        ]
+        gutters = max(gutters, _gutters(rows, s), _gutters(heads, s) if heads else [], key=len)
     if cells > len(gutters) + 1 or (abs(ln.x0 - left) > 3 * h and not in_stub):
         return False
     if ln.x1 > max(x.x1 for x in rows) + 2 * h and not any(
