@@ -308,11 +308,28 @@ def _bars(cdrawings: list[dict[str, Any]]) -> list[BBox]:
 
 
 def _stand_on(bars: list[BBox], cdrawings: list[dict[str, Any]]) -> bool:
-    """The bars, of one baseline, stand on a level line drawn under them all: a chart's axis. A
-    table's shaded cells of one row share their top as they share their bottom: never three
-    heights on one rule."""
+    """The bars, of one baseline, stand on a level line drawn under them all: a chart's axis, or
+    the bottom side of a stroked frame round them (a plot area's border). A table's shaded cells
+    of one row share their top as they share their bottom: never three heights on one rule."""
     base, x0, x1 = bars[0][3], min(b[0] for b in bars), max(b[2] for b in bars)
-    return any(abs(y - base) <= 1.5 and a <= x0 + 1.0 and b >= x1 - 1.0 for a, y, b in level_rules(cdrawings))
+    return any(
+        abs(y - base) <= 1.5 and a <= x0 + 1.0 and b >= x1 - 1.0
+        for a, y, b in [*level_rules(cdrawings), *_frame_bottoms(cdrawings)]
+    )
+
+
+def _frame_bottoms(cdrawings: list[dict[str, Any]]) -> list[tuple[float, float, float]]:
+    """The bottom sides of stroked boxes (as (x0, y, x1)) too tall to be rules themselves."""
+    out: list[tuple[float, float, float]] = []
+    for path in cdrawings:
+        if "s" not in (path.get("type") or ""):
+            continue
+        for item in path.get("items", ()):
+            if item[0] == "re":
+                rx0, ry0, rx1, ry1 = item[1]
+                if abs(ry1 - ry0) >= 3.0:
+                    out.append((min(rx0, rx1), max(ry0, ry1), max(rx0, rx1)))
+    return out
 
 
 def level_rules(cdrawings: list[dict[str, Any]]) -> list[tuple[float, float, float]]:

@@ -45,6 +45,9 @@ def _tables(doc: pymupdf.Document) -> list:
         # a fifth fresh tune draw: four wide bars of like heights (27 to 38 on an axis from 0)
         # under gridlines, no ticks: held for shaded cells, the axis labels read as a table
         ("bar_chart", 7268),
+        # an eighth: three bars no taller than twice their width, standing on the bottom side of
+        # the plot area's stroked frame (no axis line of its own): the labels read as a table
+        ("bar_chart", 11048),
         ("flow_chart", 9),
         ("flow_chart", 19),
     ],
