@@ -88,6 +88,9 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 and not held
                 and labels_alone() > s.max_bridge_lines
                 and not _resumes(cur, ln, h, s, indented=_reads_on(ln))
+                # the first rows' labels (each perhaps wrapped) under heads that leave the stub
+                # blank, taken in as such (their lines counted there): the heads' table goes on
+                and not all(_label_under_heads(x, cur, h) for x in pending)
             ):
                 # more rows of a label alone than a table bridges, not followed by a row in the
                 # table's columns: the table ended above them
@@ -157,7 +160,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             and ln.x1 - ln.x0 < 0.6 * (right - left)
         ):
             pending.append(ln)
-        elif len(pending) < _LABELS_UNDER_HEADS and all(
+        elif sum(not _reads_on(x) for x in [*pending, ln]) <= _LABELS_UNDER_HEADS and all(
+            # a label's wrapped lines (reading on in lower case) count with its first
             _label_under_heads(x, cur, h) for x in [*pending, ln]
         ):
             pending.append(ln)
