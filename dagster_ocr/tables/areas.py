@@ -162,7 +162,8 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             pending.append(ln)
         elif sum(not _reads_on(x) for x in [*pending, ln]) <= _LABELS_UNDER_HEADS and all(
             # a label's wrapped lines (reading on in lower case) count with its first
-            _label_under_heads(x, cur, h) for x in [*pending, ln]
+            _label_under_heads(x, cur, h)
+            for x in [*pending, ln]
         ):
             pending.append(ln)
         elif len(pending) < 4 * s.max_bridge_lines and _first_label_reads_on(ln, cur, pending, h, s):
