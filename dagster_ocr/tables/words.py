@@ -155,7 +155,8 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
     """The chunks of a line read as evenly spaced prose are a table row's cells after all: the line
     next to it, within a line height, has as many chunks (or one more, a row label left of them
-    all, under heads that leave the stub's head blank), each under (or over) its own. A short
+    all, under heads that leave the stub's head blank), each under (or over) its own, or one
+    fewer right of its label, all figures, each under a head of its own (one column left blank). A short
     header of a table set in a monospaced font ("supp   grp   code   lot") spaces its heads alike,
     as a justified line does its words, and so do sub-heads repeated over groups ("Number
     Percent Number Percent"); a line of prose holds more words than the rows beside it have
@@ -164,10 +165,21 @@ def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
     if max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
         return False
     cells = beside.chunks
-    if len(cells) == len(chunks) + 1 and cells[0][-1].x1 < chunks[0][0].x0:
+    if cells and cells[0][-1].x1 < chunks[0][0].x0 and len(cells) > len(chunks) - 1:
         cells = cells[1:]  # a row under heads that leave the stub's head blank: its label
-    return len(cells) == len(chunks) and all(
-        a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1 for a, b in zip(chunks, cells, strict=True)
+    if len(cells) == len(chunks):
+        return all(a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1 for a, b in zip(chunks, cells, strict=True))
+    # a row of figures that leaves one head's column blank (a sparse table's first row): each
+    # figure under a head of its own, in order
+    under = [
+        next((i for i, a in enumerate(chunks) if a[0].x0 <= b[-1].x1 and b[0].x0 <= a[-1].x1), -1)
+        for b in cells
+    ]
+    return (
+        len(cells) == len(chunks) - 1 >= 2
+        and -1 not in under
+        and under == sorted(set(under))
+        and all(_figure_nil_or_mark(_words_text(b)) for b in cells)
     )
 
 
