@@ -441,8 +441,10 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
         worded = all(
             _LETTERS_RE.search(t) or _HEAD_PART_RE.match(t) for ch in heads if (t := _words_text(ch))
         )
-        over = lambda ch, cells=cells, worded=worded: _centred_over_group(  # noqa: E731
-            ch[0].x0, ch[-1].x1, cells, worded, _words_text(ch)
+        # lines of a phrase per group or so (at most one for two heads below) may head groups of three
+        sparse = {id(ch) for ln in area[:k] if 2 * len(ln.chunks) <= len(cells) for ch in ln.chunks}
+        over = lambda ch, cells=cells, worded=worded, sparse=sparse: _centred_over_group(  # noqa: E731
+            ch[0].x0, ch[-1].x1, cells, worded, _words_text(ch), id(ch) in sparse
         )
         # the few phrases above first; the body's every chunk only where one of them heads a group
         # (the gutter finder runs for each line the area finder weighs)
@@ -526,7 +528,12 @@ _SPACE = 2.0
 
 
 def _centred_over_group(
-    x0: float, x1: float, cells: list[tuple[float, float]], one: bool = True, text: str = ""
+    x0: float,
+    x1: float,
+    cells: list[tuple[float, float]],
+    one: bool = True,
+    text: str = "",
+    three: bool = False,
 ) -> bool:
     """Whether a phrase at ``x0``..``x1`` reaches over two or more of ``cells`` (the column heads of
     a line below it, left to right, the stub's left out) and is centred over a run of them, within
@@ -541,7 +548,11 @@ def _centred_over_group(
     group's head stops short of a short head at its column's right, "Channel", or starts right of
     the head before it), and a phrase between two heads, reaching neither, heads the two where it
     is centred on them within a fifth of their extent and in the middle third of the space between
-    them, and its ``text`` is a word or a year (a formula's ")" between two terms is neither)."""
+    them, and its ``text`` is a word or a year (a formula's ")" between two terms is neither).
+    With ``three`` too (a line of a phrase or so per group, at most one for two heads below), a
+    phrase reaching one head only and running past its edge heads that head and its neighbours
+    where centred on the three ("Female" over "Value", "Volume", "Price", set tight): a stacked
+    head's upper lines hold a phrase per column, each over its own."""
     reached = [i for i, (a, b) in enumerate(cells) if a < x1 and b > x0]
     mid = (x0 + x1) / 2
     if not reached:
@@ -570,6 +581,9 @@ def _centred_over_group(
     elif one:
         runs = [(first, first + 1)] if first + 1 < len(cells) and x1 > cells[first][1] + _SPACE else []
         runs += [(first - 1, first)] if first > 0 and x0 < cells[first][0] - _SPACE else []
+        if three and runs and 0 < first < len(cells) - 1:
+            # centred over three, reaching the middle one only: a head over a group of three
+            runs.append((first - 1, first + 1))
     else:
         return False
     for a, b in runs:

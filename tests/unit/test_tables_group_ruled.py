@@ -54,10 +54,12 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # centred over four sub-columns crossed the middle gutter: a quarter was taken for a figure, so that
 # head line did not say where the groups are (``words._figure_head``); 11609, a group whose figures
 # fill both sub-columns on one row only, its sub-heads "Total" and "Under 18" one over each
-# (``cells._head_cuts``: the cut moved between them, inside the figures' gutter).
+# (``cells._head_cuts``: the cut moved between them, inside the figures' gutter); 11939, in a
+# monospaced font, "Female" centred over its three sub-columns reaches the middle one only and
+# crossed the gutter before it, set tight (``words._centred_over_group``: the run of three).
 @pytest.mark.parametrize(
     "seed",
-    [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849, 9389, 11609, 11759],
+    [0, 3, 6, 7, 10, 22, 24, 629, 1139, 1469, 3269, 3929, 4739, 6029, 7259, 8849, 9389, 11609, 11759, 11939],
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
     case = make_case(seed, "group_ruled")
