@@ -23,6 +23,10 @@ def _reading_frame(page: Page, words: list[_Word]) -> tuple[float, ...] | None:
     long = [w for w in words if len(w.text) >= 3]
     if len(long) < 10 or sum(w.y1 - w.y0 > 1.5 * (w.x1 - w.x0) for w in long) < 0.6 * len(long):
         return None
+    if sum(w.x1 - w.x0 > 1.5 * (w.y1 - w.y0) for w in long) >= 0.15 * len(long):
+        # upright prose beside the sideways text (a paragraph over a turned table): the page is
+        # mixed, each read in its own frame (``_sideways_share``), not all turned
+        return None
     up, down = page.vertical_chars
     width, height = page.width, page.height
     if up > 2 * down:  # text reads bottom to top: turn the page a quarter clockwise

@@ -207,6 +207,17 @@ def test_sideways_content_on_a_page_with_rotate(seed: int) -> None:
     assert _adjacency_f1(seed, "rotated_page") >= 0.95
 
 
+def test_a_sideways_table_under_upright_prose_is_read_apart_from_it() -> None:
+    """A ``mixed_orientation`` tune seed of an eighth fresh draw (10952): the turned table holds
+    most of the page's words, so the whole page was read turned and the upright paragraph over it,
+    its words stacked in that frame, became a first column of the table. Upright words (15% or
+    more of the long ones, each wider than tall by half) make the page a mixed one: each part read
+    in its own frame."""
+    case = make_case(10952, "mixed_orientation")
+    assert "turn:0" not in case.tags
+    assert _adjacency_f1(10952, "mixed_orientation") == 1.0
+
+
 @pytest.mark.parametrize("seed", [2, 26, 98])
 def test_sideways_table_among_upright_text_on_a_page_with_rotate(seed: int) -> None:
     """Tune seeds of ``mixed_orientation`` set on a page /Rotate 90 or 270 that shows them upright:
