@@ -453,6 +453,64 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
     return area
 
 
+def _over_own_columns(area: list[_TextLine]) -> list[_TextLine]:
+    """``area`` less the head phrases wider than their column, each centred on it, that reach over
+    a narrow gutter of the body to the column beside (those phrases' lines kept with the rest).
+
+    A statement of many columns set tight prints heads wider than their figures ("Non-Current" /
+    "Marketable" / "Securities" over "$ 33" and "134"), centred on their columns: each line of such
+    a head reaches a point or two past the gutter between the body's figures (a figure's hanging
+    ")" and the next column's "$"), three head lines crossing it where the gutter finder lets one
+    or two, and the two columns were one. The body (the lines from the first with a figure right
+    of the stub) says where its gutters are, runs no body word covers; a head phrase covering such
+    a run whole is left out where it is centred on the body's column on either side of it, within
+    a fifth of that column's width, and reaches past the run by under a fifth of its own width."""
+    first = next(
+        (k for k, ln in enumerate(area) if any(_is_num(_words_text(ch)) for ch in ln.chunks[1:])), None
+    )
+    if first is None or first < 2:
+        return area  # a head line or none: within the share of lines that may cross a gutter
+    body = area[first:]
+    figured = sum(any(_is_num(_words_text(ch)) for ch in ln.chunks[1:]) for ln in body)
+    if len(body) < 3 or 3 * figured < 2 * len(body):
+        return area  # no body of figures, two lines in three at least, to say where its gutters are
+    x0 = min(ln.x0 for ln in area)
+    n = int(math.ceil(max(ln.x1 for ln in area) - x0)) + 1
+    cover = _column_cover(body, x0, n)
+    runs = _zero_runs(cover, 0, n, 1)
+    if len(runs) < 2:
+        return area
+    # the body's columns: between consecutive clear runs, less the space after a column's "$"
+    words = [w for ln in body for w in ln.words]
+
+    def after_signs(a: int) -> bool:
+        ends = [w.text for w in words if x0 + a - 1.5 <= w.x1 <= x0 + a + 0.5]
+        return bool(ends) and all(t in _OPENING_SIGNS for t in ends)
+
+    edges = [r for r in runs if not after_signs(r[0])]
+    cols = [(x0 + a[1], x0 + b[0]) for a, b in itertools.pairwise(edges)]
+
+    def own(ch: list[_Word]) -> bool:
+        if not all(_WORD_RE.search(w.text) for w in ch):
+            return False  # a head of words, no figure, mark or stray glyph among them
+        c0, c1 = ch[0].x0, ch[-1].x1
+        mid = (c0 + c1) / 2
+        for a, b in runs:
+            r0, r1 = x0 + a, x0 + b
+            if not (c0 < r0 and c1 > r1):
+                continue  # the phrase does not cover this run whole
+            past = min(r1 - c0, c1 - r0)  # its part on the nearer side of the run
+            if past > 0.2 * (c1 - c0):
+                continue
+            if any(abs(mid - (k0 + k1) / 2) <= 0.2 * (k1 - k0) for k0, k1 in cols if k0 - 1 <= mid <= k1 + 1):
+                return True
+        return False
+
+    if not any(own(ch) for ln in area[:first] for ch in ln.chunks):
+        return area
+    return _without_heads(area, first, own)
+
+
 def _column_extents(cells: list[tuple[float, float]], body: list[_TextLine]) -> list[tuple[float, float]]:
     """Each head's extent ``cells`` widened to the body's chunks under it (each under that head
     alone): the column the head names. A head set right over figures wider than itself ("Men" over
@@ -697,7 +755,7 @@ def _sign_starts(area: list[_TextLine]) -> list[tuple[int, float, float | None]]
 
 def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x: float, gap: float) -> bool:
     """Whether a clear run ``lo..x`` too narrow for a gutter is one all the same: two lines or more
-    have a currency sign beginning at ``x``, set apart before a figure (``signs``:
+    have a currency sign beginning at ``x`` (or inside the run), set apart before a figure (``signs``:
     ``_sign_starts``), and on one of them at least the word before the sign ends less than a
     gutter (``gap``) before the run: the run is the space between a figure and the sign, narrowed
     further by what hangs out of other lines ("(447)").
@@ -712,7 +770,9 @@ def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x
     lines: set[int] = set()
     bounded = False
     for k, sign_x0, before in signs:
-        if k not in lines and x - 1.0 <= sign_x0 <= x + 1.5:  # a line's first sign there
+        # a line's first sign there, or inside the run (the signs' own lines are within the share
+        # allowed to cross a gutter, so the run may reach past where they begin)
+        if k not in lines and lo - 1.0 <= sign_x0 <= x + 1.5:
             lines.add(k)
             bounded = bounded or (before is not None and before > lo - gap)
     return len(lines) >= 2 and bounded
@@ -808,7 +868,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     x1 = max(ln.x1 for ln in area)
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
     n = int(math.ceil(x1 - x0)) + 1
-    area = _over_groups(area)
+    area = _over_own_columns(_over_groups(area))
     cover = _column_cover(area, x0, n)
     phrases: list[int] | None = None
     signs: list[tuple[int, float, float | None]] | None = None

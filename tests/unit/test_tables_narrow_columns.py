@@ -43,6 +43,9 @@ from dagster_ocr.tables.words import (  # noqa: E402
         (19, "a head wider than its figures, its over-wide part joined to the '$' column"),
         (23, "a head wider than its figures, its over-wide part joined to the '$' column"),
         (2935, "a figure set right a point from the next column's '$', the gutter's edge inside it"),
+        # an eighth fresh tune draw (10500-11999): the two lines with "$" within the share allowed
+        # to cross a gutter, the clear run reached past where the signs begin
+        (11605, "parentheses hanging out a point from the next column's '$', the run past the sign"),
     ],
 )
 def test_a_wide_statement_reads_cell_for_cell(seed: int, why: str) -> None:
@@ -121,3 +124,20 @@ def test_a_gutter_crossed_on_whole_points_goes_right_of_the_column_signs() -> No
     assert _after_signs(group, 268.0, 284.0, 276.0, 1) == 276.0
     crossed = [_line(("Adjusted", 334.4, 368.7)), _line(("Cost", 342.7, 360.4))]
     assert _after_signs(crossed, 361.0, 365.0, 363.5, 1) == 363.5
+
+
+@pytest.mark.parametrize("seed", [11245])
+def test_heads_wider_than_their_columns_set_tight_leave_the_bodys_gutters(seed: int) -> None:
+    """An eighth fresh tune draw (10500-11999): three head lines ("Non-Current" / "Marketable" /
+    "Securities"), each centred on its column and wider than its figures, reach a point or two
+    past the gutter between a figure's hanging ")" and the next column's "$", more lines than may
+    cross a gutter: the two columns were one ("$ 4 $ 33"). The body says where its gutters are
+    (``words._over_own_columns``): every column its own, the body cell for cell. (The heads' own
+    placement, two of them read as one phrase, is left.)"""
+    case = make_case(seed, "wide_statement")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    truth = case.tables[0]
+    assert table.n_cols == len(truth.merged[0])
+    got = [[_norm(x) for x in r] for r in table.grid()[table.header_rows :]]
+    assert got == [[_norm(x) for x in r] for r in truth.merged[truth.header_rows :]]
