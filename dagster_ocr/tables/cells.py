@@ -368,16 +368,25 @@ def _head_cuts(
     s: TableSettings,
 ) -> list[float] | None:
     """``inner``, the cuts of column ``c`` found in its body ``lines``, each moved within its body
-    gutter to pass between two chunks of a line of the column's head cell (the grid's first row),
-    where that line has a chunk in each part: a head per sub-column (a sub-head wider than its
-    figures reaches into their gutter); None where no head line does so."""
-    bb = row_bboxes[0][c] if c < len(row_bboxes[0]) else None
-    if c >= len(rows[0]) or not rows[0][c] or bb is None:
-        return None
+    gutter to pass between two chunks of a line of the column's head cells (the grid's first rows
+    holding no figure there: a group's head band, its sub-heads' band under a rule), where that
+    line has a chunk in each part: a head per sub-column (a sub-head wider than its figures
+    reaches into their gutter); None where no head line does so."""
+    boxes = []
+    for i, (row, rbs) in enumerate(zip(rows[:3], row_bboxes[:3], strict=False)):
+        bb = rbs[c] if c < len(rbs) else None
+        text = row[c] if c < len(row) else None
+        # the first row is the head; a row under it only while it holds no figure there
+        if bb is None or not text or (i and any(_is_num(t) for t in text.split())):
+            break
+        boxes.append(bb)
     head = [
-        w for w in col_words if bb[0] <= (w.x0 + w.x1) / 2 <= bb[2] and bb[1] <= (w.y0 + w.y1) / 2 <= bb[3]
+        w
+        for w in col_words
+        if any(bb[0] <= (w.x0 + w.x1) / 2 <= bb[2] and bb[1] <= (w.y0 + w.y1) / 2 <= bb[3] for bb in boxes)
     ]
-    body = [w for ln in lines for w in ln.words]
+    heads = {id(w) for w in head}
+    body = [w for ln in lines for w in ln.words if id(w) not in heads]
     for ln in _text_lines(head, s.chunk_gap) if head else []:
         if len(ln.chunks) != len(inner) + 1:
             continue
