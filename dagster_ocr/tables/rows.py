@@ -427,18 +427,42 @@ def _mark_columns(part: _Part) -> list[int]:
     return out
 
 
-def _marks_folded(part: _Part) -> _Part:
-    """``part`` with each column of marks (``_mark_columns``) joined to the figures on its left.
+def _sign_columns(part: _Part) -> list[int]:
+    """The columns of ``part`` that hold only currency signs set apart ("$", "£") below its leading
+    rows without a figure (its header lines), each left of a column of figures and before a figure
+    or nil in every row where it holds one (at least two)."""
+    skip = 0
+    while skip < len(part.rows) and not any(c and _is_num(c) for c in part.rows[skip]):
+        skip += 1
+    out = []
+    for c in range(1, part.n_cols - 1):
+        pairs = [
+            ((r[c] or "").strip(), r[c + 1] or "")
+            for r in part.rows[skip:]
+            if c < len(r) and r[c] and r[c].strip()
+        ]
+        if len(pairs) >= 2 and all(
+            sign in _SIGNS and _figure_nil_or_mark(fig.strip()) for sign, fig in pairs
+        ):
+            out.append(c)
+    return out
 
-    A figure and its mark set apart ("128,946   (b)") read as two columns where the gap between them
-    is as wide as one between columns. On a page whose columns line up with the page before, the
-    mark's column falls inside the figure's and ``_column_map`` joins them; on a page set to its own
-    widths (a wider stub moving every figure right) nothing lines up, and the continuation has a
-    column more than the table it continues. Its header lines join the same way."""
+
+def _marks_folded(part: _Part) -> _Part:
+    """``part`` with each column of marks (``_mark_columns``) joined to the figures on its left, and
+    each column of currency signs set apart (``_sign_columns``) to the figures on its right.
+
+    A figure and its mark set apart ("128,946   (b)"), or a sign and its figure ("$   66" where
+    other rows print "$64.43"), read as two columns where the gap between them is as wide as one
+    between columns. On a page whose columns line up with the page before, such a column falls
+    inside the figure's and ``_column_map`` joins them; on a page set to its own widths (a wider
+    stub moving every figure right) nothing lines up, and the continuation has a column more than
+    the table it continues. Its header lines join the same way ("Market" / "housing")."""
     marks = set(_mark_columns(part))
-    if not marks:
+    signs = set(_sign_columns(part)) - marks
+    if not marks and not signs:
         return part
-    keep = [c for c in range(part.n_cols) if c not in marks]
+    keep = [c for c in range(part.n_cols) if c not in marks and c - 1 not in signs]
     rows: list[list[str | None]] = []
     bboxes: list[list[BBox | None]] = []
     for r, row in enumerate(part.rows):
@@ -448,7 +472,7 @@ def _marks_folded(part: _Part) -> _Part:
         for c in range(part.n_cols):
             text = row[c] if c < len(row) else None
             bb = rb[c] if c < len(rb) else None
-            if c in marks and texts:
+            if (c in marks or c - 1 in signs) and texts:
                 if text and text.strip():
                     texts[-1] = " ".join(t for t in (texts[-1] or "", text.strip()) if t)
                 boxes[-1] = union([x for x in (boxes[-1], bb) if x is not None]) if boxes[-1] or bb else None

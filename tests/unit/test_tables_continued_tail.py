@@ -186,6 +186,10 @@ def test_columns_fitted_narrower_continue_only_with_their_kinds_in_order() -> No
         # fresh tune draw): unruled, such a line stays the page's text (tested below); ruled, it is
         # a row, and only then is the page searched for it (``document._between_rules``)
         (9860, ["ruled", "no_repeat", "totals"]),
+        # a last page under the header repeated whose first figure column prints some currency
+        # signs set apart ("$   66" beside "$64.43"): a column of signs more than the page before, its
+        # header "Market housing" cut in two (a ninth fresh tune draw); folded right, as marks fold left
+        (12650, ["header", "repeat", "totals"]),
     ],
 )
 def test_a_table_whose_last_page_moves_its_figures_right_is_one_table(seed: int, tags: list[str]) -> None:
