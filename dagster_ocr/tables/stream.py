@@ -174,11 +174,13 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     def first_section_label(k: int) -> bool:
         """Line ``k``, a label alone in the stub under a head line that fills other columns, opens a
         section as lines further down do: it starts a phrase (no lower-case start reading on from
-        the head above), a line of figures follows it, and the body holds another such label, a
-        line alone in the stub between lines of figures."""
+        the head above), a line of figures follows it (or a sub-label alone in the stub, then one),
+        and the body holds another such label, a line alone in the stub between lines of figures."""
         if set(line_cells[k - 1]) == {0} or _reads_on(line_cells[k]):
             return False
-        if k + 1 >= len(area) or not figures_beside(k + 1):
+        # its rows of figures may open under a sub-label of its own ("Urban areas" over "Of which:")
+        nxt = k + 2 if k + 2 < len(area) and set(line_cells[k + 1]) == {0} else k + 1
+        if nxt >= len(area) or not figures_beside(nxt):
             return False
         return any(
             set(line_cells[j]) == {0} and figures_beside(j - 1) and figures_beside(j + 1)

@@ -60,8 +60,9 @@ def test_a_sparse_statistical_table_has_one_column_per_printed_column(seed: int)
 # line ("Age group Public sector"); 11533 (an eighth, 10500-11999): the first sections' figures in
 # the first year's column only, "..." (a mark) in the one non-figure row: the head line of years
 # was counted a row of figures and, one line, fell within the share allowed to cross a gutter, so
-# the later section's first row, in the other years' columns, read as a new table
-@pytest.mark.parametrize("seed", [4, 13, 58, 67, 2353, 4573, 7513, 8263, 8623, 11533])
+# the later section's first row, in the other years' columns, read as a new table; 10963 (the same
+# draw): 7513's form with a sub-label under the first label ("Urban areas" over "Of which:")
+@pytest.mark.parametrize("seed", [4, 13, 58, 67, 2353, 4573, 7513, 8263, 8623, 10963, 11533])
 def test_a_table_cut_into_sections_is_one_table(seed: int) -> None:
     """Label rows (spanning from the stub, centred, in the stub) with space above, sub-headings,
     sections that fill fewer columns."""
