@@ -406,13 +406,16 @@ def _same_kinds(a: _Part, b: _Part) -> bool:
 _MARK_RE = re.compile(r"^(?:[(\[]?[a-z][)\]]?|[*†‡§¶#]{1,3})$")
 
 
+def _leading_heads(part: _Part) -> int:
+    """How many of ``part``'s leading rows hold no figure (its header lines)."""
+    return next((r for r, row in enumerate(part.rows) if any(c and _is_num(c) for c in row)), len(part.rows))
+
+
 def _mark_columns(part: _Part) -> list[int]:
     """The columns of ``part`` that hold only figures' marks (``_MARK_RE``), each right of a column
     of figures and beside a figure in every row where it holds one (at least two), below the part's
     leading rows without a figure (its header lines)."""
-    skip = 0
-    while skip < len(part.rows) and not any(c and _is_num(c) for c in part.rows[skip]):
-        skip += 1
+    skip = _leading_heads(part)
     body = part.rows[skip:]
     kinds = _column_kinds(part, skip)
     out = []
@@ -431,9 +434,7 @@ def _sign_columns(part: _Part) -> list[int]:
     """The columns of ``part`` that hold only currency signs set apart ("$", "£") below its leading
     rows without a figure (its header lines), each left of a column of figures and before a figure
     or nil in every row where it holds one (at least two)."""
-    skip = 0
-    while skip < len(part.rows) and not any(c and _is_num(c) for c in part.rows[skip]):
-        skip += 1
+    skip = _leading_heads(part)
     out = []
     for c in range(1, part.n_cols - 1):
         pairs = [

@@ -465,14 +465,13 @@ def _over_own_columns(area: list[_TextLine]) -> list[_TextLine]:
     of the stub) says where its gutters are, runs no body word covers; a head phrase covering such
     a run whole is left out where it is centred on the body's column on either side of it, within
     a fifth of that column's width, and reaches past the run by under a fifth of its own width."""
-    first = next(
-        (k for k, ln in enumerate(area) if any(_is_num(_words_text(ch)) for ch in ln.chunks[1:])), None
-    )
+    # each line read once: a figure right of its stub
+    figured = [any(_is_num(_words_text(ch)) for ch in ln.chunks[1:]) for ln in area]
+    first = next((k for k, f in enumerate(figured) if f), None)
     if first is None or first < 2:
         return area  # a head line or none: within the share of lines that may cross a gutter
     body = area[first:]
-    figured = sum(any(_is_num(_words_text(ch)) for ch in ln.chunks[1:]) for ln in body)
-    if len(body) < 3 or 3 * figured < 2 * len(body):
+    if len(body) < 3 or 3 * sum(figured[first:]) < 2 * len(body):
         return area  # no body of figures, two lines in three at least, to say where its gutters are
     x0 = min(ln.x0 for ln in area)
     n = int(math.ceil(max(ln.x1 for ln in area) - x0)) + 1
