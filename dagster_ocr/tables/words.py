@@ -453,9 +453,10 @@ def _over_groups(area: list[_TextLine], depth: int = 4) -> list[_TextLine]:
     return area
 
 
-def _over_own_columns(area: list[_TextLine]) -> list[_TextLine]:
+def _over_own_columns(area: list[_TextLine], gap: float) -> list[_TextLine]:
     """``area`` less the head phrases wider than their column, each centred on it, that reach over
     a narrow gutter of the body to the column beside (those phrases' lines kept with the rest).
+    ``gap``: the narrowest gutter (``TableSettings.min_col_gap`` line heights).
 
     A statement of many columns set tight prints heads wider than their figures ("Non-Current" /
     "Marketable" / "Securities" over "$ 33" and "134"), centred on their columns: each line of such
@@ -463,8 +464,10 @@ def _over_own_columns(area: list[_TextLine]) -> list[_TextLine]:
     ")" and the next column's "$"), three head lines crossing it where the gutter finder lets one
     or two, and the two columns were one. The body (the lines from the first with a figure right
     of the stub) says where its gutters are, runs no body word covers; a head phrase covering such
-    a run whole is left out where it is centred on the body's column on either side of it, within
-    a fifth of that column's width, and reaches past the run by under a fifth of its own width."""
+    a run whole, or reaching into it so far that less than a gutter of it stays clear (a head
+    "Non-Current" beginning 0.6 points into the 1.2 between a hanging ")" and the next "$"), is
+    left out where it is centred on the body's column on either side of it, within a fifth of that
+    column's width, and reaches past the run by under a fifth of its own width."""
     # each line read once: a figure right of its stub
     figured = [any(_is_num(_words_text(ch)) for ch in ln.chunks[1:]) for ln in area]
     first = next((k for k, f in enumerate(figured) if f), None)
@@ -496,8 +499,8 @@ def _over_own_columns(area: list[_TextLine]) -> list[_TextLine]:
         mid = (c0 + c1) / 2
         for a, b in runs:
             r0, r1 = x0 + a, x0 + b
-            if not (c0 < r0 and c1 > r1):
-                continue  # the phrase does not cover this run whole
+            if not (c0 < r1 and c1 > r0) or max(c0 - r0, 0) + max(r1 - c1, 0) >= gap:
+                continue  # the phrase leaves a gutter of this run clear
             past = min(r1 - c0, c1 - r0)  # its part on the nearer side of the run
             if past > 0.2 * (c1 - c0):
                 continue
@@ -867,7 +870,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     x1 = max(ln.x1 for ln in area)
     h = statistics.median(ln.y1 - ln.y0 for ln in area)
     n = int(math.ceil(x1 - x0)) + 1
-    area = _over_own_columns(_over_groups(area))
+    area = _over_own_columns(_over_groups(area), s.min_col_gap * h)
     cover = _column_cover(area, x0, n)
     phrases: list[int] | None = None
     signs: list[tuple[int, float, float | None]] | None = None

@@ -46,6 +46,10 @@ from dagster_ocr.tables.words import (  # noqa: E402
         # an eighth fresh tune draw (10500-11999): the two lines with "$" within the share allowed
         # to cross a gutter, the clear run reached past where the signs begin
         (11605, "parentheses hanging out a point from the next column's '$', the run past the sign"),
+        # a tenth fresh tune draw (13500-14999): a head reaching into the body's narrow gutter,
+        # not across it, leaves less than a gutter clear (``words._over_own_columns``)
+        (13795, "'Non-Current' beginning 0.6 points into the run before the next column's '$'"),
+        (13945, "'Equivalents' beginning 2 points into the run before the next column's '$'"),
     ],
 )
 def test_a_wide_statement_reads_cell_for_cell(seed: int, why: str) -> None:
