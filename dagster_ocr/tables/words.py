@@ -818,7 +818,11 @@ def _signs_from_figures(area: list[_TextLine], left: float, x: float) -> bool:
     (``fold_symbol_columns``), as the head over the pair is read."""
     found = False
     for ln in area:
-        if any(w.x0 < x < w.x1 for w in ln.words):
+        # a word across x, or a phrase of words across it: a head over the column ("Education
+        # budget") with its word space at x
+        if any(w.x0 < x < w.x1 for w in ln.words) or any(
+            ch[0].x0 < x < ch[-1].x1 and all(_LETTERS_RE.search(w.text) for w in ch) for ch in ln.chunks
+        ):
             continue
         for i, w in enumerate(ln.words):
             if not (left < w.x0 and w.x1 <= x):

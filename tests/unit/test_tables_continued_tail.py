@@ -425,6 +425,10 @@ def test_a_sign_a_space_before_its_figure_is_not_a_column_of_its_own() -> None:
     one = _line((0, ["Estimate"]), (112, ["$", "9,139"]), y=14)  # "$" 112-132, figure 136-156
     two = _line((0, ["Policy"]), (136, ["£91.12"]), y=28)
     assert _signs_from_figures([wide, one, two], 60.0, 134.0)
+    # the column's head above, its word space at the run (a tenth fresh tune draw, hyphenated 14343:
+    # "Education budget" over "£ 239,381" and "£ 87,921", the column cut after its signs)
+    head = _line((0, ["Item"]), (112, ["Education", "budget"]), y=-14)
+    assert _signs_from_figures([head, wide, one, two], 60.0, 134.0)
     # a statement's "$" set at its column's left, its figure set right far from it: a column of signs
     far = _line((0, ["Total"]), (112, ["$"]), (150, ["9,139"]), y=14)
     assert not _signs_from_figures([wide, far, two], 60.0, 134.0)

@@ -241,6 +241,20 @@ def test_wrapped_text_column_after_one_row_and_hyphenated_words(seed: int) -> No
     assert table.grid() == case.tables[0].merged
 
 
+def test_a_fixed_pitch_column_of_signs_a_space_before_figures_under_a_phrase_head() -> None:
+    """A tenth fresh tune draw (13500-14999), ``hyphenated`` 14343: a fixed-pitch table whose
+    figures are set right with their signs a space before them ("£ 239,381", "£ 87,921",
+    "$35.94"), under a head of two words ("Education budget") whose word space lies over the
+    space after the leftmost signs. That space read as a gutter (the head's line held a word that
+    is no sign left of it); a head's phrase across the run is one line that crosses it
+    (``words._signs_from_figures``): one column, each sign with its figure."""
+    case, tables = _tables(14343, "hyphenated")
+    (table,) = tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
+
+
 def test_cell_lines_join_like_paragraph_rows() -> None:
     from dagster_ocr.tables.words import _join_cell_lines
 
