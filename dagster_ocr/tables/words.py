@@ -215,10 +215,11 @@ def _even_prose(chunks: list[list[_Word]], h: float) -> bool:
     lo, hi = min(gaps), max(gaps)
     if hi > _PROSE_MAX_GAP * h or hi > 1.25 * lo:
         return False
-    if sum(1 for ch in chunks if len(ch) > 1 and _widest_gap(ch) < 0.5 * lo) >= 2:
+    if sum(1 for ch in chunks if len(ch) > 1 and _widest_gap(ch) < 0.55 * lo) >= 2:
         # two chunks or more whose words sit a plain space apart, the gaps between them twice that
-        # or wider: the heads of a table set tight (a column per head), not a line whose every
-        # word space was stretched alike
+        # or wider (within a tenth: a monospaced font's two spaces against one, measured between
+        # glyph boxes): the heads of a table set tight (a column per head), not a line whose
+        # every word space was stretched alike
         return False
     texts = [" ".join(w.text for w in ch) for ch in chunks]
     return sum(any(c.isalpha() for c in t) and not _is_num(t) for t in texts) >= 0.75 * len(texts)
