@@ -918,7 +918,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             i = j
         else:
             i += 1
-    return [x0 - 0.5, *sorted([*bounds, *_years_apart(area, bounds)]), x1 + 0.5]
+    found = [*bounds, *_years_apart(area, bounds)]
+    return [x0 - 0.5, *sorted([*found, *_heads_over_nothing(area, found)]), x1 + 0.5]
 
 
 def _word_space(area: list[_TextLine], a: float, b: float) -> bool:
@@ -953,6 +954,34 @@ def _a_word_space(ln: _TextLine, gap: float) -> bool:
     if spaces:
         return gap <= 1.25 * statistics.median(spaces)
     return gap <= _SPACE_CHARS * _mean_advance(ln.words)
+
+
+def _heads_over_nothing(area: list[_TextLine], bounds: list[float]) -> list[float]:
+    """Bounds beside a head of words over a column empty on every line below it, where no bound
+    parts it from the head before or after it on a head line of three phrases or more.
+
+    A sparse statistical table may leave a column blank on every row of a page ("Factory" over
+    nothing between "Share service" and "Reserve total"): the stretch from the column before to the
+    column after is crossed by the head alone, fewer lines than may cross a gutter, so it read as
+    one gutter and the head went to a neighbour's cell (as an empty year's column did, see
+    ``_years_apart``)."""
+    out: list[float] = []
+    for k, ln in enumerate(area):
+        if len(ln.chunks) < 3 or not all(_LETTERS_RE.search(_words_text(ch)) for ch in ln.chunks):
+            continue
+        below = [w for x in area[k + 1 :] for w in x.words]
+        for i, (a, b) in enumerate(itertools.pairwise(ln.chunks)):
+            if any(a[-1].x1 <= x <= b[0].x0 for x in [*bounds, *out]):
+                continue
+            # one of the two over nothing (the stub's head, the first, is no empty column's)
+            alone = [
+                ch
+                for ch in ((a,) if i else ()) + (b,)
+                if not any(w.x0 < ch[-1].x1 and w.x1 > ch[0].x0 for w in below)
+            ]
+            if alone and below:
+                out.append((a[-1].x1 + b[0].x0) / 2)
+    return out
 
 
 def _years_apart(area: list[_TextLine], bounds: list[float]) -> list[float]:

@@ -49,6 +49,20 @@ def test_a_sparse_statistical_table_has_one_column_per_printed_column(seed: int)
     _shape_right(seed, "sparse_stats")
 
 
+@pytest.mark.parametrize(("seed", "cls"), [(14172, "sparse_stats"), (14748, "spaced_stats")])
+def test_a_column_blank_on_every_row_keeps_its_head(seed: int, cls: str) -> None:
+    """A tenth fresh tune draw (13500-14999): a statistical table leaves one column blank on every
+    row ("Factory" over nothing between "Share service" and "Reserve total"; "Wholesale" last). The
+    stretch between its neighbours is crossed by its head alone, so it read as one gutter and the
+    head joined a neighbour's ("Share service Factory"): a head over nothing keeps a column of its
+    own (``words._heads_over_nothing``)."""
+    _shape_right(seed, cls)
+    case = make_case(seed, cls)
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [_norm(x) for x in table.grid()[0]] == [_norm(x) for x in case.tables[0].merged[0]]
+
+
 # 2353 (a fresh tune draw): the first section's figures in one column, the next section's first row
 # in two, under heads over four (the row was held to the first section's columns: a new table);
 # 4573 (a fourth fresh tune draw): a section's first row under its label fills its cells with "x"
