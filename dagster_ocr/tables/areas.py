@@ -340,8 +340,30 @@ def _flag_labels(cur: list[_TextLine], pending: list[_TextLine], ln: _TextLine, 
         # line below) beside rows of figures is a stub cell, where the columns are not known yet
         # from a few rows
         wrapped = figures and (_reads_on(x) or (_reads_on(nxt) and abs(nxt.x0 - x.x0) <= 3 * (x.y1 - x.y0)))
-        if not wrapped and not _is_num(_words_text(x.words)) and any(x.x0 + 1 < e < x.x1 - 1 for e in inner):
+        if wrapped or _is_num(_words_text(x.words)):
+            continue
+        if any(x.x0 + 1 < e < x.x1 - 1 for e in inner) or _centred_in_a_column(x, rows, inner):
             x.label = True
+
+
+def _centred_in_a_column(ln: _TextLine, rows: list[_TextLine], inner: list[float]) -> bool:
+    """A section's label set centred over a table of three columns or more, right of its stub,
+    short enough to fall inside one column ("Manufacturing" over the first year's figures): it
+    crosses no gutter, yet it is the section's label, not that column's cell (``stream._area_cells``
+    puts such a label in the stub). A line that reads on, or one over a column of text, is a cell's
+    wrapped line (an address's second line, centred by chance)."""
+    if len(inner) < 2 or _reads_on(ln) or ln.x0 <= inner[0]:
+        return False
+    left, right = min(x.x0 for x in rows), max(x.x1 for x in rows)
+    if abs((ln.x0 + ln.x1) / 2 - (left + right) / 2) > ln.y1 - ln.y0:
+        return False
+    under = [
+        t
+        for x in rows
+        for ch in x.chunks
+        if ch[0].x0 < ln.x1 and ch[-1].x1 > ln.x0 and (t := _words_text(ch))
+    ]
+    return bool(under) and all(_is_num(t) for t in under)
 
 
 def _reads_on(ln: _TextLine) -> bool:

@@ -83,6 +83,21 @@ def test_a_table_cut_into_sections_is_one_table(seed: int) -> None:
     _shape_right(seed, "sectioned")
 
 
+def test_section_labels_centred_inside_one_column_are_the_stubs() -> None:
+    """A tenth fresh tune draw (13500-14999), ``sectioned`` 14293: section labels set centred over
+    a table of years, short enough to fall inside the first year's column ("Manufacturing" over
+    "893.07"), cross no gutter and were read as that column's cells (the first, "Full-time",
+    joined the head "1996"). Centred over the table, over figures alone, they are the sections'
+    labels (``areas._centred_in_a_column``); an address's line centred by chance over a column of
+    text stays its cell (camelot's m27, unchanged)."""
+    case = make_case(14293, "sectioned")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    assert [[_norm(x) for x in r] for r in table.grid()] == [
+        [_norm(x) for x in r] for r in case.tables[0].merged
+    ]
+
+
 @pytest.mark.parametrize("seed", [11, 47, 50, 56, 734, 1964])
 def test_two_tables_stacked_under_their_own_headers_stay_two(seed: int) -> None:
     """A second table under the first with only a little space between, its own header over three
