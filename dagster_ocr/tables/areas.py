@@ -357,13 +357,10 @@ def _centred_in_a_column(ln: _TextLine, rows: list[_TextLine], inner: list[float
     left, right = min(x.x0 for x in rows), max(x.x1 for x in rows)
     if abs((ln.x0 + ln.x1) / 2 - (left + right) / 2) > ln.y1 - ln.y0:
         return False
-    under = [
-        t
-        for x in rows
-        for ch in x.chunks
-        if ch[0].x0 < ln.x1 and ch[-1].x1 > ln.x0 and (t := _words_text(ch))
-    ]
-    return bool(under) and all(_is_num(t) for t in under)
+    # the cells under it in the rows holding a figure (or a mark) right of their stub, not heads
+    data = [x for x in rows if any(_figure_nil_or_mark(_words_text(ch)) for ch in x.chunks[1:])]
+    under = [_words_text(ch) for x in data for ch in x.chunks[1:] if ch[0].x0 < ln.x1 and ch[-1].x1 > ln.x0]
+    return bool(under) and all(_figure_nil_or_mark(t) for t in under)
 
 
 def _reads_on(ln: _TextLine) -> bool:
