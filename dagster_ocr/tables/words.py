@@ -970,16 +970,17 @@ def _heads_over_nothing(area: list[_TextLine], bounds: list[float]) -> list[floa
         if len(ln.chunks) < 3 or not all(_LETTERS_RE.search(_words_text(ch)) for ch in ln.chunks):
             continue
         below = [w for x in area[k + 1 :] for w in x.words]
+        if not below:
+            continue
+
+        def over_nothing(ch: list[_Word], below: list[_Word] = below) -> bool:
+            return not any(w.x0 < ch[-1].x1 and w.x1 > ch[0].x0 for w in below)
+
         for i, (a, b) in enumerate(itertools.pairwise(ln.chunks)):
             if any(a[-1].x1 <= x <= b[0].x0 for x in [*bounds, *out]):
                 continue
-            # one of the two over nothing (the stub's head, the first, is no empty column's)
-            alone = [
-                ch
-                for ch in ((a,) if i else ()) + (b,)
-                if not any(w.x0 < ch[-1].x1 and w.x1 > ch[0].x0 for w in below)
-            ]
-            if alone and below:
+            # one of the two over nothing (the first, the stub's head, is no empty column's)
+            if (i and over_nothing(a)) or over_nothing(b):
                 out.append((a[-1].x1 + b[0].x0) / 2)
     return out
 
