@@ -160,10 +160,20 @@ def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
     header of a table set in a monospaced font ("supp   grp   code   lot") spaces its heads alike,
     as a justified line does its words, and so do sub-heads repeated over groups ("Number
     Percent Number Percent"); a line of prose holds more words than the rows beside it have
-    cells, and prose beside it reads as one chunk."""
+    cells, and prose beside it reads as one chunk. Or the line above holds group heads, two or
+    more, each centred over a run of the chunks (``_centred_over_group``): sub-heads under them."""
     h = chunks[0][0].y1 - chunks[0][0].y0
     if max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
         return False
+    heads = [(ch[0].x0, ch[-1].x1) for ch in chunks]
+    if (
+        beside.y1 <= chunks[0][0].y0
+        and len(beside.chunks) >= 2
+        and all(_centred_over_group(ch[0].x0, ch[-1].x1, heads, one=False) for ch in beside.chunks)
+    ):
+        # group heads above, each phrase centred over a run of these chunks: sub-heads (a
+        # monospaced font's, a space inside a head and a space and a half between heads)
+        return True
     cells = beside.chunks
     if cells and cells[0][-1].x1 < chunks[0][0].x0 and len(cells) > len(chunks) - 1:
         cells = cells[1:]  # a row under heads that leave the stub's head blank: its label

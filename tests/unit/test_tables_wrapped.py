@@ -83,6 +83,17 @@ def test_sub_heads_set_tight_in_a_monospaced_font_are_heads_not_a_justified_line
     assert _grid(doc) == [[_norm(x) for x in r] for r in case.tables[0].merged[:-1]]
 
 
+def test_monospaced_sub_heads_under_group_heads_are_heads() -> None:
+    """The same draw, ``blank_cells`` 13876: Courier sub-heads a space and a half apart, a space
+    inside each ("Average health  Budget service  District county  Water balance"), read as a
+    justified line, the row under them a label wrapped word by word: nothing beside vouched for
+    them. The group heads above, each centred over two of them ("Target total", "Revenue
+    capacity"), do (``words._heads_row``)."""
+    case = make_case(13876, "blank_cells")
+    doc = pymupdf.open("pdf", case.pdf)
+    assert _grid(doc) == [[_norm(x) for x in r] for r in case.tables[0].merged]
+
+
 def test_the_classes_are_drawn_by_name() -> None:
     for cls in WRAPPED:
         case = make_case(3, cls)
