@@ -350,17 +350,23 @@ def _centred_in_a_column(ln: _TextLine, rows: list[_TextLine], inner: list[float
     """A section's label set centred over a table of three columns or more, right of its stub,
     short enough to fall inside one column ("Manufacturing" over the first year's figures): it
     crosses no gutter, yet it is the section's label, not that column's cell (``stream._area_cells``
-    puts such a label in the stub). A line that reads on, or one over a column of text, is a cell's
-    wrapped line (an address's second line, centred by chance)."""
-    if len(inner) < 2 or _reads_on(ln) or ln.x0 <= inner[0]:
-        return False
-    left, right = min(x.x0 for x in rows), max(x.x1 for x in rows)
-    if abs((ln.x0 + ln.x1) / 2 - (left + right) / 2) > ln.y1 - ln.y0:
+    puts a label ``_centred_over`` the table in the stub). A line that reads on, or one over a
+    column of text, is a cell's wrapped line (an address's second line, centred by chance)."""
+    edges = [min(x.x0 for x in rows), *inner, max(x.x1 for x in rows)]
+    if len(inner) < 2 or _reads_on(ln) or not _centred_over(ln, edges):
         return False
     # the cells under it in the rows holding a figure (or a mark) right of their stub, not heads
     data = [x for x in rows if any(_figure_nil_or_mark(_words_text(ch)) for ch in x.chunks[1:])]
     under = [_words_text(ch) for x in data for ch in x.chunks[1:] if ch[0].x0 < ln.x1 and ch[-1].x1 > ln.x0]
     return bool(under) and all(_figure_nil_or_mark(t) for t in under)
+
+
+def _centred_over(ln: _TextLine, edges: list[float]) -> bool:
+    """Whether a section's label ``ln`` is centred over the table ``edges`` bound, away from its
+    stub: its middle within a line height of the table's ("Rural areas" set centred between a
+    statistical table's sections falls inside a middle column, whose cell it is not)."""
+    h = ln.y1 - ln.y0
+    return ln.x0 > edges[1] and abs((ln.x0 + ln.x1) / 2 - (edges[0] + edges[-1]) / 2) <= h
 
 
 def _reads_on(ln: _TextLine) -> bool:

@@ -17,7 +17,14 @@ from collections.abc import Callable
 
 from dagster_ocr.model import BBox
 from dagster_ocr.paragraphs.furniture import _is_page_number
-from dagster_ocr.tables.areas import _PERIOD_RE, _YEAR_RE, _close_below, _line_gap, _table_areas
+from dagster_ocr.tables.areas import (
+    _PERIOD_RE,
+    _YEAR_RE,
+    _centred_over,
+    _close_below,
+    _line_gap,
+    _table_areas,
+)
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.words import (
@@ -106,14 +113,6 @@ def _area_cells(area: list[_TextLine], edges: list[float]) -> list[dict[int, tup
         else _line_cells(ln, edges)
         for ln in area
     ]
-
-
-def _centred_over(ln: _TextLine, edges: list[float]) -> bool:
-    """Whether a section's label ``ln`` is centred over the table ``edges`` bound, away from its
-    stub: its middle within a line height of the table's ("Rural areas" set centred between a
-    statistical table's sections falls inside a middle column, whose cell it is not)."""
-    h = ln.y1 - ln.y0
-    return ln.x0 > edges[1] and abs((ln.x0 + ln.x1) / 2 - (edges[0] + edges[-1]) / 2) <= h
 
 
 def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _Part | None:
