@@ -224,6 +224,8 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         return None
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
         line_cells[k] = _phrase_spans(area[k], line_cells[k], edges, [line_cells[j] for j in heads[i + 1 :]])
+    for i in range(len(heads) - 2, -1, -1):  # heads stacked a head over a head, bottom up
+        line_cells[heads[i]] = _stacked_heads(line_cells[heads[i]], [line_cells[j] for j in heads[i + 1 :]])
     signs = _sign_columns(line_cells[n_head:], n_cols)
     for k in heads if signs else []:
         line_cells[k] = _over_sign_gutter(area[k], line_cells[k], signs)
@@ -568,6 +570,53 @@ def _phrase_spans(
             out.pop(c)
             out[a] = (b, ws)
     return dict(sorted(out.items()))
+
+
+#: how near a head's centre (or either end) sits to the head's under it when the two stack
+STACK_TOL = 1.5
+
+
+def _stacked_heads(
+    cells: dict[int, tuple[int, list[_Word]]], below: list[dict[int, tuple[int, list[_Word]]]]
+) -> dict[int, tuple[int, list[_Word]]]:
+    """A head line set a head over a head: each of its cells (or each word of a cell of several)
+    centred on a head of the lines below (or level with one of its ends, to a point and a half),
+    over no other, one over each. Each takes the columns of the head under it, however far it
+    reaches over the body's edges ("Cash / Unrealized / Unrealized / Marketable" over "Equivalents
+    / Losses / Gains / Securities", heads wider than their narrow figures, set a space apart, were
+    one head spanning four columns). Any head of the line over none, or over two, leaves the line
+    as it is: a phrase spanning a group of columns is not set word by word over their heads."""
+    units: list[list[_Word]] = []
+    under: list[tuple[int, int]] = []
+    for _, ws in (cells[c] for c in sorted(cells)):
+        whole = _stacked_on(ws, below)
+        for head, unit in [(whole, ws)] if whole else [(_stacked_on([w], below), [w]) for w in ws]:
+            if head is None:
+                return cells
+            units.append(unit)
+            under.append(head)
+    if len(units) < 2 or any(b[0] <= a[1] for a, b in itertools.pairwise(under)):
+        return cells
+    return {x: (y, unit) for (x, y), unit in zip(under, units, strict=True)}
+
+
+def _stacked_on(ws: list[_Word], below: list[dict[int, tuple[int, list[_Word]]]]) -> tuple[int, int] | None:
+    """The columns of the head ``ws`` stacks on (``_stacked_heads``), in the nearest line below
+    with a head under them, or None."""
+    x0, x1 = ws[0].x0, ws[-1].x1
+    for lc in below:
+        # heads reaching a point or more under these words
+        hs = [(c, e, hw) for c, (e, hw) in lc.items() if hw[0].x0 + 1 < x1 and x0 < hw[-1].x1 - 1]
+        if not hs:
+            continue
+        if len(hs) > 1:
+            return None
+        c, e, hw = hs[0]
+        h0, h1 = hw[0].x0, hw[-1].x1
+        if min(abs((x0 + x1) - (h0 + h1)) / 2, abs(x0 - h0), abs(x1 - h1)) > STACK_TOL:
+            return None
+        return c, e
+    return None
 
 
 def _centred_year_run(

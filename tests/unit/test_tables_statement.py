@@ -130,6 +130,19 @@ def test_headings_of_words_stacked_over_a_sign_column_are_one_header_row(seed: i
     assert [_norm(x) for x in table.grid()[0]] == [_norm(x) for x in truth[0]]
 
 
+# tune seeds of the tenth and eleventh draws: heads wider than their narrow figures, stacked over
+# three lines a head over a head, reach over the body's edges ("Adjusted" over "Cost", a few points
+# into the gutter before it); set a space apart ("Cash Unrealized Unrealized Marketable"), a middle
+# line read as one head spanning four columns, and the three lines stayed three header rows
+@pytest.mark.parametrize("seed", [14065, 15115, 16015])
+def test_heads_stacked_a_head_over_a_head_keep_their_columns_past_the_edges(seed: int) -> None:
+    case, tables = _tables(seed, "wide_statement")
+    (table,) = tables
+    truth = case.tables[0].merged
+    assert [[_norm(x) for x in r] for r in table.grid()] == [[_norm(x) for x in r] for r in truth]
+    assert table.header_rows == 1
+
+
 def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     """A note's table per year (Apple's fair values by level: 2024 on one page, 2023 on the next,
     the same column heads under each year): the years sit above the grids, in their headings, and
