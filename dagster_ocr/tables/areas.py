@@ -180,8 +180,26 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
             close()
             cur, pending, wrapped, held, before = [], [], 0, [], [ln]
     close()
+    for a in areas:
+        _labels_set_alike(a, h)
     parts = (part for a in areas for part in _split_at_notes(a, s))
     return [a for a in (_without_notes(a, s) for a in parts) if len(a) >= s.min_rows]
+
+
+def _labels_set_alike(area: list[_TextLine], h: float) -> None:
+    """Flag a one-chunk line under the heads set as two of the area's section labels or more are,
+    right of the stub (their middles within a point: labels centred over the table): the first
+    section's label, straight under the heads without the space the later ones have over them,
+    reads as a head's lower line when it falls inside one column ("Part-time" under "Customer")."""
+    first = next((k for k, x in enumerate(area) if len(x.chunks) >= 2), None)
+    if first is None:
+        return
+    left = min(x.x0 for x in area[first:])
+    mids = [(x.x0 + x.x1) / 2 for x in area[first:] if x.label and not x.stub and x.x0 > left + h]
+    for x in area[first + 1 :]:
+        mid = (x.x0 + x.x1) / 2
+        if not x.label and len(x.chunks) == 1 and x.x0 > left + h and not _reads_on(x):
+            x.label = sum(abs(mid - m) <= 1.0 for m in mids) >= 2
 
 
 def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:

@@ -813,7 +813,7 @@ def _stub_edge_past_labels(
     one chunk on both sides of the edge are one phrase; the edge moves past the phrases when no
     word of any other line (heads included) lies between, so every other line's cells stay as
     they were (a long label running into the column of a statement's figures, whose figures lie
-    beside it, keeps the edge).
+    beside it, keeps the edge); a section's label, one cell from the stub on, counts for neither.
 
     Where no word lies between the phrases' end and the next edge, the edge was no column's: the
     stub's labels have their word spaces one over another (a fixed-pitch font sets "Capacity
@@ -838,7 +838,8 @@ def _stub_edge_past_labels(
     ]
     end = max(ch[-1].x1 for ch in crossing)
     phrase_words = {id(w) for ch in crossing for w in ch}
-    right = [w.x0 for ln in area for w in ln.words if id(w) not in phrase_words and w.x1 > x]
+    # (a section's label is one cell from the stub on, wherever the edge goes)
+    right = [w.x0 for ln in area if not ln.label for w in ln.words if id(w) not in phrase_words and w.x1 > x]
     if any(x0 <= end for x0 in right):
         return None
     nxt = min(right, default=edges[2])

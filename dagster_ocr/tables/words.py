@@ -331,11 +331,13 @@ def _cell_text(words: list[_Word]) -> str:
     return _clean(_join_cell_lines(_words_text(band) for band in _bands(words)))
 
 
-#: a figure as a cell prints it: "1,234", "(23)", "12.7%", "5a" (a note's mark); a currency sign
-#: before or after it, with or without a space ("$ 12", "8 €"), also before the bracket of a negative
-#: ("$ (23)"); a negative share's "%" after the bracket ("(63)%")
+#: a figure as a cell prints it: "1,234", "(23)", "12.7%", "5a" (a note's mark, also a space apart:
+#: "258 u", "(0.6) r"; a note's superscript number read into the word after a bracket: "(20)1"); a
+#: currency sign before or after it, with or without a space ("$ 12", "8 €"), also before the bracket
+#: of a negative ("$ (23)"); a negative share's "%" after the bracket ("(63)%")
 _NUM_RE = re.compile(
-    r"^(?:[$€£¥]\s*)?[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?%?[a-z*†‡]?$",
+    r"^(?:[$€£¥]\s*)?[\(\[]?[-–—+−]?(?:[$€£¥]\s?)?\d[\d,.\s]*%?(?:\s?[$€£¥])?[\)\]]?%?"
+    r"(?:\s?[a-z*†‡]|(?<=[\)\]])\d{1,2})?$",
     re.IGNORECASE,
 )
 

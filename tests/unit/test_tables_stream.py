@@ -40,6 +40,13 @@ def test_a_negative_with_its_sign_outside_the_brackets_is_a_number() -> None:
     assert not _is_num("(a)") and not _is_num("%") and not _is_num("$ (note 3)")
 
 
+def test_a_figure_with_a_notes_mark_is_a_number() -> None:
+    """A flag a space after a negative ("(0.6) r", as "258 u" already read), a note's superscript
+    number read into the word after the bracket ("(20)1"); not a bracketed letter nor a year run on."""
+    assert _is_num("(0.6) r") and _is_num("258 u") and _is_num("(20)1") and _is_num("(1,234)12")
+    assert not _is_num("(a)1") and not _is_num("(20)123") and not _is_num("(20) rs")
+
+
 def test_price_list_rows_are_not_stacked_into_a_header() -> None:
     """A list of names and prices ("£ 8"; "8 €" alike) whose stub-only group lines sit between priced
     lines: every printed line is a row. While a currency sign set off by a space did not read as a
