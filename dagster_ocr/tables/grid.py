@@ -880,13 +880,29 @@ def _cut_word(
     A word running on past a side into an empty cell (a long label over a drawn rule) goes on at no
     such place, and stays whole there.
     """
-    chars = sorted(
+    mine = [
         (x0, x1, c)
         for x0, x1, cy, c in page_chars
         if w.y0 <= cy <= w.y1 and w.x0 - 0.5 <= (x0 + x1) / 2 <= w.x1 + 0.5
-    )
-    if "".join(c for _, _, c in chars) != w.text.replace(" ", ""):
-        return []
+    ]
+    chars = sorted(mine)
+    text = w.text.replace(" ", "")
+    if "".join(c for _, _, c in chars) != text:
+        # glyphs overlapping: a cell's text runs past its side under the next cell's, which starts
+        # over its last letters ("charged" + "Number", "N" set over the "d"); in the page's order
+        # each is a run of its own, the next one starting where x steps back. A run ends at the
+        # side the next one starts past (its ink clipped at the rule, as above)
+        steps = [i for i in range(1, len(mine)) if mine[i][0] < mine[i - 1][1] - 1.0]
+        if not steps or "".join(c for _, _, c in mine) != text:
+            return []
+        runs = [mine[a:b] for a, b in itertools.pairwise([0, *steps, len(mine)])]
+        out = []
+        for g, nxt in zip(runs, [*runs[1:], None], strict=True):
+            x0, x1 = min(c[0] for c in g), max(c[1] for c in g)
+            if nxt is not None:
+                x1 = min([x1, *(x for x in cuts if x0 < x <= nxt[0][0])])
+            out.append(_Word(x0, w.y0, x1, w.y1, "".join(c for *_, c in g)))
+        return out
     groups: list[list[tuple[float, float, str]]] = [[] for _ in range(len(cuts) + 1)]
     for ch in chars:
         groups[bisect.bisect_left(cuts, ch[0])].append(ch)

@@ -28,7 +28,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from dagster_ocr.model import BBox
@@ -115,9 +117,10 @@ def _within_rules(part: _Part, words: list[_Word], s: TableSettings, tab: Any = 
         if part.strategy != "lines" or part.n_cols < 2 or len(part.col_edges) != part.n_cols + 1:
             return part
         rules = _rule_edges(tab, part) if tab is not None else None
+        sides = _grid_sides(tab) if tab is not None else None
         if rules is not None and len(rules) < len(part.col_edges):
-            return _split_heads(part, words, rules, s)
-        return _read_within_rules(part, words, s)
+            return _split_heads(part, words, rules, s, sides)
+        return _read_within_rules(part, words, s, sides)
     except Exception:  # a reading that fails must not cost the grid the line finder found
         logger.warning("page %d: ruled grid not read again inside its rules", part.page_index, exc_info=True)
         return part
@@ -152,18 +155,26 @@ def _cell(words: list[_Word], edges: list[float], c: int) -> tuple[str, BBox]:
     return _cell_text(words), (edges[c], min(w.y0 for w in words), edges[c + 1], max(w.y1 for w in words))
 
 
-def _split_heads(part: _Part, words: list[_Word], rules: list[float], s: TableSettings) -> _Part:
+def _split_heads(
+    part: _Part,
+    words: list[_Word],
+    rules: list[float],
+    s: TableSettings,
+    sides: Callable[[float], list[float]] | None = None,
+) -> _Part:
     """A grid whose ruled columns ``_split_crowded_columns`` already cut into their text columns:
     its header rows set by the groups the rules make, as a reading's (``_heads_at_rules``)."""
     inside = _inside(part.bbox, words)
     owner = {k: _col_of(_mid(part.col_edges, k), rules) for k in range(part.n_cols)}
     if not inside or all(sum(1 for o in owner.values() if o == g) < 2 for g in set(owner.values())):
         return part
-    rows, boxes, header_rows = _heads_at_rules(part, part, inside, owner, s)
+    rows, boxes, header_rows = _heads_at_rules(part, part, inside, owner, s, sides)
     return dataclasses.replace(part, rows=rows, row_bboxes=boxes, header_rows=header_rows)
 
 
-def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Part:
+def _read_within_rules(
+    part: _Part, words: list[_Word], s: TableSettings, sides: Callable[[float], list[float]] | None = None
+) -> _Part:
     inside = _inside(part.bbox, words)
     if not inside or not _crowded(part, inside, s):
         return part
@@ -174,7 +185,7 @@ def _read_within_rules(part: _Part, words: list[_Word], s: TableSettings) -> _Pa
     owner = {
         k: _col_of((a + b) / 2, part.col_edges) for k, (a, b) in enumerate(itertools.pairwise(new.col_edges))
     }
-    rows, boxes, header_rows = _heads_at_rules(part, new, inside, owner, s)
+    rows, boxes, header_rows = _heads_at_rules(part, new, inside, owner, s, sides)
     logger.debug(
         "page %d: a ruled grid of %d columns read as %d inside its rules",
         part.page_index,
@@ -254,21 +265,42 @@ def _one_reading(part: _Part, ws: list[_Word], s: TableSettings) -> _Part | None
 
 
 def _placed(
-    ws: list[_Word], edges: list[float], s: TableSettings, below: list[_Word] | None = None
+    ws: list[_Word],
+    edges: list[float],
+    s: TableSettings,
+    below: list[_Word] | None = None,
+    sides: Callable[[float], list[float]] | None = None,
 ) -> dict[int, list[_Word]]:
     """Head words by column: each phrase (a line's chunk) whole in the column its middle lies in (a
     head set right over its figures and wider than them reaches over the gutter to its left).
     ``below``: the words of the line under them, read beside the heads so that a line of heads
     spaced alike ("Offense charged  Number  Percent  Number  Percent") is told from a justified line
-    by the row under it (``_text_lines``), and left out after."""
+    by the row under it (``_text_lines``), and left out after. ``sides``: the ruled grid's around
+    them (``_grid_sides``), each side between two cells of a row cutting a phrase (a stub's head
+    run on to the first sub-head a space apart, "Offense charged Number", past the rule)."""
     body = {id(w) for w in below or ()}
     per: dict[int, list[_Word]] = {}
     for ln in _text_lines([*ws, *(below or ())], s.chunk_gap) if ws else []:
         if any(id(w) in body for w in ln.words):
             continue
         for ch in ln.chunks:
-            per.setdefault(_col_of((ch[0].x0 + ch[-1].x1) / 2, edges), []).extend(ch)
+            xs = sides((ch[0].y0 + ch[0].y1) / 2) if sides is not None else []
+            for _, piece in itertools.groupby(ch, key=lambda w: _col_of((w.x0 + w.x1) / 2, xs)):
+                p = list(piece)
+                per.setdefault(_col_of((p[0].x0 + p[-1].x1) / 2, edges), []).extend(p)
     return per
+
+
+def _grid_sides(tab: Any) -> Callable[[float], list[float]]:
+    """The line finder's grid ``tab`` as a lookup: y -> the x of each side two cells of the grid's
+    row there share, between minus and plus infinity (so ``_col_of`` reads them as columns)."""
+    rows = []
+    for row in tab.rows:
+        cells = [c for c in row.cells if c is not None]
+        xs = [a[2] for a, b in itertools.pairwise(cells) if abs(a[2] - b[0]) <= 1]
+        if xs:
+            rows.append((min(c[1] for c in cells), max(c[3] for c in cells), [-math.inf, *xs, math.inf]))
+    return lambda y: next((xs for y0, y1, xs in rows if y0 <= y <= y1), [])
 
 
 def _with_head(new: _Part, head: list[_Word], s: TableSettings) -> _Part:
@@ -296,7 +328,12 @@ def _with_head(new: _Part, head: list[_Word], s: TableSettings) -> _Part:
 
 
 def _heads_at_rules(
-    part: _Part, new: _Part, inside: list[_Word], owner: dict[int, int], s: TableSettings
+    part: _Part,
+    new: _Part,
+    inside: list[_Word],
+    owner: dict[int, int],
+    s: TableSettings,
+    sides: Callable[[float], list[float]] | None = None,
 ) -> tuple[list[list[str | None]], list[list[BBox | None]], int]:
     """``new``'s rows, bboxes and header row count, its header rows cut where a rule of the grid
     runs between their lines, or under a line of group heads over a line of sub-heads (the text
@@ -357,7 +394,7 @@ def _heads_at_rules(
                 continue
             # the line under the band (the next band's, or the body's first row) tells its heads
             reach = b + 2 * max(w.y1 - w.y0 for w in band)
-            per = _placed(band, edges, s, [w for w in inside if b < (w.y0 + w.y1) / 2 <= reach])
+            per = _placed(band, edges, s, [w for w in inside if b < (w.y0 + w.y1) / 2 <= reach], sides)
             if k and k == len(bounds) - 2 and i == new.header_rows - 1 and set(per) == {0}:
                 # below the last rule of the heads, a stub's words alone: a row label's first
                 # lines, its figures on the line below (the body's), not a head

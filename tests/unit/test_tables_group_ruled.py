@@ -59,6 +59,10 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # crossed the gutter before it, set tight (``words._centred_over_group``: the run of three). And
 # 8549 (the sixth draw), 11609's form with the sub-heads in a band of their own under the group
 # heads' band: the head lines are read from the grid's first rows that hold no figure there.
+# 17429 (a twelfth draw, 16500-17999): the stub's head ("Offense charged") runs past the rule under
+# the first sub-head, set over its last letters, a space on: one word to PyMuPDF ("chargedNumber"),
+# cut where its glyphs step back (``grid._cut_word``), and a phrase cut at the grid's sides
+# (``grouped._placed``)
 @pytest.mark.parametrize(
     "seed",
     [
@@ -83,6 +87,7 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
         11609,
         11759,
         11939,
+        17429,
     ],
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
