@@ -812,13 +812,9 @@ def _split_at_sides(
     # looked up by its centre, not tried against every side of the page)
     sides: dict[int, set[float]] = {}
     for tab in tables:
-        for row in tab.rows:
-            cells = [c for c in row.cells if c is not None]
-            xs = [a[2] for a, b in itertools.pairwise(cells) if abs(a[2] - b[0]) <= 1]
-            if xs:
-                y0, y1 = min(c[1] for c in cells), max(c[3] for c in cells)
-                for y in range(math.floor(y0), math.ceil(y1) + 1):
-                    sides.setdefault(y, set()).update(xs)
+        for y0, y1, xs in row_sides(tab):
+            for y in range(math.floor(y0), math.ceil(y1) + 1):
+                sides.setdefault(y, set()).update(xs)
     if not sides:
         return words
     cut: dict[int, list[float]] = {}  # word index -> the sides it crosses
@@ -835,6 +831,18 @@ def _split_at_sides(
     for i, w in enumerate(words):
         pieces = _cut_word(w, cut[i], chars, starts) if i in cut else None
         out.extend(pieces if pieces else [w])
+    return out
+
+
+def row_sides(tab: Any) -> list[tuple[float, float, list[float]]]:
+    """Each row of the line finder's grid ``tab`` whose cells share a side: (top, bottom, the x of
+    each side two of its cells share)."""
+    out = []
+    for row in tab.rows:
+        cells = [c for c in row.cells if c is not None]
+        xs = [a[2] for a, b in itertools.pairwise(cells) if abs(a[2] - b[0]) <= 1]
+        if xs:
+            out.append((min(c[1] for c in cells), max(c[3] for c in cells), xs))
     return out
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from dagster_ocr.model import BBox
 from dagster_ocr.tables.cells import _Part
+from dagster_ocr.tables.grid import row_sides
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.stream import _col_of, _stream_tables
 from dagster_ocr.tables.words import (
@@ -292,14 +293,9 @@ def _placed(
 
 
 def _grid_sides(tab: Any) -> Callable[[float], list[float]]:
-    """The line finder's grid ``tab`` as a lookup: y -> the x of each side two cells of the grid's
-    row there share, between minus and plus infinity (so ``_col_of`` reads them as columns)."""
-    rows = []
-    for row in tab.rows:
-        cells = [c for c in row.cells if c is not None]
-        xs = [a[2] for a, b in itertools.pairwise(cells) if abs(a[2] - b[0]) <= 1]
-        if xs:
-            rows.append((min(c[1] for c in cells), max(c[3] for c in cells), [-math.inf, *xs, math.inf]))
+    """The line finder's grid ``tab`` as a lookup: y -> the sides its row there shares between
+    cells (``grid.row_sides``), between minus and plus infinity (so ``_col_of`` reads columns)."""
+    rows = [(y0, y1, [-math.inf, *xs, math.inf]) for y0, y1, xs in row_sides(tab)]
     return lambda y: next((xs for y0, y1, xs in rows if y0 <= y <= y1), [])
 
 
