@@ -25,10 +25,10 @@ table.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import logging
-import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -161,7 +161,7 @@ def _split_heads(
     words: list[_Word],
     rules: list[float],
     s: TableSettings,
-    sides: Callable[[float], list[float]] | None = None,
+    sides: Callable[[float], list[float]] | None,
 ) -> _Part:
     """A grid whose ruled columns ``_split_crowded_columns`` already cut into their text columns:
     its header rows set by the groups the rules make, as a reading's (``_heads_at_rules``)."""
@@ -174,7 +174,7 @@ def _split_heads(
 
 
 def _read_within_rules(
-    part: _Part, words: list[_Word], s: TableSettings, sides: Callable[[float], list[float]] | None = None
+    part: _Part, words: list[_Word], s: TableSettings, sides: Callable[[float], list[float]] | None
 ) -> _Part:
     inside = _inside(part.bbox, words)
     if not inside or not _crowded(part, inside, s):
@@ -286,16 +286,19 @@ def _placed(
             continue
         for ch in ln.chunks:
             xs = sides((ch[0].y0 + ch[0].y1) / 2) if sides is not None else []
-            for _, piece in itertools.groupby(ch, key=lambda w: _col_of((w.x0 + w.x1) / 2, xs)):
-                p = list(piece)
+            # (the chunk's words between two sides of the grid, by their middles)
+            pieces = [
+                list(g) for _, g in itertools.groupby(ch, key=lambda w: bisect.bisect(xs, (w.x0 + w.x1) / 2))
+            ]
+            for p in pieces:
                 per.setdefault(_col_of((p[0].x0 + p[-1].x1) / 2, edges), []).extend(p)
     return per
 
 
 def _grid_sides(tab: Any) -> Callable[[float], list[float]]:
     """The line finder's grid ``tab`` as a lookup: y -> the sides its row there shares between
-    cells (``grid.row_sides``), between minus and plus infinity (so ``_col_of`` reads columns)."""
-    rows = [(y0, y1, [-math.inf, *xs, math.inf]) for y0, y1, xs in row_sides(tab)]
+    cells (``grid.row_sides``), left to right, or []."""
+    rows = row_sides(tab)
     return lambda y: next((xs for y0, y1, xs in rows if y0 <= y <= y1), [])
 
 
@@ -329,7 +332,7 @@ def _heads_at_rules(
     inside: list[_Word],
     owner: dict[int, int],
     s: TableSettings,
-    sides: Callable[[float], list[float]] | None = None,
+    sides: Callable[[float], list[float]] | None,
 ) -> tuple[list[list[str | None]], list[list[BBox | None]], int]:
     """``new``'s rows, bboxes and header row count, its header rows cut where a rule of the grid
     runs between their lines, or under a line of group heads over a line of sub-heads (the text

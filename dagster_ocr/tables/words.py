@@ -165,15 +165,12 @@ def _heads_row(chunks: list[list[_Word]], beside: _TextLine) -> bool:
     h = chunks[0][0].y1 - chunks[0][0].y0
     if max(beside.y0 - chunks[0][0].y1, chunks[0][0].y0 - beside.y1) > h:
         return False
-    heads = [(ch[0].x0, ch[-1].x1) for ch in chunks]
-    if (
-        beside.y1 <= chunks[0][0].y0
-        and len(beside.chunks) >= 2
-        and all(_centred_over_group(ch[0].x0, ch[-1].x1, heads, one=False) for ch in beside.chunks)
-    ):
+    if beside.y1 <= chunks[0][0].y0 and len(beside.chunks) >= 2:
         # group heads above, each phrase centred over a run of these chunks: sub-heads (a
         # monospaced font's, a space inside a head and a space and a half between heads)
-        return True
+        heads = [(ch[0].x0, ch[-1].x1) for ch in chunks]
+        if all(_centred_over_group(ch[0].x0, ch[-1].x1, heads, one=False) for ch in beside.chunks):
+            return True
     cells = beside.chunks
     if cells and cells[0][-1].x1 < chunks[0][0].x0 and len(cells) > len(chunks) - 1:
         cells = cells[1:]  # a row under heads that leave the stub's head blank: its label
