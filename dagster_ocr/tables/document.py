@@ -386,8 +386,10 @@ def _short_continuation(
     row = sorted((ln for ln in above if y0 < (ln.bbox[1] + ln.bbox[3]) / 2 < y1), key=lambda ln: ln.bbox[0])
     text = " ".join(ln.text for ln in row)
     one = bool(row) and _totals_line(text, prev)
-    # a row drawn between rules is a table's row: a total alone with fewer figures than columns too
-    ruled = bool(row) and not one and _totals_line(text, prev, some=True) and _between_rules(pg, row)
+    # a row drawn between rules is a table's row: a total alone with fewer figures than columns too;
+    # unruled, one of two figures or more, which only a mapping onto the columns above joins
+    ruled = bool(row) and not one and _totals_line(text, prev, least=1) and _between_rules(pg, row)
+    ruled = ruled or bool(row) and not one and _totals_line(text, prev, least=2)
     if len(above) < 2 and not one and not ruled:
         return None
     relaxed = s.model_copy(
@@ -408,17 +410,18 @@ def _short_continuation(
     return part
 
 
-def _totals_line(text: str, prev: _Part, some: bool = False) -> bool:
+def _totals_line(text: str, prev: _Part, least: int = 0) -> bool:
     """A line that can be a table's last row alone on its page: a label, then a figure for each
-    column of ``prev`` right of its stub (with ``some``, for one of them at least), nothing else (a
-    totals row that the page break left behind). Any other single line at a page's top is as often
-    prose or a heading; one short of a figure a column is such a row only drawn between rules."""
+    column of ``prev`` right of its stub (with ``least``, for that many of them at least), nothing
+    else (a totals row that the page break left behind). Any other single line at a page's top is
+    as often prose or a heading; a label and one figure short of a figure a column ("Note 12") is
+    such a row only drawn between rules."""
     words = text.split()
     figures = 0
     while words and _is_num(words[-1]):
         words.pop()
         figures += 1
-    wanted = 1 <= figures <= prev.n_cols - 1 if some else figures == prev.n_cols - 1
+    wanted = least <= figures <= prev.n_cols - 1 if least else figures == prev.n_cols - 1
     return bool(words) and not _is_num(words[0]) and wanted and prev.n_cols >= 3
 
 

@@ -278,6 +278,50 @@ def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] |
     return [(min(bx[0] for bx in boxes), max(bx[2] for bx in boxes)) for boxes in printed]
 
 
+def _right_edges(part: _Part, lines: list[Line], tol: float = 1.5) -> list[float | None]:
+    """Each column's right edge as its body lines print it, where they all end there (to ``tol``
+    points: figures set flush right); None for a column of ragged or no lines."""
+    ea = part.col_edges
+    top = part.row_bboxes[part.header_rows][0] if len(part.row_bboxes) > part.header_rows else None
+    y_from = top[1] if top is not None else part.bbox[1]
+    ends: list[list[float]] = [[] for _ in range(part.n_cols)]
+    for ln in lines:
+        x0, y0, x1, y1 = ln.bbox
+        if not (y_from <= (y0 + y1) / 2 <= part.bbox[3] and ea[0] <= (x0 + x1) / 2 <= ea[-1]):
+            continue
+        j = min(bisect.bisect_right(ea, (x0 + x1) / 2) - 1, part.n_cols - 1)
+        if ea[j] - 1 <= x0 and x1 <= ea[j + 1] + 1:
+            ends[j].append(x1)
+    return [sorted(e)[len(e) // 2] if e and max(e) - min(e) <= tol else None for e in ends]
+
+
+def _moved_figures_map(
+    a: _Part, b: _Part, extents: list[tuple[float, float]], lines: list[Line], tol: float = 1.5
+) -> list[int] | None:
+    """For a continuation of a label and figures under no header (a totals row alone on its page)
+    set in a layout of its own (a stub set wider or narrower for its long label moves every figure
+    as much): ``b``'s columns in ``a``'s, found by the one shift that sets each of ``b``'s figures
+    flush with the right edge of one of ``a``'s figure columns, in order (a total may leave a column
+    empty). Positions compared as printed name the wrong columns there; a figure alone fits any
+    shift, and evenly spaced columns several, so two figures at least and exactly one shift."""
+    if b.n_cols < 3 or b.n_cols > a.n_cols:
+        return None
+    edges = _right_edges(a, lines, tol)
+    ends = [x1 for _, x1 in extents[1:]]
+    found: list[list[int]] = []
+    for k, edge in enumerate(edges):
+        if k == 0 or edge is None:
+            continue
+        shift = edge - ends[-1]
+        cols = [
+            next((i for i, e in enumerate(edges) if i and e is not None and abs(e - x - shift) <= tol), -1)
+            for x in ends
+        ]
+        if -1 not in cols and all(x < y for x, y in itertools.pairwise(cols)):
+            found.append([0, *cols])
+    return found[0] if len(found) == 1 else None
+
+
 def _remapped(a: _Part, b: _Part, cmap: list[int]) -> _Part:
     """``b`` laid out in ``a``'s columns (``cmap`` from ``_column_map``): the cells of columns that
     fall in one column of ``a`` joined left to right, a column of ``a`` that ``b`` lacks empty."""
@@ -538,7 +582,7 @@ def _mapped_continuation(
         # a part of a few rows of figures (a totals page) puts its column edges in the middles of
         # wide gutters, across the columns of the part before: where its cells' own lines lie says
         # which they are (a block of labels, a header printed apart, is not mapped so)
-        cmap = _column_map(a, b, s, ext)
+        cmap = _column_map(a, b, s, ext) or _moved_figures_map(a, b, ext, lines[a.page_index])
         m = None if cmap is None else b if _refitted(a, b, cmap) else _remapped(a, b, cmap)
     if m is None and b.n_cols == a.n_cols and _same_kinds(a, b):
         # as many columns, each of the kind it continues (labels, figures), only set narrower or

@@ -351,6 +351,26 @@ def _is_num(text: str) -> bool:
     return bool(_NUM_RE.match(text.strip())) if text.strip() else False
 
 
+#: what opens a figure and cannot go on one before it: a sign, a bracket, a currency sign
+_FIGURE_OPENS = re.compile(r"^[\(\[\-–—+−$€£¥]")
+#: a figure grouped or with decimals ("1,267", "0.5"), after which a space groups no digits
+_GROUPED = re.compile(r"\d[,.]\d")
+
+
+def _figures_apart(a: str, b: str) -> bool:
+    """Words ``a`` then ``b`` (a space apart) are two figures, never one: ``b`` opens with a sign,
+    a bracket or a currency sign, or ``a`` is grouped with commas or points already, so the space
+    is no thousands separator ("1 234 567" stays one figure). A wide figure set right in its column
+    can come within a space of the figure before it ("1,267 -240,888"): the columns' gutter is
+    there all the same."""
+    return _whole_figure(a) and _whole_figure(b) and bool(_FIGURE_OPENS.match(b) or _GROUPED.search(a))
+
+
+def _whole_figure(text: str) -> bool:
+    """A figure, its brackets closed where it opens one ("(1,234)", not "(1" of a formula)."""
+    return _is_num(text) and (text[0] not in "([" or text[-1] in ")]")
+
+
 def _column_cover(area: list[_TextLine], x0: float, n: int, chunks: bool = False) -> list[int]:
     """How many lines of ``area`` have a word over each 1-pt column ``x0 + i``, i < n (with
     ``chunks``, a chunk: the spaces between its words covered too).
@@ -790,6 +810,24 @@ def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x
     return len(lines) >= 2 and bounded
 
 
+def _figures_part(area: list[_TextLine], lo: float, hi: float) -> bool:
+    """Whether a clear run ``lo..hi`` too narrow for a gutter is one all the same: on one line two
+    figures that are never one (``_figures_apart``) end and begin at its two sides, and another
+    line parts two phrases there by more (a head line over the two columns). A figure as wide as its
+    column comes within a space of the column before ("1,267 -240,888" under "Network output" and
+    "Import"), where the other lines' gutter is the head's."""
+    parts = across = 0
+    for ln in area:
+        for w, v in itertools.pairwise(ln.words):
+            # the run is the space between them, no narrower: no other line's words reach into it
+            if abs(w.x1 - lo) <= 1.5 and abs(v.x0 - hi) <= 1.5 and _figures_apart(w.text, v.text):
+                parts += 1
+        for a, b in itertools.pairwise(ln.chunks):
+            if a[-1].x1 < lo - 0.5 and b[0].x0 >= hi - 0.5 or a[-1].x1 <= lo + 0.5 and b[0].x0 > hi + 0.5:
+                across += 1
+    return parts >= 1 and across >= 1
+
+
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
     """Whether the words crossing ``x`` are figures set right with figures right of ``x``: the run
     of space they cross is the inside of one column of figures set right, not a gutter.
@@ -901,7 +939,11 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             if (
                 i > 0
                 and j < n
-                and (wide or (signs and _opens_sign_cells(signs, x0 + i, x0 + j, s.min_col_gap * h)))
+                and (
+                    wide
+                    or (signs and _opens_sign_cells(signs, x0 + i, x0 + j, s.min_col_gap * h))
+                    or _figures_part(area, x0 + i, x0 + j)
+                )
             ):
                 # inside the gutter, the position with the fewest crossings: of words, then of
                 # phrases (a header cell wider than its figures reaches into the gutter, and the

@@ -36,6 +36,7 @@ from dagster_ocr.tables.rows import (  # noqa: E402
 )
 from dagster_ocr.tables.stream import _stub_edge_past_labels  # noqa: E402
 from dagster_ocr.tables.words import (  # noqa: E402
+    _figures_apart,
     _norm,
     _signs_from_figures,  # noqa: E402
     _TextLine,
@@ -138,6 +139,35 @@ def test_another_layout_needs_figures_to_tell_data_from_a_header() -> None:
 )
 def test_a_table_over_pages_that_do_not_line_up_is_one_table(seed: int, tags: list[str]) -> None:
     _assert_one_table(seed, "shifted_tail", tags)
+
+
+def test_a_figure_as_wide_as_its_column_a_space_from_the_one_before_stays_in_its_column() -> None:
+    """tune 18709 (``shifted_tail``, the thirteenth draw): on the totals page, its columns fitted to
+    its own rows, "-240,888" fills the "Import" column to within a space of "1,267" in the column
+    before; the two read as one phrase and the page's two columns as one. A figure opening with a
+    sign cannot go on the one before it, and the head line parts the columns there: a gutter."""
+    truth, table = _assert_one_table(18709, "shifted_tail", ["none", "repeat", "totals", "contd"])
+    assert table.grid()[-1] == truth.merged[-1] == ["Grand total 3", "", "1,267", "-240,888", "3,859"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "apart"),
+    [
+        ("1,267", "-240,888", True),  # a sign opens the second figure
+        ("(1,234)", "(5,678)", True),
+        ("12.5", "3.4", True),  # decimals before the space: no thousands group follows
+        ("1", "234", False),  # "1 234 567": thousands set apart by a space
+        ("12", "345,6", False),
+        ("2023", "2022", False),  # years a space apart: left to the gutter search
+        ("Total", "-5", False),
+        # never one figure either, a citation's volume and issue: a gutter there is the gutter
+        # search's to find (another line must part phrases there), not this test's
+        ("16", "(7)", True),
+        ("2", "(1", False),  # a formula's bracket left open
+    ],
+)
+def test_two_figures_a_space_apart_are_never_one_only_where_nothing_can_join_them(a, b, apart) -> None:
+    assert _figures_apart(a, b) is apart
 
 
 def test_as_many_columns_of_the_same_kinds_map_column_for_column() -> None:
@@ -292,11 +322,14 @@ def _table_then_two_lines(block: list[list[tuple[float, str]]], top: float = 80.
           [(72, "Approved by:"), (160, "K. Lee"), (330, "Date:"), (380, "14 March 2024")]], [0]),
         ([[(72, "t"), (300, "tonnes"), (380, "metric"), (460, "mass")],
           [(72, "e"), (300, "estimate"), (380, "not"), (460, "final")]], [0]),
-        # one line: a total alone, a figure under each column, joins; a line of words and a year
-        # under the same columns, a heading, stays the page's text
+        # one line: a total alone, a figure under each column, joins, and so does one that leaves
+        # a column empty, its two figures or more under the columns they total; a line of words
+        # and a year under the same columns, a heading, stays the page's text, and so does a label
+        # and one figure (a note's heading, "Note 12", reads so)
         ([[(72, "Total"), (300, "12,345"), (380, "23,456"), (460, "34,567")]], [0, 1]),
         ([[(72, "Notes to the"), (300, "accounts"), (380, "for"), (460, "2024")]], [0]),
-        ([[(72, "Total"), (300, "12,345"), (380, "23,456")]], [0]),
+        ([[(72, "Total"), (300, "12,345"), (380, "23,456")]], [0, 1]),
+        ([[(72, "Total"), (300, "12,345")]], [0]),
     ],
     ids=[
         "totals page joins",
@@ -304,7 +337,8 @@ def _table_then_two_lines(block: list[list[tuple[float, str]]], top: float = 80.
         "glossary stays text",
         "one totals line joins",
         "one line of words stays text",
-        "one line short of a figure a column stays text",
+        "one line short of a figure a column joins",
+        "one line of a label and one figure stays text",
     ],
 )  # fmt: skip
 def test_two_aligned_lines_after_a_table_join_it_only_as_its_continuation(block, pages) -> None:
@@ -336,6 +370,26 @@ def test_a_last_page_of_one_totals_row_under_rules_joins_the_table() -> None:
     column after a table that ends its page is its last row."""
     truth, table = _assert_one_table(1460, "label_tail", ["header", "no_repeat", "totals"])
     assert table.grid()[-1] == truth.merged[-1]
+
+
+def test_a_totals_row_alone_in_a_layout_of_its_own_joins_by_the_one_shift_of_its_figures() -> None:
+    """tune 18200 (``label_tail``, the thirteenth draw): the last page prints the totals row alone,
+    unruled, its long label in a stub set wider, so both figures stand 65 points right of the
+    columns they total, and one column is left empty ("3,416", "", "45,571"). Moved by one shift,
+    each figure ends flush with a figure column of the page before, and no other shift fits both."""
+    truth, table = _assert_one_table(18200, "label_tail", ["none", "no_repeat", "totals"])
+    total = ["All items, of which district variance", "3,416", "", "45,571"]
+    assert table.grid()[-1] == truth.merged[-1] == total
+
+
+def test_a_totals_row_alone_whose_figures_fit_two_shifts_is_not_joined_by_a_guess() -> None:
+    """tune 17930 (``label_tail``): the totals row's two figures ("18", "83") are as far apart as
+    two pairs of evenly spaced columns of the page before, so two shifts fit and nothing says
+    which columns they total: the row is left out of the table rather than put in a guessed pair."""
+    case, tables = _tables(17930, "label_tail")
+    assert case.tags == ["header", "no_repeat", "totals"]
+    assert tables[0].pages == [0, 1, 2, 3, 4]
+    assert not any("All items" in (c.text or "") for c in tables[0].cells)
 
 
 def test_a_header_repeated_over_a_column_the_page_reads_more_is_a_repeat() -> None:
