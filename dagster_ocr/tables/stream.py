@@ -68,11 +68,27 @@ def _crosses(w: _Word, edges: list[float]) -> bool:
     return any(w.x0 + t < e < w.x1 - t for e in edges)
 
 
+def _cut_at_edges(chunk: list[_Word], inner: list[float]) -> list[list[_Word]]:
+    """``chunk`` cut at the spaces between its words that an edge lies in, where a word of it crosses
+    an edge (``_crosses``); whole otherwise, its words then placed one by one. Heads wider than their
+    narrow figures are set a space apart ("Securities Equivalents" over two columns): the word that
+    reaches over its own column's sign edge spans that column, not its neighbour's head too."""
+    if len(chunk) < 2 or not any(_crosses(w, inner) for w in chunk):
+        return [chunk]
+    pieces = [[chunk[0]]]
+    for w, v in itertools.pairwise(chunk):
+        if any(w.x1 <= e <= v.x0 for e in inner):
+            pieces.append([v])
+        else:
+            pieces[-1].append(v)
+    return pieces
+
+
 def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[_Word]]]:
     """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
     cells: dict[int, tuple[int, list[_Word]]] = {}
     inner = edges[1:-1]
-    for chunk in ln.chunks:
+    for chunk in (piece for whole in ln.chunks for piece in _cut_at_edges(whole, inner)):
         # a word crosses a gutter's edge when more than its end reaches over it: a figure set right
         # against the next column's "$" sign puts the edge a point or two inside it
         crosses = any(_crosses(w, inner) for w in chunk)

@@ -143,6 +143,20 @@ def test_heads_stacked_a_head_over_a_head_keep_their_columns_past_the_edges(seed
     assert table.header_rows == 1
 
 
+def test_heads_a_space_apart_over_sign_columns_part_at_the_columns_edge() -> None:
+    """tune 19255 (``wide_statement``, the thirteenth draw): "Securities" and "Equivalents", the
+    last lines of two stacked heads wider than their figures, are set a space apart, one phrase of
+    the line; "Equivalents" reaches over its own column's "$" edge, and the phrase was placed whole,
+    spanning both columns. Cut at the space an edge lies in, each word heads its own column."""
+    case, tables = _tables(19255, "wide_statement")
+    (table,) = tables
+    truth = case.tables[0].merged
+    grid = [[_norm(x) for x in r] for r in table.grid()]
+    assert table.header_rows == 1
+    assert grid[0][3:5] == [_norm("Marketable Securities"), _norm("Cash Equivalents")]
+    assert grid[1:] == [[_norm(x) for x in r] for r in truth[1:]]
+
+
 def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     """A note's table per year (Apple's fair values by level: 2024 on one page, 2023 on the next,
     the same column heads under each year): the years sit above the grids, in their headings, and
