@@ -31,6 +31,11 @@ from dagster_ocr.tables.words import (
     is_units,
 )
 
+#: how near a head's centre (or either end) sits to the head's under it when the two stack
+STACK_TOL = 1.5
+#: a head's word: three letters or more (not a formula's index, "n", nor a figure)
+_HEAD_WORD_RE = re.compile(r"[^\W\d_]{3}")
+
 
 def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLine]]:
     """Runs of consecutive multi-chunk lines (with short stub-only lines bridged) = table candidates.
@@ -116,7 +121,7 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
                 _flag_labels(cur, pending, ln, s)
                 cur.extend(pending)
             else:
-                cur.extend(_label_above(ln, before, h, s))
+                cur.extend(_label_above(ln, before, h, s) or _heads_above(ln, before, h, s))
             pending, wrapped = [], 0
             cur.append(ln)
             continue
@@ -732,6 +737,41 @@ def _label_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSetti
             return []
         nxt = x
     return []
+
+
+def _heads_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:
+    """The top lines of a head stacked higher than its neighbours, set above ``ln``, the first line
+    of an area and a line of three heads or more (words, no digit): one-chunk lines up from ``ln``
+    (two at most), each holding a word of three letters, close above the next, centred on one head
+    of it to a point and a half and inside that head's side of the gaps to its neighbours ("Cash
+    and" over "Cash" over "Equivalents", "Current" over "Marketable Securities", "Trading" over
+    "symbol(s)"). An area starts at its first line of several chunks, so a head's line alone above
+    the others was left out of the table, its words the table's context, not its column's head."""
+    texts = [_words_text(ch) for ch in ln.chunks]
+    if len(texts) < 3 or not all(_HEAD_WORD_RE.search(t) and not re.search(r"\d", t) for t in texts):
+        # periods below ("September 28,", "2024"): a line centred over the middle one is the run's
+        # head ("Years ended"), not one column's
+        return []
+    out: list[_TextLine] = []
+    heads, nxt = ln.chunks, ln
+    for x in reversed(before[-2:]):
+        k = next((k for k, ch in enumerate(heads) if ch[0].x0 + 1 < x.x1 and x.x0 < ch[-1].x1 - 1), None)
+        if k is None or not _HEAD_WORD_RE.search(_words_text(x.words)):
+            break
+        head = heads[k]
+        # within the head's own side of the gaps to its neighbours: a group's head over several
+        # columns, centred over the middle one, reaches past them
+        lo = (heads[k - 1][-1].x1 + head[0].x0) / 2 if k else -math.inf
+        hi = (head[-1].x1 + heads[k + 1][0].x0) / 2 if k + 1 < len(heads) else math.inf
+        if (
+            not lo < x.x0 <= x.x1 < hi
+            or abs((x.x0 + x.x1) - (head[0].x0 + head[-1].x1)) / 2 > STACK_TOL
+            or not _close_below(nxt, x, [x, nxt], h, s)
+        ):
+            break
+        out.insert(0, x)
+        heads, nxt = x.chunks, x
+    return out
 
 
 def _close_below(ln: _TextLine, above: _TextLine, lines: list[_TextLine], h: float, s: TableSettings) -> bool:

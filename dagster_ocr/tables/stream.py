@@ -20,6 +20,7 @@ from dagster_ocr.paragraphs.furniture import _is_page_number
 from dagster_ocr.tables.areas import (
     _PERIOD_RE,
     _YEAR_RE,
+    STACK_TOL,
     _centred_over,
     _close_below,
     _line_gap,
@@ -586,10 +587,6 @@ def _phrase_spans(
             out.pop(c)
             out[a] = (b, ws)
     return dict(sorted(out.items()))
-
-
-#: how near a head's centre (or either end) sits to the head's under it when the two stack
-STACK_TOL = 1.5
 
 
 def _stacked_heads(
