@@ -193,18 +193,29 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
 
 def _labels_set_alike(area: list[_TextLine], h: float) -> None:
     """Flag a one-chunk line under the heads set as two of the area's section labels or more are,
-    right of the stub (their middles within a point: labels centred over the table): the first
-    section's label, straight under the heads without the space the later ones have over them,
-    reads as a head's lower line when it falls inside one column ("Part-time" under "Customer")."""
+    right of the stub (their middles within a point: labels centred over the table), or as one
+    where it is set on no head as a head's lower line would be: the first section's label,
+    straight under the heads without the space the later ones have over them, reads as a head's
+    lower line when it falls inside one column ("Part-time" under "Customer")."""
     first = next((k for k, x in enumerate(area) if len(x.chunks) >= 2), None)
     if first is None:
         return
     left = min(x.x0 for x in area[first:])
     mids = [(x.x0 + x.x1) / 2 for x in area[first:] if x.label and not x.stub and x.x0 > left + h]
+    heads = area[first].chunks
     for x in area[first + 1 :]:
         mid = (x.x0 + x.x1) / 2
         if not x.label and len(x.chunks) == 1 and x.x0 > left + h and not _reads_on(x):
-            x.label = sum(abs(mid - m) <= 1.0 for m in mids) >= 2
+            alike = sum(abs(mid - m) <= 1.0 for m in mids)
+            # one label alike will do where the line is set on no head (a head's lower line is)
+            x.label = alike >= 2 or alike == 1 and not any(_stacked_under(x.x0, x.x1, ch) for ch in heads)
+
+
+def _stacked_under(x0: float, x1: float, head: list[_Word]) -> bool:
+    """Words from ``x0`` to ``x1`` set under (or over) ``head`` as a head's other line is: centred
+    on it, or level with one of its ends, to ``STACK_TOL``."""
+    h0, h1 = head[0].x0, head[-1].x1
+    return min(abs((x0 + x1) - (h0 + h1)) / 2, abs(x0 - h0), abs(x1 - h1)) <= STACK_TOL
 
 
 def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:

@@ -20,10 +20,10 @@ from dagster_ocr.paragraphs.furniture import _is_page_number
 from dagster_ocr.tables.areas import (
     _PERIOD_RE,
     _YEAR_RE,
-    STACK_TOL,
     _centred_over,
     _close_below,
     _line_gap,
+    _stacked_under,
     _table_areas,
 )
 from dagster_ocr.tables.cells import _Part
@@ -625,10 +625,7 @@ def _stacked_on(ws: list[_Word], below: list[dict[int, tuple[int, list[_Word]]]]
         if len(hs) > 1:
             return None
         c, e, hw = hs[0]
-        h0, h1 = hw[0].x0, hw[-1].x1
-        if min(abs((x0 + x1) - (h0 + h1)) / 2, abs(x0 - h0), abs(x1 - h1)) > STACK_TOL:
-            return None
-        return c, e
+        return (c, e) if _stacked_under(x0, x1, hw) else None
     return None
 
 

@@ -167,6 +167,19 @@ def test_a_section_label_centred_over_the_table_is_the_stubs_cell(seed: int) -> 
         assert _norm(row[0]) == _norm(label) and not any(row[1:]), row
 
 
+# a thirteenth fresh tune draw (18000-19499): ``sectioned`` 18763, two sections only, their labels
+# centred over the table: the first, straight under the heads, is set as the one later label is
+# and on no head ("Exports" between "Average" and "Channel factory"), so it is a label, not the
+# head's lower line (one label alike is enough where the line is stacked on no head)
+def test_a_first_section_label_set_as_the_only_other_one_and_on_no_head_is_a_label() -> None:
+    case = make_case(18763, "sectioned")
+    assert case.tags == ["rules", "centre", "right", "place:centre"]
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    (truth,) = case.tables
+    assert [[_norm(x) for x in r] for r in table.grid()] == [[_norm(x) for x in r] for r in truth.merged]
+
+
 # a twelfth fresh tune draw (16500-17249), each grid as drawn: ``sectioned`` 16813, section labels
 # centred over a narrow table inside its first figures' column: the first, straight under the heads
 # ("Part-time" under "Customer"), was read as the head's second line (it is set as the later labels
