@@ -193,22 +193,29 @@ def _table_areas(lines: list[_TextLine], s: TableSettings) -> list[list[_TextLin
 
 def _labels_set_alike(area: list[_TextLine], h: float) -> None:
     """Flag a one-chunk line under the heads set as two of the area's section labels or more are,
-    right of the stub (their middles within a point: labels centred over the table), or as one
-    where it is set on no head as a head's lower line would be: the first section's label,
-    straight under the heads without the space the later ones have over them, reads as a head's
-    lower line when it falls inside one column ("Part-time" under "Customer")."""
+    right of the stub (their middles within a point: labels centred over the table), or straight
+    under a line of heads as one is, set on no head as a head's lower line would be: the first
+    section's label, straight under the heads without the space the later ones have over them,
+    reads as a head's lower line when it falls inside one column ("Part-time" under "Customer")."""
     first = next((k for k, x in enumerate(area) if len(x.chunks) >= 2), None)
     if first is None:
         return
     left = min(x.x0 for x in area[first:])
     mids = [(x.x0 + x.x1) / 2 for x in area[first:] if x.label and not x.stub and x.x0 > left + h]
     heads = area[first].chunks
-    for x in area[first + 1 :]:
+    heads_only = not any(_is_num(_words_text(ch)) for ch in heads)
+    for k, x in enumerate(area[first + 1 :]):
         mid = (x.x0 + x.x1) / 2
         if not x.label and len(x.chunks) == 1 and x.x0 > left + h and not _reads_on(x):
             alike = sum(abs(mid - m) <= 1.0 for m in mids)
-            # one label alike will do where the line is set on no head (a head's lower line is)
-            x.label = alike >= 2 or alike == 1 and not any(_stacked_under(x.x0, x.x1, ch) for ch in heads)
+            # one label alike will do for the line straight under a line of heads where it is set
+            # on none of them, as a head's lower line would be
+            x.label = alike >= 2 or (
+                alike == 1
+                and k == 0
+                and heads_only
+                and not any(_stacked_under(x.x0, x.x1, ch) for ch in heads)
+            )
 
 
 def _stacked_under(x0: float, x1: float, head: list[_Word]) -> bool:
@@ -759,15 +766,20 @@ def _heads_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSetti
     "symbol(s)"). An area starts at its first line of several chunks, so a head's line alone above
     the others was left out of the table, its words the table's context, not its column's head."""
     texts = [_words_text(ch) for ch in ln.chunks]
-    if len(texts) < 3 or not all(_HEAD_WORD_RE.search(t) and not re.search(r"\d", t) for t in texts):
+    if (
+        len(texts) < 3
+        or not all(_HEAD_WORD_RE.search(t) and not re.search(r"\d", t) for t in texts)
+        or len(set(texts)) == 1
+    ):
         # periods below ("September 28,", "2024"): a line centred over the middle one is the run's
-        # head ("Years ended"), not one column's
+        # head ("Years ended"), not one column's; heads all alike ("Year Ended" over each year)
+        # are the same depth, so a line over one of them is not that one's alone
         return []
     out: list[_TextLine] = []
     heads, nxt = ln.chunks, ln
     for x in reversed(before[-2:]):
         k = next((k for k, ch in enumerate(heads) if ch[0].x0 + 1 < x.x1 and x.x0 < ch[-1].x1 - 1), None)
-        if k is None or not _HEAD_WORD_RE.search(_words_text(x.words)):
+        if k is None or not _HEAD_WORD_RE.search(text := _words_text(x.words)) or is_units(text):
             break
         head = heads[k]
         # within the head's own side of the gaps to its neighbours: a group's head over several

@@ -69,12 +69,17 @@ def _crosses(w: _Word, edges: list[float]) -> bool:
     return any(w.x0 + t < e < w.x1 - t for e in edges)
 
 
+#: the most words a phrase of heads set a space apart holds (``_cut_at_edges``); a longer chunk is
+#: a sentence (a note under the grid), placed whole
+_HEAD_WORDS = 4
+
+
 def _cut_at_edges(chunk: list[_Word], inner: list[float]) -> list[list[_Word]]:
     """``chunk`` cut at the spaces between its words that an edge lies in, where a word of it crosses
     an edge (``_crosses``); whole otherwise, its words then placed one by one. Heads wider than their
     narrow figures are set a space apart ("Securities Equivalents" over two columns): the word that
     reaches over its own column's sign edge spans that column, not its neighbour's head too."""
-    if len(chunk) < 2 or not any(_crosses(w, inner) for w in chunk):
+    if not 2 <= len(chunk) <= _HEAD_WORDS or not any(_crosses(w, inner) for w in chunk):
         return [chunk]
     pieces = [[chunk[0]]]
     for w, v in itertools.pairwise(chunk):

@@ -34,8 +34,12 @@ from dagster_ocr.tables.statement import merge_stacked_heads  # noqa: E402
 # 175 a monospaced statement whose first head was cut the same way before its comma ("September" |
 # "28,"): the day, read as a figure, made the header rows a row of data and no "$" column folded;
 # 2097 (a fresh tune draw) the heads a line's pitch under the units line "(in millions, except per
-# share data)", read as a paragraph the figure columns went on from (the labels were cut off)
-@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24, 175, 2097])
+# share data)", read as a paragraph the figure columns went on from (the labels were cut off);
+# 18597 and 18927 (the thirteenth draw's end, read while the rule for a head stacked a line above
+# the others was made: ``areas._heads_above``) "(in thousands)" and the statement's title centred
+# on the first of three "Year Ended" heads in a monospaced font: units, and heads all alike, have
+# no one column's head over them
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 8, 9, 24, 175, 2097, 18597, 18927])
 def test_a_period_head_stacked_over_two_lines_is_one_header_row(seed: int) -> None:
     case = make_case(seed, "stacked_statement")
     doc = pymupdf.open("pdf", case.pdf)

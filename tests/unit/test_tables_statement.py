@@ -21,7 +21,8 @@ import tables_icdar as TI  # noqa: E402
 from dagster_ocr.tables import TableSettings, extract_tables  # noqa: E402
 from dagster_ocr.tables.rows import _own_header  # noqa: E402
 from dagster_ocr.tables.statement import TableContext  # noqa: E402
-from dagster_ocr.tables.words import _norm  # noqa: E402
+from dagster_ocr.tables.stream import _cut_at_edges  # noqa: E402
+from dagster_ocr.tables.words import _norm, _Word  # noqa: E402
 
 
 def _tables(seed: int, cls: str) -> tuple[object, list]:
@@ -155,6 +156,22 @@ def test_heads_a_space_apart_over_sign_columns_part_at_the_columns_edge() -> Non
     assert table.header_rows == 1
     assert grid[0][3:5] == [_norm("Marketable Securities"), _norm("Cash Equivalents")]
     assert grid[1:] == [[_norm(x) for x in r] for r in truth[1:]]
+
+
+def test_a_head_phrase_is_cut_at_edges_but_a_sentence_is_placed_whole() -> None:
+    """``stream._cut_at_edges``: a phrase of a few heads set a space apart is cut at the space an
+    edge lies in where a word of it crosses an edge; a note's sentence under the grid (more words
+    than a phrase of heads) crosses edges as a whole and keeps its one spanning cell, or its words
+    would land in the "$" columns and keep them from folding (Tesla's notes under a table)."""
+    inner = [351.3, 361.5]
+    heads = [_Word(307, 0, 348, 10, "Securities"), _Word(352, 0, 400, 10, "Equivalents")]
+    assert [[w.text for w in p] for p in _cut_at_edges(heads, inner)] == [["Securities"], ["Equivalents"]]
+    x = 300.0
+    sentence = []
+    for t in "Depreciation expense during the years ended was million".split():
+        sentence.append(_Word(x, 0, x + 5 * len(t), 10, t))
+        x += 5 * len(t) + 3
+    assert _cut_at_edges(sentence, inner) == [sentence]
 
 
 # tune seeds of the twelfth and thirteenth draws: one head stacked a line higher than the others
