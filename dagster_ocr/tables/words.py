@@ -810,22 +810,22 @@ def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x
     return len(lines) >= 2 and bounded
 
 
-def _figures_part(area: list[_TextLine], lo: float, hi: float) -> bool:
-    """Whether a clear run ``lo..hi`` too narrow for a gutter is one all the same: on one line two
-    figures that are never one (``_figures_apart``) end and begin at its two sides, and another
-    line parts two phrases there by more (a head line over the two columns). A figure as wide as its
-    column comes within a space of the column before ("1,267 -240,888" under "Network output" and
+def _figures_part(area: list[_TextLine], lo: float, hi: float, h: float) -> bool:
+    """Whether a clear run ``lo..hi`` too narrow for a gutter is one all the same: a quarter of a
+    line height ``h`` wide at least (not a sliver other lines' words narrowed it to), two figures
+    that are never one (``_figures_apart``) either side of it on one line, and another line parting
+    two phrases there by more (a head line over the two columns). A figure as wide as its column
+    comes within a space of the column before ("1,267 -240,888" under "Network output" and
     "Import"), where the other lines' gutter is the head's."""
     parts = across = 0
     for ln in area:
         for w, v in itertools.pairwise(ln.words):
-            # the run is the space between them, no narrower: no other line's words reach into it
-            if abs(w.x1 - lo) <= 1.5 and abs(v.x0 - hi) <= 1.5 and _figures_apart(w.text, v.text):
+            if w.x1 <= lo + 1.5 and v.x0 >= hi - 1.5 and _figures_apart(w.text, v.text):
                 parts += 1
         for a, b in itertools.pairwise(ln.chunks):
             if a[-1].x1 < lo - 0.5 and b[0].x0 >= hi - 0.5 or a[-1].x1 <= lo + 0.5 and b[0].x0 > hi + 0.5:
                 across += 1
-    return parts >= 1 and across >= 1
+    return parts >= 1 and across >= 1 and hi - lo >= 0.25 * h
 
 
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
@@ -942,7 +942,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
                 and (
                     wide
                     or (signs and _opens_sign_cells(signs, x0 + i, x0 + j, s.min_col_gap * h))
-                    or _figures_part(area, x0 + i, x0 + j)
+                    or _figures_part(area, x0 + i, x0 + j, h)
                 )
             ):
                 # inside the gutter, the position with the fewest crossings: of words, then of
