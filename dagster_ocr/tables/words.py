@@ -810,22 +810,32 @@ def _opens_sign_cells(signs: list[tuple[int, float, float | None]], lo: float, x
     return len(lines) >= 2 and bounded
 
 
-def _figures_part(area: list[_TextLine], lo: float, hi: float, h: float) -> bool:
+def _figure_gaps(area: list[_TextLine]) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """The spaces of ``area`` a narrow gutter may lie in (``_figures_part``): between two figures
+    that are never one (``_figures_apart``) on a line, and between two phrases of a line. Read once
+    a gutter search, where a narrow run asks for them."""
+    figures = [
+        (w.x1, v.x0) for ln in area for w, v in itertools.pairwise(ln.words) if _figures_apart(w.text, v.text)
+    ]
+    phrases = [(a[-1].x1, b[0].x0) for ln in area for a, b in itertools.pairwise(ln.chunks)]
+    return figures, phrases
+
+
+def _figures_part(
+    gaps: tuple[list[tuple[float, float]], list[tuple[float, float]]], lo: float, hi: float, h: float
+) -> bool:
     """Whether a clear run ``lo..hi`` too narrow for a gutter is one all the same: a quarter of a
     line height ``h`` wide at least (not a sliver other lines' words narrowed it to), two figures
-    that are never one (``_figures_apart``) either side of it on one line, and another line parting
-    two phrases there by more (a head line over the two columns). A figure as wide as its column
-    comes within a space of the column before ("1,267 -240,888" under "Network output" and
+    that are never one either side of it on one line, and another line parting two phrases there
+    by more (a head line over the two columns); ``gaps``: ``_figure_gaps``. A figure as wide as its
+    column comes within a space of the column before ("1,267 -240,888" under "Network output" and
     "Import"), where the other lines' gutter is the head's."""
-    parts = across = 0
-    for ln in area:
-        for w, v in itertools.pairwise(ln.words):
-            if w.x1 <= lo + 1.5 and v.x0 >= hi - 1.5 and _figures_apart(w.text, v.text):
-                parts += 1
-        for a, b in itertools.pairwise(ln.chunks):
-            if a[-1].x1 < lo - 0.5 and b[0].x0 >= hi - 0.5 or a[-1].x1 <= lo + 0.5 and b[0].x0 > hi + 0.5:
-                across += 1
-    return parts >= 1 and across >= 1 and hi - lo >= 0.25 * h
+    figures, phrases = gaps
+    return (
+        hi - lo >= 0.25 * h
+        and any(a <= lo + 1.5 and b >= hi - 1.5 for a, b in figures)
+        and any(a < lo - 0.5 and b >= hi - 0.5 or a <= lo + 0.5 and b > hi + 0.5 for a, b in phrases)
+    )
 
 
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
@@ -926,6 +936,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
     cover = _column_cover(area, x0, n)
     phrases: list[int] | None = None
     signs: list[tuple[int, float, float | None]] | None = None
+    gaps: tuple[list[tuple[float, float]], list[tuple[float, float]]] | None = None
     bounds: list[float] = []
     i = 0
     while i < n:
@@ -936,13 +947,14 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
             wide = (j - i) >= s.min_col_gap * h
             if not wide and 0 < i and j < n and signs is None:
                 signs = _sign_starts(area)
+                gaps = _figure_gaps(area)
             if (
                 i > 0
                 and j < n
                 and (
                     wide
                     or (signs and _opens_sign_cells(signs, x0 + i, x0 + j, s.min_col_gap * h))
-                    or _figures_part(area, x0 + i, x0 + j, h)
+                    or (gaps is not None and _figures_part(gaps, x0 + i, x0 + j, h))
                 )
             ):
                 # inside the gutter, the position with the fewest crossings: of words, then of
