@@ -218,11 +218,16 @@ def _labels_set_alike(area: list[_TextLine], h: float) -> None:
             )
 
 
+def _off_centre(x0: float, x1: float, head: list[_Word]) -> float:
+    """How far the middle of words from ``x0`` to ``x1`` lies from ``head``'s middle."""
+    return abs((x0 + x1) - (head[0].x0 + head[-1].x1)) / 2
+
+
 def _stacked_under(x0: float, x1: float, head: list[_Word]) -> bool:
     """Words from ``x0`` to ``x1`` set under (or over) ``head`` as a head's other line is: centred
     on it, or level with one of its ends, to ``STACK_TOL``."""
     h0, h1 = head[0].x0, head[-1].x1
-    return min(abs((x0 + x1) - (h0 + h1)) / 2, abs(x0 - h0), abs(x1 - h1)) <= STACK_TOL
+    return min(_off_centre(x0, x1, head), abs(x0 - h0), abs(x1 - h1)) <= STACK_TOL
 
 
 def _figures_set_midway(lines: list[_TextLine], h: float, s: TableSettings) -> list[_TextLine]:
@@ -788,7 +793,7 @@ def _heads_above(ln: _TextLine, before: list[_TextLine], h: float, s: TableSetti
         hi = (head[-1].x1 + heads[k + 1][0].x0) / 2 if k + 1 < len(heads) else math.inf
         if (
             not lo < x.x0 <= x.x1 < hi
-            or abs((x.x0 + x.x1) - (head[0].x0 + head[-1].x1)) / 2 > STACK_TOL
+            or _off_centre(x.x0, x.x1, head) > STACK_TOL
             or not _close_below(nxt, x, [x, nxt], h, s)
         ):
             break

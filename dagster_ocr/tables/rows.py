@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from dagster_ocr.layout import outside, union
@@ -260,19 +261,29 @@ def _refitted(a: _Part, b: _Part, cmap: list[int]) -> bool:
     return b.n_cols == a.n_cols and len(set(cmap)) < a.n_cols and _same_kinds(a, b)
 
 
+def _column_lines(
+    part: _Part, lines: list[Line], top: float | None = None
+) -> Iterator[tuple[int, BBox, bool]]:
+    """For each of ``lines`` whose middle lies in ``part``'s box (from ``top`` down, the box's top
+    by default): its column (by its middle), its box, and whether it keeps within that column's
+    edges (to a point)."""
+    e = part.col_edges
+    y_from = part.bbox[1] if top is None else top
+    for ln in lines:
+        x0, y0, x1, y1 = ln.bbox
+        if y_from <= (y0 + y1) / 2 <= part.bbox[3] and e[0] <= (x0 + x1) / 2 <= e[-1]:
+            j = min(bisect.bisect_right(e, (x0 + x1) / 2) - 1, part.n_cols - 1)
+            yield j, ln.bbox, e[j] - 1 <= x0 and x1 <= e[j + 1] + 1
+
+
 def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] | None:
     """The x extent of the lines printed in each column of ``b`` (by their middles, inside its
     box); None where a column holds none, or a line runs past its column's edges."""
-    eb = b.col_edges
     printed: list[list[BBox]] = [[] for _ in range(b.n_cols)]
-    for ln in lines:
-        x0, y0, x1, y1 = ln.bbox
-        if not (b.bbox[1] <= (y0 + y1) / 2 <= b.bbox[3] and eb[0] <= (x0 + x1) / 2 <= eb[-1]):
-            continue
-        j = min(bisect.bisect_right(eb, (x0 + x1) / 2) - 1, b.n_cols - 1)
-        if x0 < eb[j] - 1 or x1 > eb[j + 1] + 1:
+    for j, box, within in _column_lines(b, lines):
+        if not within:
             return None
-        printed[j].append(ln.bbox)
+        printed[j].append(box)
     if any(not boxes for boxes in printed):
         return None
     return [(min(bx[0] for bx in boxes), max(bx[2] for bx in boxes)) for boxes in printed]
@@ -281,17 +292,11 @@ def _printed_extents(b: _Part, lines: list[Line]) -> list[tuple[float, float]] |
 def _right_edges(part: _Part, lines: list[Line], tol: float = 1.5) -> list[float | None]:
     """Each column's right edge as its body lines print it, where they all end there (to ``tol``
     points: figures set flush right); None for a column of ragged or no lines."""
-    ea = part.col_edges
-    top = part.row_bboxes[part.header_rows][0] if len(part.row_bboxes) > part.header_rows else None
-    y_from = top[1] if top is not None else part.bbox[1]
+    first = part.row_bboxes[part.header_rows][0] if len(part.row_bboxes) > part.header_rows else None
     ends: list[list[float]] = [[] for _ in range(part.n_cols)]
-    for ln in lines:
-        x0, y0, x1, y1 = ln.bbox
-        if not (y_from <= (y0 + y1) / 2 <= part.bbox[3] and ea[0] <= (x0 + x1) / 2 <= ea[-1]):
-            continue
-        j = min(bisect.bisect_right(ea, (x0 + x1) / 2) - 1, part.n_cols - 1)
-        if ea[j] - 1 <= x0 and x1 <= ea[j + 1] + 1:
-            ends[j].append(x1)
+    for j, box, within in _column_lines(part, lines, first[1] if first is not None else None):
+        if within:
+            ends[j].append(box[2])
     return [sorted(e)[len(e) // 2] if e and max(e) - min(e) <= tol else None for e in ends]
 
 

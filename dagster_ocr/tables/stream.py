@@ -75,11 +75,11 @@ _HEAD_WORDS = 4
 
 
 def _cut_at_edges(chunk: list[_Word], inner: list[float]) -> list[list[_Word]]:
-    """``chunk`` cut at the spaces between its words that an edge lies in, where a word of it crosses
-    an edge (``_crosses``); whole otherwise, its words then placed one by one. Heads wider than their
-    narrow figures are set a space apart ("Securities Equivalents" over two columns): the word that
-    reaches over its own column's sign edge spans that column, not its neighbour's head too."""
-    if not 2 <= len(chunk) <= _HEAD_WORDS or not any(_crosses(w, inner) for w in chunk):
+    """``chunk``, a chunk a word of which crosses an edge (``_crosses``), cut at the spaces between
+    its words that an edge lies in. Heads wider than their narrow figures are set a space apart
+    ("Securities Equivalents" over two columns): the word that reaches over its own column's sign
+    edge spans that column, not its neighbour's head too."""
+    if not 2 <= len(chunk) <= _HEAD_WORDS:
         return [chunk]
     pieces = [[chunk[0]]]
     for w, v in itertools.pairwise(chunk):
@@ -94,30 +94,32 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
     """Cells of one line: first column -> (last column, words); a chunk crossing a gutter spans."""
     cells: dict[int, tuple[int, list[_Word]]] = {}
     inner = edges[1:-1]
-    for chunk in (piece for whole in ln.chunks for piece in _cut_at_edges(whole, inner)):
+    for whole in ln.chunks:
         # a word crosses a gutter's edge when more than its end reaches over it: a figure set right
         # against the next column's "$" sign puts the edge a point or two inside it
-        crosses = any(_crosses(w, inner) for w in chunk)
-        if crosses:
-            c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
-            c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
-            c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
-            c1 = max(c1, _col_of(chunk[-1].x1 - 1, edges))
-            groups = [(c0, c1, chunk)]
-        else:
-            groups = []
-            for w in chunk:
-                c = _col_of((w.x0 + w.x1) / 2, edges)
-                if groups and groups[-1][0] == c:
-                    groups[-1][2].append(w)
-                else:
-                    groups.append((c, c, [w]))
-        for c0, c1, ws in groups:
-            if c0 in cells:  # two chunks in one column (a gap inside the cell): join them
-                e1, prev = cells[c0]
-                cells[c0] = (max(e1, c1), prev + ws)
+        crossing = any(_crosses(w, inner) for w in whole)
+        pieces = _cut_at_edges(whole, inner) if crossing else [whole]
+        for chunk in pieces:
+            if crossing and (len(pieces) == 1 or any(_crosses(w, inner) for w in chunk)):
+                c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
+                c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
+                c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
+                c1 = max(c1, _col_of(chunk[-1].x1 - 1, edges))
+                groups = [(c0, c1, chunk)]
             else:
-                cells[c0] = (c1, list(ws))
+                groups = []
+                for w in chunk:
+                    c = _col_of((w.x0 + w.x1) / 2, edges)
+                    if groups and groups[-1][0] == c:
+                        groups[-1][2].append(w)
+                    else:
+                        groups.append((c, c, [w]))
+            for c0, c1, ws in groups:
+                if c0 in cells:  # two chunks in one column (a gap inside the cell): join them
+                    e1, prev = cells[c0]
+                    cells[c0] = (max(e1, c1), prev + ws)
+                else:
+                    cells[c0] = (c1, list(ws))
     return cells
 
 
