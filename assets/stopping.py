@@ -225,7 +225,14 @@ def run_on_thread(work: Callable[[], Any], stop: GracefulStop, name: str) -> tup
 def stop_not_retry(fn: F) -> F:
     """For a stage with a ``RetryPolicy``: an interrupt (the run terminated from the UI, its pod
     sent SIGTERM) fails the step for good instead of retrying it 10 s later, so the run ends.
-    Keeps ``fn``'s signature (Dagster reads its parameters) and its being a generator or not."""
+    Keeps ``fn``'s signature (Dagster reads its parameters) and its being a generator or not.
+
+    The interrupt is also remembered (:func:`_heard_interrupts`): Dagster's handler raises wherever
+    the main thread is, and where that is a ``__del__`` or a weakref callback (PyMuPDF's pages and
+    documents are collected all through the text stage) Python prints "Exception ignored" and goes
+    on: the step then finished and the run went on to its end (one clean-clone CI run in many).
+    Remembered, the interrupt is raised again at the stage's next progress report or stop point,
+    and at its end at the latest."""
     import inspect
 
     import dagster as dg
@@ -243,7 +250,10 @@ def stop_not_retry(fn: F) -> F:
         @functools.wraps(fn)
         def generator(*args: Any, **kwargs: Any) -> Any:
             try:
-                return (yield from fn(*args, **kwargs))
+                with _heard_interrupts() as heard:
+                    result = yield from fn(*args, **kwargs)
+                    heard()
+                return result
             except interrupts as exc:
                 raise stopped(exc) from exc
 
@@ -252,11 +262,52 @@ def stop_not_retry(fn: F) -> F:
     @functools.wraps(fn)
     def function(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with _heard_interrupts() as heard:
+                result = fn(*args, **kwargs)
+                heard()
+            return result
         except interrupts as exc:
             raise stopped(exc) from exc
 
     return function  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _heard_interrupts() -> Iterator[Callable[[], None]]:
+    """Inside a Dagster step on the main thread: note every SIGINT / SIGTERM before handing it to
+    the handler Dagster installed (which raises), and raise ``DagsterExecutionInterruptedError``
+    again at every progress report and stop point of the core (:mod:`dagster_ocr.progress`) once
+    one was noted, in case the first raise was swallowed. Yields that check. Elsewhere (the CLI
+    runs a document on a worker thread and owns the signals: :class:`GracefulStop`) it does
+    nothing."""
+    import dagster as dg
+
+    from dagster_ocr import progress
+
+    heard: list[int] = []
+
+    def check(*_report: object) -> None:
+        if heard:
+            raise dg.DagsterExecutionInterruptedError(f"{signal.Signals(heard[0]).name} heard")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield check
+        return
+    # only the signals a Python handler (Dagster's) takes: a default action (terminate) stays so
+    previous = {s: h for s in EXIT_CODES if callable(h := signal.getsignal(s))}
+
+    def note(signum: int, frame: Any) -> None:
+        heard.append(signum)
+        previous[signum](signum, frame)
+
+    for signum in previous:
+        signal.signal(signum, note)
+    try:
+        with progress.listen(check), progress.stoppable(check):
+            yield check
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class ResumeLedger:

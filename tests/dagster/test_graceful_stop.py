@@ -334,6 +334,62 @@ def test_an_interrupted_dagster_run_ends_instead_of_retrying(tmp_path):
     assert result == {"retries": 0, "failed": ["document_text"]}
 
 
+SWALLOWED_WORKER = textwrap.dedent(
+    """
+    import json, os, signal, sys, time
+
+    import dagster as dg
+
+    from assets.stopping import stop_not_retry
+    from dagster_ocr import progress
+
+    class Collected:
+        def __del__(self):
+            # the signal lands while Python collects an object (PyMuPDF's pages are collected all
+            # through the text stage): the handler's raise is printed as "Exception ignored" and lost
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+
+    @dg.op(retry_policy=dg.RetryPolicy(max_retries=2, delay=5))
+    @stop_not_retry
+    def stage():
+        Collected()
+        time.sleep(0.2)
+        if sys.argv[1] == "reports":
+            progress.stop_point()  # what the text stage's next page and the embedding's next batch do
+            print("went on past its stop point", file=sys.stderr)
+        return 1
+
+    @dg.job
+    def job():
+        stage()
+
+    result = job.execute_in_process(raise_on_error=False)
+    kinds = [e.event_type_value for e in result.all_events]
+    failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    print(json.dumps({"retries": kinds.count("STEP_UP_FOR_RETRY"), "failed": failed}))
+    """
+)
+
+
+@pytest.mark.parametrize("then", ["reports", "returns"])
+def test_an_interrupt_python_swallowed_still_ends_the_step(tmp_path, then):
+    """The interrupt lands in a ``__del__`` (Python prints its exception and goes on): the stage
+    still fails unretried, at its next stop point, or when it returns at the latest."""
+    (tmp_path / "worker.py").write_text(SWALLOWED_WORKER)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "worker.py"), then],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=REACH_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Exception ignored" in done.stderr  # the raise was swallowed, as in the field
+    assert "went on past its stop point" not in done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"retries": 0, "failed": ["stage"]}
+
+
 def test_the_grace_period_keeps_the_promise():
     """The hard exit comes 8 s after the first signal, leaving 2 s of the 10 promised to exit."""
     from assets.stopping import GRACE_SECONDS, GracefulStop
