@@ -35,7 +35,7 @@ import unicodedata
 from dagster_ocr.tables.cells import _Part
 from dagster_ocr.tables.settings import TableSettings
 from dagster_ocr.tables.stream import _column_cover
-from dagster_ocr.tables.words import _bands, _text_lines, _Word
+from dagster_ocr.tables.words import _bands, _reads_rtl, _text_lines, _Word
 
 _INT_RE = re.compile(r"^\d{1,5}$")
 _RTL_BIDI = ("R", "AL")
@@ -70,8 +70,7 @@ def _numbered_lines(part: _Part, s: TableSettings) -> bool:
 def _gapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
     """Right-to-left prose written in gapped fragments (see the module): mostly RTL letters, hardly
     a number, and gutters no wider than the lines' own widest word gaps."""
-    x0, y0, x1, y1 = part.bbox
-    inside = [w for w in words if w.x0 >= x0 - 1 and w.x1 <= x1 + 1 and w.y0 >= y0 - 1 and w.y1 <= y1 + 1]
+    inside = _inside(part, words)
     letters = [c for w in inside for c in w.text if c.isalpha()]
     if not letters:
         return False
@@ -84,6 +83,11 @@ def _gapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
         return False
     gutters = _gutter_widths(part, inside, s)
     return bool(gutters) and statistics.median(gutters) < s.prose_max_gutter
+
+
+def _inside(part: _Part, words: list[_Word]) -> list[_Word]:
+    x0, y0, x1, y1 = part.bbox
+    return [w for w in words if w.x0 >= x0 - 1 and w.x1 <= x1 + 1 and w.y0 >= y0 - 1 and w.y1 <= y1 + 1]
 
 
 def _gutter_widths(part: _Part, inside: list[_Word], s: TableSettings) -> list[float]:
@@ -114,17 +118,20 @@ def _gutter_widths(part: _Part, inside: list[_Word], s: TableSettings) -> list[f
 _SENTENCE_WORDS = 8
 
 
-def _sentences(part: _Part) -> bool:
+def _sentences(part: _Part, rtl: bool = False) -> bool:
     """Running text cut into columns by chance gaps (a tag set apart, a wide word space): most of the
-    part's words lie in cells of a sentence's length, and no column right of the first holds
-    figures. A table's long cells (descriptions) sit beside columns of figures or of short labels.
+    part's words lie in cells of a sentence's length, and no column holds figures but the one a
+    line starts with (a list's numbers: the first, or the last in a right-to-left part, where a
+    table's figures stand at the left). A table's long cells (descriptions) sit beside columns of
+    figures or of short labels.
     """
     counts = [len(c.split()) for r in part.rows for c in r if c]
     total = sum(counts)
     if not total or sum(n for n in counts if n >= _SENTENCE_WORDS) < 0.6 * total:
         return False
-    for c in range(1, part.n_cols):
-        filled = [r[c] for r in part.rows if c < len(r) and r[c]]
+    start = part.n_cols - 1 if rtl else 0
+    for c in range(part.n_cols):
+        filled = [r[c] for r in part.rows if c != start and c < len(r) and r[c]]
         if len(filled) >= 2 and sum(bool(_NUMBER_RE.match(x)) for x in filled) >= 0.5 * len(filled):
             return False
     return True
@@ -202,7 +209,7 @@ def _running_text(part: _Part, words: list[_Word], s: TableSettings) -> str | No
         return "numbered lines"
     if _gapped_prose(part, words, s):
         return "gapped prose"
-    if _sentences(part):
+    if _sentences(part, _reads_rtl(_inside(part, words))):
         return "sentences"
     if _wrapped_prose(part, words, s):
         return "wrapped prose"
