@@ -271,17 +271,21 @@ def _placed(
     s: TableSettings,
     below: list[_Word] | None = None,
     sides: Callable[[float], list[float]] | None = None,
+    above: list[_Word] | None = None,
 ) -> dict[int, list[_Word]]:
     """Head words by column: each phrase (a line's chunk) whole in the column its middle lies in (a
     head set right over its figures and wider than them reaches over the gutter to its left).
     ``below``: the words of the line under them, read beside the heads so that a line of heads
     spaced alike ("Offense charged  Number  Percent  Number  Percent") is told from a justified line
-    by the row under it (``_text_lines``), and left out after. ``sides``: the ruled grid's around
-    them (``_grid_sides``), each side between two cells of a row cutting a phrase (a stub's head
-    run on to the first sub-head a space apart, "Offense charged Number", past the rule)."""
-    body = {id(w) for w in below or ()}
+    by the row under it (``_text_lines``), and left out after; ``above``: the words of the line of
+    group heads over them, read beside them so too (sub-heads over a sparse first row, "Number
+    Percent" four times under "2021" to "2024", are told so by the heads above). ``sides``: the
+    ruled grid's around them (``_grid_sides``), each side between two cells of a row cutting a
+    phrase (a stub's head run on to the first sub-head a space apart, "Offense charged Number",
+    past the rule)."""
+    body = {id(w) for w in [*(below or ()), *(above or ())]}
     per: dict[int, list[_Word]] = {}
-    for ln in _text_lines([*ws, *(below or ())], s.chunk_gap) if ws else []:
+    for ln in _text_lines([*ws, *(below or ()), *(above or ())], s.chunk_gap) if ws else []:
         if any(id(w) in body for w in ln.words):
             continue
         for ch in ln.chunks:
@@ -387,13 +391,16 @@ def _heads_at_rules(
         placed.update(id(w) for w in ws)
         bounds = [top - 1, *cuts, bottom + 1]
         before = len(rows)
+        over: list[_Word] = []  # the band above's last line: group heads over this band
         for k, (a, b) in enumerate(itertools.pairwise(bounds)):
             band = [w for w in ws if a < (w.y0 + w.y1) / 2 <= b]
             if not band:
                 continue
             # the line under the band (the next band's, or the body's first row) tells its heads
             reach = b + 2 * max(w.y1 - w.y0 for w in band)
-            per = _placed(band, edges, s, [w for w in inside if b < (w.y0 + w.y1) / 2 <= reach], sides)
+            below = [w for w in inside if b < (w.y0 + w.y1) / 2 <= reach]
+            per = _placed(band, edges, s, below, sides, over)
+            over = max(_bands(band), key=lambda ln: min(w.y0 for w in ln))
             if k and k == len(bounds) - 2 and i == new.header_rows - 1 and set(per) == {0}:
                 # below the last rule of the heads, a stub's words alone: a row label's first
                 # lines, its figures on the line below (the body's), not a head

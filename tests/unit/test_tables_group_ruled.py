@@ -62,7 +62,9 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # 17429 (a twelfth draw, 16500-17999): the stub's head ("Offense charged") runs past the rule under
 # the first sub-head, set over its last letters, a space on: one word to PyMuPDF ("chargedNumber"),
 # cut where its glyphs step back (``grid._cut_word``), and a phrase cut at the grid's sides
-# (``grouped._placed``)
+# (``grouped._placed``). 20129 (the fourteenth draw, 19500-20999): sub-heads spaced alike ("Number
+# Percent" four times) over a sparse first row were read as one justified line, all in the first
+# column; the group heads' line above tells them (``grouped._placed``'s ``above``)
 @pytest.mark.parametrize(
     "seed",
     [
@@ -88,6 +90,7 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
         11759,
         11939,
         17429,
+        20129,
     ],
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
