@@ -838,6 +838,44 @@ def _figures_part(
     )
 
 
+def _signs_after_a_sliver(
+    area: list[_TextLine],
+    bounds: list[float],
+    signs: list[tuple[int, float, float | None]],
+    limit: int,
+    gap: float,
+) -> list[float]:
+    """Bounds just before a column's currency signs set a sliver after the widest figures of the
+    column before: ``_opens_sign_cells``' case where the cover, counted on whole points rounded
+    outward, finds no clear run at all ("(1,370)" ends at 383.2, the next column's "$" begins at
+    384.5, its parenthesis hanging out), and two columns of a wide statement read as one ("$ (1,370)
+    $ 15"). Two lines or more with a sign beginning within a point of one another, set apart
+    before a figure (``signs``: ``_sign_starts``); less than a gutter (``gap``) between them and the
+    nearest word end before them on any line (a wide figure of the column before, hanging out: on
+    the signs' own lines the space before them may be wider); no more lines than may cross a gutter
+    (``limit``) across the point just before the signs, no bound within a gutter of it, and no line
+    of theirs ending on a sign (one set after its figure, "1 234 $", ends its line so)."""
+    out: list[float] = []
+    starts = sorted(signs, key=lambda t: t[1])
+    i = 0
+    while i < len(starts):
+        j = i
+        while j + 1 < len(starts) and starts[j + 1][1] - starts[i][1] <= 1.0:
+            j += 1
+        group, i = starts[i : j + 1], j + 1
+        lines = {k for k, _, _ in group}
+        x = group[0][1] - 0.25
+        if (
+            len(lines) >= 2
+            and not any(abs(b - x) < gap for b in [*bounds, *out])
+            and not any(area[k].words[-1].text in _OPENING_SIGNS for k in lines)
+            and _crossings(area, x) <= limit
+            and max((w.x1 for ln in area for w in ln.words if w.x1 <= x), default=x - gap) > x - gap
+        ):
+            out.append(x)
+    return out
+
+
 def _inside_figures(area: list[_TextLine], x: float) -> bool:
     """Whether the words crossing ``x`` are figures set right with figures right of ``x``: the run
     of space they cross is the inside of one column of figures set right, not a gutter.
@@ -982,6 +1020,7 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
         else:
             i += 1
     found = [*bounds, *_years_apart(area, bounds)]
+    found += _signs_after_a_sliver(area, found, signs or _sign_starts(area), limit, s.min_col_gap * h)
     return [x0 - 0.5, *sorted([*found, *_heads_over_nothing(area, found)]), x1 + 0.5]
 
 
