@@ -365,6 +365,8 @@ _YEAR_RE = re.compile(r"^(1[89]|20)\d\d$")
 _PERIOD_RE = re.compile(r"^(?:[^\d\s]\S*,?\s+(?:\d{1,2},?\s+)?){0,3}(?:1[89]|20)\d\d$")
 #: two years set against each other ("2023 vs. 2022", "2023-2022"): a change column's head
 _YEAR_IN_RE = re.compile(r"\b(?:1[89]|20)\d\d\b")
+#: a quarter or a half heading a column, as a year does ("Q1" to "Q4", "H1", "H2")
+_PART_OF_YEAR_RE = re.compile(r"^[QH][1-4]$")
 _IN_YEARS_RE = re.compile(
     r"(?:(?:1[89]|20)\d\d|[^\W\d_]{1,3}\.?|[-/–])(?:\s+(?:(?:1[89]|20)\d\d|[^\W\d_]{1,3}\.?|[-/–]))*"
 )
@@ -685,6 +687,7 @@ def _heads_leave_stub_blank(ln: _TextLine, cur: list[_TextLine]) -> bool:
     return bool(_WORD_RE.search(_words_text(ln.words))) and all(
         _WORD_RE.search(t)
         or _YEAR_RE.match(t)
+        or _PART_OF_YEAR_RE.match(t)
         or (_IN_YEARS_RE.fullmatch(t) and len(_YEAR_IN_RE.findall(t)) >= 2)
         or (t in _SIGNS and any(map(_YEAR_RE.match, row)))
         for row in heads

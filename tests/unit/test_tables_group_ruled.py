@@ -64,7 +64,9 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
 # cut where its glyphs step back (``grid._cut_word``), and a phrase cut at the grid's sides
 # (``grouped._placed``). 20129 (the fourteenth draw, 19500-20999): sub-heads spaced alike ("Number
 # Percent" four times) over a sparse first row were read as one justified line, all in the first
-# column; the group heads' line above tells them (``grouped._placed``'s ``above``)
+# column; the group heads' line above tells them (``grouped._placed``'s ``above``). 22169 (the
+# fifteenth draw, 21000-22499): quarters ("Q1" to "Q4") over the figures, a wrapped first label
+# under them: quarters head columns as years do (``areas._heads_leave_stub_blank``)
 @pytest.mark.parametrize(
     "seed",
     [
@@ -91,6 +93,7 @@ from dagster_ocr.tables.words import _Word  # noqa: E402
         11939,
         17429,
         20129,
+        22169,
     ],
 )
 def test_sub_columns_inside_group_rules_are_columns(seed: int) -> None:
