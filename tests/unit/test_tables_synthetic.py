@@ -74,6 +74,25 @@ def test_evenly_spaced_words_are_one_chunk() -> None:
     assert not _even_prose([[w] for w in row], 10)
 
 
+def test_a_line_spaced_alike_with_no_line_of_its_measure_beside_it_is_cells() -> None:
+    """Heads spaced alike read as a justified line; but justification stretches a line only to the
+    measure of its paragraph's other lines. Alone between a short group head and a section's label
+    (``blank_cells`` tune seed 21856 of the fifteenth draw: the heads went to the table's context),
+    the line keeps its cells; with a line of its measure under it, it is prose."""
+    words, x = [], 150.0
+    for head in ["County", "Balance", "Output", "Contract"]:
+        words.append(_Word(x, 100, x + 6 * len(head), 110, head))
+        x += 6 * len(head) + 11
+    group = [_Word(190, 88, 260, 98, "Customer"), _Word(263, 88, 290, 98, "output")]
+    label = [_Word(50, 112, 90, 122, "Volume")]
+    lines = _text_lines([*group, *words, *label], 0.5)
+    assert [len(ln.chunks) for ln in lines] == [1, 4, 1]
+    # the same line over a line of its measure: a paragraph's
+    below = [_Word(150 + 30 * k, 112, 150 + 30 * k + 25, 122, "words") for k in range(8)]
+    lines = _text_lines([*words, *below], 0.5)
+    assert len(lines[0].chunks) == 1
+
+
 def test_the_heads_of_a_table_set_tight_are_cells_not_prose() -> None:
     """Heads of two words each, a plain space inside a head and an even gap of a line height between
     heads (columns sized to their heads): the gaps between chunks are alike, but each is more than
