@@ -122,7 +122,7 @@ def _extract_tables(doc: pymupdf.Document, pages: Sequence[Page], s: TableSettin
         words: list[_Word] = []
         frame = None
         if s.finder in ("auto", "stream"):
-            words = _page_words(pg, page)
+            words = _page_words(pg, page, lines[i])
             frame = _reading_frame(page, words) or _upside_down(page, words)
         if frame is not None:
             # the whole page is seen turned, so captions, gaps and merges read it as it is read

@@ -57,14 +57,71 @@ class _TextLine:
         self.x1, self.y1 = max(w.x1 for w in ws), max(w.y1 for w in ws)
 
 
-def _page_words(pg: pymupdf.Page, page: Page) -> list[_Word]:
+def _page_words(pg: pymupdf.Page, page: Page, lines: list[Line] | None = None) -> list[_Word]:
     """Horizontal words of the page, in display coordinates (the line finder's grid is in them too).
 
     The text stage's words when the page carries them (read from the TextPage its lines came from),
-    else read from the PDF here.
+    else read from the PDF here; a note's mark set as a superscript against a figure a word of its
+    own (``_notes_apart``, from the page's ``lines``).
     """
     words = page.words if page.words is not None else extract_words(pg)
-    return _join_digit_groups([_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()])
+    found = [_Word(*w) for w in words if w[2] > w[0] and w[3] > w[1] and w[4].strip()]
+    return _join_digit_groups(_notes_apart(found, lines) if lines else found)
+
+
+#: a note's mark set as a superscript: a number or a letter or two, an asterisk or a dagger
+_NOTE_MARK_RE = re.compile(r"^(?:\d{1,2}|[a-z]|[*†‡]{1,2})$")
+#: a superscript is set this much smaller than the text before it, at most
+_SUPERSCRIPT_SIZE = 0.8
+
+
+def _notes_apart(words: list[_Word], lines: list[Line]) -> list[_Word]:
+    """``words`` with each note's mark set as a superscript straight after a figure cut off it: "27"
+    and a raised "3" in a smaller size are one word to PyMuPDF ("273"), no space between, and the
+    figure read so is another figure; a thousands group so marked ("2 496" and a raised "3") no
+    longer joins its lead digits either, and the column splits in two. The text stage's spans tell
+    the mark: set smaller, raised (its foot above the figure's), right after a span ending in a
+    digit or a per cent sign. A subscript (lowered), a superscript after a word ("m²", "Revenue¹"
+    keep their reading) and one after a bracket ("(20)1" reads as a figure and its note as it is,
+    ``_NUM_RE``) are left alone."""
+    marks: list[tuple[float, float, float, str]] = []  # (x0, y0, y1, text) of each mark's span
+    for ln in lines:
+        for a, b in itertools.pairwise(ln.spans):
+            text, before = b.text.strip(), a.text.rstrip()
+            if (
+                text
+                and before
+                and b.text == text  # no space before it: set against the figure
+                and a.text == before
+                and 0 < b.size <= _SUPERSCRIPT_SIZE * a.size
+                and b.bbox[3] < a.bbox[3] - 0.1 * a.size  # raised
+                and (before[-1].isdigit() or before[-1] == "%")
+                and _NOTE_MARK_RE.match(text)
+            ):
+                marks.append((b.bbox[0], b.bbox[1], b.bbox[3], text))
+    if not marks:
+        return words
+    out: list[_Word] = []
+    for w in words:
+        mark = next(
+            (
+                m
+                for m in marks
+                if w.x0 < m[0] < w.x1
+                and m[1] < w.y1
+                and m[2] > w.y0
+                and len(w.text) > len(m[3])
+                and w.text.endswith(m[3])
+            ),
+            None,
+        )
+        if mark is None:
+            out.append(w)
+            continue
+        x, _, _, text = mark
+        out.append(_Word(w.x0, w.y0, x, w.y1, w.text[: -len(text)]))
+        out.append(_Word(x, w.y0, w.x1, w.y1, text))
+    return out
 
 
 #: a figure's leading digits, before a space-set thousands group: "1" of "1 234", "(12 345" of
