@@ -200,23 +200,24 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
         the head above), a line of figures follows it (or a sub-label alone in the stub, then one),
         and the body holds another such label, a line alone in the stub between lines of figures (or
         over a sub-label of its own, then figures: "Part-time" over "By size class")."""
-        if set(line_cells[k - 1]) == {0} or _reads_on(line_cells[k]) or not opens_rows(k):
+        if set(line_cells[k - 1]) == {0} or _reads_on(line_cells[k]) or not opens_rows(k, wrapped=True):
             return False
         return any(
             set(line_cells[j]) == {0} and figures_beside(j - 1) and opens_rows(j)
             for j in range(k + 2, len(area) - 1)
         )
 
-    def opens_rows(k: int) -> bool:
+    def opens_rows(k: int, wrapped: bool = False) -> bool:
         """Figures on the line after ``k``, or on the line after that under a sub-label alone in the
-        stub that starts a phrase of its own ("Urban areas" over "Of which:"; a wrapped label's
-        lower line reads on)."""
+        stub that starts a phrase of its own ("Urban areas" over "Of which:"), or with ``wrapped``
+        under the label's own lower line (which reads on: for a line further down, the first line
+        of a wrapped row label with no figure is no section's label)."""
         if k + 1 < len(area) and figures_beside(k + 1):
             return True
         return (
             k + 2 < len(area)
             and set(line_cells[k + 1]) == {0}
-            and not _reads_on(line_cells[k + 1])
+            and (wrapped or not _reads_on(line_cells[k + 1]))
             and figures_beside(k + 2)
         )
 

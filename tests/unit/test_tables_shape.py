@@ -213,3 +213,16 @@ def test_a_first_section_label_under_the_stub_head_opens_the_body(seed: int) -> 
     truth = case.tables[0].merged
     assert table.header_rows == case.tables[0].header_rows
     assert [[_norm(x) for x in r] for r in table.grid()] == [[_norm(x) for x in r] for r in truth]
+
+
+def test_a_first_section_label_wrapped_over_two_lines_stays_out_of_the_head() -> None:
+    # blank_cells 22366 (the fifteenth draw): the first label wraps ("Balance storage contract" over
+    # "market county", which reads on) before its section's figures; a guard found reading the draw
+    # again after the rule above first asked every sub-label to start a phrase
+    case = make_case(22366, "blank_cells")
+    doc = pymupdf.open("pdf", case.pdf)
+    (table,) = extract_tables(doc, TI.pages_of(doc), TableSettings())
+    grid = [[_norm(x) for x in r] for r in table.grid()]
+    assert table.header_rows == 2
+    assert grid[1][0] == _norm("Region")
+    assert grid[2] == [_norm("Balance storage contract market county"), "", "", "", ""]
