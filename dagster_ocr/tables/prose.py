@@ -86,6 +86,7 @@ def _gapped_prose(part: _Part, words: list[_Word], s: TableSettings) -> bool:
 
 
 def _inside(part: _Part, words: list[_Word]) -> list[_Word]:
+    """The words within the part's box (a point's slack)."""
     x0, y0, x1, y1 = part.bbox
     return [w for w in words if w.x0 >= x0 - 1 and w.x1 <= x1 + 1 and w.y0 >= y0 - 1 and w.y1 <= y1 + 1]
 
@@ -131,7 +132,9 @@ def _sentences(part: _Part, rtl: bool = False) -> bool:
         return False
     start = part.n_cols - 1 if rtl else 0
     for c in range(part.n_cols):
-        filled = [r[c] for r in part.rows if c != start and c < len(r) and r[c]]
+        if c == start:
+            continue
+        filled = [r[c] for r in part.rows if c < len(r) and r[c]]
         if len(filled) >= 2 and sum(bool(_NUMBER_RE.match(x)) for x in filled) >= 0.5 * len(filled):
             return False
     return True

@@ -204,9 +204,9 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
             chunks = [list(band)]
         lines.append(_TextLine(band, chunks))
     for i, chunks in even.items():
-        beside = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
-        if not any(_set_as_one(lines[i], x) for x in beside) or any(
-            _heads_row(chunks, lines[j]) for j in (i - 1, i + 1) if 0 <= j < len(lines) and j not in even
+        beside = [j for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+        if not any(_set_as_one(lines[i], lines[j]) for j in beside) or any(
+            _heads_row(chunks, lines[j]) for j in beside if j not in even
         ):
             lines[i].chunks = chunks
     return lines
@@ -215,10 +215,10 @@ def _text_lines(words: list[_Word], gap_factor: float) -> list[_TextLine]:
 def _set_as_one(ln: _TextLine, beside: _TextLine) -> bool:
     """Whether ``beside``, the line above or below ``ln``, may be a line of the same paragraph: within
     a line height and a half of it (double-spaced text), its left or its right edge within a line
-    height of ``ln``'s. Justification
-    stretches a line's word spaces only to set it as wide as the paragraph's other lines; a line
-    set so alone, no line beside it of its measure, is a row of heads spaced alike ("County
-    Balance Output actual Contract" between a group head and a section's label), not prose."""
+    height of ``ln``'s. Justification stretches a line's word spaces only to set it as wide as the
+    paragraph's other lines; a line set so alone, no line beside it of its measure, is a row of
+    heads spaced alike ("County Balance Output actual Contract" between a group head and a
+    section's label), not prose."""
     h = ln.y1 - ln.y0
     near = max(beside.y0 - ln.y1, ln.y0 - beside.y1) <= 1.5 * h
     return near and (abs(beside.x0 - ln.x0) <= h or abs(beside.x1 - ln.x1) <= h)
