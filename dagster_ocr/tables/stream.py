@@ -76,14 +76,16 @@ _HEAD_WORDS = 4
 
 def _cut_at_edges(chunk: list[_Word], inner: list[float]) -> list[list[_Word]]:
     """``chunk``, a chunk a word of which crosses an edge (``_crosses``), cut at the spaces between
-    its words that an edge lies in. Heads wider than their narrow figures are set a space apart
+    its words that an edge lies in, or lies past within the space's width (the next word begins a
+    little left of its column's sign edge: "Equivalents" at 272.8, the "$" edge at 276.0, a space of
+    4.4 after "Securities"). Heads wider than their narrow figures are set a space apart
     ("Securities Equivalents" over two columns): the word that reaches over its own column's sign
     edge spans that column, not its neighbour's head too."""
     if not 2 <= len(chunk) <= _HEAD_WORDS:
         return [chunk]
     pieces = [[chunk[0]]]
     for w, v in itertools.pairwise(chunk):
-        if any(w.x1 <= e <= v.x0 for e in inner):
+        if any(w.x1 <= e <= v.x0 + (v.x0 - w.x1) for e in inner):
             pieces.append([v])
         else:
             pieces[-1].append(v)
@@ -103,7 +105,8 @@ def _line_cells(ln: _TextLine, edges: list[float]) -> dict[int, tuple[int, list[
             if crossing and (len(pieces) == 1 or any(_crosses(w, inner) for w in chunk)):
                 c0 = _col_of((chunk[0].x0 + chunk[0].x1) / 2, edges)
                 c1 = _col_of((chunk[-1].x0 + chunk[-1].x1) / 2, edges)
-                c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
+                if chunk is pieces[0]:  # a piece after a cut begins at the edge it was cut at
+                    c0 = min(c0, _col_of(chunk[0].x0 + 1, edges))
                 c1 = max(c1, _col_of(chunk[-1].x1 - 1, edges))
                 groups = [(c0, c1, chunk)]
             else:
@@ -260,7 +263,9 @@ def _stream_part(area: list[_TextLine], page_index: int, s: TableSettings) -> _P
     for i, k in enumerate(heads):  # a head centred over a group of columns, above their heads, spans them
         line_cells[k] = _phrase_spans(area[k], line_cells[k], edges, [line_cells[j] for j in heads[i + 1 :]])
     for i in range(len(heads) - 2, -1, -1):  # heads stacked a head over a head, bottom up
-        line_cells[heads[i]] = _stacked_heads(line_cells[heads[i]], [line_cells[j] for j in heads[i + 1 :]])
+        line_cells[heads[i]] = _stacked_heads(
+            line_cells[heads[i]], [line_cells[j] for j in heads[i + 1 :]], edges
+        )
     signs = _sign_columns(line_cells[n_head:], n_cols)
     for k in heads if signs else []:
         line_cells[k] = _over_sign_gutter(area[k], line_cells[k], signs)
@@ -608,22 +613,38 @@ def _phrase_spans(
 
 
 def _stacked_heads(
-    cells: dict[int, tuple[int, list[_Word]]], below: list[dict[int, tuple[int, list[_Word]]]]
+    cells: dict[int, tuple[int, list[_Word]]],
+    below: list[dict[int, tuple[int, list[_Word]]]],
+    edges: list[float],
 ) -> dict[int, tuple[int, list[_Word]]]:
-    """A head line set a head over a head: each of its cells (or each word of a cell of several)
-    centred on a head of the lines below (or level with one of its ends, to a point and a half),
-    over no other, one over each. Each takes the columns of the head under it, however far it
-    reaches over the body's edges ("Cash / Unrealized / Unrealized / Marketable" over "Equivalents
-    / Losses / Gains / Securities", heads wider than their narrow figures, set a space apart, were
-    one head spanning four columns). Any head of the line over none, or over two, leaves the line
-    as it is: a phrase spanning a group of columns is not set word by word over their heads."""
+    """A head line set a head over a head: each of its cells (or each word of a cell of several, or
+    its words by the column their middles lie in) centred on a head of the lines below (or level
+    with one of its ends, to a point and a half), over no other, one over each. Each takes the
+    columns of the head under it, however far it reaches over the body's edges ("Cash / Unrealized /
+    Unrealized / Marketable" over "Equivalents / Losses / Gains / Securities", heads wider than
+    their narrow figures, set a space apart, were one head spanning four columns; "Non-Current" and
+    "Cash and" a space apart over "Marketable" and "Cash"). Any head of the line over none, or over
+    two, leaves the line as it is: a phrase spanning a group of columns is not set word by word
+    over their heads."""
     units: list[list[_Word]] = []
     under: list[tuple[int, int]] = []
     for _, ws in (cells[c] for c in sorted(cells)):
-        whole = _stacked_on(ws, below)
-        for head, unit in [(whole, ws)] if whole else [(_stacked_on([w], below), [w]) for w in ws]:
-            if head is None:
-                return cells
+        # the cell whole, each word, the words by the column their middles lie in
+        tries = [[ws], [[w] for w in ws]] if len(ws) > 1 else [[ws]]
+        by_column = [
+            list(g) for _, g in itertools.groupby(ws, key=lambda w: _col_of((w.x0 + w.x1) / 2, edges))
+        ]
+        if len(by_column) > 1:
+            tries.append(by_column)
+        found = None
+        for split in tries:
+            heads = [_stacked_on(u, below) for u in split]
+            if all(h is not None for h in heads):
+                found = list(zip(heads, split, strict=True))
+                break
+        if found is None:
+            return cells
+        for head, unit in found:
             units.append(unit)
             under.append(head)
     if len(units) < 2 or any(b[0] <= a[1] for a, b in itertools.pairwise(under)):

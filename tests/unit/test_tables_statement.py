@@ -198,6 +198,18 @@ def test_signs_a_sliver_after_the_column_before_begin_their_column(seed: int) ->
     assert [[_norm(x) for x in r] for r in table.grid()] == [[_norm(x) for x in r] for r in truth]
 
 
+# a tune seed of the sixteenth draw (22500-23999): three head lines, "Non-Current" and "Cash and"
+# a space apart over "Marketable" and "Cash", over "Securities" and "Equivalents", the last
+# beginning 3 points left of its column's "$" edge: the bottom line spanned both columns, and the
+# top line's "Cash and" over "Cash" was no word over a head, so three header rows were left
+def test_heads_a_space_apart_and_a_word_just_left_of_its_sign_edge_stack_into_one_header_row() -> None:
+    case, tables = _tables(22825, "wide_statement")
+    (table,) = tables
+    truth = case.tables[0].merged
+    assert table.header_rows == 1
+    assert [[_norm(x) for x in r] for r in table.grid()] == [[_norm(x) for x in r] for r in truth]
+
+
 def test_a_table_under_another_year_above_its_grid_is_another_table() -> None:
     """A note's table per year (Apple's fair values by level: 2024 on one page, 2023 on the next,
     the same column heads under each year): the years sit above the grids, in their headings, and
