@@ -13,7 +13,7 @@ import itertools
 import math
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from dagster_ocr.model import BBox
 from dagster_ocr.paragraphs.furniture import _is_page_number
@@ -629,19 +629,7 @@ def _stacked_heads(
     units: list[list[_Word]] = []
     under: list[tuple[int, int]] = []
     for _, ws in (cells[c] for c in sorted(cells)):
-        # the cell whole, each word, the words by the column their middles lie in
-        tries = [[ws], [[w] for w in ws]] if len(ws) > 1 else [[ws]]
-        by_column = [
-            list(g) for _, g in itertools.groupby(ws, key=lambda w: _col_of((w.x0 + w.x1) / 2, edges))
-        ]
-        if len(by_column) > 1:
-            tries.append(by_column)
-        found = None
-        for split in tries:
-            heads = [_stacked_on(u, below) for u in split]
-            if all(h is not None for h in heads):
-                found = list(zip(heads, split, strict=True))
-                break
+        found = next((f for split in _head_splits(ws, edges) if (f := _all_stacked(split, below))), None)
         if found is None:
             return cells
         for head, unit in found:
@@ -650,6 +638,32 @@ def _stacked_heads(
     if len(units) < 2 or any(b[0] <= a[1] for a, b in itertools.pairwise(under)):
         return cells
     return {x: (y, unit) for (x, y), unit in zip(under, units, strict=True)}
+
+
+def _head_splits(ws: list[_Word], edges: list[float]) -> Iterator[list[list[_Word]]]:
+    """A head cell's words as ``_stacked_heads`` tries them, in turn: whole, each word, then by the
+    column their middles lie in (read only when the first two fail)."""
+    yield [ws]
+    if len(ws) > 1:
+        yield [[w] for w in ws]
+        by_column = [
+            list(g) for _, g in itertools.groupby(ws, key=lambda w: _col_of((w.x0 + w.x1) / 2, edges))
+        ]
+        if len(by_column) > 1:
+            yield by_column
+
+
+def _all_stacked(
+    split: list[list[_Word]], below: list[dict[int, tuple[int, list[_Word]]]]
+) -> list[tuple[tuple[int, int], list[_Word]]] | None:
+    """Each unit of ``split`` with the columns of the head it stacks on; None at the first unit
+    stacked on none."""
+    out = []
+    for unit in split:
+        if (head := _stacked_on(unit, below)) is None:
+            return None
+        out.append((head, unit))
+    return out
 
 
 def _stacked_on(ws: list[_Word], below: list[dict[int, tuple[int, list[_Word]]]]) -> tuple[int, int] | None:

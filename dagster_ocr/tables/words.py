@@ -1092,7 +1092,8 @@ def _column_bounds(area: list[_TextLine], s: TableSettings) -> list[float]:
         else:
             i += 1
     found = [*bounds, *_years_apart(area, bounds)]
-    found += _signs_after_a_sliver(area, found, signs or _sign_starts(area), limit, s.min_col_gap * h)
+    signs = signs if signs is not None else _sign_starts(area)  # read once, here or for a narrow run
+    found += _signs_after_a_sliver(area, found, signs, limit, s.min_col_gap * h)
     return [x0 - 0.5, *sorted([*found, *_heads_over_nothing(area, found)]), x1 + 0.5]
 
 
